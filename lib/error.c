@@ -1,0 +1,159 @@
+/* Error domain and the number parsers every option and INI key goes through,
+ * so that "0", "-3", "1e3", "99999999999999999999" and "12abc" get the same
+ * one-line message everywhere. */
+#include "config.h"
+#include "shardplan/error.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+G_DEFINE_QUARK (shardplan-error-quark, sp_error)
+
+static gboolean
+is_blank (const char *text)
+{
+  return text == NULL || *text == '\0';
+}
+
+gboolean
+sp_parse_u64 (const char *what, const char *text, guint64 min, guint64 max,
+              guint64 *out_value, GError **error)
+{
+  if (is_blank (text))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "%s is empty: expected an integer in [%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]",
+                   what, min, max);
+      return FALSE;
+    }
+  /* g_ascii_strtoull accepts a leading '-' and wraps; reject signs ourselves. */
+  const char *p = text;
+  while (g_ascii_isspace (*p))
+    p++;
+  if (!g_ascii_isdigit (*p))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "%s '%s' is not a non-negative integer: expected an integer in [%" G_GUINT64_FORMAT
+                   ", %" G_GUINT64_FORMAT "]", what, text, min, max);
+      return FALSE;
+    }
+  errno = 0;
+  char *end = NULL;
+  guint64 v = g_ascii_strtoull (p, &end, 10);
+  while (end && g_ascii_isspace (*end))
+    end++;
+  if (errno == ERANGE)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "%s '%s' is too large: expected an integer in [%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]",
+                   what, text, min, max);
+      return FALSE;
+    }
+  if (end == p || *end != '\0')
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "%s '%s' is not an integer: expected an integer in [%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]",
+                   what, text, min, max);
+      return FALSE;
+    }
+  if (v < min || v > max)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "%s %s is out of range: expected an integer in [%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]",
+                   what, text, min, max);
+      return FALSE;
+    }
+  *out_value = v;
+  return TRUE;
+}
+
+gboolean
+sp_parse_double (const char *what, const char *text, double min, double max,
+                 double *out_value, GError **error)
+{
+  if (is_blank (text))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "%s is empty: expected a number in [%g, %g]", what, min, max);
+      return FALSE;
+    }
+  errno = 0;
+  char *end = NULL;
+  double v = g_ascii_strtod (text, &end);
+  while (end && g_ascii_isspace (*end))
+    end++;
+  if (end == text || *end != '\0' || !isfinite (v) || errno == ERANGE)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "%s '%s' is not a finite number: expected a number in [%g, %g]", what, text, min, max);
+      return FALSE;
+    }
+  if (v < min || v > max)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "%s %s is out of range: expected a number in [%g, %g]", what, text, min, max);
+      return FALSE;
+    }
+  *out_value = v;
+  return TRUE;
+}
+
+gboolean
+sp_parse_bytes (const char *what, const char *text, guint64 min, guint64 max,
+                guint64 *out_value, GError **error)
+{
+  if (is_blank (text))
+    return sp_parse_u64 (what, text, min, max, out_value, error);
+  gsize len = strlen (text);
+  gsize digits = 0;
+  while (digits < len && g_ascii_isdigit (text[digits]))
+    digits++;
+  const char *suffix = text + digits;
+  guint shift = 0;
+  if (*suffix != '\0' && digits > 0)
+    {
+      static const struct { const char *s[3]; guint shift; } units[] = {
+        { { "K", "KiB", "KB" }, 10 }, { { "M", "MiB", "MB" }, 20 },
+        { { "G", "GiB", "GB" }, 30 }, { { "T", "TiB", "TB" }, 40 },
+        { { "B", "B", "B" }, 0 },
+      };
+      gboolean found = FALSE;
+      for (guint i = 0; i < G_N_ELEMENTS (units) && !found; i++)
+        for (guint j = 0; j < 3; j++)
+          if (g_ascii_strcasecmp (suffix, units[i].s[j]) == 0)
+            {
+              shift = units[i].shift;
+              found = TRUE;
+              break;
+            }
+      if (!found)
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                       "%s '%s' has an unknown unit '%s': expected bytes, optionally with K, M, G or T (powers of 1024)",
+                       what, text, suffix);
+          return FALSE;
+        }
+    }
+  g_autofree char *number = g_strndup (text, *suffix ? digits : len);
+  guint64 v;
+  if (!sp_parse_u64 (what, number, 0, G_MAXUINT64, &v, error))
+    return FALSE;
+  if (shift > 0 && v > (G_MAXUINT64 >> shift))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "%s '%s' is too large: expected at most %" G_GUINT64_FORMAT " bytes", what, text, max);
+      return FALSE;
+    }
+  v <<= shift;
+  if (v < min || v > max)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "%s '%s' (%" G_GUINT64_FORMAT " bytes) is out of range: expected [%" G_GUINT64_FORMAT
+                   ", %" G_GUINT64_FORMAT "] bytes", what, text, v, min, max);
+      return FALSE;
+    }
+  *out_value = v;
+  return TRUE;
+}

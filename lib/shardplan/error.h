@@ -1,0 +1,46 @@
+/* shardplan/error.h — the one error domain of libshardplan.
+ *
+ * Cold paths that can fail (parsing, planning, file I/O, backend set-up)
+ * return gboolean or a pointer and take `GError **error` last; the error's
+ * domain is SP_ERROR and its code one of SpErrorCode.  The message is one
+ * line that names the bad value and says what would be accepted, e.g.
+ * "shard size 24 does not divide world size 64".
+ */
+#pragma once
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define SP_ERROR (sp_error_quark ())
+GQuark sp_error_quark (void);
+
+typedef enum {
+  SP_ERROR_INVALID_ARGUMENT = 1, /* a bad option value (zero, negative, overflow …) */
+  SP_ERROR_INVALID_TOPOLOGY,     /* topology INI or preset problem */
+  SP_ERROR_INVALID_GROUPS,       /* a parallel configuration DeepSpeed rejects */
+  SP_ERROR_INVALID_PLAN,         /* plan JSON problem */
+  SP_ERROR_INVALID_WORKLOAD,     /* model / DeepSpeed config problem */
+  SP_ERROR_INVALID_TRACE,        /* not a trace, wrong schema or version */
+  SP_ERROR_UNSUPPORTED,          /* valid request this build or model cannot serve */
+  SP_ERROR_BACKEND,              /* executor backend failure (MPI, NCCL, CUDA) */
+  SP_ERROR_IO,                   /* file system */
+  SP_ERROR_SIMULATION,           /* a simulation failed its own checks */
+  SP_ERROR_TIMEOUT,              /* an op missed its deadline */
+} SpErrorCode;
+
+/* Parse an unsigned decimal integer for option or key `what` (used in the
+ * message).  Accepts [min, max]; rejects empty strings, signs, trailing
+ * junk and overflow with SP_ERROR_INVALID_ARGUMENT naming `what` and `text`. */
+gboolean sp_parse_u64 (const char *what, const char *text, guint64 min, guint64 max,
+                       guint64 *out_value, GError **error);
+
+/* Parse a finite double in [min, max] (same rules as sp_parse_u64). */
+gboolean sp_parse_double (const char *what, const char *text, double min, double max,
+                          double *out_value, GError **error);
+
+/* Parse a byte size: a plain integer or one with a suffix K, M, G, T (powers
+ * of 1024; "KiB", "MiB"… and "KB"… are accepted as the same), in [min, max]. */
+gboolean sp_parse_bytes (const char *what, const char *text, guint64 min, guint64 max,
+                         guint64 *out_value, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,105 @@
+/* shardplan/groups.h — process-group families, built exactly as DeepSpeed
+ * builds them (shared/reference/deepspeed-semantics.md §1–§2): the same rank
+ * lists, in the same order, the same communicator creation order, and the
+ * same configurations rejected.
+ *
+ * Every family is a list of disjoint groups (each rank is in at most one
+ * group of a family), so a family maps to one communicator per rank (one
+ * MPI_Comm_split / ncclCommSplit).  DeepSpeed's local all-to-all groups are
+ * therefore two families here: `local_all_to_all.local` (local_i) and
+ * `local_all_to_all.global` (global_i); `shardplan groups` prints them
+ * together as the one family `local_all_to_all` of the DESIGN.md contract.
+ *
+ * Communicator creation order across families is fixed, whatever order the
+ * options are given in:  tensor/data (the TP mesh), expert/expert_data,
+ * zero_param, shard, replicate, shard_intra_node, shard_inter_node,
+ * local_all_to_all.local, local_all_to_all.global — DeepSpeed's order
+ * inside each function (e.g. EDP before EP without TP, EP before EDP with
+ * TP; see reference §2.2/§2.3).
+ */
+#pragma once
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef enum {
+  SP_FAMILY_SHARD = 0,
+  SP_FAMILY_REPLICATE,
+  SP_FAMILY_SHARD_INTRA_NODE,
+  SP_FAMILY_SHARD_INTER_NODE,
+  SP_FAMILY_EXPERT,
+  SP_FAMILY_EXPERT_DATA,
+  SP_FAMILY_TENSOR,
+  SP_FAMILY_DATA,
+  SP_FAMILY_ZERO_PARAM,
+  SP_FAMILY_A2A_LOCAL,   /* "local_all_to_all.local": local_i */
+  SP_FAMILY_A2A_GLOBAL,  /* "local_all_to_all.global": global_i */
+  SP_FAMILY_WORLD,       /* every rank in one group (qgZ fallbacks, barriers) */
+  SP_FAMILY_N,
+  SP_FAMILY_NONE = 255,  /* compute ops */
+} SpFamily;
+
+/* "shard", "replicate", "shard_intra_node", "shard_inter_node", "expert",
+ * "expert_data", "tensor", "data", "zero_param", "local_all_to_all.local",
+ * "local_all_to_all.global", "world"; NULL for others.  Static strings. */
+const char *sp_family_name (SpFamily family);
+gboolean sp_family_from_name (const char *name, SpFamily *out_family);
+
+/* What to build.  Zero means "not requested" for every size. */
+typedef struct {
+  guint32 world_size;            /* W >= 1 */
+  guint32 devices_per_node;      /* D >= 1 (default 8): MiCS hierarchy, local a2a */
+  guint32 shard_size;            /* S: shard + replicate (+ hierarchy) families */
+  gboolean hierarchical;         /* shard_intra_node / shard_inter_node */
+  guint32 tensor_parallel;       /* T: tensor + data families (TP mesh) */
+  guint32 pipeline_parallel;     /* P (used with expert parallelism), 0 = 1 */
+  guint32 expert_parallel;       /* E: expert + expert_data families */
+  gboolean data_before_expert;   /* DeepSpeed's use_data_before_expert_parallel_ */
+  guint32 zero_param_group_size; /* hpZ secondary partition size */
+  gboolean local_all_to_all;     /* qgZ local/global all-to-all groups */
+} SpGroupsOptions;
+
+/* Defaults: everything 0/FALSE except devices_per_node = 8. */
+void sp_groups_options_init (SpGroupsOptions *opts);
+
+typedef struct _SpGroups SpGroups;
+
+/* Build every requested family.  A configuration DeepSpeed rejects fails with
+ * SP_ERROR_INVALID_GROUPS and one line saying why ("shard size 24 does not
+ * divide world size 64").  Configurations DeepSpeed accepts but a user
+ * almost certainly did not mean (hierarchical "intra-node" groups that
+ * straddle physical nodes; ranks left out of the local all-to-all groups)
+ * are built as DeepSpeed builds them and recorded as warnings.
+ * Free with sp_groups_free(). */
+SpGroups *sp_groups_build (const SpGroupsOptions *opts, GError **error);
+void sp_groups_free (SpGroups *groups);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpGroups, sp_groups_free)
+
+const SpGroupsOptions *sp_groups_options (const SpGroups *groups);
+guint32 sp_groups_world_size (const SpGroups *groups);
+
+/* TRUE if the family was requested and built (SP_FAMILY_WORLD always is). */
+gboolean sp_groups_has_family (const SpGroups *groups, SpFamily family);
+/* Number of groups in a family (0 if not built). */
+guint32 sp_groups_n_groups (const SpGroups *groups, SpFamily family);
+/* Members of group `index` of `family`, in DeepSpeed's order; the array is
+ * owned by `groups`. */
+const guint32 *sp_groups_members (const SpGroups *groups, SpFamily family, guint32 index,
+                                  guint32 *out_size);
+/* DeepSpeed's name for a group where it has one ("local_0", "global_3",
+ * "ep_size_4"), else NULL.  Owned by `groups`. */
+const char *sp_groups_label (const SpGroups *groups, SpFamily family, guint32 index);
+/* The group of `family` that contains `rank`: returns FALSE if none (the
+ * family is not built, or DeepSpeed leaves the rank out).  O(1). */
+gboolean sp_groups_find (const SpGroups *groups, SpFamily family, guint32 rank,
+                         guint32 *out_index, guint32 *out_group_rank);
+
+/* Communicator creation order: entry i is (family, group index). */
+guint32 sp_groups_n_created (const SpGroups *groups);
+void sp_groups_created (const SpGroups *groups, guint32 i, SpFamily *out_family,
+                        guint32 *out_index);
+
+/* Warnings collected while building (NULL-terminated, owned by `groups`). */
+const char *const *sp_groups_warnings (const SpGroups *groups);
+
+G_END_DECLS

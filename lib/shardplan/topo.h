@@ -1,0 +1,104 @@
+/* shardplan/topo.h — the cluster model: nodes × GPUs, the intra-node fabric,
+ * the inter-node network, GPU memory and compute rate, and the rank layout.
+ *
+ * A topology is loaded from an INI file (GKeyFile) or built from a preset.
+ * Every number carries its unit in its key name; datasheet numbers go in,
+ * and what a collective achieves of them is the simulator's business.
+ *
+ *   [cluster]  name, nodes, gpus_per_node
+ *   [gpu]      model, memory_gib, tflops            (dense bf16 peak, TFLOP/s)
+ *   [intra]    kind = nvswitch|nvlink|pcie|shm, bandwidth_gbs (per GPU, one
+ *              direction, GB/s = 1e9 B/s), latency_us
+ *   [inter]    nics_per_node, nic_gbps (per NIC, one direction, Gbit/s),
+ *              latency_us, fabric = single-switch|fat-tree|rail,
+ *              oversubscription (>= 1; 2 means 2:1 at the leaf uplinks)
+ *
+ * Unknown sections and keys are errors that name them; every value is
+ * range-checked.  Layout is block placement: rank r lives on node
+ * r / gpus_per_node, local device r % gpus_per_node.
+ */
+#pragma once
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef enum {
+  SP_INTRA_NVSWITCH = 0, /* every GPU reaches every other at full rate */
+  SP_INTRA_NVLINK = 1,   /* point-to-point NVLink mesh (e.g. hybrid cube-mesh) */
+  SP_INTRA_PCIE = 2,     /* through PCIe switches / host bridge */
+  SP_INTRA_SHM = 3,      /* CPU processes through shared memory (MPI backend) */
+} SpIntraKind;
+
+typedef enum {
+  SP_FABRIC_SINGLE_SWITCH = 0, /* every NIC on one non-blocking switch */
+  SP_FABRIC_FAT_TREE = 1,      /* leaf/spine, `oversubscription`:1 at the leaves */
+  SP_FABRIC_RAIL = 2,          /* NIC i of every node on rail switch i */
+} SpFabric;
+
+#define SP_TOPO_NAME_MAX 64
+
+/* Plain numbers of a topology.  Units are in the field names. */
+typedef struct {
+  char name[SP_TOPO_NAME_MAX];
+  guint32 nodes;               /* [1, 2^24] */
+  guint32 gpus_per_node;       /* [1, 1024] */
+  char gpu_model[SP_TOPO_NAME_MAX];
+  double gpu_memory_gib;       /* (0, 65536] GiB = 2^30 B */
+  double gpu_tflops;           /* (0, 1e6] dense bf16 peak, 1e12 FLOP/s */
+  SpIntraKind intra_kind;
+  double intra_bandwidth_gbs;  /* (0, 1e5] GB/s per GPU, one direction */
+  double intra_latency_us;     /* [0, 1e6] µs */
+  guint32 nics_per_node;       /* [1, 1024] (only read when nodes > 1, still checked) */
+  double nic_gbps;             /* (0, 1e6] Gbit/s per NIC, one direction */
+  double inter_latency_us;     /* [0, 1e6] µs */
+  SpFabric fabric;
+  double oversubscription;     /* [1, 1024]; 1 = non-blocking */
+} SpTopoSpec;
+
+typedef struct _SpTopo SpTopo;
+
+/* Check every field of `spec` (ranges above; nodes × gpus_per_node must fit
+ * in 2^31 ranks) and make a topology of it.  Free with sp_topo_free(). */
+SpTopo *sp_topo_new (const SpTopoSpec *spec, GError **error);
+
+/* Load an INI file.  `path` appears in error messages. */
+SpTopo *sp_topo_load_file (const char *path, GError **error);
+
+/* Parse INI text of `length` bytes (-1: NUL-terminated). `source_name`
+ * (e.g. the file name) prefixes error messages. */
+SpTopo *sp_topo_load_data (const char *data, gssize length, const char *source_name,
+                           GError **error);
+
+/* A built-in preset with `nodes` nodes (0: the preset's default, 1). */
+SpTopo *sp_topo_new_preset (const char *preset, guint32 nodes, GError **error);
+
+/* What the command line means by --topology X [--nodes N]: a preset name if
+ * X is one, otherwise an INI file; `nodes` > 0 replaces the node count. */
+SpTopo *sp_topo_open (const char *file_or_preset, guint32 nodes, GError **error);
+
+/* A copy of `topo` with `nodes` nodes (same everything else). */
+SpTopo *sp_topo_with_nodes (const SpTopo *topo, guint32 nodes, GError **error);
+
+void sp_topo_free (SpTopo *topo);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpTopo, sp_topo_free)
+
+const SpTopoSpec *sp_topo_spec (const SpTopo *topo);
+guint32 sp_topo_world_size (const SpTopo *topo); /* nodes × gpus_per_node */
+
+/* The topology as INI text that sp_topo_load_data() reads back to an equal
+ * spec (numbers printed with %.17g).  Free with g_free(). */
+char *sp_topo_to_ini (const SpTopo *topo);
+
+/* Where rank `rank` lives (block placement). rank < world size. */
+void sp_topo_rank_location (const SpTopo *topo, guint32 rank, guint32 *out_node,
+                            guint32 *out_local);
+
+/* Built-in presets: a NULL-terminated static array of names, and a one-line
+ * description of each (static string, NULL for an unknown name). */
+const char *const *sp_topo_preset_names (void);
+const char *sp_topo_preset_description (const char *preset);
+
+const char *sp_intra_kind_name (SpIntraKind kind);
+const char *sp_fabric_name (SpFabric fabric);
+
+G_END_DECLS
