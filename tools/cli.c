@@ -1,0 +1,143 @@
+/* Shared command-line plumbing (see cli.h). */
+#include "config.h"
+#include "cli.h"
+#include "shardplan/error.h"
+
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+
+gboolean
+sp_cli_parse (const char *command, const char *params, const char *summary,
+              const char *description, GOptionEntry *entries, int *argc, char ***argv,
+              int *out_status)
+{
+  g_autoptr (GOptionContext) ctx = g_option_context_new (params);
+  g_option_context_set_summary (ctx, summary);
+  if (description)
+    g_option_context_set_description (ctx, description);
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_set_help_enabled (ctx, TRUE);
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, argc, argv, &error))
+    {
+      fprintf (stderr, "shardplan %s: %s (see 'shardplan %s --help')\n", command, error->message,
+               command);
+      *out_status = SP_EXIT_USAGE;
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+sp_cli_format (const char *command, const char *text, guint allowed, SpFormat *out_format)
+{
+  static const char *names[] = { "text", "json", "csv" };
+  if (text == NULL)
+    {
+      *out_format = SP_FORMAT_TEXT;
+      return TRUE;
+    }
+  GString *accepted = g_string_new (NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      if (!(allowed & (1u << i)))
+        continue;
+      if (strcmp (text, names[i]) == 0)
+        {
+          *out_format = (SpFormat) i;
+          g_string_free (accepted, TRUE);
+          return TRUE;
+        }
+      g_string_append_printf (accepted, "%s%s", accepted->len ? ", " : "", names[i]);
+    }
+  fprintf (stderr, "shardplan %s: --format '%s' is not one of: %s\n", command, text, accepted->str);
+  g_string_free (accepted, TRUE);
+  return FALSE;
+}
+
+int
+sp_cli_fail (const char *command, int status, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  fprintf (stderr, "shardplan %s: %s\n", command, msg);
+  return status;
+}
+
+int
+sp_cli_error (const char *command, GError *error)
+{
+  int status = SP_EXIT_FAILURE;
+  if (error->domain == G_OPTION_ERROR)
+    status = SP_EXIT_USAGE;
+  else if (error->domain == SP_ERROR)
+    switch ((SpErrorCode) error->code)
+      {
+      case SP_ERROR_INVALID_ARGUMENT:
+      case SP_ERROR_INVALID_TOPOLOGY:
+      case SP_ERROR_INVALID_GROUPS:
+      case SP_ERROR_INVALID_PLAN:
+      case SP_ERROR_INVALID_WORKLOAD:
+      case SP_ERROR_INVALID_TRACE:
+      case SP_ERROR_UNSUPPORTED:
+        status = SP_EXIT_USAGE;
+        break;
+      default:
+        break;
+      }
+  else if (error->domain == G_FILE_ERROR || error->domain == G_KEY_FILE_ERROR)
+    status = SP_EXIT_USAGE;
+  sp_cli_fail (command, status, "%s", error->message);
+  g_error_free (error);
+  return status;
+}
+
+gboolean
+sp_cli_u32 (const char *command, const char *option, const char *text, guint32 min,
+            guint32 max, guint32 *out_value)
+{
+  if (text == NULL)
+    return TRUE;
+  GError *error = NULL;
+  guint64 v;
+  if (!sp_parse_u64 (option, text, min, max, &v, &error))
+    {
+      sp_cli_fail (command, SP_EXIT_USAGE, "%s", error->message);
+      g_error_free (error);
+      return FALSE;
+    }
+  *out_value = (guint32) v;
+  return TRUE;
+}
+
+gboolean
+sp_cli_stderr_is_tty (void)
+{
+  return isatty (STDERR_FILENO);
+}
+
+gboolean
+sp_cli_write_output (const char *path, const char *contents, gsize length, GError **error)
+{
+  if (path == NULL || strcmp (path, "-") == 0)
+    {
+      if (fwrite (contents, 1, length, stdout) != length || fflush (stdout) != 0)
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot write to standard output");
+          return FALSE;
+        }
+      return TRUE;
+    }
+  /* g_file_set_contents writes a temporary file and renames it. */
+  GError *local = NULL;
+  if (!g_file_set_contents (path, contents, (gssize) length, &local))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot write %s: %s", path, local->message);
+      g_error_free (local);
+      return FALSE;
+    }
+  return TRUE;
+}

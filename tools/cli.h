@@ -1,0 +1,66 @@
+/* tools/cli.h — what every `shardplan` subcommand shares: the dispatch
+ * table's entry type, exit codes, output formats and error reporting.
+ *
+ * Exit codes: 0 success; 1 the work failed (I/O, simulation check, backend);
+ * 2 usage or bad input (unknown option, bad value, rejected configuration);
+ * the message is one line on stderr: "shardplan <cmd>: <message>".
+ */
+#pragma once
+#include <glib.h>
+#include <stdio.h>
+
+G_BEGIN_DECLS
+
+enum {
+  SP_EXIT_OK = 0,
+  SP_EXIT_FAILURE = 1,
+  SP_EXIT_USAGE = 2,
+};
+
+typedef enum {
+  SP_FORMAT_TEXT = 0,
+  SP_FORMAT_JSON,
+  SP_FORMAT_CSV,
+} SpFormat;
+
+/* A subcommand: `main` gets argv with argv[0] = "shardplan <name>". */
+typedef struct {
+  const char *name;
+  const char *summary;
+  int (*main) (int argc, char **argv);
+} SpCommand;
+
+/* Parse options with GLib (help on --help, exit 2 with one line on a usage
+ * error).  `summary` is the one-line description, `params` e.g. "FILE".
+ * Returns FALSE after printing when the caller should exit with *out_status. */
+gboolean sp_cli_parse (const char *command, const char *params, const char *summary,
+                       const char *description, GOptionEntry *entries, int *argc,
+                       char ***argv, int *out_status);
+
+/* Parse --format: "text", "json" or "csv" among `allowed` (a bitmask of
+ * 1 << SpFormat); NULL means text.  Reports the error itself. */
+gboolean sp_cli_format (const char *command, const char *text, guint allowed, SpFormat *out_format);
+
+/* Print "shardplan <command>: <message>" on stderr and return `status`.
+ * Bad input (SP_ERROR_INVALID_*) should use SP_EXIT_USAGE. */
+int sp_cli_fail (const char *command, int status, const char *fmt, ...) G_GNUC_PRINTF (3, 4);
+
+/* Report a GError: exit 2 for SP_ERROR_INVALID_* and SP_ERROR_UNSUPPORTED
+ * and G_OPTION_ERROR, 1 otherwise.  Frees the error. */
+int sp_cli_error (const char *command, GError *error);
+
+/* Parse a required or optional unsigned option given as a string (so that
+ * "-5", "1e3" and "99999999999" are reported, not wrapped).  NULL text
+ * leaves *out_value unchanged and succeeds.  Reports the error itself. */
+gboolean sp_cli_u32 (const char *command, const char *option, const char *text,
+                     guint32 min, guint32 max, guint32 *out_value);
+
+/* TRUE when stderr is a terminal (progress bars go there only then). */
+gboolean sp_cli_stderr_is_tty (void);
+
+/* Write `contents` to `path` atomically (temporary name, then rename), or to
+ * stdout when path is NULL or "-". */
+gboolean sp_cli_write_output (const char *path, const char *contents, gsize length,
+                              GError **error);
+
+G_END_DECLS

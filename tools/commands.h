@@ -1,0 +1,7 @@
+/* tools/commands.h — one entry point per subcommand, one file per subcommand
+ * (tools/cmd-<name>.c).  Add the declaration here and the table line in
+ * main.c. */
+#pragma once
+
+int sp_cmd_info (int argc, char **argv);
+int sp_cmd_groups (int argc, char **argv);

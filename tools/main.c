@@ -1,0 +1,57 @@
+/* shardplan — the command.  Dispatches to one subcommand per file. */
+#include "config.h"
+#include "cli.h"
+#include "commands.h"
+#include "shardplan/shardplan.h"
+
+#include <locale.h>
+#include <string.h>
+
+static const SpCommand commands[] = {
+  { "info", "version, build configuration, backends, kernels, presets", sp_cmd_info },
+  { "groups", "the process-group families of a layout (DeepSpeed-exact)", sp_cmd_groups },
+};
+
+static void
+usage (FILE *out)
+{
+  fprintf (out, "Usage: shardplan <subcommand> [options]\n\n"
+                "Plan, simulate and run the collectives of sharded training (ZeRO-3, MiCS,\n"
+                "ZeRO++, expert parallelism).\n\nSubcommands:\n");
+  for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
+    fprintf (out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf (out, "\n'shardplan <subcommand> --help' describes each one.\n");
+}
+
+int
+main (int argc, char **argv)
+{
+  setlocale (LC_ALL, "");
+  setlocale (LC_NUMERIC, "C"); /* numbers in JSON/CSV/INI always use '.' */
+  if (argc < 2)
+    {
+      usage (stderr);
+      return SP_EXIT_USAGE;
+    }
+  const char *name = argv[1];
+  if (strcmp (name, "--help") == 0 || strcmp (name, "-h") == 0 || strcmp (name, "help") == 0)
+    {
+      usage (stdout);
+      return SP_EXIT_OK;
+    }
+  if (strcmp (name, "--version") == 0)
+    {
+      printf ("shardplan %s\n", sp_version ());
+      return SP_EXIT_OK;
+    }
+  for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
+    if (strcmp (name, commands[i].name) == 0)
+      {
+        g_autofree char *prog = g_strdup_printf ("shardplan %s", name);
+        g_set_prgname (prog);
+        argv[1] = prog;
+        return commands[i].main (argc - 1, argv + 1);
+      }
+  fprintf (stderr, "shardplan: unknown subcommand '%s' (see 'shardplan --help')\n", name);
+  return SP_EXIT_USAGE;
+}
