@@ -36,7 +36,7 @@ sp_test_run (Suite *suite)
 
 #define SP_ASSERT_NO_ERROR(err) \
   ck_assert_msg ((err) == NULL, "unexpected error: %s", (err) ? (err)->message : "")
-#define SP_ASSERT_ERROR(err, code) \
+#define SP_ASSERT_ERROR(err, expected_code) \
   do { ck_assert_msg ((err) != NULL, "expected an error, got none"); \
-       ck_assert_msg ((err)->code == (code), "error code %d, expected %d: %s", \
-                      (err)->code, (code), (err)->message); } while (0)
+       ck_assert_msg ((err)->code == (int) (expected_code), "error code %d, expected %d: %s", \
+                      (err)->code, (int) (expected_code), (err)->message); } while (0)
