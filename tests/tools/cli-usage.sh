@@ -1,0 +1,140 @@
+#!/bin/sh
+# Exit codes and error lines of `shardplan`, `shardplan info` and
+# `shardplan groups`: 0 on success and --help, 2 and exactly one line on
+# stderr naming the bad value for every kind of bad input, and warnings that
+# do not stop the output.  (JSON contents are checked by test_cli_groups.)
+set -u
+: "${SHARDPLAN:?SHARDPLAN must name the built shardplan binary}"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardplan-cli-XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+checks=0
+
+fail () {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# run ARGS…: runs shardplan, leaves $status, $tmp/out, $tmp/err.
+run () {
+  checks=$((checks + 1))
+  "$SHARDPLAN" "$@" >"$tmp/out" 2>"$tmp/err"
+  status=$?
+}
+
+# expect STATUS ARGS…
+expect () {
+  want=$1
+  shift
+  run "$@"
+  if [ "$status" -ne "$want" ]; then
+    fail "shardplan $* exited $status, expected $want; stderr: $(cat "$tmp/err")"
+    return 1
+  fi
+  return 0
+}
+
+# usage_error TEXT ARGS…: exit 2, one line on stderr that contains TEXT,
+# starts with "shardplan", and nothing on stdout.
+usage_error () {
+  text=$1
+  shift
+  expect 2 "$@" || return
+  lines=$(wc -l <"$tmp/err")
+  [ "$lines" -eq 1 ] || fail "shardplan $*: $lines lines on stderr, expected 1: $(cat "$tmp/err")"
+  grep -qF -- "$text" "$tmp/err" || fail "shardplan $*: stderr does not name '$text': $(cat "$tmp/err")"
+  grep -q '^shardplan' "$tmp/err" || fail "shardplan $*: stderr does not start with 'shardplan'"
+  [ -s "$tmp/out" ] && fail "shardplan $*: printed to stdout on a usage error"
+  return 0
+}
+
+# ---- the dispatcher -------------------------------------------------------
+usage_error "bogus" bogus
+expect 2
+expect 0 --help
+grep -q 'groups' "$tmp/out" || fail "shardplan --help does not list groups"
+expect 0 --version
+
+# --help on every subcommand the dispatcher lists.
+"$SHARDPLAN" --help | sed -n '/^Subcommands:/,/^$/p' | awk 'NR > 1 && NF { print $1 }' >"$tmp/cmds"
+grep -qx info "$tmp/cmds" && grep -qx groups "$tmp/cmds" || fail "subcommand list: $(cat "$tmp/cmds")"
+while read -r cmd; do
+  expect 0 "$cmd" --help && grep -q "shardplan $cmd" "$tmp/out" ||
+    fail "shardplan $cmd --help does not describe 'shardplan $cmd'"
+  usage_error "--no-such-option" "$cmd" --no-such-option
+done <"$tmp/cmds"
+
+# ---- info -----------------------------------------------------------------
+expect 0 info && grep -q '^shardplan ' "$tmp/out" || fail "info text has no version line"
+grep -q 'dgx-h100' "$tmp/out" || fail "info text does not list the dgx-h100 preset"
+expect 0 info --format json && grep -q '"presets"' "$tmp/out" || fail "info json has no presets"
+expect 0 info --format text
+usage_error "xml" info --format xml
+usage_error "extra" info extra
+
+# ---- groups: bad values ----------------------------------------------------
+for value in -5 0 abc 1e3 4294967297 3000000000 12abc; do
+  usage_error "--world-size" groups --world-size "$value" --shard-size 8
+  grep -qF -- "$value" "$tmp/err" || fail "--world-size $value: message does not name the value"
+  usage_error "$value" groups --world-size="$value"
+  for opt in --devices-per-node --shard-size --tensor-parallel --expert-parallel \
+             --zero-param-group-size; do
+    usage_error "$opt" groups --world-size 16 "$opt" "$value"
+    grep -qF -- "$value" "$tmp/err" || fail "$opt $value: message does not name the value"
+  done
+  usage_error "--pipeline-parallel" groups --world-size 16 --expert-parallel 2 --pipeline-parallel "$value"
+  grep -qF -- "$value" "$tmp/err" || fail "--pipeline-parallel $value: message does not name the value"
+  usage_error "--nodes" groups --topology dgx-h100 --nodes "$value" --shard-size 8
+  grep -qF -- "$value" "$tmp/err" || fail "--nodes $value: message does not name the value"
+done
+usage_error "--world-size" groups --world-size=
+usage_error "xml" groups --world-size 16 --format xml
+usage_error "csv" groups --world-size 16 --format csv
+
+# ---- groups: missing or conflicting options --------------------------------
+usage_error "--world-size" groups
+usage_error "--world-size" groups --shard-size 8
+usage_error "--hierarchical" groups --world-size 16 --hierarchical
+usage_error "--data-before-expert" groups --world-size 16 --data-before-expert
+usage_error "--pipeline-parallel" groups --world-size 16 --pipeline-parallel 2
+usage_error "--topology" groups --topology dgx-h100 --world-size 16
+usage_error "--topology" groups --topology dgx-h100 --devices-per-node 4
+usage_error "--nodes" groups --world-size 16 --nodes 2
+usage_error "extra" groups --world-size 16 extra
+usage_error "$tmp/missing.ini" groups --topology "$tmp/missing.ini" --shard-size 8
+printf '[cluster]\nnodes = 2\ngpus_per_node = eight\n' >"$tmp/bad.ini"
+usage_error "eight" groups --topology "$tmp/bad.ini" --shard-size 8
+printf '\000\001\002binary' >"$tmp/binary.ini"
+usage_error "binary.ini" groups --topology "$tmp/binary.ini" --shard-size 8
+
+# ---- groups: configurations DeepSpeed rejects ------------------------------
+usage_error "24" groups --world-size 64 --shard-size 24
+grep -qF 64 "$tmp/err" || fail "S=24 W=64: message does not name the world size"
+# span = S // D = 24 // 16 = 1: "sharding spans a single node"
+usage_error "24" groups --world-size 48 --devices-per-node 16 --shard-size 24 --hierarchical
+# span 2, 9 % 2 != 0
+usage_error "9" groups --world-size 36 --devices-per-node 4 --shard-size 9 --hierarchical
+usage_error "3" groups --world-size 16 --expert-parallel 3
+usage_error "3" groups --world-size 16 --tensor-parallel 3
+usage_error "3" groups --world-size 16 --zero-param-group-size 3
+# one node of 8 with W=12: DeepSpeed's local all-to-all asserts
+usage_error "12" groups --world-size 12 --devices-per-node 8 --local-all-to-all
+
+# ---- groups: accepted, with and without warnings ----------------------------
+expect 0 groups --world-size 16 --devices-per-node 4 --shard-size 8 --hierarchical
+[ -s "$tmp/err" ] && fail "W=16 D=4 S=8: unexpected stderr: $(cat "$tmp/err")"
+grep -q '^shard_intra_node' "$tmp/out" || fail "text output has no shard_intra_node rows"
+expect 0 groups --world-size 16 --shard-size 8 --format=json
+# S=20, D=8: "intra-node" groups of 10 straddle nodes; DeepSpeed builds them.
+expect 0 groups --world-size 40 --devices-per-node 8 --shard-size 20 --hierarchical --format json
+grep -q '^shardplan groups: warning: ' "$tmp/err" || fail "S=20 D=8: no warning: $(cat "$tmp/err")"
+grep -q '"shard_intra_node"' "$tmp/out" || fail "S=20 D=8: no output after the warning"
+# W=20, D=8: ranks 16..19 are left out of the local all-to-all groups.
+expect 0 groups --world-size 20 --devices-per-node 8 --local-all-to-all
+grep -q '^shardplan groups: warning: ' "$tmp/err" || fail "W=20 D=8 a2a: no warning: $(cat "$tmp/err")"
+expect 0 groups --topology dgx-h100 --nodes 2 --shard-size 16 --hierarchical
+# the largest world accepted is 2^31; 3000 does not divide it
+usage_error "3000" groups --world-size 2147483648 --shard-size 3000
+
+echo "$checks checks, $failures failures"
+[ "$failures" -eq 0 ]
