@@ -102,8 +102,40 @@ usage_error "--topology" groups --topology dgx-h100 --devices-per-node 4
 usage_error "--nodes" groups --world-size 16 --nodes 2
 usage_error "extra" groups --world-size 16 extra
 usage_error "$tmp/missing.ini" groups --topology "$tmp/missing.ini" --shard-size 8
-printf '[cluster]\nnodes = 2\ngpus_per_node = eight\n' >"$tmp/bad.ini"
+# a topology file: W = nodes x gpus_per_node, D = gpus_per_node
+write_ini () { # NODES GPUS_PER_NODE FILE
+  cat >"$3" <<EOF
+[cluster]
+name = test
+nodes = $1
+gpus_per_node = $2
+[gpu]
+model = test-gpu
+memory_gib = 80
+tflops = 989
+[intra]
+kind = nvswitch
+bandwidth_gbs = 450
+latency_us = 0.6
+[inter]
+nics_per_node = 8
+nic_gbps = 400
+latency_us = 2.7
+fabric = rail
+oversubscription = 1
+EOF
+}
+write_ini 2 4 "$tmp/good.ini"
+expect 0 groups --topology "$tmp/good.ini" --shard-size 8 --hierarchical --local-all-to-all --format json &&
+  mv "$tmp/out" "$tmp/from-file.json"
+expect 0 groups --world-size 8 --devices-per-node 4 --shard-size 8 --hierarchical --local-all-to-all --format json
+cmp -s "$tmp/out" "$tmp/from-file.json" || fail "--topology FILE (2 x 4) differs from --world-size 8 --devices-per-node 4"
+expect 0 groups --topology "$tmp/good.ini" --nodes 4 --shard-size 8 --format json
+grep -q '^{"world_size": 16,' "$tmp/out" || fail "--topology FILE --nodes 4: world size is not 16"
+write_ini 2 eight "$tmp/bad.ini"
 usage_error "eight" groups --topology "$tmp/bad.ini" --shard-size 8
+write_ini 0 8 "$tmp/zero.ini"
+usage_error "zero.ini" groups --topology "$tmp/zero.ini" --shard-size 8
 printf '\000\001\002binary' >"$tmp/binary.ini"
 usage_error "binary.ini" groups --topology "$tmp/binary.ini" --shard-size 8
 
