@@ -13,9 +13,30 @@
  *              latency_us, fabric = single-switch|fat-tree|rail,
  *              oversubscription (>= 1; 2 means 2:1 at the leaf uplinks)
  *
- * Unknown sections and keys are errors that name them; every value is
- * range-checked.  Layout is block placement: rank r lives on node
- * r / gpus_per_node, local device r % gpus_per_node.
+ * Required keys: [cluster] nodes, gpus_per_node; every key of [gpu] and
+ * [intra]; and, when [inter] is present, its nics_per_node, nic_gbps and
+ * latency_us.  Defaults: [cluster] name = "custom"; [inter] fabric =
+ * fat-tree, oversubscription = 1.  [inter] is required when nodes > 1 and
+ * optional for a single node; without it the spec holds placeholders
+ * (nics_per_node 1, nic_gbps 100, latency_us 0, fat-tree, 1) that nothing
+ * may use: sp_topo_has_inter() is FALSE and the topology refuses to grow
+ * past one node (sp_topo_with_nodes, sp_topo_open with nodes > 1).
+ * oversubscription other than 1 needs fabric fat-tree or rail.
+ *
+ * latency_us is the per-hop latency of a small message over that link (the
+ * α of an α-β model).  The GPU presets use NCCL's per-hop hwLatencies for
+ * Ring/LL (NVLink 0.6 µs, network 2.7 µs; see topo-presets.c); protocol
+ * overheads on top of it are the simulator's model.
+ *
+ * Unknown sections and keys are errors that name them (with a "did you
+ * mean" for near misses); every value is range-checked with sp_parse_u64 /
+ * sp_parse_double, so messages read "topo.ini: [cluster] nodes 0 is out of
+ * range: expected an integer in [1, 16777216]".  All INI and spec errors are
+ * SP_ERROR_INVALID_TOPOLOGY.  Names (cluster name, gpu model) are 1 to 63
+ * bytes of printable UTF-8 without leading or trailing spaces.
+ *
+ * Layout is block placement: rank r lives on node r / gpus_per_node, local
+ * device r % gpus_per_node.
  */
 #pragma once
 #include <glib.h>
@@ -61,7 +82,9 @@ typedef struct _SpTopo SpTopo;
  * in 2^31 ranks) and make a topology of it.  Free with sp_topo_free(). */
 SpTopo *sp_topo_new (const SpTopoSpec *spec, GError **error);
 
-/* Load an INI file.  `path` appears in error messages. */
+/* Load an INI file.  `path` prefixes error messages.  A missing,
+ * unreadable or directory path is SP_ERROR_IO naming the path; a file over
+ * 1 MiB, an empty, binary or malformed one SP_ERROR_INVALID_TOPOLOGY. */
 SpTopo *sp_topo_load_file (const char *path, GError **error);
 
 /* Parse INI text of `length` bytes (-1: NUL-terminated). `source_name`
@@ -73,10 +96,14 @@ SpTopo *sp_topo_load_data (const char *data, gssize length, const char *source_n
 SpTopo *sp_topo_new_preset (const char *preset, guint32 nodes, GError **error);
 
 /* What the command line means by --topology X [--nodes N]: a preset name if
- * X is one, otherwise an INI file; `nodes` > 0 replaces the node count. */
+ * X is one, otherwise an INI file; `nodes` > 0 replaces the node count.
+ * Every failure is SP_ERROR_INVALID_TOPOLOGY (a bad --topology is bad input,
+ * exit 2), an unreadable file included; an X that is neither reads
+ * "topology 'foo' is neither a file nor a preset (presets: dgx-a100, …)". */
 SpTopo *sp_topo_open (const char *file_or_preset, guint32 nodes, GError **error);
 
-/* A copy of `topo` with `nodes` nodes (same everything else). */
+/* A copy of `topo` with `nodes` nodes (same everything else).  Fails for
+ * nodes > 1 when the topology has no [inter] section. */
 SpTopo *sp_topo_with_nodes (const SpTopo *topo, guint32 nodes, GError **error);
 
 void sp_topo_free (SpTopo *topo);
@@ -85,8 +112,18 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpTopo, sp_topo_free)
 const SpTopoSpec *sp_topo_spec (const SpTopo *topo);
 guint32 sp_topo_world_size (const SpTopo *topo); /* nodes × gpus_per_node */
 
+/* FALSE only for a single-node topology loaded from an INI without [inter]:
+ * its inter-node numbers are placeholders.  Presets and sp_topo_new() give TRUE. */
+gboolean sp_topo_has_inter (const SpTopo *topo);
+
+/* TRUE when every field of `a` and `b` is equal (names compared as strings,
+ * numbers with ==). */
+gboolean sp_topo_spec_equal (const SpTopoSpec *a, const SpTopoSpec *b);
+
 /* The topology as INI text that sp_topo_load_data() reads back to an equal
- * spec (numbers printed with %.17g).  Free with g_free(). */
+ * spec (each number printed with the shortest of %.15g, %.16g, %.17g that
+ * reads back exactly; [inter] left out when sp_topo_has_inter() is FALSE).
+ * Free with g_free(). */
 char *sp_topo_to_ini (const SpTopo *topo);
 
 /* Where rank `rank` lives (block placement). rank < world size. */

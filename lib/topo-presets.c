@@ -1,0 +1,204 @@
+/* Built-in topology presets.  Every number says where it comes from.
+ *
+ * Conventions (topo.h): intra bandwidth_gbs is per GPU, one direction, GB/s
+ * (vendors quote NVLink bidirectional, so we halve it); nic_gbps is per
+ * NIC, one direction, Gbit/s; memory_gib is the datasheet HBM capacity
+ * (the datasheets' "80GB" parts expose 80 GiB of DRAM: nvidia-smi reports
+ * 81920 MiB on A100-SXM4-80GB; the driver's reservation is the memory
+ * model's business); tflops is dense (no 2:4 sparsity) bf16 tensor peak.
+ *
+ * Latencies.  latency_us is the per-hop latency of a small message (topo.h).
+ * For GPUs we take NCCL's own per-hop hardware latencies, tuning.cc
+ * `hwLatencies` for the Ring algorithm with the LL protocol — the protocol
+ * with no fences, i.e. the closest NCCL gets to the wire — as transcribed
+ * in reference/nccl-cost-model.md §1.6:
+ *   NVLINK Ring LL 0.6 µs, NET Ring LL 2.7 µs.
+ * Protocol overheads on top of that (LL128 / Simple per-hop costs, NCCL's
+ * base latencies) are the simulator's model, not the topology's.
+ * NCCL's NET row does not tell InfiniBand from AWS EFA.  AWS publishes no
+ * latency for EFA; EFA's SRD transport goes through the Nitro card, and
+ * small-message one-way latencies reported for it are an order of
+ * magnitude above InfiniBand's.  EFA_LATENCY_US below is therefore an
+ * ENGINEERING ESTIMATE (middle of the 10–20 µs range we were given), to be
+ * replaced by `shardplan calibrate` on measured traces.
+ */
+#include "config.h"
+#include "shardplan/topo.h"
+#include "shardplan/error.h"
+
+#include <string.h>
+
+/* NCCL tuning.cc hwLatencies[NVLINK][Ring][LL] (µs per hop). */
+#define NCCL_NVLINK_LL_LATENCY_US 0.6
+/* NCCL tuning.cc hwLatencies[NET][Ring][LL] (µs per hop). */
+#define NCCL_NET_LL_LATENCY_US 2.7
+/* Engineering estimate, see above: one-way small-message latency over EFA. */
+#define EFA_LATENCY_US 15.0
+
+typedef struct {
+  const char *name;
+  const char *description;
+  SpTopoSpec spec; /* nodes = 1 */
+} Preset;
+
+static const Preset presets[] = {
+  /* NVIDIA DGX A100 (640 GB model).
+   * - DGX A100 datasheet (NVIDIA, 2020/2021): 8× A100 80 GB, 640 GB total
+   *   GPU memory; 6× NVSwitch; "600 GB/s GPU-to-GPU bidirectional
+   *   bandwidth"; 8× single-port ConnectX-6 VPI 200 Gb/s HDR InfiniBand
+   *   for the compute fabric (plus 2 dual-port for storage, not modelled).
+   * - NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020): NVLink 3,
+   *   12 links per GPU at 25 GB/s per direction = 300 GB/s per direction.
+   * - A100 datasheet: BF16 Tensor Core 312 TFLOPS (624 "with sparsity").
+   * - DGX SuperPOD (DGX A100) reference architecture: the compute fabric is
+   *   a rail-optimised, full (non-blocking) fat-tree → fabric rail, 1:1.
+   * - Latencies: NCCL hwLatencies (above). */
+  { "dgx-a100", "NVIDIA DGX A100: 8x A100-SXM4-80GB, NVSwitch 300 GB/s, 8x 200 Gb/s HDR IB, rail",
+    { .name = "dgx-a100", .nodes = 1, .gpus_per_node = 8, .gpu_model = "A100-SXM4-80GB",
+      .gpu_memory_gib = 80, .gpu_tflops = 312, .intra_kind = SP_INTRA_NVSWITCH,
+      .intra_bandwidth_gbs = 300, .intra_latency_us = NCCL_NVLINK_LL_LATENCY_US,
+      .nics_per_node = 8, .nic_gbps = 200, .inter_latency_us = NCCL_NET_LL_LATENCY_US,
+      .fabric = SP_FABRIC_RAIL, .oversubscription = 1 } },
+
+  /* NVIDIA DGX H100.
+   * - DGX H100 datasheet (NVIDIA, 2023): 8× H100 Tensor Core GPUs, 640 GB
+   *   total GPU memory; 4× NVSwitch, "7.2 TB/s bidirectional GPU-to-GPU
+   *   bandwidth" (= 8 × 900 GB/s); 4× OSFP ports serving 8× single-port
+   *   ConnectX-7 VPI at up to 400 Gb/s InfiniBand.
+   * - NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022): NVLink 4,
+   *   18 links per GPU, 900 GB/s total = 450 GB/s per direction.
+   * - H100 SXM datasheet: BF16 Tensor Core 1,979 TFLOPS "with sparsity";
+   *   dense is half, 989 TFLOPS (989.4 rounded down as NVIDIA quotes it).
+   * - DGX SuperPOD (DGX H100) reference architecture: rail-optimised,
+   *   full fat-tree NDR InfiniBand compute fabric → rail, 1:1.
+   * - Latencies: NCCL hwLatencies (above). */
+  { "dgx-h100", "NVIDIA DGX H100: 8x H100-SXM5-80GB, NVSwitch 450 GB/s, 8x 400 Gb/s NDR IB, rail",
+    { .name = "dgx-h100", .nodes = 1, .gpus_per_node = 8, .gpu_model = "H100-SXM5-80GB",
+      .gpu_memory_gib = 80, .gpu_tflops = 989, .intra_kind = SP_INTRA_NVSWITCH,
+      .intra_bandwidth_gbs = 450, .intra_latency_us = NCCL_NVLINK_LL_LATENCY_US,
+      .nics_per_node = 8, .nic_gbps = 400, .inter_latency_us = NCCL_NET_LL_LATENCY_US,
+      .fabric = SP_FABRIC_RAIL, .oversubscription = 1 } },
+
+  /* AWS p4d.24xlarge.
+   * - Amazon EC2 P4 instances page: 8× NVIDIA A100 Tensor Core GPUs, 320 GB
+   *   HBM2 (40 GB each), "600 GB/s NVSwitch" GPU peer-to-peer
+   *   (bidirectional → 300 GB/s per direction), 400 Gbps networking with
+   *   EFA and GPUDirect RDMA, deployed in EC2 UltraClusters with a
+   *   "petabit-scale, non-blocking" network → fat-tree, 1:1.
+   * - EC2 User Guide, network cards table: p4d.24xlarge has 4 network
+   *   cards → 4 × 100 Gb/s.
+   * - A100 datasheet: 312 TFLOPS BF16 dense (same chip as dgx-a100).
+   * - Latencies: NVLink from NCCL hwLatencies; EFA_LATENCY_US estimate. */
+  { "p4d", "AWS p4d.24xlarge: 8x A100-SXM4-40GB, NVSwitch 300 GB/s, 4x 100 Gb/s EFA, fat-tree",
+    { .name = "p4d", .nodes = 1, .gpus_per_node = 8, .gpu_model = "A100-SXM4-40GB",
+      .gpu_memory_gib = 40, .gpu_tflops = 312, .intra_kind = SP_INTRA_NVSWITCH,
+      .intra_bandwidth_gbs = 300, .intra_latency_us = NCCL_NVLINK_LL_LATENCY_US,
+      .nics_per_node = 4, .nic_gbps = 100, .inter_latency_us = EFA_LATENCY_US,
+      .fabric = SP_FABRIC_FAT_TREE, .oversubscription = 1 } },
+
+  /* AWS p5.48xlarge.
+   * - Amazon EC2 P5 instances page: 8× NVIDIA H100 80 GB, 640 GB HBM3,
+   *   "900 GB/s NVSwitch" GPU peer-to-peer (bidirectional → 450 GB/s per
+   *   direction), 3200 Gbps EFAv2 networking, EC2 UltraClusters
+   *   (non-blocking) → fat-tree, 1:1.
+   * - EC2 User Guide, network cards table: p5.48xlarge has 32 network
+   *   cards → 32 × 100 Gb/s = 3200 Gb/s.
+   * - H100 SXM datasheet: 989 TFLOPS BF16 dense (as dgx-h100).
+   * - Latencies: NVLink from NCCL hwLatencies; EFA_LATENCY_US estimate
+   *   (no separate published figure for EFAv2). */
+  { "p5", "AWS p5.48xlarge: 8x H100-SXM5-80GB, NVSwitch 450 GB/s, 32x 100 Gb/s EFAv2, fat-tree",
+    { .name = "p5", .nodes = 1, .gpus_per_node = 8, .gpu_model = "H100-SXM5-80GB",
+      .gpu_memory_gib = 80, .gpu_tflops = 989, .intra_kind = SP_INTRA_NVSWITCH,
+      .intra_bandwidth_gbs = 450, .intra_latency_us = NCCL_NVLINK_LL_LATENCY_US,
+      .nics_per_node = 32, .nic_gbps = 100, .inter_latency_us = EFA_LATENCY_US,
+      .fabric = SP_FABRIC_FAT_TREE, .oversubscription = 1 } },
+
+  /* AWS p3dn.24xlarge.
+   * - Amazon EC2 P3 instances page: 8× NVIDIA V100 32 GB (256 GB total),
+   *   "300 GB/s" NVLink GPU peer-to-peer, 100 Gbps networking, EFA
+   *   supported (one network card).
+   * - NVIDIA Tesla V100 GPU Architecture whitepaper (2017): NVLink 2, 6
+   *   links per GPU at 25 GB/s per direction = 150 GB/s per direction; the
+   *   8-GPU SXM2 board (HGX-1 / DGX-1V) wires them as a hybrid cube-mesh,
+   *   not through a switch → intra kind nvlink.
+   * - V100 SXM2 datasheet: 125 TFLOPS "deep learning" (fp16 tensor core).
+   *   V100 has no bf16; we give its fp16 tensor peak, the rate training on
+   *   it uses.
+   * - Fabric: AWS publishes no shape for p3dn clusters; we ASSUME a
+   *   non-blocking fat-tree within a cluster placement group (calibrate).
+   * - Latencies: NVLink from NCCL hwLatencies; EFA_LATENCY_US estimate. */
+  { "p3dn", "AWS p3dn.24xlarge: 8x V100-SXM2-32GB, NVLink cube-mesh 150 GB/s, 1x 100 Gb/s, fat-tree",
+    { .name = "p3dn", .nodes = 1, .gpus_per_node = 8, .gpu_model = "V100-SXM2-32GB",
+      .gpu_memory_gib = 32, .gpu_tflops = 125, .intra_kind = SP_INTRA_NVLINK,
+      .intra_bandwidth_gbs = 150, .intra_latency_us = NCCL_NVLINK_LL_LATENCY_US,
+      .nics_per_node = 1, .nic_gbps = 100, .inter_latency_us = EFA_LATENCY_US,
+      .fabric = SP_FABRIC_FAT_TREE, .oversubscription = 1 } },
+
+  /* One CPU node running the MPI backend with 4 ranks over shared memory.
+   * EVERY number here is an ENGINEERING ESTIMATE for a commodity x86
+   * server or workstation, to be replaced by `shardplan calibrate`:
+   * - tflops 0.096: one AVX2 core, 2 FMA units × 8 fp32 lanes × 2 FLOP ×
+   *   3 GHz = 96 GFLOP/s (CPUs without AMX have no faster bf16 path).
+   * - memory_gib 4: a quarter of a 16 GiB machine per rank.
+   * - shm bandwidth_gbs 10: the order of one core's memcpy rate
+   *   (STREAM-copy per core on current x86 is ~10–20 GB/s).
+   * - shm latency_us 1: MPI shared-memory small-message latency is below a
+   *   microsecond on an idle machine (OSU osu_latency intra-node); 1 µs
+   *   leaves room for an oversubscribed or virtualised host.
+   * - inter: one 10 Gb/s Ethernet NIC with TCP, ~25 µs one-way small-
+   *   message latency through the kernel stack; a single switch. */
+  { "cpu-shm", "CPU ranks over MPI shared memory: 4 ranks/node, ~10 GB/s shm, 10 Gb/s TCP (estimates)",
+    { .name = "cpu-shm", .nodes = 1, .gpus_per_node = 4, .gpu_model = "cpu-core",
+      .gpu_memory_gib = 4, .gpu_tflops = 0.096, .intra_kind = SP_INTRA_SHM,
+      .intra_bandwidth_gbs = 10, .intra_latency_us = 1,
+      .nics_per_node = 1, .nic_gbps = 10, .inter_latency_us = 25,
+      .fabric = SP_FABRIC_SINGLE_SWITCH, .oversubscription = 1 } },
+};
+
+static const char *const preset_names[] = {
+  "dgx-a100", "dgx-h100", "p4d", "p5", "p3dn", "cpu-shm", NULL,
+};
+G_STATIC_ASSERT (G_N_ELEMENTS (preset_names) == G_N_ELEMENTS (presets) + 1);
+
+static const Preset *
+find_preset (const char *name)
+{
+  if (name == NULL)
+    return NULL;
+  for (guint i = 0; i < G_N_ELEMENTS (presets); i++)
+    if (strcmp (presets[i].name, name) == 0)
+      return &presets[i];
+  return NULL;
+}
+
+const char *const *
+sp_topo_preset_names (void)
+{
+  return preset_names;
+}
+
+const char *
+sp_topo_preset_description (const char *preset)
+{
+  const Preset *p = find_preset (preset);
+  return p ? p->description : NULL;
+}
+
+SpTopo *
+sp_topo_new_preset (const char *preset, guint32 nodes, GError **error)
+{
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+  const Preset *p = find_preset (preset);
+  if (p == NULL)
+    {
+      g_autofree char *list = g_strjoinv (", ", (char **) preset_names);
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                   "unknown topology preset '%s': expected one of %s", preset ? preset : "(null)",
+                   list);
+      return NULL;
+    }
+  SpTopoSpec spec = p->spec;
+  if (nodes > 0)
+    spec.nodes = nodes;
+  return sp_topo_new (&spec, error);
+}

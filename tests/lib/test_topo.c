@@ -1,0 +1,744 @@
+/* Tests of the topology model: presets, INI parsing and its error
+ * messages, round trips through sp_topo_to_ini(), sp_topo_open() and the
+ * block layout.  Expected values are hand-derived from the datasheets cited
+ * in lib/topo-presets.c and from the ranges documented in topo.h. */
+#include "config.h"
+#include "shardplan/error.h"
+#include "shardplan/topo.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <string.h>
+
+static char *
+fixture (const char *name)
+{
+  g_autofree char *rel = g_build_filename ("topo", name, NULL);
+  return sp_test_fixture (rel);
+}
+
+static char *
+read_fixture (const char *name, gsize *out_len)
+{
+  g_autofree char *path = fixture (name);
+  char *text = NULL;
+  GError *error = NULL;
+  ck_assert_msg (g_file_get_contents (path, &text, out_len, &error), "%s: %s", path,
+                 error ? error->message : "?");
+  return text;
+}
+
+/* Load `name` from the fixtures and expect an error with exactly
+ * "<path>: <expected>". */
+static void
+expect_file_error (const char *name, const char *expected)
+{
+  g_autofree char *path = fixture (name);
+  GError *error = NULL;
+  SpTopo *topo = sp_topo_load_file (path, &error);
+  ck_assert_ptr_null (topo);
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  g_autofree char *want = g_strdup_printf ("%s: %s", path, expected);
+  ck_assert_str_eq (error->message, want);
+  ck_assert_ptr_null (strchr (error->message, '\n'));
+  g_error_free (error);
+}
+
+/* ---- presets ------------------------------------------------------------ */
+
+typedef struct {
+  const char *name;
+  guint32 gpus;
+  double memory_gib, tflops;
+  SpIntraKind kind;
+  double intra_gbs;
+  guint32 nics;
+  double nic_gbps;
+  SpFabric fabric;
+} PresetExpect;
+
+/* From the datasheets quoted in lib/topo-presets.c: NVLink bandwidth halved
+ * from the vendors' bidirectional figure, bf16 dense peak. */
+static const PresetExpect preset_expect[] = {
+  { "dgx-a100", 8, 80, 312, SP_INTRA_NVSWITCH, 600.0 / 2, 8, 200, SP_FABRIC_RAIL },
+  { "dgx-h100", 8, 80, 1979.0 / 2 - 0.5, SP_INTRA_NVSWITCH, 900.0 / 2, 8, 400, SP_FABRIC_RAIL },
+  { "p4d", 8, 320.0 / 8, 312, SP_INTRA_NVSWITCH, 600.0 / 2, 4, 400.0 / 4, SP_FABRIC_FAT_TREE },
+  { "p5", 8, 640.0 / 8, 989, SP_INTRA_NVSWITCH, 900.0 / 2, 32, 3200.0 / 32, SP_FABRIC_FAT_TREE },
+  { "p3dn", 8, 256.0 / 8, 125, SP_INTRA_NVLINK, 6 * 25, 1, 100, SP_FABRIC_FAT_TREE },
+  { "cpu-shm", 4, 4, 0.096, SP_INTRA_SHM, 10, 1, 10, SP_FABRIC_SINGLE_SWITCH },
+};
+
+START_TEST (test_preset_values)
+{
+  const PresetExpect *e = &preset_expect[_i];
+  GError *error = NULL;
+  g_autoptr (SpTopo) topo = sp_topo_new_preset (e->name, 0, &error);
+  SP_ASSERT_NO_ERROR (error);
+  const SpTopoSpec *s = sp_topo_spec (topo);
+  ck_assert_str_eq (s->name, e->name);
+  ck_assert_uint_eq (s->nodes, 1);
+  ck_assert_uint_eq (s->gpus_per_node, e->gpus);
+  ck_assert_uint_eq (sp_topo_world_size (topo), e->gpus);
+  ck_assert_double_eq (s->gpu_memory_gib, e->memory_gib);
+  ck_assert_double_eq (s->gpu_tflops, e->tflops);
+  ck_assert_int_eq (s->intra_kind, e->kind);
+  ck_assert_double_eq (s->intra_bandwidth_gbs, e->intra_gbs);
+  ck_assert_uint_eq (s->nics_per_node, e->nics);
+  ck_assert_double_eq (s->nic_gbps, e->nic_gbps);
+  ck_assert_int_eq (s->fabric, e->fabric);
+  ck_assert_double_eq (s->oversubscription, 1);
+  ck_assert (sp_topo_has_inter (topo));
+  ck_assert_ptr_nonnull (sp_topo_preset_description (e->name));
+}
+END_TEST
+
+START_TEST (test_preset_list)
+{
+  const char *const *names = sp_topo_preset_names ();
+  guint n = 0;
+  for (; names[n]; n++)
+    ck_assert_str_eq (names[n], preset_expect[n].name);
+  ck_assert_uint_eq (n, G_N_ELEMENTS (preset_expect));
+  ck_assert_ptr_null (sp_topo_preset_description ("dgx-z100"));
+  GError *error = NULL;
+  ck_assert_ptr_null (sp_topo_new_preset ("dgx-z100", 0, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_str_eq (error->message, "unknown topology preset 'dgx-z100': expected one of "
+                                    "dgx-a100, dgx-h100, p4d, p5, p3dn, cpu-shm");
+  g_error_free (error);
+}
+END_TEST
+
+/* Every preset, at 1 and 16 nodes, survives to_ini → load_data unchanged. */
+START_TEST (test_preset_round_trip)
+{
+  const char *name = preset_expect[_i].name;
+  const guint32 node_counts[] = { 0, 16 };
+  for (guint k = 0; k < G_N_ELEMENTS (node_counts); k++)
+    {
+      GError *error = NULL;
+      g_autoptr (SpTopo) topo = sp_topo_new_preset (name, node_counts[k], &error);
+      SP_ASSERT_NO_ERROR (error);
+      g_autofree char *ini = sp_topo_to_ini (topo);
+      g_autoptr (SpTopo) back = sp_topo_load_data (ini, -1, name, &error);
+      SP_ASSERT_NO_ERROR (error);
+      ck_assert_msg (sp_topo_spec_equal (sp_topo_spec (topo), sp_topo_spec (back)),
+                     "%s did not round-trip:\n%s", name, ini);
+      ck_assert_int_eq (memcmp (sp_topo_spec (topo), sp_topo_spec (back), sizeof (SpTopoSpec)), 0);
+      ck_assert (sp_topo_has_inter (back));
+      /* and the text is stable */
+      g_autofree char *again = sp_topo_to_ini (back);
+      ck_assert_str_eq (ini, again);
+    }
+}
+END_TEST
+
+START_TEST (test_preset_nodes)
+{
+  GError *error = NULL;
+  g_autoptr (SpTopo) big = sp_topo_new_preset ("dgx-h100", 16777216, &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert_uint_eq (sp_topo_world_size (big), 16777216u * 8);
+  ck_assert_ptr_null (sp_topo_new_preset ("p5", 16777217, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_str_eq (error->message, "topology 'p5': [cluster] nodes 16777217 is out of range: "
+                                    "expected an integer in [1, 16777216]");
+  g_clear_error (&error);
+}
+END_TEST
+
+/* ---- INI files ---------------------------------------------------------- */
+
+START_TEST (test_valid_file)
+{
+  g_autofree char *path = fixture ("valid.ini");
+  GError *error = NULL;
+  g_autoptr (SpTopo) topo = sp_topo_load_file (path, &error);
+  SP_ASSERT_NO_ERROR (error);
+  const SpTopoSpec *s = sp_topo_spec (topo);
+  ck_assert_str_eq (s->name, "test-cluster");
+  ck_assert_uint_eq (s->nodes, 4);
+  ck_assert_uint_eq (s->gpus_per_node, 8);
+  ck_assert_uint_eq (sp_topo_world_size (topo), 32);
+  ck_assert_str_eq (s->gpu_model, "H100-SXM5-80GB");
+  ck_assert_double_eq (s->gpu_memory_gib, 79.5);
+  ck_assert_double_eq (s->gpu_tflops, 989.5);
+  ck_assert_int_eq (s->intra_kind, SP_INTRA_NVSWITCH);
+  ck_assert_double_eq (s->intra_bandwidth_gbs, 450);
+  ck_assert_double_eq (s->intra_latency_us, 0.75);
+  ck_assert_uint_eq (s->nics_per_node, 8);
+  ck_assert_double_eq (s->nic_gbps, 400);
+  ck_assert_double_eq (s->inter_latency_us, 2.5);
+  ck_assert_int_eq (s->fabric, SP_FABRIC_FAT_TREE);
+  ck_assert_double_eq (s->oversubscription, 2);
+  ck_assert (sp_topo_has_inter (topo));
+
+  g_autofree char *ini = sp_topo_to_ini (topo);
+  g_autoptr (SpTopo) back = sp_topo_load_data (ini, -1, "round-trip", &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert (sp_topo_spec_equal (s, sp_topo_spec (back)));
+}
+END_TEST
+
+/* A single node may leave out [inter]; such a topology cannot grow. */
+START_TEST (test_single_node_without_inter)
+{
+  g_autofree char *path = fixture ("valid-1node.ini");
+  GError *error = NULL;
+  g_autoptr (SpTopo) topo = sp_topo_load_file (path, &error);
+  SP_ASSERT_NO_ERROR (error);
+  const SpTopoSpec *s = sp_topo_spec (topo);
+  ck_assert_str_eq (s->name, "custom");
+  ck_assert_int_eq (s->intra_kind, SP_INTRA_PCIE);
+  ck_assert_double_eq (s->gpu_tflops, 364.25);
+  ck_assert (!sp_topo_has_inter (topo));
+
+  g_autofree char *ini = sp_topo_to_ini (topo);
+  ck_assert_ptr_null (strstr (ini, "[inter]"));
+  g_autoptr (SpTopo) back = sp_topo_load_data (ini, -1, "round-trip", &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert (sp_topo_spec_equal (s, sp_topo_spec (back)));
+  ck_assert (!sp_topo_has_inter (back));
+
+  g_autoptr (SpTopo) same = sp_topo_with_nodes (topo, 1, &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert_ptr_null (sp_topo_with_nodes (topo, 2, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_str_eq (error->message, "topology 'custom' has no [inter] section, so it cannot span "
+                                    "2 nodes: add [inter] nics_per_node, nic_gbps and latency_us");
+  g_clear_error (&error);
+  ck_assert_ptr_null (sp_topo_open (path, 2, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  g_clear_error (&error);
+}
+END_TEST
+
+/* The fixture files, each with the whole message it must produce. */
+START_TEST (test_bad_fixtures)
+{
+  expect_file_error ("nodes-zero.ini",
+                     "[cluster] nodes 0 is out of range: expected an integer in [1, 16777216]");
+  expect_file_error ("bandwidth-negative.ini",
+                     "[intra] bandwidth_gbs -5 is out of range: expected a number in (0, 100000]");
+  expect_file_error ("tflops-not-a-number.ini",
+                     "[gpu] tflops 'fast' is not a finite number: expected a number in (0, 1e+06]");
+  expect_file_error ("nics-overflow.ini", "[inter] nics_per_node '99999999999999999999' is too "
+                                          "large: expected an integer in [1, 1024]");
+  expect_file_error ("missing-gpus-per-node.ini",
+                     "[cluster] gpus_per_node is missing: expected an integer in [1, 1024]");
+  expect_file_error ("missing-inter-latency.ini",
+                     "[inter] latency_us is missing: expected a number in [0, 1e+06]");
+  expect_file_error ("misspelt-key.ini",
+                     "unknown key 'gpu_per_node' in [cluster] (did you mean gpus_per_node?): "
+                     "expected name, nodes or gpus_per_node");
+  expect_file_error ("unknown-section.ini",
+                     "unknown section [intra-node]: expected [cluster], [gpu], [intra] or [inter]");
+  expect_file_error ("bad-kind.ini",
+                     "[intra] kind 'nvswich' is not one of nvswitch, nvlink, pcie or shm");
+  expect_file_error ("missing-inter-section.ini",
+                     "[inter] section is missing: it is required when nodes > 1 (nodes = 4)");
+  expect_file_error ("world-overflow.ini",
+                     "[cluster] nodes 16777216 × gpus_per_node 1024 = 17179869184 ranks is too "
+                     "many: expected at most 2147483648 (2^31) ranks");
+  expect_file_error ("empty.ini", "the file is empty: expected a topology INI with [cluster], "
+                                  "[gpu] and [intra] sections");
+  expect_file_error ("comments-only.ini", "no sections: expected a topology INI with [cluster], "
+                                          "[gpu] and [intra] sections");
+  /* binary.ini starts 1f 8b 08 00: the first NUL is at offset 3 */
+  expect_file_error ("binary.ini",
+                     "not a text file (byte 0x00 at offset 3): expected a topology INI file");
+}
+END_TEST
+
+/* truncated.ini stops inside "[intra": GKeyFile's own (localised) message
+ * follows our prefix. */
+START_TEST (test_truncated)
+{
+  g_autofree char *path = fixture ("truncated.ini");
+  GError *error = NULL;
+  ck_assert_ptr_null (sp_topo_load_file (path, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  g_autofree char *prefix = g_strdup_printf ("%s: not a valid INI file: ", path);
+  ck_assert_msg (g_str_has_prefix (error->message, prefix), "%s", error->message);
+  ck_assert_ptr_null (strchr (error->message, '\n'));
+  g_clear_error (&error);
+
+  /* A valid file cut short by `length` (mid-key) is caught the same way,
+   * and one cut at a line end reports the first missing key. */
+  gsize len;
+  g_autofree char *text = read_fixture ("valid.ini", &len);
+  const char *cut = strstr (text, "gpus_per_node");
+  ck_assert_ptr_nonnull (cut);
+  ck_assert_ptr_null (sp_topo_load_data (text, cut - text + 4, "cut.ini", &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert (g_str_has_prefix (error->message, "cut.ini: not a valid INI file: "));
+  g_clear_error (&error);
+  ck_assert_ptr_null (sp_topo_load_data (text, cut - text, "cut.ini", &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_str_eq (error->message, "cut.ini: [gpu] section is missing: expected model, "
+                                    "memory_gib and tflops");
+  g_clear_error (&error);
+}
+END_TEST
+
+/* Replace (or with `value` NULL delete) the line "key = …" of [section] in
+ * INI text; fails the test if there is no such line. */
+static char *
+edit_ini (const char *text, const char *section, const char *key, const char *value)
+{
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  GString *out = g_string_new (NULL);
+  g_autofree char *header = g_strdup_printf ("[%s]", section);
+  g_autofree char *lead = g_strdup_printf ("%s =", key);
+  gboolean in_section = FALSE, done = FALSE;
+  for (guint i = 0; lines[i]; i++)
+    {
+      if (lines[i][0] == '[')
+        in_section = strcmp (lines[i], header) == 0;
+      if (in_section && !done && g_str_has_prefix (lines[i], lead))
+        {
+          done = TRUE;
+          if (value)
+            g_string_append_printf (out, "%s = %s\n", key, value);
+          continue;
+        }
+      g_string_append (out, lines[i]);
+      if (lines[i + 1])
+        g_string_append_c (out, '\n');
+    }
+  ck_assert_msg (done, "no key %s in [%s]", key, section);
+  return g_string_free (out, FALSE);
+}
+
+typedef struct {
+  const char *section, *key;
+} Key;
+
+/* Every key valid.ini has that the parser requires. */
+static const Key required_keys[] = {
+  { "cluster", "nodes" },      { "cluster", "gpus_per_node" }, { "gpu", "model" },
+  { "gpu", "memory_gib" },     { "gpu", "tflops" },            { "intra", "kind" },
+  { "intra", "bandwidth_gbs" }, { "intra", "latency_us" },     { "inter", "nics_per_node" },
+  { "inter", "nic_gbps" },     { "inter", "latency_us" },
+};
+
+START_TEST (test_missing_key)
+{
+  const Key *k = &required_keys[_i];
+  g_autofree char *text = read_fixture ("valid.ini", NULL);
+  g_autofree char *edited = edit_ini (text, k->section, k->key, NULL);
+  GError *error = NULL;
+  ck_assert_ptr_null (sp_topo_load_data (edited, -1, "t.ini", &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  g_autofree char *want = g_strdup_printf ("t.ini: [%s] %s is missing: expected ", k->section, k->key);
+  ck_assert_msg (g_str_has_prefix (error->message, want), "%s", error->message);
+  g_error_free (error);
+}
+END_TEST
+
+/* Optional keys take their documented defaults. */
+START_TEST (test_defaults)
+{
+  g_autofree char *text = read_fixture ("valid.ini", NULL);
+  g_autofree char *a = edit_ini (text, "cluster", "name", NULL);
+  g_autofree char *b = edit_ini (a, "inter", "fabric", NULL);
+  g_autofree char *c = edit_ini (b, "inter", "oversubscription", NULL);
+  GError *error = NULL;
+  g_autoptr (SpTopo) topo = sp_topo_load_data (c, -1, "t.ini", &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert_str_eq (sp_topo_spec (topo)->name, "custom");
+  ck_assert_int_eq (sp_topo_spec (topo)->fabric, SP_FABRIC_FAT_TREE);
+  ck_assert_double_eq (sp_topo_spec (topo)->oversubscription, 1);
+}
+END_TEST
+
+typedef struct {
+  const char *section, *key, *value;
+} BadValue;
+
+/* Zero, negative, non-numeric, overflowing and over-the-top values of
+ * every key; the ranges are topo.h's. */
+static const BadValue bad_values[] = {
+  { "cluster", "nodes", "0" },          { "cluster", "nodes", "-1" },
+  { "cluster", "nodes", "four" },       { "cluster", "nodes", "16777217" },
+  { "cluster", "nodes", "99999999999999999999" }, { "cluster", "nodes", "4.0" },
+  { "cluster", "nodes", "" },           { "cluster", "gpus_per_node", "0" },
+  { "cluster", "gpus_per_node", "-8" }, { "cluster", "gpus_per_node", "8.5" },
+  { "cluster", "gpus_per_node", "1025" }, { "cluster", "name", "" },
+  { "cluster", "name", "a-name-of-sixty-four-bytes-which-is-one-byte-more-than-allowed-x" },
+  { "cluster", "name", "two\\nlines" }, { "gpu", "model", "" },
+  { "gpu", "memory_gib", "0" },         { "gpu", "memory_gib", "-80" },
+  { "gpu", "memory_gib", "80GB" },      { "gpu", "memory_gib", "65537" },
+  { "gpu", "memory_gib", "1e999" },     { "gpu", "memory_gib", "nan" },
+  { "gpu", "memory_gib", "inf" },       { "gpu", "tflops", "0" },
+  { "gpu", "tflops", "-1" },            { "gpu", "tflops", "abc" },
+  { "gpu", "tflops", "1000001" },       { "intra", "kind", "" },
+  { "intra", "kind", "nvlink3" },       { "intra", "bandwidth_gbs", "0" },
+  { "intra", "bandwidth_gbs", "-1" },   { "intra", "bandwidth_gbs", "x" },
+  { "intra", "bandwidth_gbs", "100001" }, { "intra", "latency_us", "-0.1" },
+  { "intra", "latency_us", "1000001" }, { "intra", "latency_us", "2us" },
+  { "inter", "nics_per_node", "0" },    { "inter", "nics_per_node", "-1" },
+  { "inter", "nics_per_node", "1025" }, { "inter", "nics_per_node", "eight" },
+  { "inter", "nic_gbps", "0" },         { "inter", "nic_gbps", "-400" },
+  { "inter", "nic_gbps", "1000001" },   { "inter", "nic_gbps", "400G" },
+  { "inter", "latency_us", "-1" },      { "inter", "latency_us", "1e7" },
+  { "inter", "latency_us", "abc" },     { "inter", "fabric", "torus" },
+  { "inter", "fabric", "" },            { "inter", "oversubscription", "0" },
+  { "inter", "oversubscription", "0.5" }, { "inter", "oversubscription", "1025" },
+  { "inter", "oversubscription", "-2" }, { "inter", "oversubscription", "two" },
+};
+
+START_TEST (test_bad_value)
+{
+  const BadValue *b = &bad_values[_i];
+  g_autofree char *text = read_fixture ("valid.ini", NULL);
+  g_autofree char *edited = edit_ini (text, b->section, b->key, b->value);
+  GError *error = NULL;
+  ck_assert_ptr_null (sp_topo_load_data (edited, -1, "t.ini", &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  g_autofree char *want = g_strdup_printf ("t.ini: [%s] %s ", b->section, b->key);
+  ck_assert_msg (g_str_has_prefix (error->message, want), "%s = %s: %s", b->key, b->value,
+                 error->message);
+  /* the bad value is quoted, unless it is empty or has an escape */
+  if (b->value[0] != '\0' && strchr (b->value, '\\') == NULL)
+    ck_assert_msg (strstr (error->message, b->value) != NULL, "%s", error->message);
+  ck_assert_ptr_null (strchr (error->message, '\n'));
+  g_error_free (error);
+}
+END_TEST
+
+/* Edge values that are inside the ranges load. */
+START_TEST (test_edge_values)
+{
+  static const BadValue good[] = {
+    { "intra", "latency_us", "0" },      { "inter", "latency_us", "0" },
+    { "cluster", "gpus_per_node", "1024" }, { "gpu", "memory_gib", "65536" },
+    { "inter", "oversubscription", "1024" }, { "intra", "kind", "NVLink" },
+    { "cluster", "name", "a-name-of-sixty-three-bytes-which-is-the-most-a-name-may-have-x" },
+    { "gpu", "tflops", "1e-3" },
+  };
+  g_autofree char *text = read_fixture ("valid.ini", NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (good); i++)
+    {
+      g_autofree char *edited = edit_ini (text, good[i].section, good[i].key, good[i].value);
+      GError *error = NULL;
+      g_autoptr (SpTopo) topo = sp_topo_load_data (edited, -1, "t.ini", &error);
+      SP_ASSERT_NO_ERROR (error);
+      g_autofree char *ini = sp_topo_to_ini (topo);
+      g_autoptr (SpTopo) back = sp_topo_load_data (ini, -1, "again", &error);
+      SP_ASSERT_NO_ERROR (error);
+      ck_assert (sp_topo_spec_equal (sp_topo_spec (topo), sp_topo_spec (back)));
+    }
+}
+END_TEST
+
+/* nodes × gpus_per_node may be 2^31 but not more. */
+START_TEST (test_world_size_limit)
+{
+  g_autofree char *text = read_fixture ("valid.ini", NULL);
+  g_autofree char *a = edit_ini (text, "cluster", "nodes", "16777216");
+  g_autofree char *ok = edit_ini (a, "cluster", "gpus_per_node", "128");
+  GError *error = NULL;
+  g_autoptr (SpTopo) topo = sp_topo_load_data (ok, -1, "t.ini", &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert_uint_eq (sp_topo_world_size (topo), 2147483648u);
+  guint32 node = 0, local = 0;
+  sp_topo_rank_location (topo, 2147483647u, &node, &local);
+  ck_assert_uint_eq (node, 16777215);
+  ck_assert_uint_eq (local, 127);
+
+  g_autofree char *bad = edit_ini (a, "cluster", "gpus_per_node", "129");
+  ck_assert_ptr_null (sp_topo_load_data (bad, -1, "t.ini", &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_str_eq (error->message, "t.ini: [cluster] nodes 16777216 × gpus_per_node 129 = "
+                                    "2164260864 ranks is too many: expected at most 2147483648 "
+                                    "(2^31) ranks");
+  g_clear_error (&error);
+
+  /* through sp_topo_with_nodes too: 2^23 × 512 = 2^32 */
+  g_autofree char *c = edit_ini (text, "cluster", "gpus_per_node", "512");
+  g_autoptr (SpTopo) t512 = sp_topo_load_data (c, -1, "t.ini", &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert_ptr_null (sp_topo_with_nodes (t512, 8388608, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_ptr_nonnull (strstr (error->message, "nodes 8388608 × gpus_per_node 512"));
+  g_clear_error (&error);
+}
+END_TEST
+
+START_TEST (test_oversubscription_single_switch)
+{
+  g_autofree char *text = read_fixture ("valid.ini", NULL);
+  g_autofree char *edited = edit_ini (text, "inter", "fabric", "single-switch");
+  GError *error = NULL;
+  ck_assert_ptr_null (sp_topo_load_data (edited, -1, "t.ini", &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_str_eq (error->message, "t.ini: [inter] oversubscription 2 does not apply to fabric = "
+                                    "single-switch: expected 1, or fabric = fat-tree or rail");
+  g_clear_error (&error);
+}
+END_TEST
+
+START_TEST (test_io_errors)
+{
+  GError *error = NULL;
+  ck_assert_ptr_null (sp_topo_load_file ("/nonexistent/dir/topo.ini", &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_IO);
+  ck_assert (g_str_has_prefix (error->message,
+                               "cannot read topology file '/nonexistent/dir/topo.ini': "));
+  g_clear_error (&error);
+
+  g_autofree char *dir = sp_test_tmpdir ();
+  ck_assert_ptr_null (sp_topo_load_file (dir, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_IO);
+  g_autofree char *want = g_strdup_printf ("cannot read topology file '%s': it is a directory", dir);
+  ck_assert_str_eq (error->message, want);
+  g_clear_error (&error);
+
+  /* sp_topo_open() reports the same as bad input */
+  ck_assert_ptr_null (sp_topo_open (dir, 0, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_str_eq (error->message, want);
+  g_clear_error (&error);
+
+  /* a file over 1 MiB is refused before parsing */
+  g_autofree char *big = g_build_filename (dir, "big.ini", NULL);
+  g_autofree char *junk = g_strnfill ((1 << 20) + 1, '#');
+  ck_assert (g_file_set_contents (big, junk, -1, NULL));
+  ck_assert_ptr_null (sp_topo_load_file (big, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  g_clear_error (&error);
+  g_unlink (big);
+  g_rmdir (dir);
+}
+END_TEST
+
+/* ---- sp_topo_open ------------------------------------------------------- */
+
+START_TEST (test_open)
+{
+  GError *error = NULL;
+  g_autoptr (SpTopo) preset = sp_topo_open ("dgx-a100", 0, &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert_uint_eq (sp_topo_world_size (preset), 8);
+  g_autoptr (SpTopo) preset4 = sp_topo_open ("dgx-a100", 4, &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert_uint_eq (sp_topo_spec (preset4)->nodes, 4);
+  ck_assert_uint_eq (sp_topo_world_size (preset4), 32);
+
+  g_autofree char *path = fixture ("valid.ini");
+  g_autoptr (SpTopo) file = sp_topo_open (path, 0, &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert_uint_eq (sp_topo_spec (file)->nodes, 4);
+  g_autoptr (SpTopo) file2 = sp_topo_open (path, 2, &error);
+  SP_ASSERT_NO_ERROR (error);
+  SpTopoSpec want = *sp_topo_spec (file);
+  want.nodes = 2;
+  ck_assert (sp_topo_spec_equal (&want, sp_topo_spec (file2)));
+  ck_assert_uint_eq (sp_topo_world_size (file2), 16);
+
+  ck_assert_ptr_null (sp_topo_open ("foo", 0, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_str_eq (error->message, "topology 'foo' is neither a file nor a preset (presets: "
+                                    "dgx-a100, dgx-h100, p4d, p5, p3dn, cpu-shm)");
+  g_clear_error (&error);
+
+  g_autofree char *bad = fixture ("nodes-zero.ini");
+  ck_assert_ptr_null (sp_topo_open (bad, 0, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  g_clear_error (&error);
+  ck_assert_ptr_null (sp_topo_open ("p5", 16777217, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  g_clear_error (&error);
+}
+END_TEST
+
+/* ---- sp_topo_new on specs built in code --------------------------------- */
+
+START_TEST (test_new_spec_checks)
+{
+  GError *error = NULL;
+  g_autoptr (SpTopo) base = sp_topo_new_preset ("dgx-h100", 2, &error);
+  SP_ASSERT_NO_ERROR (error);
+  const SpTopoSpec *ok = sp_topo_spec (base);
+
+  g_autoptr (SpTopo) copy = sp_topo_new (ok, &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert (sp_topo_spec_equal (ok, sp_topo_spec (copy)));
+
+  SpTopoSpec s = *ok;
+  s.gpus_per_node = 0;
+  ck_assert_ptr_null (sp_topo_new (&s, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_str_eq (error->message, "topology 'dgx-h100': [cluster] gpus_per_node 0 is out of "
+                                    "range: expected an integer in [1, 1024]");
+  g_clear_error (&error);
+
+  s = *ok;
+  s.gpu_tflops = NAN;
+  ck_assert_ptr_null (sp_topo_new (&s, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_ptr_nonnull (strstr (error->message, "[gpu] tflops"));
+  g_clear_error (&error);
+
+  s = *ok;
+  s.nic_gbps = 0;
+  ck_assert_ptr_null (sp_topo_new (&s, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_str_eq (error->message, "topology 'dgx-h100': [inter] nic_gbps 0 is out of range: "
+                                    "expected a number in (0, 1e+06]");
+  g_clear_error (&error);
+
+  s = *ok;
+  s.intra_kind = (SpIntraKind) 9;
+  ck_assert_ptr_null (sp_topo_new (&s, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_str_eq (error->message, "topology 'dgx-h100': [intra] kind value 9 is not one of "
+                                    "nvswitch, nvlink, pcie or shm");
+  g_clear_error (&error);
+
+  s = *ok;
+  s.fabric = (SpFabric) -1;
+  ck_assert_ptr_null (sp_topo_new (&s, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  g_clear_error (&error);
+
+  s = *ok;
+  memset (s.name, 'x', sizeof s.name);
+  ck_assert_ptr_null (sp_topo_new (&s, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_str_eq (error->message, "topology: [cluster] name is not NUL-terminated within 64 bytes");
+  g_clear_error (&error);
+
+  s = *ok;
+  s.gpu_model[0] = '\0';
+  ck_assert_ptr_null (sp_topo_new (&s, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_str_eq (error->message, "topology 'dgx-h100': [gpu] model is empty: expected 1 to 63 "
+                                    "bytes of printable UTF-8 text");
+  g_clear_error (&error);
+
+  /* awkward doubles still round-trip through the INI text */
+  s = *ok;
+  s.intra_latency_us = 0.1 + 0.2;
+  s.gpu_tflops = 1.0 / 3.0;
+  s.nic_gbps = 123456.78901234567;
+  s.oversubscription = 1.000000000000001;
+  g_autoptr (SpTopo) odd = sp_topo_new (&s, &error);
+  SP_ASSERT_NO_ERROR (error);
+  g_autofree char *ini = sp_topo_to_ini (odd);
+  g_autoptr (SpTopo) back = sp_topo_load_data (ini, -1, "odd", &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert (sp_topo_spec_equal (&s, sp_topo_spec (back)));
+  /* and a plain 0.6 prints as 0.6, not 0.59999999999999998 */
+  g_autofree char *plain = sp_topo_to_ini (base);
+  ck_assert_ptr_nonnull (strstr (plain, "latency_us=0.6\n"));
+}
+END_TEST
+
+/* ---- layout and names ---------------------------------------------------- */
+
+START_TEST (test_rank_location)
+{
+  GError *error = NULL;
+  g_autoptr (SpTopo) topo = sp_topo_new_preset ("dgx-h100", 4, &error);
+  SP_ASSERT_NO_ERROR (error);
+  static const guint32 cases[][3] = { /* rank, node, local */
+    { 0, 0, 0 }, { 7, 0, 7 }, { 8, 1, 0 }, { 13, 1, 5 }, { 31, 3, 7 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      guint32 node = 99, local = 99;
+      sp_topo_rank_location (topo, cases[i][0], &node, &local);
+      ck_assert_uint_eq (node, cases[i][1]);
+      ck_assert_uint_eq (local, cases[i][2]);
+    }
+  g_autoptr (SpTopo) cpu = sp_topo_new_preset ("cpu-shm", 3, &error);
+  SP_ASSERT_NO_ERROR (error);
+  guint32 node, local;
+  sp_topo_rank_location (cpu, 9, &node, &local);
+  ck_assert_uint_eq (node, 2);
+  ck_assert_uint_eq (local, 1);
+}
+END_TEST
+
+START_TEST (test_names)
+{
+  ck_assert_str_eq (sp_intra_kind_name (SP_INTRA_NVSWITCH), "nvswitch");
+  ck_assert_str_eq (sp_intra_kind_name (SP_INTRA_NVLINK), "nvlink");
+  ck_assert_str_eq (sp_intra_kind_name (SP_INTRA_PCIE), "pcie");
+  ck_assert_str_eq (sp_intra_kind_name (SP_INTRA_SHM), "shm");
+  ck_assert_ptr_null (sp_intra_kind_name ((SpIntraKind) 4));
+  ck_assert_str_eq (sp_fabric_name (SP_FABRIC_SINGLE_SWITCH), "single-switch");
+  ck_assert_str_eq (sp_fabric_name (SP_FABRIC_FAT_TREE), "fat-tree");
+  ck_assert_str_eq (sp_fabric_name (SP_FABRIC_RAIL), "rail");
+  ck_assert_ptr_null (sp_fabric_name ((SpFabric) 3));
+}
+END_TEST
+
+/* The example files a user copies load, and dgx-h100-16.ini is the preset
+ * at 16 nodes under another name. */
+START_TEST (test_examples)
+{
+  const char *src = g_getenv ("SP_SRCDIR");
+  g_autofree char *h100 = g_build_filename (src ? src : SP_SRCDIR, "examples", "dgx-h100-16.ini", NULL);
+  g_autofree char *cpu = g_build_filename (src ? src : SP_SRCDIR, "examples", "cpu-shm.ini", NULL);
+  GError *error = NULL;
+  g_autoptr (SpTopo) t = sp_topo_load_file (h100, &error);
+  SP_ASSERT_NO_ERROR (error);
+  g_autoptr (SpTopo) p = sp_topo_new_preset ("dgx-h100", 16, &error);
+  SP_ASSERT_NO_ERROR (error);
+  SpTopoSpec want = *sp_topo_spec (p);
+  g_strlcpy (want.name, "dgx-h100-16", sizeof want.name);
+  ck_assert (sp_topo_spec_equal (&want, sp_topo_spec (t)));
+
+  g_autoptr (SpTopo) c = sp_topo_load_file (cpu, &error);
+  SP_ASSERT_NO_ERROR (error);
+  g_autoptr (SpTopo) cp = sp_topo_new_preset ("cpu-shm", 2, &error);
+  SP_ASSERT_NO_ERROR (error);
+  want = *sp_topo_spec (cp);
+  g_strlcpy (want.name, "cpu-shm-2x4", sizeof want.name);
+  ck_assert (sp_topo_spec_equal (&want, sp_topo_spec (c)));
+}
+END_TEST
+
+static Suite *
+topo_suite (void)
+{
+  Suite *s = suite_create ("topo");
+  TCase *tc = tcase_create ("presets");
+  tcase_add_loop_test (tc, test_preset_values, 0, G_N_ELEMENTS (preset_expect));
+  tcase_add_test (tc, test_preset_list);
+  tcase_add_loop_test (tc, test_preset_round_trip, 0, G_N_ELEMENTS (preset_expect));
+  tcase_add_test (tc, test_preset_nodes);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("ini");
+  tcase_add_test (tc, test_valid_file);
+  tcase_add_test (tc, test_single_node_without_inter);
+  tcase_add_test (tc, test_bad_fixtures);
+  tcase_add_test (tc, test_truncated);
+  tcase_add_loop_test (tc, test_missing_key, 0, G_N_ELEMENTS (required_keys));
+  tcase_add_test (tc, test_defaults);
+  tcase_add_loop_test (tc, test_bad_value, 0, G_N_ELEMENTS (bad_values));
+  tcase_add_test (tc, test_edge_values);
+  tcase_add_test (tc, test_world_size_limit);
+  tcase_add_test (tc, test_oversubscription_single_switch);
+  tcase_add_test (tc, test_io_errors);
+  tcase_add_test (tc, test_examples);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("api");
+  tcase_add_test (tc, test_open);
+  tcase_add_test (tc, test_new_spec_checks);
+  tcase_add_test (tc, test_rank_location);
+  tcase_add_test (tc, test_names);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  return sp_test_run (topo_suite ());
+}
