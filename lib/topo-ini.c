@@ -1,0 +1,398 @@
+/* Topology INI text in (GKeyFile) and out, and sp_topo_open().  The keys,
+ * their ranges and defaults are the table in topo.c. */
+#include "config.h"
+#include "shardplan/topo.h"
+#include "shardplan/error.h"
+#include "topo-private.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <glib/gstdio.h>
+
+/* Topology files are a dozen lines; refuse to slurp anything huge. */
+#define TOPO_FILE_MAX_BYTES (1u << 20)
+
+/* Levenshtein distance, for "did you mean" on misspelt keys and sections. */
+static guint
+edit_distance (const char *a, const char *b)
+{
+  gsize la = strlen (a), lb = strlen (b);
+  if (la > 64 || lb > 64)
+    return G_MAXUINT;
+  guint row[65];
+  for (gsize j = 0; j <= lb; j++)
+    row[j] = (guint) j;
+  for (gsize i = 1; i <= la; i++)
+    {
+      guint diag = row[0];
+      row[0] = (guint) i;
+      for (gsize j = 1; j <= lb; j++)
+        {
+          guint up = row[j];
+          guint best = MIN (row[j] + 1, row[j - 1] + 1);
+          row[j] = MIN (best, diag + (a[i - 1] == b[j - 1] ? 0u : 1u));
+          diag = up;
+        }
+    }
+  return row[lb];
+}
+
+/* " (did you mean X?)" or "" */
+static char *
+suggestion (const char *word, const char *const *candidates, guint n)
+{
+  const char *best = NULL;
+  guint best_d = 3; /* only suggest close matches */
+  for (guint i = 0; i < n; i++)
+    {
+      guint d = edit_distance (word, candidates[i]);
+      if (d < best_d)
+        {
+          best_d = d;
+          best = candidates[i];
+        }
+    }
+  return best ? g_strdup_printf (" (did you mean %s?)", best) : g_strdup ("");
+}
+
+static gboolean
+section_known (const char *name)
+{
+  for (guint i = 0; i < SP_TOPO_N_SECTIONS; i++)
+    if (strcmp (name, sp_topo_sections[i]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+static guint
+section_keys (const char *section, const char **out_keys)
+{
+  guint n = 0;
+  for (guint i = 0; i < SP_TOPO_N_FIELDS; i++)
+    if (strcmp (sp_topo_fields[i].section, section) == 0)
+      out_keys[n++] = sp_topo_fields[i].key;
+  return n;
+}
+
+static gboolean
+check_names (GKeyFile *kf, const char *prefix, GError **error)
+{
+  gsize n_groups = 0;
+  g_auto (GStrv) groups = g_key_file_get_groups (kf, &n_groups);
+  for (gsize g = 0; g < n_groups; g++)
+    {
+      if (!section_known (groups[g]))
+        {
+          g_autofree char *hint = suggestion (groups[g], sp_topo_sections, SP_TOPO_N_SECTIONS);
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                       "%sunknown section [%s]%s: expected [cluster], [gpu], [intra] or [inter]",
+                       prefix, groups[g], hint);
+          return FALSE;
+        }
+      const char *known[SP_TOPO_N_FIELDS];
+      guint n_known = section_keys (groups[g], known);
+      g_auto (GStrv) keys = g_key_file_get_keys (kf, groups[g], NULL, NULL);
+      for (gsize k = 0; keys && keys[k]; k++)
+        {
+          gboolean ok = FALSE;
+          for (guint i = 0; i < n_known && !ok; i++)
+            ok = strcmp (keys[k], known[i]) == 0;
+          if (!ok)
+            {
+              g_autofree char *hint = suggestion (keys[k], known, n_known);
+              g_autofree char *list = sp_topo_join_words (known, n_known, " or ");
+              g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                           "%sunknown key '%s' in [%s]%s: expected %s", prefix, keys[k],
+                           groups[g], hint, list);
+              return FALSE;
+            }
+        }
+    }
+  return TRUE;
+}
+
+/* Reject what GKeyFile would choke on with an unhelpful message: nothing
+ * at all, and bytes that are not text. */
+static gboolean
+check_text (const char *data, gsize length, const char *prefix, GError **error)
+{
+  gboolean blank = TRUE;
+  for (gsize i = 0; i < length && blank; i++)
+    blank = g_ascii_isspace (data[i]);
+  if (blank)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                   "%sthe file is empty: expected a topology INI with [cluster], [gpu] and "
+                   "[intra] sections", prefix);
+      return FALSE;
+    }
+  const char *nul = memchr (data, '\0', length);
+  const char *bad = NULL;
+  if (nul != NULL || !g_utf8_validate (data, (gssize) length, &bad))
+    {
+      gsize at = (gsize) ((nul ? nul : bad) - data);
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                   "%snot a text file (byte 0x%02x at offset %" G_GSIZE_FORMAT
+                   "): expected a topology INI file", prefix, (guchar) data[at], at);
+      return FALSE;
+    }
+  for (gsize i = 0; i < length; i++)
+    {
+      guchar c = (guchar) data[i];
+      if (c < 0x20 && c != '\n' && c != '\r' && c != '\t')
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                       "%snot a text file (control byte 0x%02x at offset %" G_GSIZE_FORMAT
+                       "): expected a topology INI file", prefix, c, i);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static SpTopo *
+load_keyfile (GKeyFile *kf, const char *prefix, GError **error)
+{
+  gsize n_groups = 0;
+  g_auto (GStrv) groups = g_key_file_get_groups (kf, &n_groups);
+  if (n_groups == 0)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                   "%sno sections: expected a topology INI with [cluster], [gpu] and [intra] "
+                   "sections", prefix);
+      return NULL;
+    }
+  if (!check_names (kf, prefix, error))
+    return NULL;
+  for (guint s = 0; s < 3; s++) /* cluster, gpu, intra are required */
+    if (!g_key_file_has_group (kf, sp_topo_sections[s]))
+      {
+        const char *keys[SP_TOPO_N_FIELDS];
+        guint n = section_keys (sp_topo_sections[s], keys);
+        g_autofree char *list = sp_topo_join_words (keys, n, " and ");
+        g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                     "%s[%s] section is missing: expected %s", prefix, sp_topo_sections[s], list);
+        return NULL;
+      }
+  gboolean has_inter = g_key_file_has_group (kf, "inter");
+
+  SpTopoSpec spec = sp_topo_defaults;
+  for (guint i = 0; i < SP_TOPO_N_FIELDS; i++)
+    {
+      const SpTopoField *f = &sp_topo_fields[i];
+      if (!g_key_file_has_key (kf, f->section, f->key, NULL))
+        {
+          if (f->need == SP_NEED_ALWAYS || (f->need == SP_NEED_INTER && has_inter))
+            {
+              g_autofree char *what = sp_topo_field_what (f);
+              g_autofree char *accepts = sp_topo_field_accepts (f);
+              g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                           "%s%s is missing: expected %s", prefix, what, accepts);
+              return NULL;
+            }
+          continue;
+        }
+      GError *local = NULL;
+      /* Strings go through get_string (escapes, UTF-8), numbers through
+       * the raw value so the parser sees exactly what was written. */
+      g_autofree char *text = f->type == SP_FIELD_STRING
+                                  ? g_key_file_get_string (kf, f->section, f->key, &local)
+                                  : g_key_file_get_value (kf, f->section, f->key, &local);
+      if (text == NULL)
+        {
+          g_autofree char *what = sp_topo_field_what (f);
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY, "%s%s: %s", prefix, what,
+                       local->message);
+          g_error_free (local);
+          return NULL;
+        }
+      if (f->type != SP_FIELD_STRING)
+        g_strstrip (text);
+      if (!sp_topo_parse_field (f, text, prefix, &spec, error))
+        return NULL;
+    }
+  if (!has_inter && spec.nodes > 1)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                   "%s[inter] section is missing: it is required when nodes > 1 (nodes = %u)",
+                   prefix, spec.nodes);
+      return NULL;
+    }
+  if (!sp_topo_check_cross (&spec, prefix, error))
+    return NULL;
+  return sp_topo_make (&spec, has_inter);
+}
+
+/* GKeyFile messages quote the offending line; keep them one short line. */
+static char *
+sanitize_message (const char *msg)
+{
+  GString *s = g_string_new (NULL);
+  for (const char *p = msg; *p && s->len < 200; p++)
+    g_string_append_c (s, ((guchar) *p < 0x20) ? ' ' : *p);
+  if (*msg && strlen (msg) > 200)
+    g_string_append (s, "…");
+  return g_string_free (s, FALSE);
+}
+
+SpTopo *
+sp_topo_load_data (const char *data, gssize length, const char *source_name, GError **error)
+{
+  g_return_val_if_fail (data != NULL || length == 0, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+  gsize len = length < 0 ? strlen (data) : (gsize) length;
+  g_autofree char *prefix = g_strdup_printf ("%s: ", source_name ? source_name : "topology");
+  if (!check_text (data ? data : "", len, prefix, error))
+    return NULL;
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  GError *local = NULL;
+  if (!g_key_file_load_from_data (kf, data, len, G_KEY_FILE_NONE, &local))
+    {
+      g_autofree char *msg = sanitize_message (local->message);
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY, "%snot a valid INI file: %s",
+                   prefix, msg);
+      g_error_free (local);
+      return NULL;
+    }
+  return load_keyfile (kf, prefix, error);
+}
+
+SpTopo *
+sp_topo_load_file (const char *path, GError **error)
+{
+  g_return_val_if_fail (path != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+  GStatBuf st;
+  if (g_stat (path, &st) != 0)
+    {
+      int e = errno;
+      g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot read topology file '%s': %s", path,
+                   g_strerror (e));
+      return NULL;
+    }
+  if (S_ISDIR (st.st_mode))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_IO,
+                   "cannot read topology file '%s': it is a directory", path);
+      return NULL;
+    }
+  FILE *fp = g_fopen (path, "rb");
+  if (fp == NULL)
+    {
+      int e = errno;
+      g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot read topology file '%s': %s", path,
+                   g_strerror (e));
+      return NULL;
+    }
+  /* Read at most TOPO_FILE_MAX_BYTES + 1 so a huge file (or a device) is
+   * refused instead of read whole. */
+  g_autofree char *buf = g_malloc (TOPO_FILE_MAX_BYTES + 1);
+  gsize n = fread (buf, 1, TOPO_FILE_MAX_BYTES + 1, fp);
+  int read_failed = ferror (fp);
+  int e = errno;
+  fclose (fp);
+  if (read_failed)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot read topology file '%s': %s", path,
+                   g_strerror (e));
+      return NULL;
+    }
+  if (n > TOPO_FILE_MAX_BYTES)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                   "%s: file is larger than %u bytes: expected a topology INI file", path,
+                   TOPO_FILE_MAX_BYTES);
+      return NULL;
+    }
+  return sp_topo_load_data (buf, (gssize) n, path, error);
+}
+
+SpTopo *
+sp_topo_open (const char *file_or_preset, guint32 nodes, GError **error)
+{
+  g_return_val_if_fail (file_or_preset != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+  if (sp_topo_preset_description (file_or_preset) != NULL)
+    return sp_topo_new_preset (file_or_preset, nodes, error);
+  if (!g_file_test (file_or_preset, G_FILE_TEST_EXISTS))
+    {
+      const char *const *names = sp_topo_preset_names ();
+      g_autofree char *list = g_strjoinv (", ", (char **) names);
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                   "topology '%s' is neither a file nor a preset (presets: %s)", file_or_preset,
+                   list);
+      return NULL;
+    }
+  GError *local = NULL;
+  g_autoptr (SpTopo) topo = sp_topo_load_file (file_or_preset, &local);
+  if (topo == NULL)
+    {
+      /* On the command line an unreadable --topology is bad input (exit 2). */
+      local->code = SP_ERROR_INVALID_TOPOLOGY;
+      g_propagate_error (error, local);
+      return NULL;
+    }
+  if (nodes == 0 || nodes == topo->spec.nodes)
+    return g_steal_pointer (&topo);
+  return sp_topo_with_nodes (topo, nodes, error);
+}
+
+/* ---- INI output --------------------------------------------------------- */
+
+/* The shortest of %.15g, %.16g, %.17g that reads back to the same double,
+ * so 0.6 prints as "0.6" and the round trip stays exact. */
+static void
+format_double (char *buf, gsize size, double v)
+{
+  static const char *const formats[] = { "%.15g", "%.16g", "%.17g" };
+  for (guint i = 0; i < G_N_ELEMENTS (formats); i++)
+    {
+      g_ascii_formatd (buf, (int) size, formats[i], v);
+      if (g_ascii_strtod (buf, NULL) == v)
+        return;
+    }
+}
+
+char *
+sp_topo_to_ini (const SpTopo *topo)
+{
+  g_return_val_if_fail (topo != NULL, NULL);
+  const SpTopoSpec *spec = &topo->spec;
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  for (guint i = 0; i < SP_TOPO_N_FIELDS; i++)
+    {
+      const SpTopoField *f = &sp_topo_fields[i];
+      if (!topo->has_inter && strcmp (f->section, "inter") == 0)
+        continue;
+      const char *slot = (const char *) spec + f->offset;
+      char buf[G_ASCII_DTOSTR_BUF_SIZE];
+      switch (f->type)
+        {
+        case SP_FIELD_U32:
+          g_snprintf (buf, sizeof buf, "%u", *(const guint32 *) slot);
+          g_key_file_set_value (kf, f->section, f->key, buf);
+          break;
+        case SP_FIELD_DOUBLE:
+          format_double (buf, sizeof buf, *(const double *) slot);
+          g_key_file_set_value (kf, f->section, f->key, buf);
+          break;
+        case SP_FIELD_STRING:
+          g_key_file_set_string (kf, f->section, f->key, slot);
+          break;
+        case SP_FIELD_INTRA:
+          g_key_file_set_value (kf, f->section, f->key, sp_intra_kind_name (spec->intra_kind));
+          break;
+        case SP_FIELD_FABRIC:
+          g_key_file_set_value (kf, f->section, f->key, sp_fabric_name (spec->fabric));
+          break;
+        }
+    }
+  g_key_file_set_comment (kf, NULL, NULL,
+                          " shardplan topology.  Units: memory_gib GiB, tflops dense bf16 "
+                          "TFLOP/s,\n bandwidth_gbs GB/s per GPU one direction, nic_gbps Gbit/s "
+                          "per NIC one direction,\n latency_us microseconds.",
+                          NULL);
+  return g_key_file_to_data (kf, NULL, NULL);
+}

@@ -1,0 +1,56 @@
+/* lib/topo-private.h — what topo.c (model, checks, layout) shares with
+ * topo-ini.c (INI text in and out).  Not installed. */
+#pragma once
+#include "shardplan/topo.h"
+
+G_BEGIN_DECLS
+
+struct _SpTopo {
+  SpTopoSpec spec;
+  gboolean has_inter; /* FALSE: single node and the INI had no [inter] */
+};
+
+typedef enum { SP_FIELD_U32, SP_FIELD_DOUBLE, SP_FIELD_STRING, SP_FIELD_INTRA, SP_FIELD_FABRIC } SpFieldType;
+
+typedef enum {
+  SP_NEED_ALWAYS,   /* required in every file */
+  SP_NEED_OPTIONAL, /* default from sp_topo_defaults */
+  SP_NEED_INTER,    /* required when the file has an [inter] section */
+} SpFieldNeed;
+
+/* One INI key: where it lives in SpTopoSpec, its range and whether it is
+ * required.  One table drives the parser, the checks of sp_topo_new() and
+ * the writer, so the three cannot disagree. */
+typedef struct {
+  const char *section;
+  const char *key;
+  SpFieldType type;
+  gsize offset;
+  double min, max;   /* numbers only */
+  gboolean min_open; /* (min, max] instead of [min, max] */
+  SpFieldNeed need;
+} SpTopoField;
+
+#define SP_TOPO_N_FIELDS 14
+#define SP_TOPO_N_SECTIONS 4
+G_GNUC_INTERNAL extern const SpTopoField sp_topo_fields[]; /* SP_TOPO_N_FIELDS entries */
+/* cluster, gpu, intra (the three required ones), inter */
+G_GNUC_INTERNAL extern const char *const sp_topo_sections[]; /* SP_TOPO_N_SECTIONS */
+G_GNUC_INTERNAL extern const SpTopoSpec sp_topo_defaults;
+
+/* "[section] key" (g_free) */
+G_GNUC_INTERNAL char *sp_topo_field_what (const SpTopoField *f);
+/* what the field accepts, e.g. "an integer in [1, 1024]" (g_free) */
+G_GNUC_INTERNAL char *sp_topo_field_accepts (const SpTopoField *f);
+/* "a, b, c<last_sep>d" (g_free) */
+G_GNUC_INTERNAL char *sp_topo_join_words (const char *const *words, guint n, const char *last_sep);
+/* Parse `text` for field `f` into `spec`; errors are prefixed with `prefix`. */
+G_GNUC_INTERNAL gboolean sp_topo_parse_field (const SpTopoField *f, const char *text,
+                                              const char *prefix, SpTopoSpec *spec, GError **error);
+/* Checks across keys (world size, oversubscription on a single switch). */
+G_GNUC_INTERNAL gboolean sp_topo_check_cross (const SpTopoSpec *spec, const char *prefix,
+                                              GError **error);
+/* A new topology holding a copy of an already checked spec. */
+G_GNUC_INTERNAL SpTopo *sp_topo_make (const SpTopoSpec *spec, gboolean has_inter);
+
+G_END_DECLS
