@@ -22,6 +22,14 @@
  *             "kind": "all_gather", "family": "shard", "bytes": …, "count": …,
  *             "dtype": "bfloat16", "redop": "none", "algorithm": "auto",
  *             "stream": 1, "deps": [..], "parent": -1, "flops": 0}, …]}
+ * sp_plan_to_json() writes every key, in this order, meta keys sorted, one op
+ * per line (canonical: the digest is over this text).  On input an op needs
+ * id, name, kind, family ("none" for kernels), bytes and dtype; the others
+ * default to layer -1, phase "none", count = bytes·8/bits, redop "none",
+ * algorithm "auto", stream 0, deps [], parent -1, flops 0.  Unknown keys are
+ * errors.  bytes, count and flops are at most G_MAXINT64 (json-glib reads
+ * integers as gint64), in sp_plan_add_op() as well, so every plan that can
+ * be built survives a JSON round trip exactly.
  */
 #pragma once
 #include <glib.h>
@@ -75,10 +83,16 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpPlan, sp_plan_free)
  * added (so plans are acyclic by construction), a parent that is not an
  * earlier composite, a family the plan's groups do not build, a byte count
  * that is not a whole number of elements, an unknown kind/dtype/redop.
- * On success stores the new id in *out_id (may be NULL). */
+ * Also: kernels (compute, quantize, dequantize, quant_reduce) take family
+ * SP_FAMILY_NONE and everything else a real family; reducing kinds need a
+ * redop other than none and the rest redop none; only kernels have flops;
+ * dtype none only with bytes = count = 0; bytes/count/flops <= G_MAXINT64.
+ * On success stores the new id in *out_id (may be NULL).  O(1) amortized;
+ * names are interned. */
 gboolean sp_plan_add_op (SpPlan *plan, const SpOp *op, guint32 *out_id, GError **error);
 
 guint32 sp_plan_n_ops (const SpPlan *plan);
+/* The op with id < n_ops; the pointer stays valid until the plan is freed. */
 const SpOp *sp_plan_op (const SpPlan *plan, guint32 id);
 const SpGroupsOptions *sp_plan_groups_options (const SpPlan *plan);
 guint32 sp_plan_world_size (const SpPlan *plan);
@@ -99,7 +113,7 @@ SpPlan *sp_plan_from_json (const char *json, gssize length, guint32 world_size, 
 gboolean sp_plan_save (const SpPlan *plan, const char *path, GError **error); /* atomic */
 SpPlan *sp_plan_load (const char *path, guint32 world_size, GError **error);
 
-/* TRUE if two plans have the same ops, groups and meta. */
+/* TRUE if two plans have the same ops, groups and meta (meta order ignored). */
 gboolean sp_plan_equal (const SpPlan *a, const SpPlan *b);
 
 /* SHA-256 hex digest of the canonical JSON (the trace's /meta/plan digest);
