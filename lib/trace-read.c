@@ -1,0 +1,737 @@
+/* The trace reader: validates the schema, reads all metadata at open and
+ * rows on demand.  Fields are matched by name, so files of a later minor
+ * version (extra trailing fields) read fine and earlier ones read as 0. */
+#include "config.h"
+#include "trace-private.h"
+
+#include <string.h>
+
+struct _SpTrace {
+  char *path;
+  hid_t file;
+  hid_t ops;
+  hid_t row_mem_type;          /* only the fields the file has */
+  guint64 n_rows;
+  guint major, minor;
+  SpTraceHeader header;
+  gboolean complete;
+  const char *incomplete_reason;
+  GStringChunk *strings;       /* every string handed out */
+  GHashTable *software;        /* key → value (in `strings`) */
+  GPtrArray *software_keys;    /* NULL-terminated */
+  GArray *env, *nodes, *ranks; /* SpTraceEnv, SpTraceNode, SpTraceRank */
+  GArray *families, *groups;   /* SpTraceFamilyRec, SpTraceGroupRec */
+  GArray *group_index;         /* guint32 per group: index in its family */
+  GArray *members;             /* guint32 */
+  const char *plan_text, *plan_digest, *topo_text, *topo_digest;
+};
+
+static const char *
+kind_class_name (H5T_class_t c)
+{
+  switch (c)
+    {
+    case H5T_INTEGER: return "an integer";
+    case H5T_FLOAT: return "a float";
+    case H5T_STRING: return "a string";
+    case H5T_ENUM: return "an enum";
+    case H5T_COMPOUND: return "a compound";
+    case H5T_ARRAY: return "an array";
+    case H5T_VLEN: return "a variable-length sequence";
+    default: return "an unsupported type";
+    }
+}
+
+static H5T_class_t
+kind_class (SpTraceKind kind)
+{
+  switch (kind)
+    {
+    case SP_TRACE_KIND_F64: return H5T_FLOAT;
+    case SP_TRACE_KIND_STR: return H5T_STRING;
+    case SP_TRACE_KIND_COLL:
+    case SP_TRACE_KIND_DTYPE:
+    case SP_TRACE_KIND_REDOP:
+    case SP_TRACE_KIND_STATUS:
+      return H5T_ENUM;
+    default: return H5T_INTEGER;
+    }
+}
+
+/* A string attribute (variable- or fixed-length), copied into trace->strings.
+ * NULL with *error set when absent or not a string. */
+static const char *
+read_str_attr (SpTrace *t, hid_t loc, const char *where, const char *name, gboolean required,
+               GError **error)
+{
+  if (H5Aexists (loc, name) <= 0)
+    {
+      if (required)
+        g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                     "%s: missing attribute %s on %s", t->path, name, where);
+      H5Eclear2 (H5E_DEFAULT);
+      return NULL;
+    }
+  hid_t a = H5Aopen (loc, name, H5P_DEFAULT);
+  hid_t ftype = a < 0 ? H5I_INVALID_HID : H5Aget_type (a);
+  const char *result = NULL;
+  if (ftype >= 0 && H5Tget_class (ftype) == H5T_STRING)
+    {
+      if (H5Tis_variable_str (ftype) > 0)
+        {
+          /* The file's own type: HDF5 does not convert ASCII <-> UTF-8. */
+          hid_t mtype = H5Tcopy (ftype);
+          char *value = NULL;
+          if (H5Aread (a, mtype, &value) >= 0)
+            result = g_string_chunk_insert (t->strings, value ? value : "");
+          if (value)
+            H5free_memory (value);
+          H5Tclose (mtype);
+        }
+      else
+        {
+          gsize size = H5Tget_size (ftype);
+          g_autofree char *buf = g_malloc0 (size + 1);
+          hid_t mtype = H5Tcopy (H5T_C_S1);
+          H5Tset_size (mtype, size + 1);
+          H5Tset_strpad (mtype, H5T_STR_NULLTERM);
+          if (H5Aread (a, mtype, buf) >= 0)
+            result = g_string_chunk_insert (t->strings, buf);
+          H5Tclose (mtype);
+        }
+      if (result == NULL)
+        sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read attribute %s of %s",
+                           t->path, name, where);
+    }
+  else
+    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                 "%s: attribute %s of %s is %s, expected a string", t->path, name, where,
+                 ftype >= 0 ? kind_class_name (H5Tget_class (ftype)) : "unreadable");
+  if (ftype >= 0)
+    H5Tclose (ftype);
+  if (a >= 0)
+    H5Aclose (a);
+  H5Eclear2 (H5E_DEFAULT);
+  return result;
+}
+
+static gboolean
+read_uint_attr (SpTrace *t, const char *name, guint32 *out, GError **error)
+{
+  if (H5Aexists (t->file, name) <= 0)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: missing attribute %s on /",
+                   t->path, name);
+      return FALSE;
+    }
+  hid_t a = H5Aopen (t->file, name, H5P_DEFAULT);
+  hid_t ftype = a < 0 ? H5I_INVALID_HID : H5Aget_type (a);
+  gboolean ok = FALSE;
+  if (ftype >= 0 && H5Tget_class (ftype) == H5T_INTEGER)
+    {
+      ok = H5Aread (a, H5T_NATIVE_UINT32, out) >= 0;
+      if (!ok)
+        sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read attribute %s",
+                           t->path, name);
+    }
+  else
+    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                 "%s: attribute %s is %s, expected an integer", t->path, name,
+                 ftype >= 0 ? kind_class_name (H5Tget_class (ftype)) : "unreadable");
+  if (ftype >= 0)
+    H5Tclose (ftype);
+  if (a >= 0)
+    H5Aclose (a);
+  H5Eclear2 (H5E_DEFAULT);
+  return ok;
+}
+
+static gboolean
+read_root (SpTrace *t, GError **error)
+{
+  const char *schema = read_str_attr (t, t->file, "/", "schema", FALSE, NULL);
+  if (schema == NULL || strcmp (schema, SP_TRACE_SCHEMA_NAME) != 0)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: not a shardplan trace (root attribute schema is %s%s%s, expected '%s')",
+                   t->path, schema ? "'" : "", schema ? schema : "missing", schema ? "'" : "",
+                   SP_TRACE_SCHEMA_NAME);
+      return FALSE;
+    }
+  const char *version = read_str_attr (t, t->file, "/", "schema_version", TRUE, error);
+  if (version == NULL)
+    return FALSE;
+  g_auto (GStrv) parts = g_strsplit (version, ".", -1);
+  guint64 major = 0, minor = 0;
+  if (g_strv_length (parts) != 2
+      || !g_ascii_string_to_unsigned (parts[0], 10, 0, 1000, &major, NULL)
+      || !g_ascii_string_to_unsigned (parts[1], 10, 0, 1000000, &minor, NULL))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: schema_version '%s' is not MAJOR.MINOR", t->path, version);
+      return FALSE;
+    }
+  if (major != SP_TRACE_SCHEMA_MAJOR)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: schema version %s is %s than this shardplan reads (%d.x)", t->path,
+                   version, major > SP_TRACE_SCHEMA_MAJOR ? "newer" : "older",
+                   SP_TRACE_SCHEMA_MAJOR);
+      return FALSE;
+    }
+  t->major = (guint) major;
+  t->minor = (guint) minor;
+
+  SpTraceHeader *h = &t->header;
+  const char *source, *unit;
+  guint32 complete = 0;
+  if (!(h->run_id = read_str_attr (t, t->file, "/", "run_id", TRUE, error))
+      || !(h->created_utc = read_str_attr (t, t->file, "/", "created_utc", TRUE, error))
+      || !(source = read_str_attr (t, t->file, "/", "source", TRUE, error))
+      || !(h->producer = read_str_attr (t, t->file, "/", "producer", TRUE, error))
+      || !(h->producer_version = read_str_attr (t, t->file, "/", "producer_version", TRUE, error))
+      || !(unit = read_str_attr (t, t->file, "/", "time_unit", TRUE, error))
+      || !(h->clock = read_str_attr (t, t->file, "/", "clock", TRUE, error))
+      || !(h->timing_mode = read_str_attr (t, t->file, "/", "timing_mode", TRUE, error))
+      || !read_uint_attr (t, "warmup_iters", &h->warmup_iters, error)
+      || !read_uint_attr (t, "iters", &h->iters, error)
+      || !read_uint_attr (t, "world_size", &h->world_size, error)
+      || !read_uint_attr (t, "complete", &complete, error))
+    return FALSE;
+  if (strcmp (source, "measured") == 0)
+    h->source = SP_TRACE_SOURCE_MEASURED;
+  else if (strcmp (source, "simulated") == 0)
+    h->source = SP_TRACE_SOURCE_SIMULATED;
+  else
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: source '%s' is neither 'measured' nor 'simulated'", t->path, source);
+      return FALSE;
+    }
+  if (strcmp (unit, "ns") != 0)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: time_unit '%s' is not 'ns'", t->path, unit);
+      return FALSE;
+    }
+  t->complete = complete != 0;
+  if (!t->complete)
+    {
+      t->incomplete_reason = read_str_attr (t, t->file, "/", "incomplete_reason", FALSE, NULL);
+      if (t->incomplete_reason == NULL)
+        t->incomplete_reason = "the writer did not finish";
+    }
+  return TRUE;
+}
+
+static herr_t
+software_cb (hid_t loc, const char *name, const H5A_info_t *info, void *data)
+{
+  (void) info;
+  SpTrace *t = data;
+  const char *value = read_str_attr (t, loc, "/meta/software", name, TRUE, NULL);
+  if (value)
+    {
+      char *key = g_string_chunk_insert (t->strings, name);
+      g_hash_table_insert (t->software, key, (gpointer) value);
+      g_ptr_array_add (t->software_keys, key);
+    }
+  return 0;
+}
+
+static hid_t
+open_dataset (SpTrace *t, const char *path, GError **error)
+{
+  if (H5Lexists (t->file, path, H5P_DEFAULT) <= 0 || H5Oexists_by_name (t->file, path, H5P_DEFAULT) <= 0)
+    {
+      H5Eclear2 (H5E_DEFAULT);
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: missing dataset %s", t->path,
+                   path);
+      return H5I_INVALID_HID;
+    }
+  hid_t d = H5Dopen2 (t->file, path, H5P_DEFAULT);
+  if (d < 0)
+    sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: %s is not a readable dataset",
+                       t->path, path);
+  return d;
+}
+
+/* Open table->path and check it is a 1-D compound with the table's fields:
+ * the memory type of the fields present goes to *out_mtype and the row
+ * count to *out_n. */
+static hid_t
+open_table (SpTrace *t, const SpTraceTable *table, hid_t *out_mtype, guint64 *out_n,
+            GError **error)
+{
+  hid_t d = open_dataset (t, table->path, error);
+  if (d < 0)
+    return H5I_INVALID_HID;
+  hid_t ftype = H5Dget_type (d);
+  hid_t space = H5Dget_space (d);
+  g_autofree gboolean *present = g_new0 (gboolean, table->n_fields);
+  gboolean ok = TRUE;
+  if (H5Tget_class (ftype) != H5T_COMPOUND || H5Sget_simple_extent_ndims (space) != 1)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: %s is not a 1-D table of compound records", t->path, table->path);
+      ok = FALSE;
+    }
+  for (gsize i = 0; ok && i < table->n_fields; i++)
+    {
+      const SpTraceField *f = &table->fields[i];
+      int idx = H5Tget_member_index (ftype, f->name);
+      if (idx < 0)
+        {
+          H5Eclear2 (H5E_DEFAULT);
+          if (f->since_minor <= t->minor)
+            {
+              g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                           "%s: %s lacks field %s (schema %u.%u has it)", t->path, table->path,
+                           f->name, t->major, t->minor);
+              ok = FALSE;
+            }
+          continue;
+        }
+      H5T_class_t c = H5Tget_member_class (ftype, (unsigned) idx);
+      if (c != kind_class (f->kind))
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                       "%s: field %s of %s is %s, expected %s", t->path, f->name, table->path,
+                       kind_class_name (c), kind_class_name (kind_class (f->kind)));
+          ok = FALSE;
+        }
+      present[i] = TRUE;
+    }
+  hsize_t dims[1] = { 0 };
+  if (ok)
+    H5Sget_simple_extent_dims (space, dims, NULL);
+  H5Sclose (space);
+  H5Tclose (ftype);
+  if (!ok)
+    {
+      H5Dclose (d);
+      return H5I_INVALID_HID;
+    }
+  *out_mtype = sp_trace_h5_table_type (table, FALSE, present);
+  *out_n = dims[0];
+  return d;
+}
+
+/* Read a whole small table into a new GArray of records, strings copied into
+ * trace->strings. */
+static GArray *
+read_table (SpTrace *t, const SpTraceTable *table, GError **error)
+{
+  hid_t mtype = H5I_INVALID_HID;
+  guint64 n = 0;
+  hid_t d = open_table (t, table, &mtype, &n, error);
+  if (d < 0)
+    return NULL;
+  GArray *a = g_array_sized_new (FALSE, TRUE, table->record_size, (guint) n);
+  g_array_set_size (a, (guint) n);
+  herr_t rc = n == 0 ? 0 : H5Dread (d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, a->data);
+  if (rc < 0)
+    {
+      sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read %s", t->path,
+                         table->path);
+      g_array_unref (a);
+      a = NULL;
+    }
+  else
+    {
+      /* Move HDF5-allocated strings into our chunk, then free them. */
+      g_autofree char **copies = g_new0 (char *, table->n_fields * n + 1);
+      gsize nc = 0;
+      for (guint64 r = 0; r < n; r++)
+        for (gsize i = 0; i < table->n_fields; i++)
+          if (table->fields[i].kind == SP_TRACE_KIND_STR)
+            {
+              char **p = (char **) (a->data + r * table->record_size + table->fields[i].offset);
+              copies[nc++] = g_string_chunk_insert (t->strings, *p ? *p : "");
+            }
+      sp_trace_h5_reclaim (mtype, n, a->data);
+      nc = 0;
+      for (guint64 r = 0; r < n; r++)
+        for (gsize i = 0; i < table->n_fields; i++)
+          if (table->fields[i].kind == SP_TRACE_KIND_STR)
+            *(char **) (a->data + r * table->record_size + table->fields[i].offset) = copies[nc++];
+    }
+  H5Tclose (mtype);
+  H5Dclose (d);
+  return a;
+}
+
+/* Optional scalar string dataset with a digest (/meta/plan, /meta/topology). */
+static gboolean
+read_text (SpTrace *t, const char *path, const char **out_text, const char **out_digest,
+           GError **error)
+{
+  if (H5Lexists (t->file, path, H5P_DEFAULT) <= 0)
+    {
+      H5Eclear2 (H5E_DEFAULT);
+      return TRUE;
+    }
+  hid_t d = open_dataset (t, path, error);
+  if (d < 0)
+    return FALSE;
+  hid_t ftype = H5Dget_type (d);
+  gboolean ok = FALSE;
+  if (H5Tget_class (ftype) == H5T_STRING && H5Tis_variable_str (ftype) > 0)
+    {
+      hid_t mtype = sp_trace_h5_string_type ();
+      char *value = NULL;
+      if (H5Dread (d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value) >= 0)
+        {
+          *out_text = g_string_chunk_insert (t->strings, value ? value : "");
+          ok = (*out_digest = read_str_attr (t, d, path, "digest", TRUE, error)) != NULL;
+        }
+      else
+        sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read %s", t->path, path);
+      if (value)
+        H5free_memory (value);
+      H5Tclose (mtype);
+    }
+  else
+    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                 "%s: %s is %s, expected a variable-length string", t->path, path,
+                 kind_class_name (H5Tget_class (ftype)));
+  H5Tclose (ftype);
+  H5Dclose (d);
+  return ok;
+}
+
+static gboolean
+read_groups (SpTrace *t, GError **error)
+{
+  if (!(t->families = read_table (t, &sp_trace_table_families, error))
+      || !(t->groups = read_table (t, &sp_trace_table_groups, error)))
+    return FALSE;
+  hid_t d = open_dataset (t, "/groups/members", error);
+  if (d < 0)
+    return FALSE;
+  hid_t ftype = H5Dget_type (d);
+  hid_t space = H5Dget_space (d);
+  hsize_t dims[1] = { 0 };
+  gboolean ok = H5Tget_class (ftype) == H5T_INTEGER && H5Sget_simple_extent_ndims (space) == 1;
+  if (!ok)
+    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                 "%s: /groups/members is not a 1-D integer array", t->path);
+  else
+    {
+      H5Sget_simple_extent_dims (space, dims, NULL);
+      t->members = g_array_sized_new (FALSE, TRUE, sizeof (guint32), (guint) dims[0]);
+      g_array_set_size (t->members, (guint) dims[0]);
+      if (dims[0] > 0
+          && H5Dread (d, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, t->members->data) < 0)
+        {
+          sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read /groups/members",
+                             t->path);
+          ok = FALSE;
+        }
+    }
+  H5Sclose (space);
+  H5Tclose (ftype);
+  H5Dclose (d);
+  if (!ok)
+    return FALSE;
+  /* Check the CSR and number the groups within their families. */
+  t->group_index = g_array_sized_new (FALSE, TRUE, sizeof (guint32), t->groups->len);
+  g_autoptr (GHashTable) counts = g_hash_table_new (NULL, NULL);
+  for (guint i = 0; i < t->families->len; i++)
+    g_hash_table_insert (counts,
+                         GUINT_TO_POINTER (g_array_index (t->families, SpTraceFamilyRec, i).family_id),
+                         GUINT_TO_POINTER (1)); /* stored as count + 1 */
+  for (guint g = 0; g < t->groups->len; g++)
+    {
+      const SpTraceGroupRec *gr = &g_array_index (t->groups, SpTraceGroupRec, g);
+      gpointer c = g_hash_table_lookup (counts, GUINT_TO_POINTER (gr->family_id));
+      if (gr->group_id != g || c == NULL || gr->members_count != gr->size
+          || gr->members_offset > t->members->len
+          || gr->members_count > t->members->len - gr->members_offset)
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                       "%s: /groups/groups row %u is inconsistent (group_id %u, family %u, "
+                       "members %" G_GUINT64_FORMAT "+%u of %u)",
+                       t->path, g, gr->group_id, gr->family_id, gr->members_offset,
+                       gr->members_count, t->members->len);
+          return FALSE;
+        }
+      guint32 index = GPOINTER_TO_UINT (c) - 1;
+      g_array_append_val (t->group_index, index);
+      g_hash_table_insert (counts, GUINT_TO_POINTER (gr->family_id), GUINT_TO_POINTER (index + 2));
+    }
+  return TRUE;
+}
+
+static gboolean
+read_all (SpTrace *t, GError **error)
+{
+  if (!read_root (t, error))
+    return FALSE;
+  if (H5Lexists (t->file, "/meta/software", H5P_DEFAULT) > 0)
+    {
+      hid_t g = H5Gopen2 (t->file, "/meta/software", H5P_DEFAULT);
+      if (g >= 0)
+        {
+          H5Aiterate2 (g, H5_INDEX_NAME, H5_ITER_INC, NULL, software_cb, t);
+          H5Gclose (g);
+        }
+    }
+  H5Eclear2 (H5E_DEFAULT);
+  g_ptr_array_add (t->software_keys, NULL);
+  if (!(t->env = read_table (t, &sp_trace_table_env, error))
+      || !(t->nodes = read_table (t, &sp_trace_table_nodes, error))
+      || !(t->ranks = read_table (t, &sp_trace_table_ranks, error))
+      || !read_text (t, "/meta/plan", &t->plan_text, &t->plan_digest, error)
+      || !read_text (t, "/meta/topology", &t->topo_text, &t->topo_digest, error)
+      || !read_groups (t, error))
+    return FALSE;
+  t->ops = open_table (t, &sp_trace_table_rows, &t->row_mem_type, &t->n_rows, error);
+  return t->ops >= 0;
+}
+
+SpTrace *
+sp_trace_open (const char *path, GError **error)
+{
+  g_return_val_if_fail (path != NULL, NULL);
+  sp_trace_h5_init ();
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_IO, "%s: no such file", path);
+      return NULL;
+    }
+  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_IO, "%s: not a regular file", path);
+      return NULL;
+    }
+  htri_t is_h5 = H5Fis_hdf5 (path);
+  if (is_h5 <= 0)
+    {
+      H5Eclear2 (H5E_DEFAULT);
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: not an HDF5 file (a trace is written by 'shardplan sim' or "
+                   "'shardplan run')", path);
+      return NULL;
+    }
+  hid_t file = H5Fopen (path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file < 0)
+    {
+      sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE,
+                         "%s: damaged or truncated HDF5 file", path);
+      return NULL;
+    }
+  SpTrace *t = g_new0 (SpTrace, 1);
+  t->path = g_strdup (path);
+  t->file = file;
+  t->ops = t->row_mem_type = H5I_INVALID_HID;
+  t->strings = g_string_chunk_new (4096);
+  t->software = g_hash_table_new (g_str_hash, g_str_equal);
+  t->software_keys = g_ptr_array_new ();
+  if (!read_all (t, error))
+    {
+      H5Eclear2 (H5E_DEFAULT);
+      sp_trace_free (t);
+      return NULL;
+    }
+  return t;
+}
+
+void
+sp_trace_free (SpTrace *trace)
+{
+  if (trace == NULL)
+    return;
+  if (trace->row_mem_type >= 0)
+    H5Tclose (trace->row_mem_type);
+  if (trace->ops >= 0)
+    H5Dclose (trace->ops);
+  H5Fclose (trace->file);
+  H5Eclear2 (H5E_DEFAULT);
+  g_clear_pointer (&trace->env, g_array_unref);
+  g_clear_pointer (&trace->nodes, g_array_unref);
+  g_clear_pointer (&trace->ranks, g_array_unref);
+  g_clear_pointer (&trace->families, g_array_unref);
+  g_clear_pointer (&trace->groups, g_array_unref);
+  g_clear_pointer (&trace->group_index, g_array_unref);
+  g_clear_pointer (&trace->members, g_array_unref);
+  g_hash_table_unref (trace->software);
+  g_ptr_array_unref (trace->software_keys);
+  g_string_chunk_free (trace->strings);
+  g_free (trace->path);
+  g_free (trace);
+}
+
+const SpTraceHeader *
+sp_trace_header (const SpTrace *trace)
+{
+  return &trace->header;
+}
+
+void
+sp_trace_schema_version (const SpTrace *trace, guint *out_major, guint *out_minor)
+{
+  *out_major = trace->major;
+  *out_minor = trace->minor;
+}
+
+gboolean
+sp_trace_is_complete (const SpTrace *trace)
+{
+  return trace->complete;
+}
+
+const char *
+sp_trace_incomplete_reason (const SpTrace *trace)
+{
+  return trace->complete ? NULL : trace->incomplete_reason;
+}
+
+const char *
+sp_trace_software (const SpTrace *trace, const char *key)
+{
+  return g_hash_table_lookup (trace->software, key);
+}
+
+const char *const *
+sp_trace_software_keys (const SpTrace *trace)
+{
+  return (const char *const *) trace->software_keys->pdata;
+}
+
+const SpTraceEnv *
+sp_trace_env (const SpTrace *trace, gsize *out_n)
+{
+  *out_n = trace->env->len;
+  return (const SpTraceEnv *) trace->env->data;
+}
+
+const SpTraceNode *
+sp_trace_nodes (const SpTrace *trace, gsize *out_n)
+{
+  *out_n = trace->nodes->len;
+  return (const SpTraceNode *) trace->nodes->data;
+}
+
+const SpTraceRank *
+sp_trace_ranks (const SpTrace *trace, gsize *out_n)
+{
+  *out_n = trace->ranks->len;
+  return (const SpTraceRank *) trace->ranks->data;
+}
+
+const char *
+sp_trace_plan_text (const SpTrace *trace)
+{
+  return trace->plan_text;
+}
+
+const char *
+sp_trace_plan_digest (const SpTrace *trace)
+{
+  return trace->plan_digest;
+}
+
+const char *
+sp_trace_topology_text (const SpTrace *trace)
+{
+  return trace->topo_text;
+}
+
+const char *
+sp_trace_topology_digest (const SpTrace *trace)
+{
+  return trace->topo_digest;
+}
+
+guint32
+sp_trace_n_families (const SpTrace *trace)
+{
+  return trace->families->len;
+}
+
+void
+sp_trace_family (const SpTrace *trace, guint32 i, guint32 *out_family_id, const char **out_name)
+{
+  g_return_if_fail (i < trace->families->len);
+  const SpTraceFamilyRec *f = &g_array_index (trace->families, SpTraceFamilyRec, i);
+  if (out_family_id)
+    *out_family_id = f->family_id;
+  if (out_name)
+    *out_name = f->name;
+}
+
+const char *
+sp_trace_family_name (const SpTrace *trace, guint32 family_id)
+{
+  for (guint i = 0; i < trace->families->len; i++)
+    if (g_array_index (trace->families, SpTraceFamilyRec, i).family_id == family_id)
+      return g_array_index (trace->families, SpTraceFamilyRec, i).name;
+  return NULL;
+}
+
+guint32
+sp_trace_n_groups (const SpTrace *trace)
+{
+  return trace->groups->len;
+}
+
+gboolean
+sp_trace_group_info (const SpTrace *trace, guint32 group_id, guint32 *out_family_id,
+                     guint32 *out_index)
+{
+  if (group_id >= trace->groups->len)
+    return FALSE;
+  if (out_family_id)
+    *out_family_id = g_array_index (trace->groups, SpTraceGroupRec, group_id).family_id;
+  if (out_index)
+    *out_index = g_array_index (trace->group_index, guint32, group_id);
+  return TRUE;
+}
+
+const guint32 *
+sp_trace_group_members (const SpTrace *trace, guint32 group_id, guint32 *out_size)
+{
+  if (group_id >= trace->groups->len)
+    return NULL;
+  const SpTraceGroupRec *g = &g_array_index (trace->groups, SpTraceGroupRec, group_id);
+  *out_size = g->members_count;
+  return &g_array_index (trace->members, guint32, g->members_offset);
+}
+
+guint64
+sp_trace_n_rows (const SpTrace *trace)
+{
+  return trace->n_rows;
+}
+
+gboolean
+sp_trace_read_rows (SpTrace *trace, guint64 start, gsize n, SpTraceRow *out, GError **error)
+{
+  if (start > trace->n_rows || n > trace->n_rows - start)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "%s: rows %" G_GUINT64_FORMAT "..+%zu are past the end (%" G_GUINT64_FORMAT
+                   " rows)", trace->path, start, n, trace->n_rows);
+      return FALSE;
+    }
+  if (n == 0)
+    return TRUE;
+  memset (out, 0, n * sizeof *out);
+  hsize_t off[1] = { start }, count[1] = { n };
+  hid_t fspace = H5Dget_space (trace->ops);
+  hid_t mspace = H5Screate_simple (1, count, NULL);
+  herr_t rc = H5Sselect_hyperslab (fspace, H5S_SELECT_SET, off, NULL, count, NULL);
+  if (rc >= 0)
+    rc = H5Dread (trace->ops, trace->row_mem_type, mspace, fspace, H5P_DEFAULT, out);
+  H5Sclose (mspace);
+  H5Sclose (fspace);
+  if (rc < 0)
+    {
+      sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE,
+                         "%s: cannot read rows %" G_GUINT64_FORMAT "..+%zu of /ops/ops",
+                         trace->path, start, n);
+      return FALSE;
+    }
+  return TRUE;
+}

@@ -1,0 +1,598 @@
+/* Tests of the HDF5 trace library: round trips, partial traces, crash
+ * safety and bad files.  (The golden `h5dump -H` is trace-golden.sh, the
+ * pandas view trace-h5py.sh.)
+ *
+ * `test_trace --write-sample PATH` writes the sample trace of
+ * trace-sample.h and exits (used by trace-h5py.sh). */
+#include "config.h"
+#include "testutil.h"
+#include "trace-sample.h"
+
+#include <hdf5.h>
+#include <string.h>
+
+static char *
+tmp_path (const char *dir, const char *name)
+{
+  return g_build_filename (dir, name, NULL);
+}
+
+/* Number of entries in `dir`. */
+static guint
+dir_count (const char *dir)
+{
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  guint n = 0;
+  while (g_dir_read_name (d))
+    n++;
+  return n;
+}
+
+static SpTraceHeader
+test_header (void)
+{
+  return (SpTraceHeader) { .source = SP_TRACE_SOURCE_SIMULATED, .producer = "test",
+                           .producer_version = "1.2.3", .clock = "simulated",
+                           .timing_mode = "simulated", .warmup_iters = 0, .iters = 5,
+                           .world_size = 64 };
+}
+
+/* A random valid value for every field of a row, driven by the record
+ * table so a new field is covered without touching the test. */
+static void
+random_row (GRand *rng, SpTraceRow *row)
+{
+  static const SpColl colls[] = { SP_COLL_ALL_REDUCE, SP_COLL_ALL_GATHER, SP_COLL_REDUCE_SCATTER,
+                                  SP_COLL_ALL_TO_ALL, SP_COLL_SEND, SP_COLL_COMPUTE,
+                                  SP_COLL_ALL_TO_ALL_QUANT_REDUCE };
+  static const SpDtype dtypes[] = { SP_DTYPE_INT8, SP_DTYPE_BFLOAT16, SP_DTYPE_FLOAT32,
+                                    SP_DTYPE_INT4, SP_DTYPE_NONE };
+  static const SpRedop redops[] = { SP_REDOP_SUM, SP_REDOP_AVG, SP_REDOP_NONE };
+  gsize n = 0;
+  const SpTraceField *fields = sp_trace_row_fields (&n);
+  memset (row, 0, sizeof *row);
+  for (gsize i = 0; i < n; i++)
+    {
+      guint8 *p = (guint8 *) row + fields[i].offset;
+      guint64 bits = ((guint64) g_rand_int (rng) << 32) | g_rand_int (rng);
+      switch (fields[i].kind)
+        {
+        case SP_TRACE_KIND_U8: *p = (guint8) bits; break;
+        case SP_TRACE_KIND_U32:
+        case SP_TRACE_KIND_I32: memcpy (p, &bits, 4); break;
+        case SP_TRACE_KIND_U64:
+        case SP_TRACE_KIND_I64: memcpy (p, &bits, 8); break;
+        case SP_TRACE_KIND_F64: *(double *) p = g_rand_double_range (rng, -1e12, 1e12); break;
+        case SP_TRACE_KIND_COLL: *(SpColl *) p = colls[bits % G_N_ELEMENTS (colls)]; break;
+        case SP_TRACE_KIND_DTYPE: *(SpDtype *) p = dtypes[bits % G_N_ELEMENTS (dtypes)]; break;
+        case SP_TRACE_KIND_REDOP: *(SpRedop *) p = redops[bits % G_N_ELEMENTS (redops)]; break;
+        case SP_TRACE_KIND_STATUS: *(SpTraceStatus *) p = (SpTraceStatus) (bits % 5); break;
+        case SP_TRACE_KIND_STR: ck_abort_msg ("rows have no strings"); break;
+        }
+    }
+}
+
+static void
+assert_rows_equal (const SpTraceRow *a, const SpTraceRow *b, guint64 index)
+{
+  gsize n = 0;
+  const SpTraceField *fields = sp_trace_row_fields (&n);
+  for (gsize i = 0; i < n; i++)
+    {
+      GString *sa = g_string_new (NULL), *sb = g_string_new (NULL);
+      sp_trace_field_append (&fields[i], a, sa);
+      sp_trace_field_append (&fields[i], b, sb);
+      ck_assert_msg (strcmp (sa->str, sb->str) == 0, "row %" G_GUINT64_FORMAT " field %s: %s != %s",
+                     index, fields[i].name, sa->str, sb->str);
+      g_string_free (sa, TRUE);
+      g_string_free (sb, TRUE);
+    }
+}
+
+START_TEST (test_rows_round_trip)
+{
+  g_autofree char *dir = sp_test_tmpdir ();
+  g_autofree char *path = tmp_path (dir, "rows.h5");
+  /* More than two 8192-row chunks, appended in uneven batches. */
+  const gsize n_rows = 20011;
+  g_autoptr (GRand) rng = g_rand_new_with_seed (20260101);
+  g_autofree SpTraceRow *rows = g_new0 (SpTraceRow, n_rows);
+  for (gsize i = 0; i < n_rows; i++)
+    random_row (rng, &rows[i]);
+  SpTraceHeader h = test_header ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SpTraceWriter) w = sp_trace_writer_new (path, &h, &error);
+  SP_ASSERT_NO_ERROR (error);
+  for (gsize done = 0, batch = 1; done < n_rows; done += batch, batch = batch * 3 + 1)
+    {
+      batch = MIN (batch, n_rows - done);
+      ck_assert (sp_trace_writer_append (w, rows + done, batch, &error));
+    }
+  ck_assert_uint_eq (sp_trace_writer_n_rows (w), n_rows);
+  ck_assert (sp_trace_writer_finish (w, &error));
+  SP_ASSERT_NO_ERROR (error);
+
+  g_autoptr (SpTrace) t = sp_trace_open (path, &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert_uint_eq (sp_trace_n_rows (t), n_rows);
+  g_autofree SpTraceRow *back = g_new0 (SpTraceRow, n_rows);
+  for (guint64 start = 0, step = 777; start < n_rows; start += step)
+    ck_assert (sp_trace_read_rows (t, start, MIN (step, n_rows - start), back + start, &error));
+  for (gsize i = 0; i < n_rows; i++)
+    {
+      assert_rows_equal (&rows[i], &back[i], i);
+      ck_assert (memcmp (&rows[i].algbw_gbs, &back[i].algbw_gbs, sizeof (double)) == 0);
+    }
+  /* Past the end is an error, not a crash. */
+  ck_assert (!sp_trace_read_rows (t, n_rows - 1, 2, back, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_ARGUMENT);
+  /* No groups, cluster, plan or topology given: empty, absent. */
+  ck_assert_uint_eq (sp_trace_n_groups (t), 0);
+  ck_assert_uint_eq (sp_trace_n_families (t), 0);
+  ck_assert_ptr_null (sp_trace_plan_text (t));
+  ck_assert_ptr_null (sp_trace_topology_text (t));
+  gsize n = 1;
+  sp_trace_nodes (t, &n);
+  ck_assert_uint_eq (n, 0);
+  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", dir);
+  ck_assert_int_eq (system (cmd), 0);
+}
+END_TEST
+
+START_TEST (test_meta_round_trip)
+{
+  g_autofree char *dir = sp_test_tmpdir ();
+  g_autofree char *path = tmp_path (dir, "sample.h5");
+  g_autoptr (GError) error = NULL;
+  ck_assert (sp_sample_trace_write (path, FALSE, &error));
+  SP_ASSERT_NO_ERROR (error);
+  g_autoptr (SpTrace) t = sp_trace_open (path, &error);
+  SP_ASSERT_NO_ERROR (error);
+
+  const SpTraceHeader *h = sp_trace_header (t);
+  guint major = 0, minor = 9;
+  sp_trace_schema_version (t, &major, &minor);
+  ck_assert_uint_eq (major, 1);
+  ck_assert_uint_eq (minor, 0);
+  ck_assert_int_eq (h->source, SP_TRACE_SOURCE_MEASURED);
+  ck_assert_str_eq (h->producer, "shardplan test");
+  ck_assert_str_eq (h->producer_version, "0.0-test");
+  ck_assert_str_eq (h->clock, "CLOCK_MONOTONIC");
+  ck_assert_str_eq (h->timing_mode, "isolated");
+  ck_assert_str_eq (h->run_id, SP_SAMPLE_RUN_ID);
+  ck_assert_str_eq (h->created_utc, SP_SAMPLE_CREATED);
+  ck_assert_uint_eq (h->warmup_iters, 1);
+  ck_assert_uint_eq (h->iters, 2);
+  ck_assert_uint_eq (h->world_size, 8);
+  ck_assert (sp_trace_is_complete (t));
+  ck_assert_ptr_null (sp_trace_incomplete_reason (t));
+
+  ck_assert_str_eq (sp_trace_software (t, "mpi"), "test-mpi 1.0");
+  ck_assert_str_eq (sp_trace_software (t, "compiler"), "test-cc");
+  unsigned maj, min, rel;
+  H5get_libversion (&maj, &min, &rel);
+  g_autofree char *h5 = g_strdup_printf ("%u.%u.%u", maj, min, rel);
+  ck_assert_str_eq (sp_trace_software (t, "hdf5"), h5);
+  ck_assert_uint_eq (g_strv_length ((char **) sp_trace_software_keys (t)), 3);
+
+  gsize n = 0;
+  const SpTraceEnv *env = sp_trace_env (t, &n);
+  ck_assert_uint_eq (n, 2);
+  ck_assert_str_eq (env[0].key, "NCCL_DEBUG");
+  ck_assert_str_eq (env[0].value, "WARN");
+  ck_assert_str_eq (env[1].key, "OMPI_COMM_WORLD_SIZE");
+  ck_assert_str_eq (env[1].value, "8");
+
+  const SpTraceNode *nodes = sp_trace_nodes (t, &n);
+  ck_assert_uint_eq (n, 2);
+  ck_assert_str_eq (nodes[1].hostname, "node-b");
+  ck_assert_str_eq (nodes[1].gpu_model, "");
+  ck_assert_uint_eq (nodes[1].node_id, 1);
+  const SpTraceRank *ranks = sp_trace_ranks (t, &n);
+  ck_assert_uint_eq (n, 8);
+  ck_assert_uint_eq (ranks[6].node_id, 1);
+  ck_assert_uint_eq (ranks[6].local_rank, 2);
+  ck_assert_int_eq (ranks[6].device, -1);
+  ck_assert_int_eq (ranks[0].clock_offset_ns, -21);
+  ck_assert_int_eq (ranks[6].clock_offset_ns, 21);
+
+  /* Plan and topology: text as written, digests as their owners compute. */
+  g_autoptr (SpGroups) groups = sp_sample_groups ();
+  g_autoptr (SpPlan) plan = sp_sample_plan (groups);
+  g_autofree char *json = sp_plan_to_json (plan);
+  g_autofree char *digest = sp_plan_digest (plan);
+  ck_assert_str_eq (sp_trace_plan_text (t), json);
+  ck_assert_str_eq (sp_trace_plan_digest (t), digest);
+  g_autoptr (SpPlan) plan_back = sp_plan_from_json (sp_trace_plan_text (t), -1, 8, &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert (sp_plan_equal (plan, plan_back));
+  g_autoptr (SpTopo) topo = sp_topo_new_preset ("cpu-shm", 2, &error);
+  g_autofree char *ini = sp_topo_to_ini (topo);
+  ck_assert_str_eq (sp_trace_topology_text (t), ini);
+  g_autofree char *sha = g_compute_checksum_for_string (G_CHECKSUM_SHA256, ini, -1);
+  ck_assert_str_eq (sp_trace_topology_digest (t), sha);
+
+  /* Groups: shard (family 0) = ids 0,1; replicate (1) = 2..5; world = 6. */
+  ck_assert_uint_eq (sp_trace_n_families (t), 3);
+  ck_assert_uint_eq (sp_trace_n_groups (t), 7);
+  guint32 fid = 99;
+  const char *fname = NULL;
+  sp_trace_family (t, 2, &fid, &fname);
+  ck_assert_uint_eq (fid, SP_FAMILY_WORLD);
+  ck_assert_str_eq (fname, "world");
+  ck_assert_str_eq (sp_trace_family_name (t, SP_FAMILY_REPLICATE), "replicate");
+  ck_assert_ptr_null (sp_trace_family_name (t, SP_FAMILY_EXPERT));
+  guint32 index = 99, size = 0;
+  ck_assert (sp_trace_group_info (t, 4, &fid, &index));
+  ck_assert_uint_eq (fid, SP_FAMILY_REPLICATE);
+  ck_assert_uint_eq (index, 2);
+  const guint32 *m = sp_trace_group_members (t, 4, &size);
+  ck_assert_uint_eq (size, 2);
+  ck_assert_uint_eq (m[0], 2);
+  ck_assert_uint_eq (m[1], 6);
+  m = sp_trace_group_members (t, 6, &size);
+  ck_assert_uint_eq (size, 8);
+  ck_assert_uint_eq (m[7], 7);
+  ck_assert (!sp_trace_group_info (t, SP_TRACE_NO_GROUP, NULL, NULL));
+  ck_assert_ptr_null (sp_trace_group_members (t, 7, &size));
+  ck_assert_uint_eq (sp_trace_group_id (groups, SP_FAMILY_REPLICATE, 3), 5);
+  ck_assert_uint_eq (sp_trace_group_id (groups, SP_FAMILY_WORLD, 0), 6);
+  ck_assert_uint_eq (sp_trace_group_id (groups, SP_FAMILY_EXPERT, 0), SP_TRACE_NO_GROUP);
+  ck_assert_uint_eq (sp_trace_group_id (groups, SP_FAMILY_SHARD, 2), SP_TRACE_NO_GROUP);
+
+  /* One row checked by hand: iter 1, op 0, rank 5 = row (1·3 + 0)·8 + 5. */
+  ck_assert_uint_eq (sp_trace_n_rows (t), SP_SAMPLE_ROWS);
+  SpTraceRow row;
+  ck_assert (sp_trace_read_rows (t, 29, 1, &row, &error));
+  ck_assert_uint_eq (row.op_id, 0);
+  ck_assert_int_eq (row.iter, 1);
+  ck_assert_uint_eq (row.rank, 5);
+  ck_assert_uint_eq (row.group_id, 1);
+  ck_assert_uint_eq (row.group_rank, 1);
+  ck_assert_uint_eq (row.group_size, 4);
+  ck_assert_uint_eq (row.seq_in_group, 2);
+  ck_assert_int_eq (row.coll, SP_COLL_ALL_GATHER);
+  ck_assert_int_eq (row.dtype, SP_DTYPE_BFLOAT16);
+  ck_assert_int_eq (row.redop, SP_REDOP_NONE);
+  ck_assert_int_eq (row.status, SP_TRACE_STATUS_OK);
+  ck_assert_int_eq (row.parent_op_id, -1);
+  ck_assert_uint_eq (row.bytes, 8388608);
+  ck_assert_uint_eq (row.count, 4194304);
+  ck_assert_int_eq (row.t_start_ns, 1000050);
+  ck_assert_int_eq (row.t_enqueue_ns, 999550);
+  ck_assert_int_eq (row.t_end_ns, 1100050);
+  ck_assert_int_eq (row.dur_ns, 100000);
+  /* nccl-tests: algbw = 8388608 B / 100 µs = 83.88608 GB/s; busbw ×(4-1)/4. */
+  ck_assert_double_eq_tol (row.algbw_gbs, 83.88608, 1e-9);
+  ck_assert_double_eq_tol (row.busbw_gbs, 62.91456, 1e-9);
+  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", dir);
+  ck_assert_int_eq (system (cmd), 0);
+}
+END_TEST
+
+START_TEST (test_partial)
+{
+  g_autofree char *dir = sp_test_tmpdir ();
+  g_autofree char *path = tmp_path (dir, "partial.h5");
+  g_autoptr (GError) error = NULL;
+  ck_assert (sp_sample_trace_write (path, TRUE, &error));
+  g_autoptr (SpTrace) t = sp_trace_open (path, &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert (!sp_trace_is_complete (t));
+  ck_assert_str_eq (sp_trace_incomplete_reason (t), "op 2 timed out on rank 5");
+  ck_assert_uint_eq (sp_trace_n_rows (t), SP_SAMPLE_ROWS);
+  SpTraceRow row;
+  ck_assert (sp_trace_read_rows (t, SP_SAMPLE_ROWS - 1, 1, &row, &error));
+  ck_assert_uint_eq (row.rank, 7);
+  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", dir);
+  ck_assert_int_eq (system (cmd), 0);
+}
+END_TEST
+
+/* The final name appears only at finish; abort and free leave nothing. */
+START_TEST (test_crash_safety)
+{
+  g_autofree char *dir = sp_test_tmpdir ();
+  g_autofree char *path = tmp_path (dir, "run.h5");
+  SpTraceHeader h = test_header ();
+  g_autoptr (GError) error = NULL;
+  SpTraceRow rows[100];
+  for (int i = 0; i < 100; i++)
+    {
+      sp_trace_row_init (&rows[i]);
+      rows[i].op_id = (guint32) i;
+    }
+
+  SpTraceWriter *w = sp_trace_writer_new (path, &h, &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert (!g_file_test (path, G_FILE_TEST_EXISTS));
+  ck_assert (g_file_test (sp_trace_writer_temp_path (w), G_FILE_TEST_EXISTS));
+  ck_assert (sp_trace_writer_append (w, rows, 100, &error));
+  ck_assert (!g_file_test (path, G_FILE_TEST_EXISTS));
+  sp_trace_writer_abort (w);
+  ck_assert_uint_eq (dir_count (dir), 0);
+  sp_trace_writer_free (w);
+
+  w = sp_trace_writer_new (path, &h, &error);
+  ck_assert (sp_trace_writer_append (w, rows, 100, &error));
+  sp_trace_writer_free (w); /* dropped without finish */
+  ck_assert_uint_eq (dir_count (dir), 0);
+
+  /* An existing file stays as it was until finish replaces it whole. */
+  ck_assert (g_file_set_contents (path, "old", -1, &error));
+  w = sp_trace_writer_new (path, &h, &error);
+  ck_assert (sp_trace_writer_append (w, rows, 100, &error));
+  g_autofree char *contents = NULL;
+  ck_assert (g_file_get_contents (path, &contents, NULL, &error));
+  ck_assert_str_eq (contents, "old");
+  ck_assert_uint_eq (dir_count (dir), 2);
+  ck_assert (sp_trace_writer_finish (w, &error));
+  SP_ASSERT_NO_ERROR (error);
+  sp_trace_writer_free (w);
+  ck_assert_uint_eq (dir_count (dir), 1);
+  g_autoptr (SpTrace) t = sp_trace_open (path, &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert_uint_eq (sp_trace_n_rows (t), 100);
+
+  /* A directory that does not exist: an I/O error naming the path. */
+  g_autofree char *nowhere = tmp_path (dir, "no/such/dir/run.h5");
+  ck_assert_ptr_null (sp_trace_writer_new (nowhere, &h, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_IO);
+  ck_assert_ptr_nonnull (strstr (error->message, "no/such/dir/run.h5"));
+  g_clear_error (&error);
+  /* A header without a producer. */
+  h.producer = "";
+  ck_assert_ptr_null (sp_trace_writer_new (path, &h, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull (strstr (error->message, "producer"));
+  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", dir);
+  ck_assert_int_eq (system (cmd), 0);
+}
+END_TEST
+
+/* The same inputs (run_id and created_utc fixed) give the same bytes. */
+START_TEST (test_deterministic)
+{
+  g_autofree char *dir = sp_test_tmpdir ();
+  g_autofree char *a = tmp_path (dir, "a.h5");
+  g_autofree char *b = tmp_path (dir, "b.h5");
+  g_autoptr (GError) error = NULL;
+  ck_assert (sp_sample_trace_write (a, FALSE, &error));
+  g_usleep (1100000); /* a modification time, were one recorded, would differ */
+  ck_assert (sp_sample_trace_write (b, FALSE, &error));
+  g_autofree char *ca = NULL, *cb = NULL;
+  gsize la = 0, lb = 0;
+  ck_assert (g_file_get_contents (a, &ca, &la, &error));
+  ck_assert (g_file_get_contents (b, &cb, &lb, &error));
+  ck_assert_uint_eq (la, lb);
+  ck_assert (memcmp (ca, cb, la) == 0);
+  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", dir);
+  ck_assert_int_eq (system (cmd), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------- bad files */
+
+static void
+assert_open_fails (const char *path, int code, const char *needle)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SpTrace) t = sp_trace_open (path, &error);
+  ck_assert_ptr_null (t);
+  SP_ASSERT_ERROR (error, code);
+  ck_assert_msg (strstr (error->message, needle) != NULL, "'%s' not in '%s'", needle,
+                 error->message);
+  ck_assert_msg (strchr (error->message, '\n') == NULL, "multi-line: %s", error->message);
+}
+
+/* Open a copy of the sample for editing with the raw HDF5 API. */
+static hid_t
+sample_copy (const char *dir, const char *name, char **out_path)
+{
+  *out_path = tmp_path (dir, name);
+  g_autoptr (GError) error = NULL;
+  ck_assert (sp_sample_trace_write (*out_path, FALSE, &error));
+  hid_t f = H5Fopen (*out_path, H5F_ACC_RDWR, H5P_DEFAULT);
+  ck_assert_int_ge (f, 0);
+  return f;
+}
+
+static void
+set_root_string (hid_t f, const char *name, const char *value)
+{
+  H5Adelete (f, name);
+  hid_t t = H5Tcopy (H5T_C_S1);
+  H5Tset_size (t, H5T_VARIABLE);
+  hid_t s = H5Screate (H5S_SCALAR);
+  hid_t a = H5Acreate2 (f, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
+  ck_assert_int_ge (H5Awrite (a, t, &value), 0);
+  H5Aclose (a);
+  H5Sclose (s);
+  H5Tclose (t);
+}
+
+START_TEST (test_bad_files)
+{
+  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (GError) error = NULL;
+
+  g_autofree char *missing = tmp_path (dir, "missing.h5");
+  assert_open_fails (missing, SP_ERROR_IO, "no such file");
+  assert_open_fails (dir, SP_ERROR_IO, "not a regular file");
+
+  g_autofree char *text = sp_test_fixture ("trace/not-a-trace.txt");
+  assert_open_fails (text, SP_ERROR_INVALID_TRACE, "not an HDF5 file");
+
+  g_autofree char *noise = tmp_path (dir, "noise.h5");
+  g_autoptr (GRand) rng = g_rand_new_with_seed (7);
+  char buf[4096];
+  for (gsize i = 0; i < sizeof buf; i++)
+    buf[i] = (char) g_rand_int (rng);
+  ck_assert (g_file_set_contents (noise, buf, sizeof buf, &error));
+  assert_open_fails (noise, SP_ERROR_INVALID_TRACE, "not an HDF5 file");
+
+  /* Truncated: the first half of a valid trace. */
+  g_autofree char *good = tmp_path (dir, "good.h5");
+  ck_assert (sp_sample_trace_write (good, FALSE, &error));
+  g_autofree char *contents = NULL;
+  gsize len = 0;
+  ck_assert (g_file_get_contents (good, &contents, &len, &error));
+  g_autofree char *trunc = tmp_path (dir, "truncated.h5");
+  ck_assert (g_file_set_contents (trunc, contents, (gssize) len / 2, &error));
+  assert_open_fails (trunc, SP_ERROR_INVALID_TRACE, "truncated");
+
+  /* An HDF5 file that is not a trace. */
+  g_autofree char *other = NULL;
+  hid_t f = sample_copy (dir, "other.h5", &other);
+  set_root_string (f, "schema", "netcdf4");
+  H5Fclose (f);
+  assert_open_fails (other, SP_ERROR_INVALID_TRACE, "not a shardplan trace (root attribute schema is 'netcdf4'");
+  g_autofree char *empty = tmp_path (dir, "empty.h5");
+  f = H5Fcreate (empty, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  H5Fclose (f);
+  assert_open_fails (empty, SP_ERROR_INVALID_TRACE, "schema is missing");
+
+  /* Versions. */
+  g_autofree char *newer = NULL;
+  f = sample_copy (dir, "newer.h5", &newer);
+  set_root_string (f, "schema_version", "2.0");
+  H5Fclose (f);
+  assert_open_fails (newer, SP_ERROR_INVALID_TRACE, "schema version 2.0 is newer");
+  g_autofree char *garbled = NULL;
+  f = sample_copy (dir, "garbled.h5", &garbled);
+  set_root_string (f, "schema_version", "one");
+  H5Fclose (f);
+  assert_open_fails (garbled, SP_ERROR_INVALID_TRACE, "schema_version 'one' is not MAJOR.MINOR");
+  /* A newer minor version reads. */
+  g_autofree char *minor = NULL;
+  f = sample_copy (dir, "minor.h5", &minor);
+  set_root_string (f, "schema_version", "1.7");
+  H5Fclose (f);
+  g_autoptr (SpTrace) t = sp_trace_open (minor, &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert_uint_eq (sp_trace_n_rows (t), SP_SAMPLE_ROWS);
+
+  /* Missing pieces and wrong types. */
+  g_autofree char *no_ops = NULL;
+  f = sample_copy (dir, "no-ops.h5", &no_ops);
+  ck_assert_int_ge (H5Ldelete (f, "/ops/ops", H5P_DEFAULT), 0);
+  H5Fclose (f);
+  assert_open_fails (no_ops, SP_ERROR_INVALID_TRACE, "missing dataset /ops/ops");
+  g_autofree char *no_attr = NULL;
+  f = sample_copy (dir, "no-attr.h5", &no_attr);
+  ck_assert_int_ge (H5Adelete (f, "iters"), 0);
+  H5Fclose (f);
+  assert_open_fails (no_attr, SP_ERROR_INVALID_TRACE, "missing attribute iters");
+  g_autofree char *bad_field = NULL;
+  f = sample_copy (dir, "bad-field.h5", &bad_field);
+  ck_assert_int_ge (H5Ldelete (f, "/ops/ops", H5P_DEFAULT), 0);
+  hid_t ct = H5Tcreate (H5T_COMPOUND, 8);
+  H5Tinsert (ct, "op_id", 0, H5T_IEEE_F64LE);
+  hsize_t dims[1] = { 0 };
+  hid_t sp = H5Screate_simple (1, dims, NULL);
+  hid_t d = H5Dcreate2 (f, "/ops/ops", ct, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  ck_assert_int_ge (d, 0);
+  H5Dclose (d);
+  H5Sclose (sp);
+  H5Tclose (ct);
+  H5Fclose (f);
+  assert_open_fails (bad_field, SP_ERROR_INVALID_TRACE,
+                     "field op_id of /ops/ops is a float, expected an integer");
+  g_autofree char *not_table = NULL;
+  f = sample_copy (dir, "not-table.h5", &not_table);
+  ck_assert_int_ge (H5Ldelete (f, "/meta/env", H5P_DEFAULT), 0);
+  sp = H5Screate_simple (1, dims, NULL);
+  d = H5Dcreate2 (f, "/meta/env", H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  H5Dclose (d);
+  H5Sclose (sp);
+  H5Fclose (f);
+  assert_open_fails (not_table, SP_ERROR_INVALID_TRACE,
+                     "/meta/env is not a 1-D table of compound records");
+  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", dir);
+  ck_assert_int_eq (system (cmd), 0);
+}
+END_TEST
+
+START_TEST (test_names_and_helpers)
+{
+  for (int s = 0; s <= 4; s++)
+    {
+      SpTraceStatus back;
+      ck_assert (sp_trace_status_from_name (sp_trace_status_name ((SpTraceStatus) s), &back));
+      ck_assert_int_eq (back, s);
+    }
+  ck_assert_ptr_null (sp_trace_status_name ((SpTraceStatus) 5));
+  SpTraceStatus unchanged = SP_TRACE_STATUS_OK;
+  ck_assert (!sp_trace_status_from_name ("fine", &unchanged));
+  ck_assert_str_eq (sp_trace_source_name (SP_TRACE_SOURCE_SIMULATED), "simulated");
+
+  SpTraceRow row;
+  sp_trace_row_init (&row);
+  ck_assert_int_eq (row.parent_op_id, -1);
+  ck_assert_uint_eq (row.group_id, SP_TRACE_NO_GROUP);
+  ck_assert_int_eq (row.status, SP_TRACE_STATUS_NOT_RUN);
+  /* all_reduce of 1 MB over 8 ranks in 1 ms: algbw 1 GB/s, busbw 2·7/8. */
+  row.coll = SP_COLL_ALL_REDUCE;
+  row.bytes = 1000000;
+  row.group_size = 8;
+  row.dur_ns = 1000000;
+  sp_trace_row_set_bandwidths (&row);
+  ck_assert_double_eq_tol (row.algbw_gbs, 1.0, 1e-12);
+  ck_assert_double_eq_tol (row.busbw_gbs, 1.75, 1e-12);
+  row.coll = SP_COLL_COMPUTE;
+  sp_trace_row_set_bandwidths (&row);
+  ck_assert_double_eq (row.busbw_gbs, 0.0);
+
+  /* Field formatting: enums by name, doubles exact and short. */
+  gsize n = 0;
+  const SpTraceField *fields = sp_trace_row_fields (&n);
+  ck_assert_str_eq (fields[0].name, "op_id");
+  ck_assert_str_eq (fields[n - 1].name, "busbw_gbs");
+  g_autoptr (GString) s = g_string_new (NULL);
+  row.algbw_gbs = 0.1;
+  row.coll = SP_COLL_REDUCE_SCATTER;
+  for (gsize i = 0; i < n; i++)
+    if (strcmp (fields[i].name, "algbw_gbs") == 0 || strcmp (fields[i].name, "coll") == 0
+        || strcmp (fields[i].name, "parent_op_id") == 0)
+      {
+        sp_trace_field_append (&fields[i], &row, s);
+        g_string_append_c (s, ',');
+      }
+  ck_assert_str_eq (s->str, "-1,reduce_scatter,0.1,");
+}
+END_TEST
+
+static Suite *
+trace_suite (void)
+{
+  Suite *s = suite_create ("trace");
+  TCase *tc = tcase_create ("core");
+  tcase_set_timeout (tc, 120);
+  tcase_add_test (tc, test_names_and_helpers);
+  tcase_add_test (tc, test_rows_round_trip);
+  tcase_add_test (tc, test_meta_round_trip);
+  tcase_add_test (tc, test_partial);
+  tcase_add_test (tc, test_crash_safety);
+  tcase_add_test (tc, test_deterministic);
+  tcase_add_test (tc, test_bad_files);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc == 3 && strcmp (argv[1], "--write-sample") == 0)
+    {
+      g_autoptr (GError) error = NULL;
+      if (!sp_sample_trace_write (argv[2], FALSE, &error))
+        {
+          fprintf (stderr, "test_trace: %s\n", error->message);
+          return 1;
+        }
+      return 0;
+    }
+  /* The bad-file tests edit files with the raw API: keep HDF5 quiet. */
+  H5Eset_auto2 (H5E_DEFAULT, NULL, NULL);
+  return sp_test_run (trace_suite ());
+}

@@ -1,0 +1,31 @@
+/* tests/lib/trace-sample.h — a small, fully deterministic trace that the
+ * trace tests, the CLI tests and the h5py script all read.
+ *
+ * 8 ranks on 2 nodes of 4 (preset cpu-shm), groups: shard size 4 (shard
+ * groups {0-3} {4-7} = group_id 0, 1; replicate {0,4} {1,5} {2,6} {3,7} =
+ * 2..5; world = 6), a plan of three ops, 2 timed iterations (1 warm-up),
+ * so 3 × 2 × 8 = 48 rows:
+ *   op 0 "L0.fwd.allgather"      all_gather     shard      8 MiB bf16, dur 100 µs
+ *   op 1 "L0.bwd.reduce_scatter" reduce_scatter shard      8 MiB bf16 sum, 110 µs
+ *   op 2 "step.allreduce"        all_reduce     replicate  2 MiB bf16 sum, 120 µs
+ * Row (iter i, op o, rank r): t_start = i·1e6 + o·2e5 + r·10 ns, t_enqueue =
+ * t_start − 500, dur = 1e5 + o·1e4, t_end = t_start + dur; status ok, flags
+ * SP_TRACE_FLAG_CHECKED.
+ */
+#pragma once
+#include "shardplan/shardplan.h"
+#include "shardplan/trace.h"
+
+#define SP_SAMPLE_RUN_ID "00000000-0000-4000-8000-000000000000"
+#define SP_SAMPLE_CREATED "2026-01-01T00:00:00Z"
+#define SP_SAMPLE_WORLD 8
+#define SP_SAMPLE_ITERS 2
+#define SP_SAMPLE_OPS 3
+#define SP_SAMPLE_ROWS (SP_SAMPLE_OPS * SP_SAMPLE_ITERS * SP_SAMPLE_WORLD)
+
+/* Write the sample trace to `path`.  `partial`: mark it partial. */
+gboolean sp_sample_trace_write (const char *path, gboolean partial, GError **error);
+
+/* Build the sample's groups / plan (free with the matching _free). */
+SpGroups *sp_sample_groups (void);
+SpPlan *sp_sample_plan (const SpGroups *groups);
