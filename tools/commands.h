@@ -5,3 +5,4 @@
 
 int sp_cmd_info (int argc, char **argv);
 int sp_cmd_groups (int argc, char **argv);
+int sp_cmd_trace (int argc, char **argv);

@@ -10,6 +10,7 @@
 static const SpCommand commands[] = {
   { "info", "version, build configuration, backends, kernels, presets", sp_cmd_info },
   { "groups", "the process-group families of a layout (DeepSpeed-exact)", sp_cmd_groups },
+  { "trace", "inspect and export traces (summary, CSV, Chrome/Perfetto JSON)", sp_cmd_trace },
 };
 
 static void
