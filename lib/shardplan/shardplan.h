@@ -5,6 +5,7 @@
 #include "shardplan/topo.h"
 #include "shardplan/groups.h"
 #include "shardplan/plan.h"
+#include "shardplan/trace.h"
 
 G_BEGIN_DECLS
 /* "0.1.0" (static string). */
