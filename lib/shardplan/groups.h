@@ -16,6 +16,44 @@
  * local_all_to_all.local, local_all_to_all.global — DeepSpeed's order
  * inside each function (e.g. EDP before EP without TP, EP before EDP with
  * TP; see reference §2.2/§2.3).
+ *
+ * Family by family (W world size, D devices per node):
+ *  - tensor / data: torch's DeviceMesh (W/T, T) of _init_tp_mesh_device.
+ *    tensor group k = [kT, kT+T), data group j = [j, j+T, …].  DeviceMesh
+ *    creates dimension 0 first, so the creation order is every data group
+ *    (j = 0..T-1), then every tensor group; singletons are created too.
+ *  - expert / expert_data: with T > 0, _create_expert_data_and_model_parallel
+ *    (rank lists of _get_expert_parallel_ranks(W, T, E, P); the mpu's data
+ *    size is W/(T·P); EP groups created before EDP groups).  With T == 0,
+ *    _create_expert_and_data_parallel (P from the mpu, else 1; EDP before
+ *    EP).  Where both accept, T == 1 and T == 0 give the same rank lists
+ *    and differ only in creation order.  Every group is labelled
+ *    "ep_size_<E>".  DeepSpeed never checks W % P when T == 0: it
+ *    walks stages range(0, W, W // P); when W // P divides W this is
+ *    accepted with a warning, otherwise the last stage names ranks >= W and
+ *    torch's new_group raises ValueError, so it is rejected.
+ *  - zero_param: blocks of min(Z, W).
+ *  - shard / replicate: rows / columns of the (W/S) × S rank matrix.  When
+ *    S == W the replicate family holds W singletons (so every rank finds its
+ *    group, size 1, rank 0) but none of them is in the creation order:
+ *    DeepSpeed creates no replicate communicator then.
+ *  - shard_intra_node / shard_inter_node: span = S // D (>= 2 required,
+ *    S % span == 0 required), "node" blocks of n = S / span ranks, which is
+ *    D only when D divides S; otherwise built as DeepSpeed builds them, with
+ *    a warning that the "intra-node" groups straddle physical nodes.
+ *  - local_all_to_all: nodes = W // D.  nodes == 0: local_0 = every rank;
+ *    nodes == 1: local_0 = [0, D) (W != D is rejected); else local_i for
+ *    i < nodes, then global_i = [i + jD for j < nodes] for i < D.  With
+ *    nodes <= 1 the global family is built with no groups.  Ranks past
+ *    nodes·D (W % D != 0) are in no group (a warning); sp_groups_find
+ *    returns FALSE for them.  Labels "local_<i>", "global_<i>".
+ *  - world: one group of every rank, always built, never in the creation
+ *    order.
+ *
+ * Memory: each family is one members array, n_groups + 1 offsets and two
+ * rank-indexed lookups (about 12 bytes per rank per family); building the
+ * W = 2^20, S = 64 hierarchical layout took ~45 ms and ~60 MB peak on the
+ * 2-core development machine (gcc -O2).
  */
 #pragma once
 #include <glib.h>
@@ -66,7 +104,12 @@ typedef struct _SpGroups SpGroups;
 
 /* Build every requested family.  A configuration DeepSpeed rejects fails with
  * SP_ERROR_INVALID_GROUPS and one line saying why ("shard size 24 does not
- * divide world size 64").  Configurations DeepSpeed accepts but a user
+ * divide world size 64").  A bad option value fails with
+ * SP_ERROR_INVALID_ARGUMENT: world size or devices per node 0, any size
+ * above 2^31, `hierarchical` without a shard size, `data_before_expert`
+ * without an expert-parallel size; pipeline_parallel without
+ * expert_parallel is accepted and unused.  If memory runs out the error is
+ * SP_ERROR_UNSUPPORTED.  Configurations DeepSpeed accepts but a user
  * almost certainly did not mean (hierarchical "intra-node" groups that
  * straddle physical nodes; ranks left out of the local all-to-all groups)
  * are built as DeepSpeed builds them and recorded as warnings.
