@@ -1,0 +1,489 @@
+/* The cost model of one collective: effective bandwidths from the topology,
+ * NCCL's latencies and protocol efficiencies, and NCCL's automatic choice.
+ * Both models use it: analytic reads the time off it, DES takes its
+ * latency, efficiency and caps and lets the network decide the bandwidth.
+ * The derivations are in sim/README-model.md. */
+#include "config.h"
+#include "sim-internal.h"
+
+#include <math.h>
+#include <string.h>
+
+/* How much of a datasheet NIC rate NCCL's ring search settles on per NIC:
+ * search.cc's per-channel speed ladders stop at 48 of 50 GB/s (400 Gb/s),
+ * 24 of 25 (200 Gb/s) and 12 of 12.5 (100 Gb/s): 0.96 in each case. */
+#define SP_NET_EFFICIENCY 0.96
+/* PCIe: NCCL's PCI_BW (12 GB/s, topo.h) for a Gen3 x16 link whose
+ * datasheet rate is 15.75 GB/s per direction. */
+#define SP_PCIE_EFFICIENCY (12.0 / 15.75)
+/* NCCL's netOverhead for an Intel/other x86 host (tuning.cc), µs; ×3 for
+ * Simple.  We assume Intel hosts (AMD: 2 µs). */
+#define SP_NET_OVERHEAD_US 1.0
+/* Ring+Simple+AllReduce multi-node latency factor ("plateau"), tuning.cc:
+ * 1.4 on SM80+, 1.9 before. */
+#define SP_RING_PLATEAU_SM80 1.4
+#define SP_RING_PLATEAU_OLD 1.9
+/* Protocol efficiencies (tuning.cc): LL carries 8 data bytes per 16-byte
+ * line; NCCL models LL128 (120 of 128 bytes) as 0.92; Tree all-reduce
+ * 0.92, Tree LL 1/3.8, Tree LL128 7/9 on one node or 120/128; PAT 0.75. */
+#define SP_EFF_LL 0.5
+#define SP_EFF_LL128 0.92
+#define SP_EFF_TREE 0.92
+#define SP_TREE_LL_DIV 3.8
+#define SP_TREE_LL128_1NODE (7.0 / 9.0)
+#define SP_TREE_LL128_NODES (120.0 / 128.0)
+#define SP_EFF_PAT 0.75
+/* NCCL_P2P_LL_THRESHOLD default (bytes per peer): smaller p2p transfers
+ * use LL. */
+#define SP_P2P_LL_THRESHOLD 16384
+
+SpArch
+sp_sim_arch_of (const char *m)
+{
+  if (m == NULL)
+    return SP_ARCH_AMPERE;
+  if (strstr (m, "B200") || strstr (m, "B100") || strstr (m, "GB200") || strstr (m, "B300"))
+    return SP_ARCH_BLACKWELL;
+  if (strstr (m, "H100") || strstr (m, "H200") || strstr (m, "H800") || strstr (m, "H20")
+      || strstr (m, "GH200"))
+    return SP_ARCH_HOPPER;
+  if (strstr (m, "V100"))
+    return SP_ARCH_VOLTA;
+  if (g_ascii_strncasecmp (m, "cpu", 3) == 0)
+    return SP_ARCH_CPU;
+  return SP_ARCH_AMPERE; /* A100 and anything unknown: documented default */
+}
+
+static int
+cmp_u32 (const void *a, const void *b)
+{
+  guint32 x = *(const guint32 *) a, y = *(const guint32 *) b;
+  return x < y ? -1 : x > y;
+}
+
+gboolean
+sp_sim_mesh_neighbours (guint32 gpus_per_node, guint32 a, guint32 b)
+{
+  /* hybrid cube-mesh (DGX-1, p3dn): each half of 4 fully connected, plus
+   * GPU i <-> i+4.  Other sizes: treated as fully connected. */
+  if (gpus_per_node != 8)
+    return TRUE;
+  return a / 4 == b / 4 || (a > b ? a - b : b - a) == 4;
+}
+
+static guint32
+leaf_of_node (const SpTopoSpec *s, guint32 node)
+{
+  if (s->fabric == SP_FABRIC_RAIL)
+    return node / SP_LEAF_PORTS;
+  return (guint32) (((guint64) node * s->nics_per_node) / SP_LEAF_PORTS);
+}
+
+gboolean
+sp_shape_init (SpShape *sh, const SpTopoSpec *s, const guint32 *ranks, guint32 n, GError **error)
+{
+  memset (sh, 0, sizeof *sh);
+  guint64 world = (guint64) s->nodes * s->gpus_per_node;
+  if (n == 0)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT, "a collective needs at least one rank");
+      return FALSE;
+    }
+  guint32 *sorted = g_new (guint32, n);
+  memcpy (sorted, ranks, n * sizeof *sorted);
+  qsort (sorted, n, sizeof *sorted, cmp_u32);
+  for (guint32 i = 0; i < n; i++)
+    {
+      if (sorted[i] >= world)
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                       "rank %u is outside the topology (world size %" G_GUINT64_FORMAT ")",
+                       sorted[i], world);
+          g_free (sorted);
+          return FALSE;
+        }
+      if (i > 0 && sorted[i] == sorted[i - 1])
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                       "rank %u appears twice in the group", sorted[i]);
+          g_free (sorted);
+          return FALSE;
+        }
+    }
+  guint32 g = s->gpus_per_node;
+  guint32 nodes = 0, ppn = 0, run = 0;
+  for (guint32 i = 0; i < n; i++)
+    {
+      if (i == 0 || sorted[i] / g != sorted[i - 1] / g)
+        {
+          nodes++;
+          run = 0;
+        }
+      run++;
+      ppn = MAX (ppn, run);
+    }
+  g_free (sorted);
+
+  sh->spec = s;
+  sh->arch = sp_sim_arch_of (s->gpu_model);
+  sh->n = n;
+  sh->nodes = nodes;
+  sh->ppn = ppn;
+
+  /* NICs of the group on the first member's node; peers of the first
+   * member over NVLink vs PCIe; its remote peers inside its leaf. */
+  guint32 node0 = ranks[0] / g, local0 = ranks[0] % g;
+  guint32 nics = s->nics_per_node;
+  gboolean *used = g_new0 (gboolean, nics);
+  guint32 same_leaf_nodes = 0;
+  guint32 leaf0 = leaf_of_node (s, node0);
+  for (guint32 i = 0; i < n; i++)
+    {
+      guint32 node = ranks[i] / g, local = ranks[i] % g;
+      if (node == node0)
+        {
+          guint32 first = (guint32) ((guint64) local * nics / g);
+          guint32 count = nics >= g ? nics / g : 1;
+          for (guint32 k = 0; k < count && first + k < nics; k++)
+            used[first + k] = TRUE;
+          if (i > 0 && ranks[i] != ranks[0])
+            {
+              if (s->intra_kind == SP_INTRA_NVLINK && !sp_sim_mesh_neighbours (g, local0, local))
+                sh->intra_far++;
+              else
+                sh->intra_near++;
+            }
+        }
+      else if (s->fabric != SP_FABRIC_SINGLE_SWITCH && leaf_of_node (s, node) == leaf0)
+        same_leaf_nodes++;
+    }
+  for (guint32 k = 0; k < nics; k++)
+    sh->nics_used += used[k] ? 1 : 0;
+  g_free (used);
+  sh->gpu_nics = nics >= g ? nics / g : 1;
+  guint32 remote = n - (sh->intra_near + sh->intra_far + 1);
+  /* remote peers in the same leaf: ranks of other nodes in leaf0 (ppn each) */
+  double in_leaf = MIN ((double) same_leaf_nodes, (double) remote);
+  sh->net_leave_frac = (s->fabric == SP_FABRIC_SINGLE_SWITCH || remote == 0)
+                           ? 0.0 : 1.0 - in_leaf / (double) remote;
+
+  sp_sim_link_rates (s, &sh->intra_gbs, &sh->nic_gbs);
+  sh->node_net_gbs = sh->nics_used * sh->nic_gbs;
+  if (nodes <= 1)
+    sh->ring_gbs = sh->intra_gbs;
+  else if (ppn == 1)
+    sh->ring_gbs = sh->node_net_gbs;
+  else
+    sh->ring_gbs = MIN (sh->intra_gbs, sh->node_net_gbs);
+  /* channels: one per NVLink of the GPU (NCCL's search ends near that for
+   * NVSwitch and mesh systems), 2 otherwise; clamped to [2, 32]. */
+  if (s->intra_kind == SP_INTRA_NVSWITCH || s->intra_kind == SP_INTRA_NVLINK)
+    {
+      double links = s->intra_bandwidth_gbs / sp_nccl_nvlink_datasheet_link_gbs (sh->arch);
+      sh->n_channels = (guint32) CLAMP (lround (links), 2, 32);
+    }
+  else
+    sh->n_channels = 2;
+  return TRUE;
+}
+
+void
+sp_sim_link_rates (const SpTopoSpec *s, double *out_intra_gbs, double *out_nic_gbs)
+{
+  double eff;
+  switch (s->intra_kind)
+    {
+    case SP_INTRA_NVSWITCH:
+    case SP_INTRA_NVLINK:
+      eff = sp_nccl_nvlink_efficiency (sp_sim_arch_of (s->gpu_model));
+      break;
+    case SP_INTRA_PCIE:
+      eff = SP_PCIE_EFFICIENCY;
+      break;
+    default:
+      eff = 1.0; /* shm: the topology's number is a measured copy rate */
+      break;
+    }
+  *out_intra_gbs = s->intra_bandwidth_gbs * eff;
+  *out_nic_gbs = s->nic_gbps / 8.0 * SP_NET_EFFICIENCY;
+}
+
+/* Per-hop latencies: the topology's latency_us is the Ring/LL hop (topo.h);
+ * NCCL's table supplies what other (algo, proto) add on top of that. */
+static double
+hop_intra (const SpShape *sh, SpAlgo algo, SpProto proto)
+{
+  SpHwLink hw = (sh->spec->intra_kind == SP_INTRA_NVSWITCH || sh->spec->intra_kind == SP_INTRA_NVLINK)
+                    ? SP_HW_NVLINK : SP_HW_PCI;
+  return sh->spec->intra_latency_us + sp_nccl_hw_latency_us (hw, algo, proto)
+         - sp_nccl_hw_latency_us (hw, SP_ALGO_RING, SP_PROTO_LL);
+}
+
+static double
+hop_net (const SpShape *sh, SpAlgo algo, SpProto proto)
+{
+  return sh->spec->inter_latency_us + sp_nccl_hw_latency_us (SP_HW_NET, algo, proto)
+         - sp_nccl_hw_latency_us (SP_HW_NET, SP_ALGO_RING, SP_PROTO_LL);
+}
+
+static double
+log2_floor (guint32 v)
+{
+  double r = 0;
+  while (v > 1)
+    {
+      v >>= 1;
+      r += 1;
+    }
+  return r;
+}
+
+gboolean
+sp_sim_coll_supported (SpColl c)
+{
+  return c == SP_COLL_ALL_REDUCE || c == SP_COLL_ALL_GATHER || c == SP_COLL_REDUCE_SCATTER
+         || c == SP_COLL_BROADCAST || c == SP_COLL_REDUCE || c == SP_COLL_ALL_TO_ALL
+         || c == SP_COLL_SEND;
+}
+
+gboolean
+sp_cost_enabled (const SpShape *sh, SpColl coll, SpAlgo algo, SpProto proto, const char **why)
+{
+  const char *dummy;
+  if (why == NULL)
+    why = &dummy;
+  gboolean nvlink_class = sh->spec->intra_kind == SP_INTRA_NVSWITCH
+                          || sh->spec->intra_kind == SP_INTRA_NVLINK;
+  gboolean rs_ag = coll == SP_COLL_ALL_GATHER || coll == SP_COLL_REDUCE_SCATTER;
+  if (coll == SP_COLL_ALL_TO_ALL || coll == SP_COLL_SEND)
+    {
+      *why = "all_to_all and send use the direct algorithm with ll or simple";
+      return algo == SP_ALGO_DIRECT && proto != SP_PROTO_LL128;
+    }
+  if (proto == SP_PROTO_LL128 && !nvlink_class)
+    {
+      *why = "ll128 needs an NVLink-class intra-node fabric (NCCL enables it only there)";
+      return FALSE;
+    }
+  switch (algo)
+    {
+    case SP_ALGO_RING:
+      *why = "ring";
+      return coll == SP_COLL_ALL_REDUCE || rs_ag || coll == SP_COLL_BROADCAST
+             || coll == SP_COLL_REDUCE;
+    case SP_ALGO_TREE:
+      *why = "tree is an all_reduce algorithm";
+      return coll == SP_COLL_ALL_REDUCE;
+    case SP_ALGO_NVLS:
+      if (sh->spec->intra_kind != SP_INTRA_NVSWITCH || sp_nccl_nvls_efficiency (sh->arch) <= 0)
+        {
+          *why = "nvls needs NVSwitch nodes of Hopper or Blackwell GPUs";
+          return FALSE;
+        }
+      if (proto != SP_PROTO_SIMPLE || sh->ppn < 2 || sh->n_channels < 2
+          || sh->n != sh->nodes * sh->ppn)
+        {
+          *why = "nvls needs the simple protocol and the same number (>= 2) of ranks on each node";
+          return FALSE;
+        }
+      *why = "nvls serves all_reduce, and all_gather / reduce_scatter within one node";
+      return coll == SP_COLL_ALL_REDUCE || (rs_ag && sh->nodes == 1);
+    case SP_ALGO_PAT:
+      *why = "pat serves all_gather / reduce_scatter with one rank per node over several nodes, "
+             "simple protocol";
+      return rs_ag && sh->ppn == 1 && sh->nodes > 1 && proto == SP_PROTO_SIMPLE;
+    default:
+      *why = "this model implements ring, tree, nvls, pat and direct";
+      return FALSE;
+    }
+}
+
+void
+sp_cost_compute (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpProto proto,
+                 SpCost *c)
+{
+  double n = sh->n, nodes = sh->nodes, nch = sh->n_channels;
+  double S = (double) bytes;
+  memset (c, 0, sizeof *c);
+  c->algo = algo;
+  c->proto = proto;
+  c->cap_busbw = INFINITY;
+  c->eff = 1.0;
+  double ratio = 1.0; /* algBw / busBw */
+  double base = sh->ring_gbs;
+  double lat = 0;
+  switch (algo)
+    {
+    case SP_ALGO_RING:
+      {
+        double nsteps = coll == SP_COLL_ALL_REDUCE ? 2 * (n - 1)
+                        : (coll == SP_COLL_ALL_GATHER || coll == SP_COLL_REDUCE_SCATTER) ? n - 1 : n;
+        ratio = n / nsteps;
+        if (proto == SP_PROTO_LL)
+          {
+            c->eff = SP_EFF_LL;
+            c->cap_busbw = sp_nccl_ll_max_bw (sh->arch, sh->nodes);
+          }
+        else if (proto == SP_PROTO_LL128)
+          {
+            c->eff = SP_EFF_LL128;
+            c->cap_busbw = nch * sp_nccl_ring_ll128_per_ch_bw (sh->arch, sh->nodes);
+          }
+        double b0 = sp_nccl_base_latency_us (algo, proto);
+        if (coll == SP_COLL_BROADCAST || coll == SP_COLL_REDUCE)
+          {
+            SpAlgo row = proto == SP_PROTO_SIMPLE ? SP_ALGO_TREE : SP_ALGO_RING;
+            lat = b0 + (sh->nodes > 1 ? hop_net (sh, row, proto) : hop_intra (sh, row, proto));
+          }
+        else
+          {
+            double intra = hop_intra (sh, SP_ALGO_RING, proto);
+            double inter = hop_net (sh, sh->ppn == 1 ? SP_ALGO_TREE : SP_ALGO_RING, proto);
+            double n_inter = 0;
+            if (sh->nodes > 1)
+              {
+                double ovh = SP_NET_OVERHEAD_US * (proto == SP_PROTO_SIMPLE ? 3 : 1);
+                intra = MAX (intra, ovh);
+                n_inter = coll == SP_COLL_ALL_REDUCE ? 2 * (nodes - 1) : nodes - 1;
+              }
+            lat = b0 + (nsteps - n_inter) * intra + n_inter * inter;
+            if (coll == SP_COLL_ALL_REDUCE && proto == SP_PROTO_SIMPLE && sh->nodes > 1
+                && S / (nch * n) >= 64)
+              lat *= sh->arch >= SP_ARCH_AMPERE ? SP_RING_PLATEAU_SM80 : SP_RING_PLATEAU_OLD;
+          }
+        break;
+      }
+    case SP_ALGO_TREE:
+      {
+        double tree_cap = nch * sp_nccl_tree_per_ch_bw (sh->arch, sh->nodes);
+        c->eff = SP_EFF_TREE;
+        c->cap_busbw = tree_cap;
+        if (proto == SP_PROTO_LL)
+          {
+            c->eff = SP_EFF_TREE / SP_TREE_LL_DIV;
+            c->cap_busbw = MIN (tree_cap / SP_TREE_LL_DIV, sp_nccl_ll_max_bw (sh->arch, sh->nodes));
+          }
+        else if (proto == SP_PROTO_LL128)
+          {
+            double f = sh->nodes == 1 ? SP_TREE_LL128_1NODE : SP_TREE_LL128_NODES;
+            c->eff = SP_EFF_TREE * f;
+            c->cap_busbw = MIN (tree_cap * f, nch * sp_nccl_tree_ll128_per_ch_bw (sh->arch, sh->nodes));
+          }
+        double cf = sp_nccl_tree_correction (proto, bytes);
+        c->eff *= cf;
+        c->cap_busbw *= cf;
+        ratio = 0.5;
+        lat = sp_nccl_base_latency_us (algo, proto)
+              + 2 * ((sh->ppn - 1) * hop_intra (sh, SP_ALGO_TREE, proto)
+                     + log2_floor (sh->nodes) * hop_net (sh, SP_ALGO_TREE, proto));
+        break;
+      }
+    case SP_ALGO_NVLS:
+      {
+        double e = sp_nccl_nvls_efficiency (sh->arch);
+        c->eff = e;
+        double k = sh->ppn;
+        double alg = coll == SP_COLL_ALL_REDUCE ? e * sh->intra_gbs * k / (k + 1) : e * sh->intra_gbs;
+        if (coll == SP_COLL_ALL_REDUCE && sh->nodes > 1)
+          alg = MIN (alg, sh->node_net_gbs * nodes / (2 * (nodes - 1)));
+        lat = hop_intra (sh, SP_ALGO_NVLS, proto) + (sh->nodes > 1 ? hop_net (sh, SP_ALGO_NVLS, proto) : 0);
+        c->latency_us = lat;
+        c->algbw = alg;
+        c->time_us = lat + S / (1000.0 * alg);
+        return;
+      }
+    case SP_ALGO_PAT:
+      c->eff = SP_EFF_PAT;
+      ratio = n / (n - 1);
+      lat = sp_nccl_base_latency_us (algo, proto)
+            + log2_floor (sh->nodes) * hop_net (sh, SP_ALGO_PAT, proto) / 3.5 + 2.8 * n;
+      break;
+    case SP_ALGO_DIRECT:
+    default:
+      {
+        c->eff = proto == SP_PROTO_LL ? SP_EFF_LL : 1.0;
+        double t; /* µs of pure transfer at full rate */
+        gboolean remote;
+        if (coll == SP_COLL_SEND)
+          {
+            remote = sh->nodes > 1;
+            double rate = remote ? sh->gpu_nics * sh->nic_gbs
+                                 : (sh->intra_far ? SP_PCIE_FALLBACK_GBS : sh->intra_gbs);
+            t = S / (1000.0 * c->eff * rate);
+          }
+        else
+          {
+            double per_peer = S / n;
+            double near = sh->intra_near * per_peer / sh->intra_gbs;
+            double far = sh->intra_far * per_peer / SP_PCIE_FALLBACK_GBS;
+            double n_remote = n - 1 - sh->intra_near - sh->intra_far;
+            remote = n_remote > 0;
+            double net_rate = sh->node_net_gbs / sh->ppn;
+            double lf = sh->net_leave_frac * sh->spec->oversubscription;
+            if (lf > 1)
+              net_rate /= lf;
+            double net = remote ? n_remote * per_peer / net_rate : 0;
+            t = MAX (MAX (near, far), net) / (1000.0 * c->eff);
+          }
+        lat = sp_nccl_base_latency_us (SP_ALGO_DIRECT, proto)
+              + (remote ? hop_net (sh, SP_ALGO_RING, proto) : hop_intra (sh, SP_ALGO_RING, proto));
+        c->latency_us = lat;
+        c->algbw = t > 0 ? S / (1000.0 * t) : INFINITY;
+        c->time_us = lat + t;
+        return;
+      }
+    }
+  double busbw = MIN (c->eff * base, c->cap_busbw);
+  c->ratio = ratio;
+  c->algbw = busbw * ratio;
+  c->latency_us = lat;
+  c->time_us = lat + S / (1000.0 * c->algbw);
+}
+
+gboolean
+sp_cost_choose (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpProto proto,
+                SpCost *out, GError **error)
+{
+  static const SpAlgo algos[] = { SP_ALGO_TREE, SP_ALGO_RING, SP_ALGO_NVLS, SP_ALGO_PAT,
+                                  SP_ALGO_DIRECT };
+  static const SpProto protos[] = { SP_PROTO_LL, SP_PROTO_LL128, SP_PROTO_SIMPLE };
+  gboolean found = FALSE;
+  const char *why = NULL;
+  for (guint a = 0; a < G_N_ELEMENTS (algos); a++)
+    {
+      if (algo != SP_ALGO_AUTO && algos[a] != algo)
+        continue;
+      for (guint p = 0; p < G_N_ELEMENTS (protos); p++)
+        {
+          if (proto != SP_PROTO_AUTO && protos[p] != proto)
+            continue;
+          if (!sp_cost_enabled (sh, coll, algos[a], protos[p], &why))
+            continue;
+          /* direct all_to_all: NCCL picks LL below its p2p threshold */
+          if (algos[a] == SP_ALGO_DIRECT && proto == SP_PROTO_AUTO)
+            {
+              guint64 per_peer = coll == SP_COLL_SEND ? bytes : bytes / MAX (sh->n, 1);
+              SpProto want = per_peer <= SP_P2P_LL_THRESHOLD ? SP_PROTO_LL : SP_PROTO_SIMPLE;
+              if (protos[p] != want)
+                continue;
+            }
+          SpCost c;
+          sp_cost_compute (sh, coll, bytes, algos[a], protos[p], &c);
+          if (!found || c.time_us < out->time_us)
+            {
+              *out = c;
+              found = TRUE;
+            }
+        }
+    }
+  if (!found)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,
+                   "no algorithm/protocol serves %s with algorithm %s, protocol %s on %u ranks "
+                   "over %u nodes (%s)",
+                   sp_coll_name (coll), sp_algo_name (algo), sp_proto_name (proto), sh->n,
+                   sh->nodes, why ? why : "unsupported");
+      return FALSE;
+    }
+  return TRUE;
+}

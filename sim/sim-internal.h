@@ -1,0 +1,187 @@
+/* sim/sim-internal.h — what the files of sim/ share: the model of one
+ * collective (model.c), the NCCL constant tables (nccl-tables.c), the
+ * network (net.c), the flow engine (engine.c) and the collective
+ * decompositions (des.c).  Not installed. */
+#pragma once
+#include "shardplan/sim.h"
+#include "shardplan/error.h"
+
+G_BEGIN_DECLS
+
+/* ---- GPU generation (selects rows of NCCL's tables) ------------------- */
+typedef enum {
+  SP_ARCH_VOLTA = 0,
+  SP_ARCH_AMPERE = 1,
+  SP_ARCH_HOPPER = 2,
+  SP_ARCH_BLACKWELL = 3,
+  SP_ARCH_CPU = 4, /* not a GPU (cpu-shm): NCCL's PCI rows, Volta caps */
+} SpArch;
+
+SpArch sp_sim_arch_of (const char *gpu_model);
+
+/* ---- NCCL tables (nccl-tables.c; reference/nccl-cost-model.md §1.6) --- */
+typedef enum { SP_HW_NVLINK = 0, SP_HW_PCI = 1, SP_HW_NET = 2 } SpHwLink;
+double sp_nccl_base_latency_us (SpAlgo algo, SpProto proto);
+double sp_nccl_hw_latency_us (SpHwLink link, SpAlgo algo, SpProto proto);
+double sp_nccl_ll_max_bw (SpArch arch, guint32 nodes);
+double sp_nccl_ring_ll128_per_ch_bw (SpArch arch, guint32 nodes);
+double sp_nccl_tree_per_ch_bw (SpArch arch, guint32 nodes);
+double sp_nccl_tree_ll128_per_ch_bw (SpArch arch, guint32 nodes);
+double sp_nccl_nvls_efficiency (SpArch arch);
+double sp_nccl_tree_correction (SpProto proto, guint64 bytes);
+/* NCCL's NVLink per-link bandwidth for the arch over the datasheet's
+ * per-link rate: how much of a datasheet NVLink number NCCL expects. */
+double sp_nccl_nvlink_efficiency (SpArch arch);
+double sp_nccl_nvlink_datasheet_link_gbs (SpArch arch);
+
+/* ---- the shape of one group on the topology --------------------------- */
+typedef struct {
+  const SpTopoSpec *spec;
+  SpArch arch;
+  guint32 n;           /* ranks */
+  guint32 nodes;       /* nodes spanned */
+  guint32 ppn;         /* ranks per node (max over nodes) */
+  guint32 nics_used;   /* distinct NICs of the group's ranks on one node */
+  guint32 n_channels;
+  double intra_gbs;    /* effective per-GPU intra bandwidth (one direction) */
+  double nic_gbs;      /* effective per-NIC bandwidth */
+  double node_net_gbs; /* nics_used × nic_gbs */
+  double ring_gbs;     /* ring bus bandwidth before protocol (§ derivation) */
+  guint32 intra_near;  /* same-node peers of ranks[0] over its intra port */
+  guint32 intra_far;   /* same-node peers of ranks[0] over PCIe (NVLink mesh) */
+  guint32 gpu_nics;    /* NICs attached to one GPU (≥ 1) */
+  double net_leave_frac; /* share of ranks[0]'s remote peers outside its leaf */
+} SpShape;
+
+/* Leaf switch size: NIC ports down per leaf (fat-tree) or nodes per rail
+ * switch (rail).  NVIDIA DGX SuperPOD reference architecture: a scalable
+ * unit is 32 nodes; its leaf / rail switches (QM8700 / QM9700, 40 / 64
+ * ports) take 32 nodes' NICs down, the rest up. */
+#define SP_LEAF_PORTS 32
+
+/* What a (coll, algo, proto) costs: the model both analytic and DES use.
+ * busBw = min(eff × base, cap); time = latency + bytes / algBw. */
+typedef struct {
+  SpAlgo algo;
+  SpProto proto;
+  double latency_us;
+  double eff;          /* wire efficiency of the payload (≤ 1) */
+  double cap_busbw;    /* GB/s, INFINITY when none */
+  double ratio;        /* algBw / busBw of the algorithm */
+  double algbw;        /* GB/s, what analytic uses */
+  double time_us;
+} SpCost;
+
+/* Effective per-GPU intra bandwidth and per-NIC bandwidth (GB/s) that the
+ * model takes out of the topology's datasheet numbers (README-model §2). */
+void sp_sim_link_rates (const SpTopoSpec *spec, double *out_intra_gbs, double *out_nic_gbs);
+/* NVLink-mesh GPUs without a direct link: TRUE if local devices a, b have
+ * one (hybrid cube-mesh for 8 GPUs per node, full mesh otherwise). */
+gboolean sp_sim_mesh_neighbours (guint32 gpus_per_node, guint32 a, guint32 b);
+/* NVLink-mesh peers without a direct NVLink go through PCIe at NCCL's
+ * PCI_BW (topo.h, GB/s). */
+#define SP_PCIE_FALLBACK_GBS 12.0
+
+/* Fill `shape` for `n` ranks (global rank ids, any order).  Fails on a bad
+ * rank list.  nodes/ppn come from the list. */
+gboolean sp_shape_init (SpShape *shape, const SpTopoSpec *spec, const guint32 *ranks, guint32 n,
+                        GError **error);
+
+/* TRUE if (coll, algo, proto) is enabled for this shape; otherwise FALSE
+ * and, when why != NULL, a static reason. */
+gboolean sp_cost_enabled (const SpShape *shape, SpColl coll, SpAlgo algo, SpProto proto,
+                          const char **why);
+/* The analytic cost of an enabled combination. */
+void sp_cost_compute (const SpShape *shape, SpColl coll, guint64 bytes, SpAlgo algo,
+                      SpProto proto, SpCost *out_cost);
+/* Pick (algo, proto) like NCCL (minimum time over the enabled combinations,
+ * restricted to the request's non-AUTO choices).  FALSE + error when none. */
+gboolean sp_cost_choose (const SpShape *shape, SpColl coll, guint64 bytes, SpAlgo algo,
+                         SpProto proto, SpCost *out_cost, GError **error);
+
+/* The global ranks of a request's group (g_free). */
+gboolean sp_sim_group_ranks (const SpTopo *topo, const SpCollRequest *request,
+                             guint32 **out_ranks, guint32 *out_n, GError **error);
+
+/* TRUE for the kinds sp_sim_estimate() simulates. */
+gboolean sp_sim_coll_supported (SpColl coll);
+
+/* ---- network (net.c) -------------------------------------------------- */
+typedef struct _SpNet SpNet;
+#define SP_PATH_MAX 6
+
+SpNet *sp_net_new (const SpTopoSpec *spec);
+void sp_net_free (SpNet *net);
+guint32 sp_net_n_links (const SpNet *net);
+double sp_net_link_capacity (const SpNet *net, guint32 link); /* B/ns */
+/* Path of a transfer between two ranks on one node: links written to
+ * out_links, count returned.  `direct`: a point-to-point transfer, which
+ * on an NVLink mesh takes PCIe between GPUs without a direct link (rings
+ * and trees are laid over NVLinks, as NCCL's search does). */
+guint sp_net_path_intra (const SpNet *net, guint32 src, guint32 dst, gboolean direct,
+                         guint32 *out_links);
+/* Path between ranks on different nodes leaving through NIC `nic` of the
+ * source node and arriving at NIC `nic_dst` of the destination node. */
+guint sp_net_path_inter (const SpNet *net, guint32 src, guint32 dst, guint32 nic, guint32 nic_dst,
+                         guint32 *out_links);
+/* NICs of local device `local`: first and count (≥ 1). */
+void sp_net_gpu_nics (const SpNet *net, guint32 local, guint32 *out_first, guint32 *out_count);
+/* Two single-link "paths" for NVLS: the GPU's port to / from the switch. */
+guint32 sp_net_port_up (const SpNet *net, guint32 rank);
+guint32 sp_net_port_down (const SpNet *net, guint32 rank);
+gboolean sp_net_rail (const SpNet *net);
+
+/* ---- flow engine (engine.c) ------------------------------------------- */
+typedef struct _SpEngine SpEngine;
+typedef struct _SpJob SpJob;
+
+/* Called when a job's phase `phase` starts: add its flows with
+ * sp_engine_add_flow().  Return the number of phases the job has in
+ * *out_n_phases on phase 0 (may be updated later). */
+typedef void (*SpJobPhaseFn) (SpEngine *engine, guint32 job, guint32 phase, gpointer data);
+/* Called when a job ends (at sp_engine_now()). */
+typedef void (*SpJobDoneFn) (SpEngine *engine, guint32 job, gpointer data);
+
+SpEngine *sp_engine_new (const SpNet *net, SpJobDoneFn done, gpointer done_data);
+void sp_engine_free (SpEngine *engine);
+guint64 sp_engine_now (const SpEngine *engine);
+/* Add a job that starts at `start_ns` (≥ now) with `n_phases` phases; phase
+ * p begins `delay_ns[p]` after the previous phase ended (phase 0: after
+ * start).  `delay_ns` is copied.  Returns the job id. */
+guint32 sp_engine_add_job (SpEngine *engine, guint64 start_ns, guint32 n_phases,
+                           const guint64 *delay_ns, SpJobPhaseFn phase_fn, gpointer phase_data,
+                           const char *label);
+/* Add a flow of `bytes` (wire bytes) over `n_links` links to the job's
+ * current phase, with fairness weight `weight` (> 0) and a rate cap in B/ns
+ * (INFINITY for none).  Only from inside a SpJobPhaseFn. */
+void sp_engine_add_flow (SpEngine *engine, guint32 job, double bytes, const guint32 *links,
+                         guint n_links, double weight, double cap);
+/* Expected wire bytes of the job (independent closed form), checked
+ * against the flows added (fail loud when they differ). */
+void sp_engine_expect_bytes (SpEngine *engine, guint32 job, double bytes);
+/* Run until no job is left.  FALSE + SP_ERROR_SIMULATION when a check
+ * fails (bytes, lower bound, an unfinished job). */
+gboolean sp_engine_run (SpEngine *engine, GError **error);
+guint64 sp_engine_job_start (const SpEngine *engine, guint32 job);
+guint64 sp_engine_job_end (const SpEngine *engine, guint32 job);
+gboolean sp_engine_job_done (const SpEngine *engine, guint32 job);
+/* Statistics: events processed, max-min solves, peak active flows. */
+void sp_engine_stats (const SpEngine *engine, guint64 *out_events, guint64 *out_solves,
+                      guint64 *out_peak_flows);
+
+/* ---- collectives on the engine (des.c) -------------------------------- */
+typedef struct _SpDesColl SpDesColl;
+/* Prepare a collective of `coll`/`bytes` over `ranks` (copied) with the
+ * chosen cost; add it as a job starting at start_ns.  Returns NULL + error
+ * when the DES cannot represent it (too many flows). */
+SpDesColl *sp_des_coll_new (SpEngine *engine, const SpNet *net, const SpShape *shape,
+                            const SpCost *cost, SpColl coll, guint64 bytes, const guint32 *ranks,
+                            guint32 n, guint64 start_ns, const char *label, GError **error);
+void sp_des_coll_free (SpDesColl *coll);
+guint32 sp_des_coll_job (const SpDesColl *coll);
+
+/* Upper bound on simultaneously active flows in one DES run (memory
+ * guard: about 100 B per flow). */
+#define SP_DES_MAX_FLOWS (1u << 22)
+
+G_END_DECLS

@@ -1,0 +1,20 @@
+/* sim/sim-testing.h — a fault switch for the tests of the simulator's own
+ * checks (tests/sim).  Not a user feature, not installed: with a fault set
+ * the engine misbehaves on purpose so a test can see the check fire. */
+#pragma once
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef enum {
+  SP_SIM_FAULT_NONE = 0,
+  SP_SIM_FAULT_DROP_JOB,   /* the first job never reports its end */
+  SP_SIM_FAULT_LOSE_BYTES, /* the first completed flow delivers half its bytes */
+  SP_SIM_FAULT_OVERSPEED,  /* every rate doubled after the max-min solve (and
+                              analytic bandwidths doubled) */
+} SpSimFault;
+
+/* Process-global; tests set it and reset it to SP_SIM_FAULT_NONE. */
+extern SpSimFault sp_sim_testing_fault;
+
+G_END_DECLS
