@@ -178,34 +178,15 @@ printed_present (const SpGroups *groups, const Printed *p)
   return FALSE;
 }
 
-/* DeepSpeed's replicate list when S == W is W singletons that no communicator
- * is created for; if the library keeps no groups for them, print them here. */
-static gboolean
-replicate_singletons (const SpGroups *groups, SpFamily family)
-{
-  const SpGroupsOptions *opts = sp_groups_options (groups);
-  return family == SP_FAMILY_REPLICATE && sp_groups_has_family (groups, family)
-         && sp_groups_n_groups (groups, family) == 0 && opts->shard_size == opts->world_size;
-}
-
 static guint32
 part_n_groups (const SpGroups *groups, SpFamily family)
 {
-  if (replicate_singletons (groups, family))
-    return sp_groups_world_size (groups);
   return sp_groups_n_groups (groups, family);
 }
 
 static const guint32 *
-part_members (const SpGroups *groups, SpFamily family, guint32 index, guint32 *one,
-              guint32 *out_size)
+part_members (const SpGroups *groups, SpFamily family, guint32 index, guint32 *out_size)
 {
-  if (replicate_singletons (groups, family))
-    {
-      *one = index;
-      *out_size = 1;
-      return one;
-    }
   return sp_groups_members (groups, family, index, out_size);
 }
 
@@ -260,8 +241,8 @@ sp_groups_print_json (const SpGroups *groups, FILE *fp, GError **error)
           guint32 n = part_n_groups (groups, p->parts[k]);
           for (guint32 g = 0; g < n; g++)
             {
-              guint32 one, size;
-              const guint32 *m = part_members (groups, p->parts[k], g, &one, &size);
+              guint32 size;
+              const guint32 *m = part_members (groups, p->parts[k], g, &size);
               if (!first_group)
                 out_str (&o, ", ");
               first_group = FALSE;
@@ -400,8 +381,8 @@ sp_groups_print_text (const SpGroups *groups, FILE *fp, GError **error)
           guint32 n = part_n_groups (groups, p->parts[k]);
           for (guint32 g = 0; g < n; g++, printed_idx++)
             {
-              guint32 one, size;
-              const guint32 *m = part_members (groups, p->parts[k], g, &one, &size);
+              guint32 size;
+              const guint32 *m = part_members (groups, p->parts[k], g, &size);
               const char *label = sp_groups_label (groups, p->parts[k], g);
               out_str_padded (&o, p->name, COL_FAMILY);
               out_char (&o, ' ');
