@@ -178,18 +178,6 @@ printed_present (const SpGroups *groups, const Printed *p)
   return FALSE;
 }
 
-static guint32
-part_n_groups (const SpGroups *groups, SpFamily family)
-{
-  return sp_groups_n_groups (groups, family);
-}
-
-static const guint32 *
-part_members (const SpGroups *groups, SpFamily family, guint32 index, guint32 *out_size)
-{
-  return sp_groups_members (groups, family, index, out_size);
-}
-
 /* Map a created (family, index) to the printed family name and index;
  * FALSE for families that are not printed (world). */
 static gboolean
@@ -238,11 +226,11 @@ sp_groups_print_json (const SpGroups *groups, FILE *fp, GError **error)
       gboolean first_group = TRUE;
       for (guint k = 0; k < p->n_parts; k++)
         {
-          guint32 n = part_n_groups (groups, p->parts[k]);
+          guint32 n = sp_groups_n_groups (groups, p->parts[k]);
           for (guint32 g = 0; g < n; g++)
             {
               guint32 size;
-              const guint32 *m = part_members (groups, p->parts[k], g, &size);
+              const guint32 *m = sp_groups_members (groups, p->parts[k], g, &size);
               if (!first_group)
                 out_str (&o, ", ");
               first_group = FALSE;
@@ -378,11 +366,11 @@ sp_groups_print_text (const SpGroups *groups, FILE *fp, GError **error)
       guint32 printed_idx = 0;
       for (guint k = 0; k < p->n_parts; k++)
         {
-          guint32 n = part_n_groups (groups, p->parts[k]);
+          guint32 n = sp_groups_n_groups (groups, p->parts[k]);
           for (guint32 g = 0; g < n; g++, printed_idx++)
             {
               guint32 size;
-              const guint32 *m = part_members (groups, p->parts[k], g, &size);
+              const guint32 *m = sp_groups_members (groups, p->parts[k], g, &size);
               const char *label = sp_groups_label (groups, p->parts[k], g);
               out_str_padded (&o, p->name, COL_FAMILY);
               out_char (&o, ' ');
