@@ -1,11 +1,34 @@
 """Read the sample trace (tests/lib/trace-sample.h) as a user would, with
 h5py and pandas, and check its columns and values against the numbers the
-sample is defined with.  Usage: trace_h5py.py TRACE.h5"""
+sample is defined with.  Usage: trace_h5py.py TRACE.h5
+
+trace_h5py.py --future IN.h5 OUT.h5 writes OUT as a later minor version
+would: schema_version 1.1 and an extra trailing /ops/ops field, so the
+shell test can check that this version's reader still reads it."""
 import json
+import shutil
 import sys
 
 import h5py
+import numpy as np
 import pandas as pd
+
+if sys.argv[1] == "--future":
+    shutil.copy(sys.argv[2], sys.argv[3])
+    with h5py.File(sys.argv[3], "r+") as f:
+        old = f["ops/ops"][:]
+        # keep the enum types: take each field's dtype object, metadata included
+        dt = np.dtype([(n, old.dtype.fields[n][0]) for n in old.dtype.names]
+                      + [("future_ns", "<i8")])
+        new = np.zeros(len(old), dtype=dt)
+        for n in old.dtype.names:
+            new[n] = old[n]
+        new["future_ns"] = 12345
+        del f["ops/ops"]
+        f.create_dataset("ops/ops", data=new, maxshape=(None,), chunks=True)
+        f.attrs["schema_version"] = "1.1"
+        assert h5py.check_enum_dtype(f["ops/ops"].dtype["coll"]) is not None
+    sys.exit(0)
 
 COLUMNS = ["op_id", "parent_op_id", "iter", "rank", "group_id", "group_rank", "group_size",
            "seq_in_group", "coll", "dtype", "redop", "flags", "status", "count", "bytes",
