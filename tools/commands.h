@@ -5,4 +5,6 @@
 
 int sp_cmd_info (int argc, char **argv);
 int sp_cmd_groups (int argc, char **argv);
+int sp_cmd_estimate (int argc, char **argv);
+int sp_cmd_plan (int argc, char **argv);
 int sp_cmd_trace (int argc, char **argv);

@@ -10,6 +10,8 @@
 static const SpCommand commands[] = {
   { "info", "version, build configuration, backends, kernels, presets", sp_cmd_info },
   { "groups", "the process-group families of a layout (DeepSpeed-exact)", sp_cmd_groups },
+  { "estimate", "cost of one collective on a topology (the quick question)", sp_cmd_estimate },
+  { "plan", "build the plan of one training step from a workload and a topology", sp_cmd_plan },
   { "trace", "inspect and export traces (summary, CSV, Chrome/Perfetto JSON)", sp_cmd_trace },
 };
 

@@ -1,0 +1,899 @@
+/* The plan of one training step (see shardplan/workload.h for what is
+ * modelled and the DeepSpeed code each rule comes from). */
+#include "config.h"
+#include "shardplan/workload.h"
+#include "shardplan/error.h"
+#include "shardplan/groups.h"
+#include "shardplan/layout.h"
+#include "shardplan/shardplan.h"
+#include "workload-private.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- tensors and module trace -------------------------------------------- */
+
+static guint32
+add_tensor (SpWlTrace *tr, guint64 thr, gint32 layer, SpWlPart part, guint64 s0, guint64 s1,
+            const char *fmt, ...) G_GNUC_PRINTF (7, 8);
+
+static guint32
+add_tensor (SpWlTrace *tr, guint64 thr, gint32 layer, SpWlPart part, guint64 s0, guint64 s1,
+            const char *fmt, ...)
+{
+  SpWlTensor *t = g_new0 (SpWlTensor, 1);
+  va_list ap;
+  va_start (ap, fmt);
+  t->name = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  t->ndim = s1 ? 2 : 1;
+  t->shape[0] = s0;
+  t->shape[1] = s1;
+  t->numel = s1 ? s0 * s1 : s0;
+  t->layer = layer;
+  t->part = part;
+  t->persistent = t->numel <= thr;
+  g_ptr_array_add (tr->tensors, t);
+  return tr->tensors->len - 1;
+}
+
+static SpWlUse *
+add_use (SpWlTrace *tr, gint32 layer, gboolean bwd, guint64 flops, const guint32 *ts, guint32 n,
+         const char *name)
+{
+  SpWlUse *u = g_new0 (SpWlUse, 1);
+  u->name = g_strdup (name);
+  u->layer = layer;
+  u->backward = bwd;
+  u->flops = flops;
+  u->n_tensors = n;
+  u->tensors = g_memdup2 (ts, sizeof (guint32) * n);
+  g_ptr_array_add (tr->uses, u);
+  return u;
+}
+
+static void
+use_free (gpointer p)
+{
+  SpWlUse *u = p;
+  g_free (u->name);
+  g_free (u->tensors);
+  g_free (u);
+}
+
+static void
+tensor_free (gpointer p)
+{
+  SpWlTensor *t = p;
+  g_free (t->name);
+  g_free (t);
+}
+
+void
+sp_wl_trace_free (SpWlTrace *tr)
+{
+  if (!tr)
+    return;
+  g_ptr_array_unref (tr->tensors);
+  g_ptr_array_unref (tr->uses);
+  g_free (tr);
+}
+
+guint64
+sp_wl_moe_a2a_elems (const SpModel *m)
+{
+  double tokens = (double) m->seq_len * m->micro_batch;
+  double cap = ceil (tokens / m->moe_experts * m->moe_capacity_factor * m->moe_top_k);
+  guint64 capacity = MAX ((guint64) cap, (guint64) m->moe_min_capacity);
+  return (guint64) m->moe_experts * capacity * m->hidden;
+}
+
+/* Per-layer tensors of one transformer layer; returns how many. */
+typedef struct {
+  guint32 attn[9];   /* ln1 w,b, qkv w,b, dense w,b, ln2 w,b, (gate) */
+  guint32 n_attn;
+  guint32 *mlp;      /* dense: 4 MLP tensors; MoE: 4 per local expert */
+  guint32 n_mlp;
+} LayerTensors;
+
+SpWlTrace *
+sp_wl_trace_new (const SpModel *m, guint32 ep, guint64 thr, GError **error)
+{
+  if (!sp_model_validate (m, error))
+    return NULL;
+  SpWlTrace *tr = g_new0 (SpWlTrace, 1);
+  tr->tensors = g_ptr_array_new_with_free_func (tensor_free);
+  tr->uses = g_ptr_array_new_with_free_func (use_free);
+  const guint64 h = m->hidden, f = m->ffn_hidden, V = m->vocab, s = m->seq_len;
+  const guint64 b = m->micro_batch, T = s * b;
+  const guint32 L = m->layers;
+  ep = MAX (ep, 1);
+  const guint32 local_experts = m->moe_experts / ep;
+  /* DeepSpeed MoE with ep > 1 moves tokens; with ep = 1 every expert is local. */
+  const guint64 a2a = m->moe_experts > 0 && ep > 1 ? sp_wl_moe_a2a_elems (m) : 0;
+  const SpWlPart epart = ep > 1 ? SP_WL_EXPERT : SP_WL_DENSE;
+
+  guint32 wte = add_tensor (tr, thr, -1, SP_WL_DENSE, V, h, "embed.word_embeddings");
+  guint32 wpe = add_tensor (tr, thr, -1, SP_WL_DENSE, s, h, "embed.position_embeddings");
+  LayerTensors *lt = g_new0 (LayerTensors, L);
+  for (guint32 i = 0; i < L; i++)
+    {
+      gboolean moe = m->moe_experts > 0 && i % m->moe_every == 0;
+      LayerTensors *x = &lt[i];
+      guint32 n = 0;
+      x->attn[n++] = add_tensor (tr, thr, i, SP_WL_DENSE, h, 0, "L%u.ln1.weight", i);
+      x->attn[n++] = add_tensor (tr, thr, i, SP_WL_DENSE, h, 0, "L%u.ln1.bias", i);
+      x->attn[n++] = add_tensor (tr, thr, i, SP_WL_DENSE, 3 * h, h, "L%u.attn.qkv.weight", i);
+      x->attn[n++] = add_tensor (tr, thr, i, SP_WL_DENSE, 3 * h, 0, "L%u.attn.qkv.bias", i);
+      x->attn[n++] = add_tensor (tr, thr, i, SP_WL_DENSE, h, h, "L%u.attn.dense.weight", i);
+      x->attn[n++] = add_tensor (tr, thr, i, SP_WL_DENSE, h, 0, "L%u.attn.dense.bias", i);
+      x->attn[n++] = add_tensor (tr, thr, i, SP_WL_DENSE, h, 0, "L%u.ln2.weight", i);
+      x->attn[n++] = add_tensor (tr, thr, i, SP_WL_DENSE, h, 0, "L%u.ln2.bias", i);
+      if (moe)
+        x->attn[n++] = add_tensor (tr, thr, i, SP_WL_DENSE, m->moe_experts, h, "L%u.moe.gate.weight", i);
+      x->n_attn = n;
+      guint32 experts = moe ? local_experts : 1;
+      SpWlPart part = moe ? epart : SP_WL_DENSE;
+      x->n_mlp = 4 * experts;
+      x->mlp = g_new (guint32, x->n_mlp);
+      for (guint32 e = 0; e < experts; e++)
+        {
+          g_autofree char *pre = moe ? g_strdup_printf ("L%u.moe.expert%u", i, e) : g_strdup_printf ("L%u.mlp", i);
+          x->mlp[4 * e + 0] = add_tensor (tr, thr, i, part, f, h, "%s.fc1.weight", pre);
+          x->mlp[4 * e + 1] = add_tensor (tr, thr, i, part, f, 0, "%s.fc1.bias", pre);
+          x->mlp[4 * e + 2] = add_tensor (tr, thr, i, part, h, f, "%s.fc2.weight", pre);
+          x->mlp[4 * e + 3] = add_tensor (tr, thr, i, part, h, 0, "%s.fc2.bias", pre);
+        }
+    }
+  guint32 lnf_w = add_tensor (tr, thr, -1, SP_WL_DENSE, h, 0, "head.ln_f.weight");
+  guint32 lnf_b = add_tensor (tr, thr, -1, SP_WL_DENSE, h, 0, "head.ln_f.bias");
+
+  /* FLOPs per rank (matrix multiplies only; biases, LayerNorms, softmax are
+   * O(T·h) and left out): attention projections 2·T·4h², MLP 2·T·2hf,
+   * attention scores and values 2·2·b·s²·h (Narayanan et al. SC'21 §5.1). */
+  const guint64 f_attn = 2 * T * 4 * h * h + 4 * b * s * s * h;
+  const guint64 f_mlp = 2 * T * 2 * h * f;
+  const guint64 f_head = 2 * T * V * h;
+  const guint64 cap_tokens = a2a ? a2a / h : 0; /* E · capacity slots per rank */
+  const gboolean ckpt = m->activation_checkpointing;
+
+  guint32 emb[2] = { wte, wpe };
+  add_use (tr, -1, FALSE, 0, emb, 2, "embed.fwd");
+  g_autoptr (GArray) all = g_array_new (FALSE, FALSE, sizeof (guint32));
+  for (guint32 i = 0; i < L; i++)
+    {
+      LayerTensors *x = &lt[i];
+      char name[64];
+      if (x->n_attn == 8)
+        {
+          g_array_set_size (all, 0);
+          g_array_append_vals (all, x->attn, 8);
+          g_array_append_vals (all, x->mlp, x->n_mlp);
+          g_snprintf (name, sizeof name, "L%u.fwd", i);
+          add_use (tr, i, FALSE, f_attn + f_mlp, (guint32 *) all->data, all->len, name);
+        }
+      else
+        {
+          guint64 f_gate = 2 * T * h * m->moe_experts;
+          guint64 f_exp = a2a ? 2 * cap_tokens * 2 * h * f : m->moe_top_k * f_mlp;
+          g_snprintf (name, sizeof name, "L%u.attn.fwd", i);
+          add_use (tr, i, FALSE, f_attn + f_gate, x->attn, x->n_attn, name)->a2a_after = a2a;
+          g_snprintf (name, sizeof name, "L%u.experts.fwd", i);
+          add_use (tr, i, FALSE, f_exp, x->mlp, x->n_mlp, name)->a2a_after = a2a;
+        }
+    }
+  guint32 head[3] = { lnf_w, lnf_b, wte };
+  add_use (tr, -1, FALSE, f_head, head, 3, "head.fwd");
+  tr->n_forward = tr->uses->len;
+
+  add_use (tr, -1, TRUE, 2 * f_head, head, 3, "head.bwd");
+  for (guint32 j = L; j-- > 0;)
+    {
+      LayerTensors *x = &lt[j];
+      char name[64];
+      if (x->n_attn == 8)
+        {
+          g_array_set_size (all, 0);
+          g_array_append_vals (all, x->attn, 8);
+          g_array_append_vals (all, x->mlp, x->n_mlp);
+          g_snprintf (name, sizeof name, "L%u.bwd", j);
+          /* backward = 2× forward, + the forward recompute of the checkpoint */
+          add_use (tr, j, TRUE, (ckpt ? 3 : 2) * (f_attn + f_mlp), (guint32 *) all->data, all->len,
+                   name);
+        }
+      else
+        {
+          guint64 f_gate = 2 * T * h * m->moe_experts;
+          guint64 f_exp = a2a ? 2 * cap_tokens * 2 * h * f : m->moe_top_k * f_mlp;
+          if (ckpt)
+            {
+              /* The recompute replays the MoE layer's forward, all-to-alls included. */
+              g_snprintf (name, sizeof name, "L%u.attn.recompute", j);
+              add_use (tr, j, TRUE, f_attn + f_gate, x->attn, x->n_attn, name)->a2a_after = a2a;
+              g_snprintf (name, sizeof name, "L%u.experts.recompute", j);
+              add_use (tr, j, TRUE, f_exp, x->mlp, x->n_mlp, name)->a2a_after = a2a;
+            }
+          g_snprintf (name, sizeof name, "L%u.experts.bwd", j);
+          SpWlUse *u = add_use (tr, j, TRUE, 2 * f_exp, x->mlp, x->n_mlp, name);
+          u->a2a_before = a2a;
+          u->a2a_after = a2a;
+          g_snprintf (name, sizeof name, "L%u.attn.bwd", j);
+          add_use (tr, j, TRUE, 2 * (f_attn + f_gate), x->attn, x->n_attn, name);
+        }
+    }
+  add_use (tr, -1, TRUE, 0, emb, 2, "embed.bwd");
+  for (guint32 i = 0; i < L; i++)
+    g_free (lt[i].mlp);
+  g_free (lt);
+  return tr;
+}
+
+gboolean *
+sp_wl_trace_retained (const SpWlTrace *tr, guint64 max_reuse, guint32 **out_offsets)
+{
+  guint32 n_uses = tr->uses->len;
+  guint32 *off = g_new (guint32, n_uses + 1);
+  off[0] = 0;
+  for (guint32 k = 0; k < n_uses; k++)
+    off[k + 1] = off[k] + ((SpWlUse *) g_ptr_array_index (tr->uses, k))->n_tensors;
+  gboolean *keep = g_new0 (gboolean, off[n_uses] + 1);
+  /* last[t] = the latest use k' > k that mentions t within the window. */
+  g_autofree guint32 *seen = g_new0 (guint32, tr->tensors->len);
+  for (guint32 k = 0; k < n_uses; k++)
+    {
+      /* mark tensors visited in the window after k with stamp k+1 */
+      guint64 traversed = 0;
+      for (guint32 j = k + 1; j < n_uses && traversed < max_reuse; j++)
+        {
+          const SpWlUse *u = g_ptr_array_index (tr->uses, j);
+          for (guint32 i = 0; i < u->n_tensors; i++)
+            {
+              seen[u->tensors[i]] = k + 1;
+              traversed += ((SpWlTensor *) g_ptr_array_index (tr->tensors, u->tensors[i]))->numel;
+            }
+        }
+      const SpWlUse *u = g_ptr_array_index (tr->uses, k);
+      for (guint32 i = 0; i < u->n_tensors; i++)
+        keep[off[k] + i] = seen[u->tensors[i]] == k + 1;
+    }
+  *out_offsets = off;
+  return keep;
+}
+
+/* ---- the builder --------------------------------------------------------- */
+
+typedef struct {
+  SpPlan *plan;
+  const SpModel *m;
+  const SpShardingOptions *o;
+  SpDtype dt;
+  guint32 W, D, S, We, Z;     /* world, devices/node, shard, expert-data size, hpZ */
+  gboolean qgz;               /* the all-to-all path (>= 2 nodes) */
+  guint32 mb;                 /* micro-step being emitted */
+  gboolean boundary;
+  GError **error;
+} Builder;
+
+/* Append one op; returns its id, or -1 after setting *error. */
+static gint64
+emit (Builder *bl, const char *name, gint32 layer, SpPhase phase, SpColl kind, SpFamily fam,
+      SpDtype dt, guint64 count, SpRedop redop, guint32 stream, guint64 flops, gint64 parent,
+      const guint32 *deps, guint32 n_deps)
+{
+  guint bits = sp_dtype_bits (dt);
+  SpOp op = {
+    .parent = parent, .name = name, .layer = layer, .phase = phase, .kind = kind,
+    .family = fam, .bytes = bits ? count * bits / 8 : 0, .count = count, .dtype = dt,
+    .redop = redop, .algorithm = SP_ALGO_AUTO, .stream = stream, .flops = flops,
+    .n_deps = n_deps, .deps = deps,
+  };
+  guint32 id;
+  if (!sp_plan_add_op (bl->plan, &op, &id, bl->error))
+    return -1;
+  return id;
+}
+
+/* P = ceil(numel / group): one rank's partition (layout.h, §1.3). */
+static guint64
+partition_elems (guint64 numel, guint32 group)
+{
+  SpMicsPartition p;
+  if (!sp_layout_mics_partition (numel, group, &p, NULL))
+    return 0;
+  return p.partition;
+}
+
+/* DeepSpeed CUDAQuantizer.quantize (partition_parameters.py): the number of
+ * int8 groups for a flat buffer of x elements, target 8000 per group, or
+ * 0 when its asserts would fail. */
+static guint64
+qwz_groups (guint64 x)
+{
+  const guint64 target = 8000;
+  if (x == 0)
+    return 0;
+  guint64 g = (x + target - 1) / target;
+  while (g < x)
+    {
+      if (x % (8 * g) == 0)
+        break;
+      g++;
+    }
+  while (x % (8 * g * 2) == 0 && x > target * g)
+    g *= 2;
+  if (x % (8 * g) != 0 || x >= 16000 * g || x <= g)
+    return 0;
+  return g;
+}
+
+/* The gather of `ids` (one family) for one use.  Returns the op id the
+ * compute must wait for, or -1 on error. */
+static gint64
+emit_gather (Builder *bl, const SpWlTrace *tr, const char *use, gint32 layer, SpPhase ph,
+             SpFamily fam, const guint32 *ids, guint32 n, const guint32 *deps, guint32 n_deps)
+{
+  guint32 G = fam == SP_FAMILY_EXPERT_DATA ? bl->We : bl->S; /* partition count */
+  guint32 grp = fam == SP_FAMILY_ZERO_PARAM ? bl->Z : G;      /* ranks in the gather */
+  guint64 sumP = 0;
+  for (guint32 i = 0; i < n; i++)
+    sumP += partition_elems (((SpWlTensor *) g_ptr_array_index (tr->tensors, ids[i]))->numel, G);
+  const guint64 full = (guint64) G * sumP; /* gathered elements: aligned sizes */
+  const char *fname = sp_family_name (fam);
+  g_autofree char *name = g_strdup_printf ("mb%u.%s.allgather%s%s", bl->mb, use,
+                                           fam == SP_FAMILY_SHARD ? "" : ".", fam == SP_FAMILY_SHARD ? "" : fname);
+  if (bl->o->quantized_weights && fam != SP_FAMILY_EXPERT_DATA)
+    {
+      /* qwZ: each rank quantizes its flat partition (x elements: P per tensor
+       * in the primary, (W/Z)·P in the hpZ secondary), then two all-gathers. */
+      guint64 x = full / grp;
+      guint64 groups = qwz_groups (x);
+      if (groups == 0)
+        {
+          g_set_error (bl->error, SP_ERROR, SP_ERROR_UNSUPPORTED,
+                       "qwZ: DeepSpeed's CUDAQuantizer finds no int8 grouping for the %" G_GUINT64_FORMAT
+                       "-element partition of %s (it needs a multiple of 8 with < 16000 per group)",
+                       x, use);
+          return -1;
+        }
+      g_autofree char *nq = g_strdup_printf ("%s.quantize", name);
+      gint64 q = emit (bl, nq, layer, ph, SP_COLL_QUANTIZE, SP_FAMILY_NONE, bl->dt, x, SP_REDOP_NONE,
+                       1, 0, -1, deps, n_deps);
+      if (q < 0)
+        return -1;
+      guint32 dq = (guint32) q;
+      gint64 a = emit (bl, name, layer, ph, SP_COLL_ALL_GATHER, fam, SP_DTYPE_INT8, full,
+                       SP_REDOP_NONE, 1, 0, -1, &dq, 1);
+      g_autofree char *ns = g_strdup_printf ("%s.scales", name);
+      gint64 sc = a < 0 ? -1 : emit (bl, ns, layer, ph, SP_COLL_ALL_GATHER, fam, SP_DTYPE_FLOAT32,
+                                     groups * grp, SP_REDOP_NONE, 1, 0, -1, &dq, 1);
+      if (sc < 0)
+        return -1;
+      guint32 both[2] = { (guint32) a, (guint32) sc };
+      g_autofree char *nd = g_strdup_printf ("%s.dequantize", name);
+      return emit (bl, nd, layer, ph, SP_COLL_DEQUANTIZE, SP_FAMILY_NONE, SP_DTYPE_INT8, full,
+                   SP_REDOP_NONE, 1, 0, -1, both, 2);
+    }
+  if (bl->o->hierarchical && fam == SP_FAMILY_SHARD)
+    {
+      /* §1.5: m = S / D "nodes" spanned (the inter group), n = S / m. */
+      guint32 m = bl->S / bl->D;
+      gint64 c = emit (bl, name, layer, ph, SP_COLL_HIER_ALL_GATHER, fam, bl->dt, full,
+                       SP_REDOP_NONE, 1, 0, -1, deps, n_deps);
+      if (c < 0)
+        return -1;
+      g_autofree char *n1 = g_strdup_printf ("%s.inter", name);
+      gint64 a = emit (bl, n1, layer, ph, SP_COLL_ALL_GATHER, SP_FAMILY_SHARD_INTER_NODE, bl->dt,
+                       (guint64) m * sumP, SP_REDOP_NONE, 1, 0, c, deps, n_deps);
+      if (a < 0)
+        return -1;
+      guint32 da = (guint32) a;
+      g_autofree char *n2 = g_strdup_printf ("%s.intra", name);
+      if (emit (bl, n2, layer, ph, SP_COLL_ALL_GATHER, SP_FAMILY_SHARD_INTRA_NODE, bl->dt, full,
+                SP_REDOP_NONE, 1, 0, c, &da, 1) < 0)
+        return -1;
+      return c;
+    }
+  return emit (bl, name, layer, ph, SP_COLL_ALL_GATHER, fam, bl->dt, full, SP_REDOP_NONE, 1, 0, -1,
+               deps, n_deps);
+}
+
+typedef struct {
+  GArray *ids;          /* tensor indices in bucket order */
+  guint64 elems;
+  guint32 last_compute; /* compute op that produced the latest gradient */
+  gint32 layer;
+  guint32 index;        /* bucket counter within the micro-step */
+} Bucket;
+
+/* reduce_scatter_coalesced(tensors) over `fam` of `grp` ranks (§3);
+ * returns the composite's id or -1. */
+static gint64
+emit_rs_coalesced (Builder *bl, const char *name, gint32 layer, SpFamily fam, guint32 grp,
+                   const guint64 *numels, guint32 n, guint32 dep)
+{
+  g_autoptr (SpRsCoalescedLayout) lay = sp_layout_rs_coalesced_new (grp, numels, n, bl->error);
+  if (!lay)
+    return -1;
+  gint64 c = emit (bl, name, layer, SP_PHASE_BACKWARD, SP_COLL_REDUCE_SCATTER_COALESCED, fam, bl->dt,
+                   lay->buffer, SP_REDOP_SUM, 2, 0, -1, &dep, 1);
+  if (c < 0)
+    return -1;
+  g_autofree char *sub = g_strdup_printf ("%s.reduce_scatter", name);
+  if (emit (bl, sub, layer, SP_PHASE_BACKWARD, SP_COLL_REDUCE_SCATTER, fam, bl->dt, lay->buffer,
+            SP_REDOP_SUM, 2, 0, c, &dep, 1) < 0)
+    return -1;
+  return c;
+}
+
+/* all_to_all_quant_reduce for one tensor (§4), or its fallback. */
+static gboolean
+emit_qgz_tensor (Builder *bl, const SpWlTensor *t, guint32 dep)
+{
+  SpQgzSizes q;
+  if (!sp_layout_qgz_sizes (t->shape, t->ndim, bl->W, bl->D, &q, bl->error))
+    return FALSE;
+  g_autofree char *name = g_strdup_printf ("mb%u.%s.qgz", bl->mb, t->name);
+  if (q.path != SP_QGZ_QUANTIZED)
+    return emit_rs_coalesced (bl, name, t->layer, SP_FAMILY_WORLD, bl->W, &t->numel, 1, dep) >= 0;
+  const SpPhase ph = SP_PHASE_BACKWARD;
+  gint64 c = emit (bl, name, t->layer, ph, SP_COLL_ALL_TO_ALL_QUANT_REDUCE, SP_FAMILY_WORLD, bl->dt,
+                   t->numel, SP_REDOP_SUM, 2, 0, -1, &dep, 1);
+  if (c < 0)
+    return FALSE;
+  struct { const char *suffix; SpColl kind; SpFamily fam; SpDtype dt; guint64 count; SpRedop r; } st[] = {
+    { "quantize", SP_COLL_QUANTIZE, SP_FAMILY_NONE, bl->dt, t->numel, SP_REDOP_NONE },
+    { "local", SP_COLL_ALL_TO_ALL, SP_FAMILY_A2A_LOCAL, SP_DTYPE_INT4, q.quant_bytes * 2, SP_REDOP_NONE },
+    { "local.scales", SP_COLL_ALL_TO_ALL, SP_FAMILY_A2A_LOCAL, SP_DTYPE_FLOAT32, q.scale_bytes / 4, SP_REDOP_NONE },
+    { "quant_reduce", SP_COLL_QUANT_REDUCE, SP_FAMILY_NONE, SP_DTYPE_INT4, q.quant_bytes * 2, SP_REDOP_SUM },
+    { "global", SP_COLL_ALL_TO_ALL, SP_FAMILY_A2A_GLOBAL, SP_DTYPE_INT4, q.reduced_bytes * 2, SP_REDOP_NONE },
+    { "global.scales", SP_COLL_ALL_TO_ALL, SP_FAMILY_A2A_GLOBAL, SP_DTYPE_FLOAT32, q.reduced_scale_bytes / 4, SP_REDOP_NONE },
+    { "dequantize", SP_COLL_DEQUANTIZE, SP_FAMILY_NONE, SP_DTYPE_INT4, q.reduced_bytes * 2, SP_REDOP_NONE },
+  };
+  guint32 prev = dep;
+  for (guint i = 0; i < G_N_ELEMENTS (st); i++)
+    {
+      g_autofree char *n = g_strdup_printf ("%s.%s", name, st[i].suffix);
+      gint64 id = emit (bl, n, t->layer, ph, st[i].kind, st[i].fam, st[i].dt, st[i].count, st[i].r,
+                        2, 0, c, &prev, 1);
+      if (id < 0)
+        return FALSE;
+      prev = (guint32) id;
+    }
+  return TRUE;
+}
+
+/* Reduce one bucket (stage3 __reduce_and_partition_ipg_grads). */
+static gboolean
+flush_bucket (Builder *bl, const SpWlTrace *tr, Bucket *bk, SpWlPart part)
+{
+  guint32 n = bk->ids->len;
+  if (n == 0)
+    return TRUE;
+  const guint32 *ids = (const guint32 *) bk->ids->data;
+  g_autofree guint64 *numels = g_new (guint64, n);
+  for (guint32 i = 0; i < n; i++)
+    numels[i] = ((SpWlTensor *) g_ptr_array_index (tr->tensors, ids[i]))->numel;
+  gboolean ok = TRUE;
+  if (part == SP_WL_DENSE && bl->qgz)
+    {
+      for (guint32 i = 0; i < n && ok; i++)
+        ok = emit_qgz_tensor (bl, g_ptr_array_index (tr->tensors, ids[i]), bk->last_compute);
+    }
+  else
+    {
+      SpFamily fam = part == SP_WL_EXPERT ? SP_FAMILY_EXPERT_DATA : SP_FAMILY_SHARD;
+      guint32 grp = part == SP_WL_EXPERT ? bl->We : bl->S;
+      g_autofree char *name = g_strdup_printf ("mb%u.%sbucket%u.reduce_scatter_coalesced", bl->mb,
+                                               part == SP_WL_EXPERT ? "expert_" : "", bk->index);
+      gint64 c = emit_rs_coalesced (bl, name, bk->layer, fam, grp, numels, n, bk->last_compute);
+      ok = c >= 0;
+      if (ok && part == SP_WL_DENSE && bl->boundary && bl->S < bl->W)
+        {
+          /* MiCS allreduce_mics_shard_grads: the bucket's grad partitions,
+           * P_t = ceil(n_t/S) each, summed over the replicate group. */
+          guint64 sumP = 0;
+          for (guint32 i = 0; i < n; i++)
+            sumP += partition_elems (numels[i], bl->S);
+          g_autofree char *an = g_strdup_printf ("mb%u.bucket%u.replicate.allreduce", bl->mb, bk->index);
+          guint32 dc = (guint32) c;
+          ok = emit (bl, an, bk->layer, SP_PHASE_OPTIMIZER, SP_COLL_ALL_REDUCE, SP_FAMILY_REPLICATE,
+                     bl->dt, sumP, SP_REDOP_SUM, 2, 0, -1, &dc, 1) >= 0;
+        }
+    }
+  g_array_set_size (bk->ids, 0);
+  bk->elems = 0;
+  bk->index++;
+  return ok;
+}
+
+/* stage3 __add_grad_to_ipg_bucket: reduce first if this gradient would
+ * overflow a non-empty bucket. */
+static gboolean
+add_grad (Builder *bl, const SpWlTrace *tr, Bucket *bk, SpWlPart part, guint32 t, guint32 compute)
+{
+  guint64 numel = ((SpWlTensor *) g_ptr_array_index (tr->tensors, t))->numel;
+  if (bk->elems > 0 && bk->elems + numel > bl->o->reduce_bucket_size)
+    if (!flush_bucket (bl, tr, bk, part))
+      return FALSE;
+  g_array_append_val (bk->ids, t);
+  bk->elems += numel;
+  bk->last_compute = compute;
+  bk->layer = ((SpWlTensor *) g_ptr_array_index (tr->tensors, t))->layer;
+  return TRUE;
+}
+
+static gboolean
+check_options (const SpModel *m, const SpShardingOptions *o, const SpWorkloadPlanOptions *p,
+               GError **error)
+{
+  if (o->zero_stage != 3)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,
+                   "ZeRO stage %u is not modelled; only stage 3 (ZeRO-3 / MiCS / ZeRO++)", o->zero_stage);
+      return FALSE;
+    }
+  if (p->world_size == 0 || p->devices_per_node == 0)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "world size %u and devices per node %u must both be >= 1", p->world_size,
+                   p->devices_per_node);
+      return FALSE;
+    }
+  if (!(p->compute_efficiency > 0 && p->compute_efficiency <= 1))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "compute efficiency %g is not in (0, 1]", p->compute_efficiency);
+      return FALSE;
+    }
+  if (o->reduce_bucket_size == 0)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT, "reduce bucket size must be >= 1 element");
+      return FALSE;
+    }
+  guint32 S = o->shard_size ? o->shard_size : p->world_size;
+  gboolean zpp = o->quantized_weights || o->quantized_gradients || o->hpz_partition_size > 1;
+  if (zpp && (S != p->world_size || o->hierarchical))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,
+                   "ZeRO++ (qwZ, qgZ, hpZ) is modelled for ZeRO-3 only (shard size = world size %u, "
+                   "flat), not with MiCS shard size %u%s",
+                   p->world_size, S, o->hierarchical ? " hierarchical" : "");
+      return FALSE;
+    }
+  guint32 ep = o->expert_parallel;
+  if (ep > 1 && m->moe_experts == 0)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "expert parallel size %u given, but model %s has no MoE layers", ep, m->name);
+      return FALSE;
+    }
+  if (ep > 1 && m->moe_experts % ep != 0)
+    {
+      /* DeepSpeed moe/layer.py: "Number of experts should be divisible by expert parallel size" */
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "model %s: %u experts are not divisible by expert parallel size %u", m->name,
+                   m->moe_experts, ep);
+      return FALSE;
+    }
+  if (o->quantized_gradients && p->world_size / p->devices_per_node >= 2
+      && p->world_size % p->devices_per_node != 0)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,
+                   "qgZ: world size %u is not a multiple of %u devices per node (DeepSpeed's local "
+                   "all-to-all groups would leave ranks out)",
+                   p->world_size, p->devices_per_node);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+void
+sp_workload_plan_options_init (SpWorkloadPlanOptions *opts)
+{
+  memset (opts, 0, sizeof *opts);
+  opts->world_size = 1;
+  opts->devices_per_node = 8;
+  opts->compute_efficiency = 0.5;
+}
+
+/* The gather issue point of every use (DeepSpeed's prefetcher): use j is
+ * issued when use k' starts, k' the earliest with Σ_{k'<i<j} fetched_i <
+ * prefetch_bucket_size. */
+static guint32
+issue_point (const guint64 *fetched, guint32 j, guint64 bucket)
+{
+  guint32 k = j;
+  guint64 sum = 0;
+  while (k > 0)
+    {
+      /* moving the issue point to k-1 adds fetched[k] to the window,
+       * unless k == j (the use itself) */
+      guint64 add = k == j ? 0 : fetched[k];
+      if (sum + add >= bucket)
+        break;
+      sum += add;
+      k--;
+    }
+  return k;
+}
+
+SpPlan *
+sp_workload_build_plan (const SpModel *m, const SpShardingOptions *o,
+                        const SpWorkloadPlanOptions *p, GError **error)
+{
+  g_return_val_if_fail (m && o && p, NULL);
+  if (!check_options (m, o, p, error))
+    return NULL;
+  const guint32 W = p->world_size, D = p->devices_per_node;
+  const guint32 S = o->shard_size ? o->shard_size : W;
+  const guint32 ep = o->expert_parallel > 1 ? o->expert_parallel : 0;
+
+  SpGroupsOptions g;
+  sp_groups_options_init (&g);
+  g.world_size = W;
+  g.devices_per_node = D;
+  g.shard_size = S;
+  g.hierarchical = o->hierarchical;
+  g.expert_parallel = ep;
+  g.zero_param_group_size = o->hpz_partition_size > 1 ? o->hpz_partition_size : 0;
+  const gboolean qgz = o->quantized_gradients && W / D >= 2;
+  g.local_all_to_all = qgz;
+  {
+    /* DeepSpeed's own checks, with its messages. */
+    g_autoptr (SpGroups) built = sp_groups_build (&g, error);
+    if (!built)
+      return NULL;
+  }
+  g_autoptr (SpWlTrace) tr = sp_wl_trace_new (m, ep, o->param_persistence_threshold, error);
+  if (!tr)
+    return NULL;
+
+  g_autoptr (SpPlan) plan = sp_plan_new (&g);
+  Builder bl = {
+    .plan = plan, .m = m, .o = o, .dt = m->dtype, .W = W, .D = D, .S = S,
+    .We = ep ? W / ep : W, .Z = MIN (o->hpz_partition_size, W), .qgz = qgz, .error = error,
+  };
+  const guint32 n_uses = tr->uses->len, n_t = tr->tensors->len;
+  g_autofree guint32 *offs = NULL;
+  g_autofree gboolean *keep = sp_wl_trace_retained (tr, o->max_reuse_distance, &offs);
+  /* the last use of each tensor produces its gradient */
+  g_autofree guint32 *last_use = g_new0 (guint32, n_t);
+  for (guint32 k = 0; k < n_uses; k++)
+    {
+      const SpWlUse *u = g_ptr_array_index (tr->uses, k);
+      for (guint32 i = 0; i < u->n_tensors; i++)
+        last_use[u->tensors[i]] = k;
+    }
+  g_autofree gboolean *avail = g_new0 (gboolean, n_t);
+  g_autofree gboolean *secondary = g_new0 (gboolean, n_t);
+  g_autofree guint64 *fetched = g_new0 (guint64, n_uses);
+  g_autofree guint32 *compute_id = g_new0 (guint32, n_uses);
+  g_autoptr (GArray) deps = g_array_new (FALSE, FALSE, sizeof (guint32));
+  GArray *ids[3] = { g_array_new (FALSE, FALSE, sizeof (guint32)),
+                     g_array_new (FALSE, FALSE, sizeof (guint32)),
+                     g_array_new (FALSE, FALSE, sizeof (guint32)) };
+  const SpFamily gfam[3] = { SP_FAMILY_SHARD, SP_FAMILY_ZERO_PARAM, SP_FAMILY_EXPERT_DATA };
+  Bucket bk[2] = { { .ids = g_array_new (FALSE, FALSE, sizeof (guint32)) },
+                   { .ids = g_array_new (FALSE, FALSE, sizeof (guint32)) } };
+  gboolean ok = TRUE;
+  gint64 last_rs = -1, last_compute = -1;
+  const guint32 first_mb = p->one_micro_step ? m->grad_accum - 1 : 0;
+
+  for (guint32 mb = first_mb; mb < m->grad_accum && ok; mb++)
+    {
+      bl.mb = mb;
+      bl.boundary = mb == m->grad_accum - 1;
+      bk[0].index = bk[1].index = 0;
+      /* what each use fetches this micro-step (state-dependent: retention) */
+      for (guint32 k = 0; k < n_uses && ok; k++)
+        {
+          const SpWlUse *u = g_ptr_array_index (tr->uses, k);
+          const SpPhase ph = u->backward ? SP_PHASE_BACKWARD : SP_PHASE_FORWARD;
+          for (guint f = 0; f < 3; f++)
+            g_array_set_size (ids[f], 0);
+          fetched[k] = 0;
+          for (guint32 i = 0; i < u->n_tensors; i++)
+            {
+              guint32 t = u->tensors[i];
+              const SpWlTensor *x = g_ptr_array_index (tr->tensors, t);
+              if (x->persistent || avail[t])
+                continue;
+              guint f = x->part == SP_WL_EXPERT ? 2 : secondary[t] ? 1 : 0;
+              g_array_append_val (ids[f], t);
+              fetched[k] += x->numel;
+              avail[t] = TRUE;
+            }
+          /* issue point among this micro-step's uses, by the fetch sizes of
+           * the uses before (as DeepSpeed's trace-driven prefetcher) */
+          guint32 kp = issue_point (fetched, k, o->prefetch_bucket_size);
+          g_array_set_size (deps, 0);
+          if (kp > 0)
+            g_array_append_val (deps, compute_id[kp - 1]);
+          guint32 n_gather_deps = deps->len;
+          g_autoptr (GArray) cdeps = g_array_new (FALSE, FALSE, sizeof (guint32));
+          for (guint f = 0; f < 3 && ok; f++)
+            {
+              if (ids[f]->len == 0)
+                continue;
+              guint32 grp = f == 2 ? bl.We : f == 1 ? bl.Z : S;
+              if (grp <= 1)
+                continue; /* DeepSpeed: num_partitions == 1 → no gather */
+              gint64 gid = emit_gather (&bl, tr, u->name, u->layer, ph, gfam[f],
+                                        (guint32 *) ids[f]->data, ids[f]->len,
+                                        (guint32 *) deps->data, n_gather_deps);
+              ok = gid >= 0;
+              if (ok)
+                {
+                  guint32 d = (guint32) gid;
+                  g_array_append_val (cdeps, d);
+                }
+            }
+          if (!ok)
+            break;
+          if (last_compute >= 0)
+            {
+              guint32 d = (guint32) last_compute;
+              g_array_append_val (cdeps, d);
+            }
+          if (u->a2a_before)
+            {
+              g_autofree char *n = g_strdup_printf ("mb%u.%s.a2a_in", mb, u->name);
+              gint64 a = emit (&bl, n, u->layer, ph, SP_COLL_ALL_TO_ALL, SP_FAMILY_EXPERT, bl.dt,
+                               u->a2a_before, SP_REDOP_NONE, 0, 0, -1, (guint32 *) cdeps->data,
+                               cdeps->len);
+              if ((ok = a >= 0))
+                {
+                  guint32 d = (guint32) a;
+                  g_array_append_val (cdeps, d);
+                }
+            }
+          g_autofree char *cn = g_strdup_printf ("mb%u.%s", mb, u->name);
+          gint64 c = ok ? emit (&bl, cn, u->layer, ph, SP_COLL_COMPUTE, SP_FAMILY_NONE,
+                                SP_DTYPE_NONE, 0, SP_REDOP_NONE, 0, u->flops, -1,
+                                (guint32 *) cdeps->data, cdeps->len)
+                        : -1;
+          ok = c >= 0;
+          if (!ok)
+            break;
+          compute_id[k] = (guint32) c;
+          last_compute = c;
+          if (u->a2a_after)
+            {
+              g_autofree char *n = g_strdup_printf ("mb%u.%s.a2a_out", mb, u->name);
+              guint32 d = (guint32) c;
+              gint64 a = emit (&bl, n, u->layer, ph, SP_COLL_ALL_TO_ALL, SP_FAMILY_EXPERT, bl.dt,
+                               u->a2a_after, SP_REDOP_NONE, 0, 0, -1, &d, 1);
+              ok = a >= 0;
+              last_compute = a;
+            }
+          /* release (unless reused soon); hpZ keeps a secondary partition */
+          for (guint32 i = 0; i < u->n_tensors; i++)
+            {
+              guint32 t = u->tensors[i];
+              const SpWlTensor *x = g_ptr_array_index (tr->tensors, t);
+              if (x->persistent || keep[offs[k] + i])
+                continue;
+              avail[t] = FALSE;
+              if (bl.Z > 1 && x->part == SP_WL_DENSE)
+                secondary[t] = TRUE;
+            }
+          /* gradients whose last use this is, in autograd order */
+          if (u->backward)
+            for (guint32 i = u->n_tensors; i-- > 0 && ok;)
+              {
+                guint32 t = u->tensors[i];
+                if (last_use[t] != k)
+                  continue;
+                SpWlPart part = ((SpWlTensor *) g_ptr_array_index (tr->tensors, t))->part;
+                ok = add_grad (&bl, tr, &bk[part], part, t, (guint32) c);
+              }
+        }
+      /* independent_gradient_partition_epilogue: the partial buckets */
+      for (guint i = 0; i < 2 && ok; i++)
+        ok = flush_bucket (&bl, tr, &bk[i], (SpWlPart) i);
+      memset (avail, 0, sizeof (gboolean) * n_t); /* release_and_reset_all */
+    }
+  for (guint i = 0; i < 2; i++)
+    g_array_unref (bk[i].ids);
+  for (guint i = 0; i < 3; i++)
+    g_array_unref (ids[i]);
+  if (!ok)
+    return NULL;
+  last_rs = (gint64) sp_plan_n_ops (plan) - 1;
+
+  /* _post_step: re-gather the persistent tensors after the optimizer step. */
+  for (guint part = 0; part < 2; part++)
+    {
+      g_autoptr (GArray) pers = g_array_new (FALSE, FALSE, sizeof (guint32));
+      for (guint32 t = 0; t < n_t; t++)
+        {
+          const SpWlTensor *x = g_ptr_array_index (tr->tensors, t);
+          if (x->persistent && x->part == part)
+            g_array_append_val (pers, t);
+        }
+      guint32 grp = part == SP_WL_EXPERT ? bl.We : S;
+      if (pers->len == 0 || grp <= 1)
+        continue;
+      guint64 sumP = 0;
+      for (guint32 i = 0; i < pers->len; i++)
+        sumP += partition_elems (((SpWlTensor *) g_ptr_array_index (tr->tensors, g_array_index (pers, guint32, i)))->numel, grp);
+      guint32 d[2] = { (guint32) last_compute, (guint32) last_rs };
+      const char *nm = part == SP_WL_EXPERT ? "step.persistent.allgather.expert_data"
+                                            : "step.persistent.allgather";
+      if (emit (&bl, nm, -1, SP_PHASE_OPTIMIZER, SP_COLL_ALL_GATHER,
+                part == SP_WL_EXPERT ? SP_FAMILY_EXPERT_DATA : SP_FAMILY_SHARD, bl.dt,
+                (guint64) grp * sumP, SP_REDOP_NONE, 1, 0, -1, d, last_rs == last_compute ? 1 : 2)
+          < 0)
+        return NULL;
+    }
+
+  char buf[64];
+  sp_plan_set_meta (plan, "model", m->name);
+  g_snprintf (buf, sizeof buf, "%" G_GUINT64_FORMAT, sp_model_n_params (m));
+  sp_plan_set_meta (plan, "n_params", buf);
+  g_autofree char *desc = sp_sharding_options_describe (o, W);
+  sp_plan_set_meta (plan, "sharding", desc);
+  g_snprintf (buf, sizeof buf, "%u", m->grad_accum - first_mb);
+  sp_plan_set_meta (plan, "micro_steps", buf);
+  g_snprintf (buf, sizeof buf, "%u", m->grad_accum);
+  sp_plan_set_meta (plan, "grad_accum", buf);
+  g_ascii_dtostr (buf, sizeof buf, p->compute_efficiency);
+  sp_plan_set_meta (plan, "compute_efficiency", buf);
+  g_autofree char *by = g_strdup_printf ("shardplan %s", sp_version ());
+  sp_plan_set_meta (plan, "created_by", by);
+  return g_steal_pointer (&plan);
+}
+
+guint64
+sp_wl_gathered_peak (const SpWlTrace *tr, guint32 S, guint32 We, guint64 max_reuse,
+                     guint64 bucket)
+{
+  const guint32 n_uses = tr->uses->len, n_t = tr->tensors->len;
+  g_autofree guint32 *offs = NULL;
+  g_autofree gboolean *keep = sp_wl_trace_retained (tr, max_reuse, &offs);
+  g_autofree gboolean *avail = g_new0 (gboolean, n_t);
+  g_autofree guint64 *fetched = g_new0 (guint64, n_uses); /* numel (prefetch window) */
+  g_autofree guint64 *full = g_new0 (guint64, n_uses);    /* padded elements gathered */
+  g_autofree guint64 *live_at = g_new0 (guint64, n_uses);
+  guint64 live = 0;
+  for (guint32 k = 0; k < n_uses; k++)
+    {
+      const SpWlUse *u = g_ptr_array_index (tr->uses, k);
+      for (guint32 i = 0; i < u->n_tensors; i++)
+        {
+          guint32 t = u->tensors[i];
+          const SpWlTensor *x = g_ptr_array_index (tr->tensors, t);
+          if (x->persistent || avail[t])
+            continue;
+          guint32 G = x->part == SP_WL_EXPERT ? We : S;
+          avail[t] = TRUE;
+          fetched[k] += x->numel;
+          full[k] += (guint64) G * partition_elems (x->numel, G);
+        }
+      live += full[k];
+      live_at[k] = live;
+      for (guint32 i = 0; i < u->n_tensors; i++)
+        {
+          guint32 t = u->tensors[i];
+          const SpWlTensor *x = g_ptr_array_index (tr->tensors, t);
+          if (x->persistent || keep[offs[k] + i] || !avail[t])
+            continue;
+          guint32 G = x->part == SP_WL_EXPERT ? We : S;
+          avail[t] = FALSE;
+          live -= (guint64) G * partition_elems (x->numel, G);
+        }
+    }
+  guint64 peak = 0;
+  for (guint32 k = 0; k < n_uses; k++)
+    {
+      /* plus what the prefetcher has in flight while use k runs */
+      guint64 ahead = 0, window = 0;
+      for (guint32 j = k + 1; j < n_uses && window < bucket; j++)
+        {
+          ahead += full[j];
+          window += fetched[j];
+        }
+      peak = MAX (peak, live_at[k] + ahead);
+    }
+  return peak;
+}

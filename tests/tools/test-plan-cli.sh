@@ -1,0 +1,82 @@
+#!/bin/sh
+# `shardplan plan`: exit codes, one-line errors, atomic -o output, the text
+# summary and --format json.  (Plan contents are checked by test_workload.)
+set -u
+: "${SHARDPLAN:?SHARDPLAN must name the built shardplan binary}"
+: "${SP_SRCDIR:?SP_SRCDIR must name the source tree}"
+fx="$SP_SRCDIR/tests/fixtures/workload"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardplan-plan-XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+fail () {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+run () {
+  "$SHARDPLAN" plan "$@" >"$tmp/out" 2>"$tmp/err"
+  status=$?
+}
+
+# ok ARGS…: exit 0
+ok () {
+  run "$@"
+  [ "$status" -eq 0 ] || fail "plan $* exited $status: $(cat "$tmp/err")"
+}
+
+# bad TEXT ARGS…: exit 2, exactly one stderr line containing TEXT, no stdout
+bad () {
+  text=$1
+  shift
+  run "$@"
+  [ "$status" -eq 2 ] || fail "plan $* exited $status, expected 2"
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "plan $*: stderr is not one line: $(cat "$tmp/err")"
+  grep -q "^shardplan plan: .*$text" "$tmp/err" || fail "plan $*: stderr lacks '$text': $(cat "$tmp/err")"
+  [ ! -s "$tmp/out" ] || fail "plan $*: wrote to stdout on error"
+}
+
+# defaults: gpt-13b on 16 dgx-h100 nodes, ZeRO-3
+ok
+grep -q '^plan: gpt-13b .* 16 nodes x 8 GPUs = 128 ranks' "$tmp/out" || fail "default summary: $(head -1 "$tmp/out")"
+grep -q '^sharding: zero3 S=128 (ZeRO-3)' "$tmp/out" || fail "default sharding line"
+grep -q '^  total .*: fits' "$tmp/out" || fail "default memory verdict"
+ok --help
+grep -q -- '--deepspeed-config' "$tmp/out" || fail "--help lacks --deepspeed-config"
+
+# -o: the plan file plus the text summary
+ok --model gpt-1b --nodes 4 --shard-size 16 --hierarchical -o "$tmp/p.json"
+[ -s "$tmp/p.json" ] || fail "-o wrote nothing"
+grep -q '"schema" *: *"shardplan-plan"' "$tmp/p.json" || fail "-o output is not a plan"
+grep -q 'shard_inter_node' "$tmp/out" || fail "hierarchical summary lacks shard_inter_node"
+# -o with --format json: file only
+ok --model gpt-1b --nodes 2 -o "$tmp/q.json" --format json
+[ ! -s "$tmp/out" ] || fail "-o --format json printed to stdout"
+# no -o, --format json: the plan on stdout
+ok --model gpt-1b --nodes 1 --format json
+grep -q '"schema" *: *"shardplan-plan"' "$tmp/out" || fail "--format json did not print the plan"
+# a DeepSpeed config: warnings on stderr, still exit 0
+ok --model "$fx/small.json" --deepspeed-config "$fx/ds-unknown-keys.json" --nodes 1
+grep -q "warning: .*'optimizer'" "$tmp/err" || fail "no warning for the unknown key optimizer"
+ok --model "$SP_SRCDIR/examples/model-gpt-7b.json" --deepspeed-config "$SP_SRCDIR/examples/deepspeed-mics.json" --nodes 4
+ok --model gpt-1b --nodes 2 --qwz --qgz --hpz 8 --one-micro-step --grad-accum 4
+grep -q 'all_to_all_quant_reduce' "$tmp/out" || fail "qgZ summary lacks all_to_all_quant_reduce"
+
+# bad input: exit 2, one line
+bad "neither a preset" --model no-such-model
+bad "unknown key 'hiden'" --model "$fx/bad-unknown-key.json"
+bad "stage is 2" --deepspeed-config "$fx/ds-stage2.json"
+bad "zero_quantized_weights" --deepspeed-config "$fx/ds-bad-type.json"
+bad "does not divide world size 128" --shard-size 24
+bad "spanning at least 2 nodes" --shard-size 8 --hierarchical
+bad "ZeRO++" --shard-size 8 --qwz
+bad "compute-efficiency" --compute-efficiency 1.5
+bad "nodes" --nodes 0
+bad "format" --format csv
+bad "unexpected argument" extra
+# a failed run leaves no output file
+run --shard-size 24 -o "$tmp/never.json"
+[ ! -e "$tmp/never.json" ] || fail "a failed run left $tmp/never.json"
+
+[ "$failures" -eq 0 ] || exit 1
+exit 0
