@@ -1,19 +1,22 @@
-/* Plan JSON: a canonical writer and a validating reader (json-glib).
+/* Plan JSON: a canonical writer and a validating reader.
  *
- * The writer is our own printer rather than JsonGenerator so that the text
- * is canonical (fixed key order, meta keys sorted, integers printed exactly,
- * one op per line) — the trace records its SHA-256 — and linear in the
- * number of ops.  The reader uses json-glib's tree.  json-glib keeps
- * integers as gint64 and wraps larger literals to negative values, so every
- * integer above G_MAXINT64 reads as negative and is rejected; sp_plan_add_op()
- * refuses such values too, so any plan that can be built survives a round
- * trip exactly.
+ * The writer is our own printer so that the text is canonical (fixed key
+ * order, meta keys sorted, integers printed exactly, one op per line) — the
+ * trace records its SHA-256 — and linear in the number of ops.
+ *
+ * The reader walks the text with json-scan.c rather than building a
+ * json-glib tree: for a 10^6-op plan (280 MB) json-glib took 22 s and
+ * 3.5 GB and grew faster than linearly, and it reads integers as gint64
+ * (wrapping larger literals), while byte counts are guint64.  The reader
+ * first validates the whole document and notes where each top-level member
+ * is, then reads them in a fixed order (schema and version first), so key
+ * order in a hand-written file does not matter.
  */
 #include "config.h"
 #include "shardplan/plan.h"
 #include "shardplan/error.h"
 
-#include <json-glib/json-glib.h>
+#include "json-scan.h"
 #include <string.h>
 
 #define PLAN_SCHEMA "shardplan-plan"
@@ -220,198 +223,258 @@ sp_plan_save (const SpPlan *plan, const char *path, GError **error)
 
 /* ---- reader -------------------------------------------------------------- */
 
-/* What a JSON node is, for "… got <this>" in messages (g_free). */
+/* Where an error is: "plan", "plan groups", "plan meta" or op `index`
+ * (with its name once known).  Formatted only when an error happens. */
+typedef struct {
+  const char *what;     /* NULL for an op */
+  guint32 index;
+  const char *name;     /* NULL until the op's name is read */
+} Where;
+
 static char *
-describe_node (JsonNode *node)
+where_str (const Where *w)
 {
-  switch (json_node_get_node_type (node))
+  if (w->what)
+    return g_strdup (w->what);
+  if (w->name)
+    return g_strdup_printf ("op %u ('%s')", w->index, w->name);
+  return g_strdup_printf ("op %u", w->index);
+}
+
+G_GNUC_PRINTF (3, 4) static gboolean
+plan_error (GError **error, const Where *w, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_autofree char *where = where_str (w);
+  g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN, "%s: %s", where, msg);
+  return FALSE;
+}
+
+static gboolean
+want_u64 (const SpJsonValue *v, const Where *w, const char *key, guint64 min, guint64 max,
+          guint64 *out_value, GError **error)
+{
+  gboolean neg = v->neg && v->magnitude != 0;
+  if (v->kind != SP_JSON_INT || v->overflow || neg || v->magnitude < min || v->magnitude > max)
     {
-    case JSON_NODE_OBJECT: return g_strdup ("an object");
-    case JSON_NODE_ARRAY: return g_strdup ("an array");
-    case JSON_NODE_NULL: return g_strdup ("null");
-    case JSON_NODE_VALUE: break;
+      g_autofree char *what = sp_json_value_describe (v);
+      if (v->kind != SP_JSON_INT)
+        return plan_error (error, w, "'%s' must be a non-negative integer, got %s", key, what);
+      return plan_error (error, w, "'%s' must be an integer in [%" G_GUINT64_FORMAT ", %"
+                         G_GUINT64_FORMAT "], got %s", key, min, max, what);
     }
-  GType type = json_node_get_value_type (node);
-  if (type == G_TYPE_INT64)
-    return g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (node));
-  if (type == G_TYPE_DOUBLE)
-    return g_strdup_printf ("%.17g", json_node_get_double (node));
-  if (type == G_TYPE_BOOLEAN)
-    return g_strdup (json_node_get_boolean (node) ? "true" : "false");
-  if (type == G_TYPE_STRING)
-    return g_strdup_printf ("the string \"%s\"", json_node_get_string (node));
-  return g_strdup ("an unknown value");
+  *out_value = v->magnitude;
+  return TRUE;
 }
 
 static gboolean
-node_is (JsonNode *node, GType type)
-{
-  return JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == type;
-}
-
-/* `where` prefixes every message: "op 3 ('L0.fwd')", "plan", "groups". */
-static gboolean
-read_int (JsonObject *obj, const char *where, const char *key, gint64 min, gint64 max,
+want_i64 (const SpJsonValue *v, const Where *w, const char *key, gint64 min, gint64 max,
           gint64 *out_value, GError **error)
 {
-  JsonNode *node = json_object_get_member (obj, key);
-  if (!node_is (node, G_TYPE_INT64))
+  /* the range of every signed key here lies inside [-2^63+1, 2^63-1] */
+  gboolean in = v->kind == SP_JSON_INT && !v->overflow && v->magnitude <= (guint64) G_MAXINT64;
+  gint64 value = in ? (v->neg ? -(gint64) v->magnitude : (gint64) v->magnitude) : 0;
+  if (!in || value < min || value > max)
     {
-      g_autofree char *what = describe_node (node);
-      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN, "%s: '%s' must be %s integer, got %s",
-                   where, key, min >= 0 ? "a non-negative" : "an", what);
-      return FALSE;
+      g_autofree char *what = sp_json_value_describe (v);
+      if (v->kind != SP_JSON_INT)
+        return plan_error (error, w, "'%s' must be an integer, got %s", key, what);
+      return plan_error (error, w, "'%s' must be an integer in [%" G_GINT64_FORMAT ", %"
+                         G_GINT64_FORMAT "], got %s", key, min, max, what);
     }
-  gint64 v = json_node_get_int (node);
-  if (v < min || v > max)
-    {
-      /* json-glib reads literals above G_MAXINT64 as negative numbers */
-      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN,
-                   "%s: '%s' must be an integer in [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
-                   "], got %" G_GINT64_FORMAT "%s", where, key, min, max, v,
-                   v < 0 && min >= 0 ? " (values above the maximum read as negative)" : "");
-      return FALSE;
-    }
-  *out_value = v;
+  *out_value = value;
   return TRUE;
 }
 
 static gboolean
-read_string (JsonObject *obj, const char *where, const char *key, const char **out_value,
-             GError **error)
+want_string (const SpJsonValue *v, const Where *w, const char *key, GError **error)
 {
-  JsonNode *node = json_object_get_member (obj, key);
-  if (!node_is (node, G_TYPE_STRING))
-    {
-      g_autofree char *what = describe_node (node);
-      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN, "%s: '%s' must be a string, got %s",
-                   where, key, what);
-      return FALSE;
-    }
-  *out_value = json_node_get_string (node);
-  return TRUE;
+  if (v->kind == SP_JSON_STRING)
+    return TRUE;
+  g_autofree char *what = sp_json_value_describe (v);
+  return plan_error (error, w, "'%s' must be a string, got %s", key, what);
 }
 
 static gboolean
-read_bool (JsonObject *obj, const char *where, const char *key, gboolean *out_value,
+want_bool (const SpJsonValue *v, const Where *w, const char *key, gboolean *out_value,
            GError **error)
 {
-  JsonNode *node = json_object_get_member (obj, key);
-  if (!node_is (node, G_TYPE_BOOLEAN))
+  if (v->kind != SP_JSON_TRUE && v->kind != SP_JSON_FALSE)
     {
-      g_autofree char *what = describe_node (node);
-      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN, "%s: '%s' must be true or false, got %s",
-                   where, key, what);
-      return FALSE;
+      g_autofree char *what = sp_json_value_describe (v);
+      return plan_error (error, w, "'%s' must be true or false, got %s", key, what);
     }
-  *out_value = json_node_get_boolean (node);
+  *out_value = v->kind == SP_JSON_TRUE;
   return TRUE;
 }
 
-/* Reject keys outside `known` (NULL-terminated): a typo must not pass
- * silently as a default. */
-static gboolean
-check_keys (JsonObject *obj, const char *where, const char *const *known, GError **error)
+static int
+key_index (const char *const *known, const char *key)
 {
-  JsonObjectIter iter;
-  const char *key;
-  JsonNode *node;
-  json_object_iter_init (&iter, obj);
-  while (json_object_iter_next (&iter, &key, &node))
-    if (!g_strv_contains (known, key))
-      {
-        g_autofree char *list = g_strjoinv (", ", (char **) known);
-        g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN, "%s: unknown key '%s' (known: %s)",
-                     where, key, list);
-        return FALSE;
-      }
-  return TRUE;
+  for (int i = 0; known[i]; i++)
+    if (strcmp (known[i], key) == 0)
+      return i;
+  return -1;
 }
 
-static gboolean
-require_keys (JsonObject *obj, const char *where, const char *const *required, GError **error)
-{
-  for (guint i = 0; required[i]; i++)
-    if (!json_object_has_member (obj, required[i]))
-      {
-        g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN, "%s: missing key '%s'", where,
-                     required[i]);
-        return FALSE;
-      }
-  return TRUE;
-}
+#define MAX_KEYS 16
 
+/* The members of the object at the scanner: value offsets of the known
+ * keys (offsets[i] = G_MAXSIZE when absent).  The first unknown or repeated
+ * key is reported in *out_bad_key (g_free) so the caller can name the op
+ * first.  Leaves the scanner after the object. */
 static gboolean
-read_u32 (JsonObject *obj, const char *where, const char *key, guint32 *inout, GError **error)
+scan_members (SpJsonScan *s, const char *const *known, gsize *offsets, char **out_bad_key,
+              gboolean *out_repeated, GError **error)
 {
-  gint64 v;
-  if (!json_object_has_member (obj, key))
-    return TRUE;
-  if (!read_int (obj, where, key, 0, G_MAXUINT32, &v, error))
+  for (int i = 0; known[i]; i++)
+    offsets[i] = G_MAXSIZE;
+  *out_bad_key = NULL;
+  if (!sp_json_scan_object_begin (s, error))
     return FALSE;
-  *inout = (guint32) v;
+  gboolean first = TRUE;
+  int r;
+  SpJsonValue v;
+  while ((r = sp_json_scan_object_next (s, &first, error)) == 1)
+    {
+      int k = key_index (known, s->key->str);
+      if (k < 0 || offsets[k] != G_MAXSIZE)
+        {
+          if (*out_bad_key == NULL)
+            {
+              *out_bad_key = g_strdup (s->key->str);
+              *out_repeated = k >= 0;
+            }
+        }
+      else
+        offsets[k] = sp_json_scan_offset (s);
+      if (!sp_json_scan_value (s, &v, error))
+        return FALSE;
+    }
+  return r == 0;
+}
+
+static gboolean
+report_bad_key (const Where *w, const char *const *known, const char *key, gboolean repeated,
+                GError **error)
+{
+  if (repeated)
+    return plan_error (error, w, "key '%s' appears twice", key);
+  g_autofree char *list = g_strjoinv (", ", (char **) known);
+  return plan_error (error, w, "unknown key '%s' (known: %s)", key, list);
+}
+
+/* Read the value at `offset` (the scanner moves). */
+static gboolean
+value_at (SpJsonScan *s, gsize offset, SpJsonValue *v, GError **error)
+{
+  sp_json_scan_seek (s, offset);
+  return sp_json_scan_value (s, v, error);
+}
+
+/* Check that the value at `offset` is an object (or array) and leave the
+ * scanner at it, ready for _begin. */
+static gboolean
+container_at (SpJsonScan *s, gsize offset, SpJsonKind kind, const Where *w, const char *key,
+              GError **error)
+{
+  SpJsonValue v;
+  if (!value_at (s, offset, &v, error))
+    return FALSE;
+  if (v.kind != kind)
+    {
+      g_autofree char *what = sp_json_value_describe (&v);
+      if (key)
+        return plan_error (error, w, "'%s' must be %s, got %s", key,
+                           kind == SP_JSON_OBJECT ? "an object" : "an array", what);
+      return plan_error (error, w, "must be %s, got %s",
+                         kind == SP_JSON_OBJECT ? "an object" : "an array", what);
+    }
+  sp_json_scan_seek (s, offset);
   return TRUE;
 }
 
-static gboolean
-read_opt_bool (JsonObject *obj, const char *where, const char *key, gboolean *inout, GError **error)
-{
-  if (!json_object_has_member (obj, key))
-    return TRUE;
-  return read_bool (obj, where, key, inout, error);
-}
+enum { G_WORLD, G_DEVICES, G_SHARD, G_HIER, G_TP, G_PP, G_EP, G_DBE, G_ZP, G_A2A, G_N };
+static const char *const groups_keys[] = {
+  "world_size", "devices_per_node", "shard_size", "hierarchical", "tensor_parallel",
+  "pipeline_parallel", "expert_parallel", "data_before_expert", "zero_param_group_size",
+  "local_all_to_all", NULL };
 
 static gboolean
-read_groups (JsonObject *obj, SpGroupsOptions *g, GError **error)
+read_groups (SpJsonScan *s, gsize offset, SpGroupsOptions *g, GError **error)
 {
-  static const char *const known[] = {
-    "world_size", "devices_per_node", "shard_size", "hierarchical", "tensor_parallel",
-    "pipeline_parallel", "expert_parallel", "data_before_expert", "zero_param_group_size",
-    "local_all_to_all", NULL };
-  const char *w = "plan groups";
+  const Where w = { .what = "plan groups" };
+  gsize off[MAX_KEYS];
+  g_autofree char *bad = NULL;
+  gboolean repeated = FALSE;
+  if (!container_at (s, offset, SP_JSON_OBJECT, &(Where) { .what = "plan" }, "groups", error)
+      || !scan_members (s, groups_keys, off, &bad, &repeated, error))
+    return FALSE;
+  if (bad)
+    return report_bad_key (&w, groups_keys, bad, repeated, error);
+
   guint32 plan_world = g->world_size;
-  if (!check_keys (obj, w, known, error)
-      || !read_u32 (obj, w, "world_size", &g->world_size, error)
-      || !read_u32 (obj, w, "devices_per_node", &g->devices_per_node, error)
-      || !read_u32 (obj, w, "shard_size", &g->shard_size, error)
-      || !read_opt_bool (obj, w, "hierarchical", &g->hierarchical, error)
-      || !read_u32 (obj, w, "tensor_parallel", &g->tensor_parallel, error)
-      || !read_u32 (obj, w, "pipeline_parallel", &g->pipeline_parallel, error)
-      || !read_u32 (obj, w, "expert_parallel", &g->expert_parallel, error)
-      || !read_opt_bool (obj, w, "data_before_expert", &g->data_before_expert, error)
-      || !read_u32 (obj, w, "zero_param_group_size", &g->zero_param_group_size, error)
-      || !read_opt_bool (obj, w, "local_all_to_all", &g->local_all_to_all, error))
-    return FALSE;
+  guint32 *u32[G_N] = { [G_WORLD] = &g->world_size, [G_DEVICES] = &g->devices_per_node,
+                        [G_SHARD] = &g->shard_size, [G_TP] = &g->tensor_parallel,
+                        [G_PP] = &g->pipeline_parallel, [G_EP] = &g->expert_parallel,
+                        [G_ZP] = &g->zero_param_group_size };
+  gboolean *flag[G_N] = { [G_HIER] = &g->hierarchical, [G_DBE] = &g->data_before_expert,
+                          [G_A2A] = &g->local_all_to_all };
+  for (int k = 0; k < G_N; k++)
+    {
+      SpJsonValue v;
+      guint64 x;
+      if (off[k] == G_MAXSIZE)
+        continue;
+      if (!value_at (s, off[k], &v, error))
+        return FALSE;
+      if (u32[k])
+        {
+          if (!want_u64 (&v, &w, groups_keys[k], 0, G_MAXUINT32, &x, error))
+            return FALSE;
+          *u32[k] = (guint32) x;
+        }
+      else if (!want_bool (&v, &w, groups_keys[k], flag[k], error))
+        return FALSE;
+    }
   if (g->world_size != plan_world)
-    {
-      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN,
-                   "plan groups: world_size %u does not match the plan's world_size %u",
-                   g->world_size, plan_world);
-      return FALSE;
-    }
+    return plan_error (error, &w, "world_size %u does not match the plan's world_size %u",
+                       g->world_size, plan_world);
   if (g->devices_per_node == 0)
-    {
-      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN,
-                   "plan groups: devices_per_node 0 is invalid: expected >= 1");
-      return FALSE;
-    }
+    return plan_error (error, &w, "devices_per_node 0 is invalid: expected >= 1");
   return TRUE;
 }
 
-/* Look a name up with `lookup`; on failure "op …: unknown <what> '<name>'". */
-#define READ_ENUM(obj, where, key, what, lookup, out, hint)                                  \
-  do {                                                                                   \
-    const char *str_;                                                                    \
-    if (!read_string (obj, where, key, &str_, error))                                    \
-      return FALSE;                                                                      \
-    if (!lookup (str_, out))                                                             \
-      {                                                                                  \
-        g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN, "%s: unknown %s '%s'%s",    \
-                     where, what, str_, hint);                                          \
-        return FALSE;                                                                    \
-      }                                                                                  \
-  } while (0)
+static gboolean
+read_meta (SpJsonScan *s, gsize offset, SpPlan *plan, GError **error)
+{
+  const Where w = { .what = "plan meta" };
+  if (!container_at (s, offset, SP_JSON_OBJECT, &(Where) { .what = "plan" }, "meta", error)
+      || !sp_json_scan_object_begin (s, error))
+    return FALSE;
+  gboolean first = TRUE;
+  int r;
+  while ((r = sp_json_scan_object_next (s, &first, error)) == 1)
+    {
+      SpJsonValue v;
+      if (!sp_json_scan_value (s, &v, error))
+        return FALSE;
+      if (!want_string (&v, &w, s->key->str, error))
+        return FALSE;
+      sp_plan_set_meta (plan, s->key->str, v.str);
+    }
+  return r == 0;
+}
 
+enum { K_ID, K_NAME, K_LAYER, K_PHASE, K_KIND, K_FAMILY, K_BYTES, K_COUNT, K_DTYPE, K_REDOP,
+       K_ALGO, K_STREAM, K_DEPS, K_PARENT, K_FLOPS, K_N };
+static const char *const op_keys[] = {
+  "id", "name", "layer", "phase", "kind", "family", "bytes", "count", "dtype", "redop",
+  "algorithm", "stream", "deps", "parent", "flops", NULL };
+static const int op_required[] = { K_ID, K_NAME, K_KIND, K_FAMILY, K_BYTES, K_DTYPE };
 
 static gboolean
 family_from_name (const char *name, SpFamily *out)
@@ -424,285 +487,294 @@ family_from_name (const char *name, SpFamily *out)
   return sp_family_from_name (name, out);
 }
 
+/* A string key naming an enum value: looks the name up with `lookup` and
+ * reports "unknown <what> '<name>'<hint>". */
+#define READ_ENUM(s, offset, w, key, what, lookup, out, hint)                        \
+  do {                                                                               \
+    SpJsonValue ev_;                                                                 \
+    if (!value_at (s, offset, &ev_, error) || !want_string (&ev_, w, key, error))    \
+      return FALSE;                                                                  \
+    if (!lookup (ev_.str, out))                                                      \
+      return plan_error (error, w, "unknown %s '%s'%s", what, ev_.str, hint);        \
+  } while (0)
+
+typedef struct {
+  GString *name;   /* the op's name (the scanner's buffers are reused) */
+  GArray *deps;    /* guint32 */
+} OpScratch;
+
 static gboolean
-read_op (SpPlan *plan, JsonNode *node, guint32 index, guint32 n_total, GArray *deps,
+read_deps (SpJsonScan *s, gsize offset, const Where *w, guint32 n_total, GArray *deps,
+           GError **error)
+{
+  g_array_set_size (deps, 0);
+  if (!container_at (s, offset, SP_JSON_ARRAY, w, "deps", error)
+      || !sp_json_scan_array_begin (s, error))
+    return FALSE;
+  gboolean first = TRUE;
+  int r;
+  while ((r = sp_json_scan_array_next (s, &first, error)) == 1)
+    {
+      SpJsonValue v;
+      guint64 d;
+      if (!sp_json_scan_value (s, &v, error))
+        return FALSE;
+      if (v.kind != SP_JSON_INT || v.overflow || (v.neg && v.magnitude) || v.magnitude > G_MAXUINT32)
+        {
+          g_autofree char *what = sp_json_value_describe (&v);
+          return plan_error (error, w, "'deps' must hold op ids (integers >= 0), got %s", what);
+        }
+      d = v.magnitude;
+      if (d >= n_total)
+        return plan_error (error, w, "dependency %" G_GUINT64_FORMAT " names no op (the plan has %u ops)",
+                           d, n_total);
+      guint32 d32 = (guint32) d;
+      g_array_append_val (deps, d32);
+    }
+  return r == 0;
+}
+
+static gboolean
+read_op (SpJsonScan *s, SpPlan *plan, guint32 index, guint32 n_total, OpScratch *scratch,
          GError **error)
 {
-  static const char *const known[] = {
-    "id", "name", "layer", "phase", "kind", "family", "bytes", "count", "dtype", "redop",
-    "algorithm", "stream", "deps", "parent", "flops", NULL };
-  static const char *const required[] = { "id", "name", "kind", "family", "bytes", "dtype", NULL };
+  Where w = { .index = index };
+  gsize start = sp_json_scan_offset (s);
+  gsize off[MAX_KEYS];
+  g_autofree char *bad = NULL;
+  gboolean repeated = FALSE;
+  SpJsonValue v;
 
-  g_autofree char *where = g_strdup_printf ("op %u", index);
-  if (!JSON_NODE_HOLDS_OBJECT (node))
-    {
-      g_autofree char *what = describe_node (node);
-      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN, "%s: must be an object, got %s",
-                   where, what);
-      return FALSE;
-    }
-  JsonObject *obj = json_node_get_object (node);
-  SpOp op = { .parent = -1, .layer = -1, .phase = SP_PHASE_NONE, .redop = SP_REDOP_NONE,
-              .algorithm = SP_ALGO_AUTO };
+  /* the document is valid JSON (checked first): an object starts with '{' */
+  if ((s->p >= s->end || *s->p != '{') && !container_at (s, start, SP_JSON_OBJECT, &w, NULL, error))
+    return FALSE;
+  if (!scan_members (s, op_keys, off, &bad, &repeated, error))
+    return FALSE;
+  gsize end = sp_json_scan_offset (s);
 
-  if (json_object_has_member (obj, "name"))
+  if (off[K_NAME] != G_MAXSIZE)
     {
-      if (!read_string (obj, where, "name", &op.name, error))
+      if (!value_at (s, off[K_NAME], &v, error) || !want_string (&v, &w, "name", error))
         return FALSE;
-      g_free (where);
-      where = g_strdup_printf ("op %u ('%s')", index, op.name);
+      g_string_assign (scratch->name, v.str);
+      w.name = scratch->name->str;
     }
-  if (!check_keys (obj, where, known, error) || !require_keys (obj, where, required, error))
-    return FALSE;
+  if (bad)
+    return report_bad_key (&w, op_keys, bad, repeated, error);
+  for (guint i = 0; i < G_N_ELEMENTS (op_required); i++)
+    if (off[op_required[i]] == G_MAXSIZE)
+      return plan_error (error, &w, "missing key '%s'", op_keys[op_required[i]]);
 
-  gint64 v;
-  if (!read_int (obj, where, "id", 0, G_MAXUINT32, &v, error))
+  SpOp op = { .parent = -1, .name = w.name, .layer = -1, .phase = SP_PHASE_NONE,
+              .redop = SP_REDOP_NONE, .algorithm = SP_ALGO_AUTO };
+  guint64 u;
+  gint64 i64;
+  if (!value_at (s, off[K_ID], &v, error) || !want_u64 (&v, &w, "id", 0, G_MAXUINT32, &u, error))
     return FALSE;
-  if (v != index)
-    {
-      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN,
-                   "%s: 'id' is %" G_GINT64_FORMAT ": ids must be 0, 1, 2 … in file order",
-                   where, v);
-      return FALSE;
-    }
-  READ_ENUM (obj, where, "kind", "kind", sp_coll_from_name, &op.kind, "");
-  READ_ENUM (obj, where, "family", "family", family_from_name, &op.family, "");
-  READ_ENUM (obj, where, "dtype", "dtype", sp_dtype_from_name, &op.dtype, "");
-  if (json_object_has_member (obj, "phase"))
-    READ_ENUM (obj, where, "phase", "phase", sp_phase_from_name, &op.phase,
+  if (u != index)
+    return plan_error (error, &w, "'id' is %" G_GUINT64_FORMAT ": ids must be 0, 1, 2 … in file order",
+                       u);
+  READ_ENUM (s, off[K_KIND], &w, "kind", "kind", sp_coll_from_name, &op.kind, "");
+  READ_ENUM (s, off[K_FAMILY], &w, "family", "family", family_from_name, &op.family, "");
+  READ_ENUM (s, off[K_DTYPE], &w, "dtype", "dtype", sp_dtype_from_name, &op.dtype, "");
+  if (off[K_PHASE] != G_MAXSIZE)
+    READ_ENUM (s, off[K_PHASE], &w, "phase", "phase", sp_phase_from_name, &op.phase,
                " (expected none, forward, backward or optimizer)");
-  if (json_object_has_member (obj, "redop"))
-    READ_ENUM (obj, where, "redop", "reduction", sp_redop_from_name, &op.redop,
+  if (off[K_REDOP] != G_MAXSIZE)
+    READ_ENUM (s, off[K_REDOP], &w, "redop", "reduction", sp_redop_from_name, &op.redop,
                " (expected sum, prod, max, min, avg or none)");
-  if (json_object_has_member (obj, "algorithm"))
-    READ_ENUM (obj, where, "algorithm", "algorithm", sp_algo_from_name, &op.algorithm, "");
+  if (off[K_ALGO] != G_MAXSIZE)
+    READ_ENUM (s, off[K_ALGO], &w, "algorithm", "algorithm", sp_algo_from_name, &op.algorithm,
+               "");
 
-  if (!read_int (obj, where, "bytes", 0, G_MAXINT64, &v, error))
+  if (!value_at (s, off[K_BYTES], &v, error)
+      || !want_u64 (&v, &w, "bytes", 0, G_MAXUINT64, &op.bytes, error))
     return FALSE;
-  op.bytes = (guint64) v;
-  if (json_object_has_member (obj, "count"))
+  if (off[K_COUNT] != G_MAXSIZE)
     {
-      if (!read_int (obj, where, "count", 0, G_MAXINT64, &v, error))
+      if (!value_at (s, off[K_COUNT], &v, error)
+          || !want_u64 (&v, &w, "count", 0, G_MAXUINT64, &op.count, error))
         return FALSE;
-      op.count = (guint64) v;
     }
   else
     {
-      /* derived; a partial element is reported by sp_plan_add_op() */
+      /* derived; a partial element or an overflow is reported by sp_plan_add_op() */
       guint bits = sp_dtype_bits (op.dtype);
-      op.count = bits ? (bits < 8 ? op.bytes * (8 / bits) : op.bytes / (bits / 8)) : 0;
+      op.count = bits == 0 ? 0 : bits < 8 ? op.bytes * (8 / bits) : op.bytes / (bits / 8);
     }
-  if (json_object_has_member (obj, "layer"))
+  if (off[K_LAYER] != G_MAXSIZE)
     {
-      if (!read_int (obj, where, "layer", -1, G_MAXINT32, &v, error))
+      if (!value_at (s, off[K_LAYER], &v, error)
+          || !want_i64 (&v, &w, "layer", -1, G_MAXINT32, &i64, error))
         return FALSE;
-      op.layer = (gint32) v;
+      op.layer = (gint32) i64;
     }
-  if (!read_u32 (obj, where, "stream", &op.stream, error))
+  if (off[K_STREAM] != G_MAXSIZE)
+    {
+      if (!value_at (s, off[K_STREAM], &v, error)
+          || !want_u64 (&v, &w, "stream", 0, G_MAXUINT32, &u, error))
+        return FALSE;
+      op.stream = (guint32) u;
+    }
+  if (off[K_FLOPS] != G_MAXSIZE
+      && (!value_at (s, off[K_FLOPS], &v, error)
+          || !want_u64 (&v, &w, "flops", 0, G_MAXUINT64, &op.flops, error)))
     return FALSE;
-  if (json_object_has_member (obj, "flops"))
+  if (off[K_PARENT] != G_MAXSIZE)
     {
-      if (!read_int (obj, where, "flops", 0, G_MAXINT64, &v, error))
+      if (!value_at (s, off[K_PARENT], &v, error)
+          || !want_i64 (&v, &w, "parent", -1, G_MAXUINT32, &op.parent, error))
         return FALSE;
-      op.flops = (guint64) v;
+      if (op.parent >= (gint64) n_total)
+        return plan_error (error, &w, "parent %" G_GINT64_FORMAT " names no op (the plan has %u ops)",
+                           op.parent, n_total);
     }
-  if (json_object_has_member (obj, "parent"))
+  if (off[K_DEPS] != G_MAXSIZE)
     {
-      if (!read_int (obj, where, "parent", -1, G_MAXUINT32, &v, error))
+      if (!read_deps (s, off[K_DEPS], &w, n_total, scratch->deps, error))
         return FALSE;
-      if (v >= (gint64) n_total)
-        {
-          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN,
-                       "%s: parent %" G_GINT64_FORMAT " names no op (the plan has %u ops)",
-                       where, v, n_total);
-          return FALSE;
-        }
-      op.parent = v;
+      op.n_deps = scratch->deps->len;
+      op.deps = (const guint32 *) (gpointer) scratch->deps->data;
     }
-
-  g_array_set_size (deps, 0);
-  if (json_object_has_member (obj, "deps"))
-    {
-      JsonNode *dn = json_object_get_member (obj, "deps");
-      if (!JSON_NODE_HOLDS_ARRAY (dn))
-        {
-          g_autofree char *what = describe_node (dn);
-          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN,
-                       "%s: 'deps' must be an array of op ids, got %s", where, what);
-          return FALSE;
-        }
-      JsonArray *arr = json_node_get_array (dn);
-      guint n = json_array_get_length (arr);
-      for (guint i = 0; i < n; i++)
-        {
-          JsonNode *e = json_array_get_element (arr, i);
-          if (!node_is (e, G_TYPE_INT64) || json_node_get_int (e) < 0
-              || json_node_get_int (e) > G_MAXUINT32)
-            {
-              g_autofree char *what = describe_node (e);
-              g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN,
-                           "%s: 'deps' must hold op ids (integers >= 0), got %s", where, what);
-              return FALSE;
-            }
-          guint32 d = (guint32) json_node_get_int (e);
-          if (d >= n_total)
-            {
-              g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN,
-                           "%s: dependency %u names no op (the plan has %u ops)", where, d,
-                           n_total);
-              return FALSE;
-            }
-          g_array_append_val (deps, d);
-        }
-      op.n_deps = deps->len;
-      op.deps = (const guint32 *) (gpointer) deps->data;
-    }
+  sp_json_scan_seek (s, end);
   return sp_plan_add_op (plan, &op, NULL, error);
 }
 
-static gboolean
-read_meta (SpPlan *plan, JsonNode *node, GError **error)
-{
-  if (!JSON_NODE_HOLDS_OBJECT (node))
-    {
-      g_autofree char *what = describe_node (node);
-      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN, "plan: 'meta' must be an object, got %s",
-                   what);
-      return FALSE;
-    }
-  JsonObjectIter iter;
-  const char *key;
-  JsonNode *value;
-  json_object_iter_init (&iter, json_node_get_object (node));
-  while (json_object_iter_next (&iter, &key, &value))
-    {
-      if (!node_is (value, G_TYPE_STRING))
-        {
-          g_autofree char *what = describe_node (value);
-          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN,
-                       "plan meta: '%s' must be a string, got %s", key, what);
-          return FALSE;
-        }
-      sp_plan_set_meta (plan, key, json_node_get_string (value));
-    }
-  return TRUE;
-}
+enum { T_SCHEMA, T_VERSION, T_WORLD, T_GROUPS, T_META, T_OPS, T_N };
+static const char *const top_keys[] = {
+  "schema", "schema_version", "world_size", "groups", "meta", "ops", NULL };
 
-SpPlan *
-sp_plan_from_json (const char *json, gssize length, guint32 world_size, GError **error)
+static SpPlan *
+read_plan (SpJsonScan *s, guint32 world_size, GError **error)
 {
-  static const char *const known[] = {
-    "schema", "schema_version", "world_size", "groups", "meta", "ops", NULL };
-  g_return_val_if_fail (json != NULL, NULL);
+  const Where w = { .what = "plan" };
+  SpJsonValue v;
+  gsize off[MAX_KEYS];
+  g_autofree char *bad = NULL;
+  gboolean repeated = FALSE;
 
-  g_autoptr (JsonParser) parser = json_parser_new_immutable ();
-  g_autoptr (GError) local = NULL;
-  if (!json_parser_load_from_data (parser, json, length, &local))
+  /* pass 1: the whole document is valid JSON, and where each member is */
+  if (!sp_json_scan_value (s, &v, error) || !sp_json_scan_end (s, error))
+    return NULL;
+  if (v.kind != SP_JSON_OBJECT)
     {
-      /* json-glib says "<data>:LINE:COL: Parse error: …" */
-      const char *msg = local->message;
-      if (g_str_has_prefix (msg, "<data>:"))
-        g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN, "plan is not valid JSON at %s",
-                     msg + strlen ("<data>:"));
-      else
-        g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN, "plan is not valid JSON: %s", msg);
-      return NULL;
-    }
-  JsonNode *root = json_parser_get_root (parser);
-  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
-    {
-      g_autofree char *what = root ? describe_node (root) : g_strdup ("nothing");
+      g_autofree char *what = sp_json_value_describe (&v);
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN,
                    "not a shardplan plan: expected a JSON object, got %s", what);
       return NULL;
     }
-  JsonObject *obj = json_node_get_object (root);
+  sp_json_scan_seek (s, 0);
+  if (!scan_members (s, top_keys, off, &bad, &repeated, error))
+    return NULL;
 
-  const char *schema;
-  if (!json_object_has_member (obj, "schema"))
+  /* pass 2, in a fixed order: what the file is comes first */
+  if (off[T_SCHEMA] == G_MAXSIZE)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN,
                    "not a shardplan plan: no 'schema' key (expected \"" PLAN_SCHEMA "\")");
       return NULL;
     }
-  if (!read_string (obj, "plan", "schema", &schema, error))
+  if (!value_at (s, off[T_SCHEMA], &v, error) || !want_string (&v, &w, "schema", error))
     return NULL;
-  if (strcmp (schema, PLAN_SCHEMA) != 0)
+  if (strcmp (v.str, PLAN_SCHEMA) != 0)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN,
-                   "not a shardplan plan: schema is '%s', expected '" PLAN_SCHEMA "'", schema);
+                   "not a shardplan plan: schema is '%s', expected '" PLAN_SCHEMA "'", v.str);
       return NULL;
     }
-  gint64 version;
-  if (!require_keys (obj, "plan", (const char *const[]) { "schema_version", NULL }, error)
-      || !read_int (obj, "plan", "schema_version", 0, G_MAXINT64, &version, error))
+  guint64 version;
+  if (off[T_VERSION] == G_MAXSIZE)
+    {
+      plan_error (error, &w, "missing key 'schema_version'");
+      return NULL;
+    }
+  if (!value_at (s, off[T_VERSION], &v, error)
+      || !want_u64 (&v, &w, "schema_version", 0, G_MAXUINT64, &version, error))
     return NULL;
   if (version > SP_PLAN_SCHEMA_VERSION)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN,
-                   "plan schema_version %" G_GINT64_FORMAT " is newer than this shardplan supports (%d)",
+                   "plan schema_version %" G_GUINT64_FORMAT " is newer than this shardplan supports (%d)",
                    version, SP_PLAN_SCHEMA_VERSION);
       return NULL;
     }
   if (version < 1)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN,
-                   "plan schema_version %" G_GINT64_FORMAT " is invalid (this shardplan reads %d)",
+                   "plan schema_version %" G_GUINT64_FORMAT " is invalid (this shardplan reads %d)",
                    version, SP_PLAN_SCHEMA_VERSION);
       return NULL;
     }
-  if (!check_keys (obj, "plan", known, error)
-      || !require_keys (obj, "plan", (const char *const[]) { "world_size", "ops", NULL }, error))
+  if (bad)
+    {
+      report_bad_key (&w, top_keys, bad, repeated, error);
+      return NULL;
+    }
+  if (off[T_WORLD] == G_MAXSIZE || off[T_OPS] == G_MAXSIZE)
+    {
+      plan_error (error, &w, "missing key '%s'", off[T_WORLD] == G_MAXSIZE ? "world_size" : "ops");
+      return NULL;
+    }
+  guint64 world;
+  if (!value_at (s, off[T_WORLD], &v, error)
+      || !want_u64 (&v, &w, "world_size", 1, G_MAXUINT32, &world, error))
     return NULL;
-
-  gint64 w;
-  if (!read_int (obj, "plan", "world_size", 1, G_MAXUINT32, &w, error))
-    return NULL;
-  if (world_size > 0 && (guint32) w != world_size)
+  if (world_size > 0 && world != world_size)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN,
-                   "plan world size %" G_GINT64_FORMAT " does not match the topology's %u ranks",
-                   w, world_size);
+                   "plan world size %" G_GUINT64_FORMAT " does not match the topology's %u ranks",
+                   world, world_size);
       return NULL;
     }
 
   SpGroupsOptions groups;
   sp_groups_options_init (&groups);
-  groups.world_size = (guint32) w;
-  if (json_object_has_member (obj, "groups"))
-    {
-      JsonNode *gn = json_object_get_member (obj, "groups");
-      if (!JSON_NODE_HOLDS_OBJECT (gn))
-        {
-          g_autofree char *what = describe_node (gn);
-          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN,
-                       "plan: 'groups' must be an object, got %s", what);
-          return NULL;
-        }
-      if (!read_groups (json_node_get_object (gn), &groups, error))
-        return NULL;
-    }
-
+  groups.world_size = (guint32) world;
+  if (off[T_GROUPS] != G_MAXSIZE && !read_groups (s, off[T_GROUPS], &groups, error))
+    return NULL;
   g_autoptr (SpPlan) plan = sp_plan_new (&groups);
-  if (json_object_has_member (obj, "meta")
-      && !read_meta (plan, json_object_get_member (obj, "meta"), error))
+  if (off[T_META] != G_MAXSIZE && !read_meta (s, off[T_META], plan, error))
     return NULL;
 
-  JsonNode *ops = json_object_get_member (obj, "ops");
-  if (!JSON_NODE_HOLDS_ARRAY (ops))
+  if (!value_at (s, off[T_OPS], &v, error))
+    return NULL;
+  if (v.kind != SP_JSON_ARRAY)
     {
-      g_autofree char *what = describe_node (ops);
-      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN, "plan: 'ops' must be an array, got %s",
-                   what);
+      g_autofree char *what = sp_json_value_describe (&v);
+      plan_error (error, &w, "'ops' must be an array, got %s", what);
       return NULL;
     }
-  JsonArray *arr = json_node_get_array (ops);
-  guint n = json_array_get_length (arr);
-  g_autoptr (GArray) deps = g_array_new (FALSE, FALSE, sizeof (guint32));
-  for (guint i = 0; i < n; i++)
-    if (!read_op (plan, json_array_get_element (arr, i), i, n, deps, error))
+  if (v.n_elements > G_MAXUINT32)
+    {
+      plan_error (error, &w, "%" G_GSIZE_FORMAT " ops: a plan holds at most %u", v.n_elements,
+                  G_MAXUINT32);
       return NULL;
+    }
+  guint32 n_total = (guint32) v.n_elements;
+  sp_json_scan_seek (s, off[T_OPS]);
+  if (!sp_json_scan_array_begin (s, error))
+    return NULL;
+  OpScratch scratch = { g_string_new (NULL), g_array_new (FALSE, FALSE, sizeof (guint32)) };
+  gboolean first = TRUE, ok = TRUE;
+  int r = 0;
+  for (guint32 i = 0; ok && (r = sp_json_scan_array_next (s, &first, error)) == 1; i++)
+    ok = read_op (s, plan, i, n_total, &scratch, error);
+  g_string_free (scratch.name, TRUE);
+  g_array_unref (scratch.deps);
+  if (!ok || r < 0)
+    return NULL;
   return g_steal_pointer (&plan);
+}
+
+SpPlan *
+sp_plan_from_json (const char *json, gssize length, guint32 world_size, GError **error)
+{
+  g_return_val_if_fail (json != NULL, NULL);
+  SpJsonScan scan;
+  sp_json_scan_init (&scan, json, length < 0 ? strlen (json) : (gsize) length);
+  SpPlan *plan = read_plan (&scan, world_size, error);
+  sp_json_scan_clear (&scan);
+  return plan;
 }
 
 SpPlan *

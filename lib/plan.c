@@ -15,9 +15,6 @@
 #define OP_BLOCK_SHIFT 10
 #define OP_BLOCK (1u << OP_BLOCK_SHIFT)          /* ops per storage block */
 #define DEP_SLAB 65536u                          /* guint32 per dependency slab */
-/* json-glib stores integers as gint64, so byte counts, element counts and
- * FLOPs are capped there for every plan to survive a JSON round trip. */
-#define PLAN_INT_MAX ((guint64) G_MAXINT64)
 
 struct _SpPlan {
   SpGroupsOptions groups;
@@ -204,19 +201,6 @@ op_error (GError **error, guint32 id, const char *name, SpErrorCode code, const 
 static gboolean
 validate_sizes (const SpOp *op, guint32 id, const char *name, GError **error)
 {
-  if (op->bytes > PLAN_INT_MAX)
-    return op_error (error, id, name, SP_ERROR_INVALID_PLAN,
-                     "bytes %" G_GUINT64_FORMAT " exceeds the largest size a plan holds (%"
-                     G_GUINT64_FORMAT ")", op->bytes, PLAN_INT_MAX);
-  if (op->count > PLAN_INT_MAX)
-    return op_error (error, id, name, SP_ERROR_INVALID_PLAN,
-                     "count %" G_GUINT64_FORMAT " exceeds the largest count a plan holds (%"
-                     G_GUINT64_FORMAT ")", op->count, PLAN_INT_MAX);
-  if (op->flops > PLAN_INT_MAX)
-    return op_error (error, id, name, SP_ERROR_INVALID_PLAN,
-                     "flops %" G_GUINT64_FORMAT " exceeds the largest value a plan holds (%"
-                     G_GUINT64_FORMAT ")", op->flops, PLAN_INT_MAX);
-
   guint bits = sp_dtype_bits (op->dtype);
   if (bits == 0)
     {
@@ -231,6 +215,10 @@ validate_sizes (const SpOp *op, guint32 id, const char *name, GError **error)
   if (bits < 8)
     {
       /* int4: 8/bits elements per byte */
+      if (op->bytes > G_MAXUINT64 / (8 / bits))
+        return op_error (error, id, name, SP_ERROR_INVALID_PLAN,
+                         "%" G_GUINT64_FORMAT " bytes of %s is more than 2^64 elements",
+                         op->bytes, sp_dtype_name (op->dtype));
       elems = op->bytes * (8 / bits);
     }
   else
@@ -402,18 +390,16 @@ sp_plan_set_meta (SpPlan *plan, const char *key, const char *value)
   g_return_if_fail (key != NULL && g_utf8_validate (key, -1, NULL));
   g_return_if_fail (value != NULL && g_utf8_validate (value, -1, NULL));
 
-  char *k = g_strdup (key);
-  if (!g_hash_table_contains (plan->meta, key))
-    g_ptr_array_add (plan->meta_keys, k);
-  else
+  gpointer orig_key = NULL, orig_value = NULL;
+  if (g_hash_table_steal_extended (plan->meta, key, &orig_key, &orig_value))
     {
       /* keep the key string the order array points to */
-      gpointer orig_key = NULL;
-      g_hash_table_lookup_extended (plan->meta, key, &orig_key, NULL);
-      g_hash_table_steal (plan->meta, key);
-      g_free (k);
-      k = orig_key;
+      g_free (orig_value);
+      g_hash_table_insert (plan->meta, orig_key, g_strdup (value));
+      return;
     }
+  char *k = g_strdup (key);
+  g_ptr_array_add (plan->meta_keys, k);
   g_hash_table_insert (plan->meta, k, g_strdup (value));
 }
 

@@ -27,9 +27,9 @@
  * id, name, kind, family ("none" for kernels), bytes and dtype; the others
  * default to layer -1, phase "none", count = bytes·8/bits, redop "none",
  * algorithm "auto", stream 0, deps [], parent -1, flops 0.  Unknown keys are
- * errors.  bytes, count and flops are at most G_MAXINT64 (json-glib reads
- * integers as gint64), in sp_plan_add_op() as well, so every plan that can
- * be built survives a JSON round trip exactly.
+ * errors, and so are repeated keys.  Integers are read exactly over the
+ * whole guint64 range, so every plan that can be built survives a JSON round
+ * trip exactly.  Reading is linear in the text (no JSON tree is built).
  */
 #pragma once
 #include <glib.h>
@@ -86,7 +86,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpPlan, sp_plan_free)
  * Also: kernels (compute, quantize, dequantize, quant_reduce) take family
  * SP_FAMILY_NONE and everything else a real family; reducing kinds need a
  * redop other than none and the rest redop none; only kernels have flops;
- * dtype none only with bytes = count = 0; bytes/count/flops <= G_MAXINT64.
+ * dtype none only with bytes = count = 0.
  * On success stores the new id in *out_id (may be NULL).  O(1) amortized;
  * names are interned. */
 gboolean sp_plan_add_op (SpPlan *plan, const SpOp *op, guint32 *out_id, GError **error);

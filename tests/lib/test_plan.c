@@ -146,9 +146,10 @@ START_TEST (test_add_op_rejects)
   op.flops = 5;
   assert_add_fails (plan, &op, "flops 5", NULL);
 
+  /* int4 counts two elements per byte: 2^63 bytes are 2^64 elements */
   op = comm_op ("big", SP_COLL_ALL_GATHER, SP_FAMILY_SHARD, (guint64) G_MAXINT64 + 1,
-                SP_DTYPE_UINT8);
-  assert_add_fails (plan, &op, "9223372036854775808", "9223372036854775807");
+                SP_DTYPE_INT4);
+  assert_add_fails (plan, &op, "9223372036854775808 bytes of int4", "2^64");
 
   op = ag;
   guint32 fwd = 1;
@@ -258,9 +259,9 @@ random_sizes (GRand *rng, SpOp *op)
   op->dtype = dtypes[g_rand_int_range (rng, 0, G_N_ELEMENTS (dtypes))];
   guint bits = sp_dtype_bits (op->dtype);
   guint64 width = bits >= 8 ? bits / 8 : 1;
-  /* sometimes huge: up to the largest value a plan holds */
+  /* sometimes huge: up to the largest byte count (int4: half of it) */
   guint64 elems = g_rand_boolean (rng) ? g_rand_int (rng)
-                                       : ((guint64) g_rand_int (rng) << 31 | g_rand_int (rng) >> 1)
+                                       : ((guint64) g_rand_int (rng) << 32 | g_rand_int (rng))
                                            / width / (bits < 8 ? 2 : 1);
   op->bytes = elems * width;
   op->count = bits >= 8 ? elems : elems * 2;
@@ -439,8 +440,8 @@ START_TEST (test_golden_and_digest)
   mm.deps = deps;
   mm.n_deps = 2;
   ck_assert (sp_plan_add_op (plan, &mm, NULL, NULL));
-  SpOp rs = comm_op ("step.\"all\"", SP_COLL_ALL_REDUCE, SP_FAMILY_REPLICATE, 9223372036854775806,
-                     SP_DTYPE_BFLOAT16);
+  SpOp rs = comm_op ("step.\"all\"", SP_COLL_ALL_REDUCE, SP_FAMILY_REPLICATE,
+                     18446744073709551614u, SP_DTYPE_BFLOAT16);
   rs.redop = SP_REDOP_AVG;
   rs.phase = SP_PHASE_OPTIMIZER;
   rs.deps = &deps[1];
@@ -466,7 +467,8 @@ START_TEST (test_golden_and_digest)
   SP_ASSERT_NO_ERROR (error);
   ck_assert (sp_plan_equal (plan, loaded));
   ck_assert_uint_eq (sp_plan_op (loaded, 2)->flops, 9007199254740993);
-  ck_assert_uint_eq (sp_plan_op (loaded, 3)->bytes, 9223372036854775806);
+  ck_assert_uint_eq (sp_plan_op (loaded, 3)->bytes, 18446744073709551614u);
+  ck_assert_uint_eq (sp_plan_op (loaded, 3)->count, 9223372036854775807u);
 
   /* the same plan with meta set in the other order has the same digest */
   g_autoptr (SpPlan) other = sp_plan_from_json (golden, -1, 0, &error);
@@ -536,7 +538,8 @@ static const BadCase bad_cases[] = {
     { "op 1 ('L0.bwd.rs')", "count 1024", "2048 elements" } },
   { "bad-parent.json", SP_ERROR_INVALID_PLAN, { "op 1 ('L0.bwd.rs')", "parent 0", "composite" } },
   { "too-large.json", SP_ERROR_INVALID_PLAN,
-    { "op 1 ('L0.bwd.rs')", "'bytes'", "9223372036854775807" } },
+    { "op 1 ('L0.bwd.rs')", "'bytes' must be an integer in [0, 18446744073709551615]",
+      "got 18446744073709551616" } },
   { "does-not-exist.json", SP_ERROR_IO, { "does-not-exist.json" } },
 };
 
@@ -610,10 +613,38 @@ START_TEST (test_bad_strings)
       "op 0 ('x'): missing key 'family'" },
     { "{\"schema\": \"shardplan-plan\", \"schema_version\": 1, \"world_size\": 8, \"ops\": "
       "[{\"id\": 0, \"name\": \"x\", \"kind\": \"barrier\", \"family\": \"world\", \"bytes\": -4,"
-      " \"dtype\": \"none\"}]}", "op 0 ('x'): 'bytes' must be an integer in [0, 9223372036854775807], got -4" },
+      " \"dtype\": \"none\"}]}", "op 0 ('x'): 'bytes' must be an integer in [0, 18446744073709551615], got -4" },
     { "{\"schema\": \"shardplan-plan\", \"schema_version\": 1, \"world_size\": 8, \"ops\": "
       "[{\"id\": 0, \"name\": \"x\", \"kind\": \"barrier\", \"family\": \"world\", \"bytes\": 0,"
       " \"dtype\": \"none\", \"phase\": \"fwd\"}]}", "op 0 ('x'): unknown phase 'fwd'" },
+    { "{\"schema\": \"shardplan-plan\", \"schema_version\": 1, \"world_size\": 8, \"ops\": "
+      "[{\"id\": 0, \"name\": \"x\", \"kind\": \"barrier\", \"family\": \"world\", \"bytes\": 0,"
+      " \"dtype\": \"none\", \"bytes\": 0}]}", "op 0 ('x'): key 'bytes' appears twice" },
+    { "{\"schema\": \"shardplan-plan\", \"schema_version\": 1, \"world_size\": 8, \"ops\": "
+      "[{\"id\": 0, \"name\": \"x\", \"kind\": \"barrier\", \"family\": \"world\", \"bytes\": 0.0,"
+      " \"dtype\": \"none\"}]}", "op 0 ('x'): 'bytes' must be a non-negative integer, got 0.0" },
+    { "{\"schema\": \"shardplan-plan\", \"schema_version\": 1, \"world_size\": 8, \"ops\": "
+      "[{\"id\": 0, \"name\": \"x\", \"kind\": \"barrier\", \"family\": \"world\", \"bytes\": 0,"
+      " \"dtype\": \"none\", \"layer\": -2}]}", "op 0 ('x'): 'layer' must be an integer in [-1, 2147483647], got -2" },
+    { "{\"schema\": \"shardplan-plan\", \"schema_version\": 1, \"world_size\": 8, \"ops\": "
+      "[{\"id\": 0, \"name\": \"x\", \"kind\": \"barrier\", \"family\": \"world\", \"bytes\": 0,"
+      " \"dtype\": \"none\", \"parent\": 3}]}", "op 0 ('x'): parent 3 names no op (the plan has 1 ops)" },
+    /* syntax */
+    { "", "not valid JSON at 1:1: unexpected end of input" },
+    { "{\"schema\": \"shardplan-plan\"} x", "not valid JSON at 1:30: unexpected data after" },
+    { "{\"schema\": 01}", "leading zeros" },
+    { "{\"schema\": 1.}", "digits must follow '.'" },
+    { "{\"schema\": \"a\\qb\"}", "bad escape" },
+    { "{\"schema\": \"\\ud800\"}", "unpaired UTF-16 surrogate" },
+    { "{\"schema\": \"a\tb\"}", "control character 0x09" },
+    { "{\"schema\": \"\xff\"}", "not valid UTF-8" },
+    { "{\"schema\": [1, 2,]}", "unexpected character ']'" },
+    { "{\"schema\": {\"a\": 1,}}", "expected a member name" },
+    { "{\"schema\" 1}", "expected ':'" },
+    { "{\"schema\": tru}", "unexpected character 't'" },
+    { "{\"schema\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+      "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
+      "nested deeper than" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
@@ -624,6 +655,67 @@ START_TEST (test_bad_strings)
       ck_assert_msg (strstr (error->message, cases[i].part) != NULL, "case %u: '%s' lacks '%s'", i,
                      error->message, cases[i].part);
     }
+}
+END_TEST
+
+/* Any key order, escapes and whitespace read the same as the canonical form. */
+START_TEST (test_key_order_and_escapes)
+{
+  const char *json =
+    "\r\n\t{ \"ops\" : [ { \"dtype\": \"bf16\", \"bytes\": 64, \"family\": \"shard\","
+    " \"kind\": \"allgather\", \"name\": \"caf\\u00e9 \\ud83d\\ude00 \\\"q\\\" \\/\", \"id\": 0,"
+    " \"layer\": -0 } ], \"groups\": {\"shard_size\": 4}, \"meta\": {\"b\": \"2\", \"a\": \"1\"},"
+    " \"world_size\": 8, \"schema_version\": 1, \"schema\": \"shardplan-plan\" }\n";
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SpPlan) plan = sp_plan_from_json (json, -1, 8, &error);
+  SP_ASSERT_NO_ERROR (error);
+  const SpOp *op = sp_plan_op (plan, 0);
+  ck_assert_str_eq (op->name, "caf\xc3\xa9 \xf0\x9f\x98\x80 \"q\" /");
+  ck_assert_int_eq (op->kind, SP_COLL_ALL_GATHER);
+  ck_assert_int_eq (op->dtype, SP_DTYPE_BFLOAT16);
+  ck_assert_uint_eq (op->count, 32);
+  ck_assert_int_eq (op->layer, 0);
+  ck_assert_str_eq (sp_plan_get_meta (plan, "a"), "1");
+  ck_assert_uint_eq (sp_plan_groups_options (plan)->devices_per_node, 8);  /* the default */
+
+  g_autofree char *canon = sp_plan_to_json (plan);
+  g_autoptr (SpPlan) again = sp_plan_from_json (canon, -1, 8, &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert (sp_plan_equal (plan, again));
+  ck_assert (strstr (canon, "\"meta\": {\"a\": \"1\", \"b\": \"2\"}") != NULL);
+}
+END_TEST
+
+/* Every proper prefix of a valid plan, and every single-byte corruption,
+ * is an error or a plan — never a crash (run under the sanitizers). */
+START_TEST (test_truncations_and_corruptions)
+{
+  g_autofree char *path = sp_test_fixture ("plan/golden-small.json");
+  g_autofree char *text = NULL;
+  gsize len = 0;
+  ck_assert (g_file_get_contents (path, &text, &len, NULL));
+  gsize end = len;
+  while (end > 0 && g_ascii_isspace (text[end - 1]))
+    end--;
+  for (gsize n = 0; n < end; n++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autofree char *copy = g_strndup (text, n);  /* a separate allocation: ASan sees overreads */
+      g_autoptr (SpPlan) plan = sp_plan_from_json (copy, (gssize) n, 0, &error);
+      ck_assert_msg (plan == NULL, "prefix of %" G_GSIZE_FORMAT " bytes loaded", n);
+      SP_ASSERT_ERROR (error, SP_ERROR_INVALID_PLAN);
+    }
+  static const char junk[] = { '"', '\\', '{', '}', '[', ']', ',', ':', '0', '-', 'x', '\0', '\n' };
+  GRand *rng = g_rand_new_with_seed (11);
+  for (gsize i = 0; i < len; i++)
+    {
+      g_autofree char *copy = g_memdup2 (text, len);
+      copy[i] = junk[g_rand_int_range (rng, 0, G_N_ELEMENTS (junk))];
+      g_autoptr (GError) error = NULL;
+      g_autoptr (SpPlan) plan = sp_plan_from_json (copy, (gssize) len, 0, &error);
+      ck_assert ((plan == NULL) == (error != NULL));
+    }
+  g_rand_free (rng);
 }
 END_TEST
 
@@ -657,6 +749,8 @@ plan_suite (void)
   tcase_add_test (tc, test_defaults_accepted);
   tcase_add_test (tc, test_world_size_mismatch);
   tcase_add_test (tc, test_bad_strings);
+  tcase_add_test (tc, test_key_order_and_escapes);
+  tcase_add_test (tc, test_truncations_and_corruptions);
   tcase_add_test (tc, test_save_errors);
   suite_add_tcase (s, tc);
   tc = tcase_create ("bad-files");
