@@ -27,9 +27,11 @@ extern "C" int
 sp_kern_device_count (void)
 {
   int n = 0;
-  if (cudaGetDeviceCount (&n) != cudaSuccess)
+  cudaError_t err = cudaGetDeviceCount (&n);
+  if (err != cudaSuccess)
     {
-      (void) cudaGetLastError ();        /* clear, this is not an error */
+      sp_kern_cuda_record (err);         /* the reason, for messages */
+      (void) cudaGetLastError ();        /* clear it for later calls */
       return 0;
     }
   return n;

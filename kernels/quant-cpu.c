@@ -5,6 +5,7 @@
 
 #include <math.h>
 
+#include "fp16-inline.h"
 #include "kern-internal.h"
 
 /* Quantisation scale of a group with maximum magnitude `absmax`:
@@ -52,10 +53,10 @@ quant_group_f16 (const uint16_t *x, uint32_t n, uint32_t bits, uint8_t *q)
 {
   float m = 0.0f;
   for (uint32_t i = 0; i < n; i++)
-    m = fmaxf (m, fabsf (sp_kern_f16_to_f32 (x[i])));
+    m = fmaxf (m, fabsf (sp_kern_h2f (x[i])));
   float s = group_scale (m, bits);
   for (uint32_t i = 0; i < n; i++)
-    q_put (q, i, quant_one (sp_kern_f16_to_f32 (x[i]), s, bits), bits);
+    q_put (q, i, quant_one (sp_kern_h2f (x[i]), s, bits), bits);
   return 1.0f / s;
 }
 
@@ -87,11 +88,49 @@ sp_kern_cpu_quant (const uint16_t *in, uint64_t n_groups, uint32_t group_elems,
                                     out_q, out_scales);
 }
 
-/* fp16 bits of dequantized value i of a group: fp16_rn(fp32(q)·stored). */
-static uint16_t
-dequant_one (const uint8_t *q, uint64_t i, float stored, uint32_t bits)
+/* Raw code of quantized value i (int8: the byte, int4: the nibble). */
+static unsigned
+q_code (const uint8_t *q, uint64_t i, uint32_t bits)
 {
-  return sp_kern_f32_to_f16 ((float) sp_kern_q_get (q, i, bits) * stored);
+  if (bits == 8)
+    return q[i];
+  return i % 2 == 0 ? (unsigned) q[i / 2] >> 4 : q[i / 2] & 0xFu;
+}
+
+/* Dequantization table of one group: lut[code] = fp16_rn(fp32(q)·stored)
+ * for every code, so the inner loops do one lookup per value (the same
+ * result as computing each value, only faster). */
+static void
+dequant_lut (float stored, uint32_t bits, uint16_t *lut)
+{
+  for (unsigned code = 0; code < (1u << bits); code++)
+    {
+      int v = bits == 8 ? (int8_t) code : sp_kern_nibble (code);
+      lut[code] = sp_kern_f2h ((float) v * stored);
+    }
+}
+
+/* Scratch of the chunked inner loops (elements; on the stack). */
+#define SUM_CHUNK 1024u
+
+/* acc[k] = fp16 sum, from +0 in source order, of the dequantized values
+ * i0+k (k < len) of group g of each of n_src sources (source j's group g
+ * at q + j·src_bytes + g·gbytes, scale scales[j·src_groups + g]). */
+static void
+sum_sources (const uint8_t *q, const float *scales, uint32_t n_src, uint64_t src_bytes,
+             uint64_t src_groups, uint64_t g, uint64_t gbytes, uint32_t bits, uint32_t i0,
+             uint32_t len, uint16_t *acc)
+{
+  uint16_t lut[256];
+  for (uint32_t k = 0; k < len; k++)
+    acc[k] = 0x0000;                       /* +0 */
+  for (uint32_t j = 0; j < n_src; j++)
+    {
+      const uint8_t *qg = q + j * src_bytes + g * gbytes;
+      dequant_lut (scales[(uint64_t) j * src_groups + g], bits, lut);
+      for (uint32_t k = 0; k < len; k++)
+        acc[k] = sp_kern_hadd (acc[k], lut[q_code (qg, i0 + k, bits)]);
+    }
 }
 
 SpKernStatus
@@ -103,9 +142,13 @@ sp_kern_cpu_dequant (const uint8_t *q, const float *scales, uint64_t n_groups,
   if (n_groups > 0 && (q == NULL || scales == NULL || out == NULL))
     return SP_KERN_INVALID;
   uint64_t gbytes = sp_kern_group_bytes (group_elems, bits);
+  uint16_t lut[256];
   for (uint64_t g = 0; g < n_groups; g++)
-    for (uint32_t i = 0; i < group_elems; i++)
-      out[g * group_elems + i] = dequant_one (q + g * gbytes, i, scales[g], bits);
+    {
+      dequant_lut (scales[g], bits, lut);
+      for (uint32_t i = 0; i < group_elems; i++)
+        out[g * group_elems + i] = lut[q_code (q + g * gbytes, i, bits)];
+    }
   return SP_KERN_OK;
 }
 
@@ -122,27 +165,29 @@ sp_kern_cpu_quant_reduce (const uint8_t *in_q, const float *in_scales, uint32_t 
     return SP_KERN_INVALID;
   uint64_t gbytes = sp_kern_group_bytes (group_elems, bits);
   uint64_t src_bytes = groups_per_source * gbytes;
+  uint16_t acc[SUM_CHUNK];
   for (uint64_t o = 0; o < groups_per_source; o++)
     {
       /* Pass 1: the fp16 sums and their absmax; pass 2 recomputes the
        * (deterministic) sums to quantize them, as the GPU kernel does, so
-       * no scratch memory is needed. */
+       * no scratch beyond one stack chunk is needed. */
       float m = 0.0f;
       for (int pass = 0; pass < 2; pass++)
         {
           float s = pass == 0 ? 0.0f : group_scale (m, bits);
-          for (uint32_t i = 0; i < group_elems; i++)
+          for (uint32_t i0 = 0; i0 < group_elems; i0 += SUM_CHUNK)
             {
-              uint16_t acc = 0x0000;           /* +0 */
-              for (uint32_t j = 0; j < n_sources; j++)
-                acc = sp_kern_f16_add (acc, dequant_one (in_q + j * src_bytes + o * gbytes, i,
-                                                         in_scales[(uint64_t) j * groups_per_source + o],
-                                                         bits));
-              float v = sp_kern_f16_to_f32 (acc);
-              if (pass == 0)
-                m = fmaxf (m, fabsf (v));
-              else
-                q_put (out_q + o * gbytes, i, quant_one (v, s, bits), bits);
+              uint32_t len = group_elems - i0 < SUM_CHUNK ? group_elems - i0 : SUM_CHUNK;
+              sum_sources (in_q, in_scales, n_sources, src_bytes, groups_per_source, o, gbytes,
+                           bits, i0, len, acc);
+              for (uint32_t k = 0; k < len; k++)
+                {
+                  float v = sp_kern_h2f (acc[k]);
+                  if (pass == 0)
+                    m = fmaxf (m, fabsf (v));
+                  else
+                    q_put (out_q + o * gbytes, i0 + k, quant_one (v, s, bits), bits);
+                }
             }
           if (pass == 1)
             out_scales[o] = 1.0f / s;
@@ -169,14 +214,14 @@ sp_kern_cpu_qgz_final (const uint8_t *q, const float *scales, uint32_t nodes,
   uint64_t gbytes = sp_kern_group_bytes (group_elems, bits);
   uint64_t chunk_bytes = groups_per_chunk * gbytes;
   for (uint64_t g = 0; g < groups_per_chunk; g++)
-    for (uint32_t i = 0; i < group_elems; i++)
+    for (uint32_t i0 = 0; i0 < group_elems; i0 += SUM_CHUNK)
       {
-        uint16_t acc = 0x0000;                 /* Python's sum() starts at 0 */
-        for (uint32_t m = 0; m < nodes; m++)
-          acc = sp_kern_f16_add (acc, dequant_one (q + m * chunk_bytes + g * gbytes, i,
-                                                   scales[(uint64_t) m * groups_per_chunk + g],
-                                                   bits));
-        out[g * group_elems + i] = sp_kern_f32_to_f16 (sp_kern_f16_to_f32 (acc) * inv);
+        /* Python's sum() over the chunks starts at 0: the +0 of sum_sources */
+        uint32_t len = group_elems - i0 < SUM_CHUNK ? group_elems - i0 : SUM_CHUNK;
+        uint16_t *o = out + g * group_elems + i0;
+        sum_sources (q, scales, nodes, chunk_bytes, groups_per_chunk, g, gbytes, bits, i0, len, o);
+        for (uint32_t e = 0; e < len; e++)
+          o[e] = sp_kern_f2h (sp_kern_h2f (o[e]) * inv);
       }
   return SP_KERN_OK;
 }

@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "fp16-inline.h"
 #include "kern-internal.h"
 
 uint64_t
@@ -106,13 +107,13 @@ sp_kern_cpu_scale (void *data, uint64_t n, SpKernDtype dtype, uint32_t divisor)
     {
       uint16_t *x = data;
       for (uint64_t i = 0; i < n; i++)
-        x[i] = sp_kern_f32_to_f16 (sp_kern_f16_to_f32 (x[i]) * inv);
+        x[i] = sp_kern_f2h (sp_kern_h2f (x[i]) * inv);
     }
   else
     {
       uint16_t *x = data;
       for (uint64_t i = 0; i < n; i++)
-        x[i] = sp_kern_f32_to_bf16 (sp_kern_bf16_to_f32 (x[i]) * inv);
+        x[i] = sp_kern_f2bf (sp_kern_bf2f (x[i]) * inv);
     }
   return SP_KERN_OK;
 }

@@ -185,7 +185,8 @@ SpKernStatus sp_kern_cpu_scale (void *data, uint64_t n, SpKernDtype dtype,
  * CUDA in the build every one returns SP_KERN_NO_DEVICE. */
 
 /* Number of CUDA devices; 0 without CUDA, without a driver or on any
- * error.  Never aborts, never prints. */
+ * error (whose reason sp_kern_gpu_error_string then gives).  Never aborts,
+ * never prints. */
 int sp_kern_device_count (void);
 
 SpKernStatus sp_kern_gpu_swizzle_quant (const uint16_t *in, uint64_t n_groups,
