@@ -2,7 +2,7 @@
  * conversions with explicit rounding, packed loads and stores, the
  * per-thread CUDA error record.  Every fp32 operation uses an explicit _rn
  * intrinsic so nvcc cannot contract it into an FMA: the CPU references
- * (kernels/*-cpu.c) perform exactly the same roundings. */
+ * (kernels/quant-cpu.c, rs-cpu.c) perform exactly the same roundings. */
 #pragma once
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
