@@ -567,7 +567,7 @@ sp_sharding_options_describe (const SpShardingOptions *o, guint32 world)
   GString *s = g_string_new (NULL);
   guint32 S = o->shard_size ? o->shard_size : world;
   g_string_append_printf (s, "zero%u S=%u%s %s reduce_bucket=%" G_GUINT64_FORMAT, o->zero_stage, S,
-                          S == world ? " (ZeRO-3)" : " (MiCS)",
+                          S == world && !o->hierarchical ? " (ZeRO-3)" : " (MiCS)",
                           o->hierarchical ? "hierarchical" : "flat", o->reduce_bucket_size);
   if (o->quantized_weights)
     g_string_append (s, " qwZ");
