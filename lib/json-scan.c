@@ -90,6 +90,8 @@ expect (SpJsonScan *s, char c, GError **error)
   return TRUE;
 }
 
+#define APPEND(out, c) do { if (out) g_string_append_c (out, c); } while (0)
+
 static int
 hex4 (const char *p)
 {
@@ -104,27 +106,28 @@ hex4 (const char *p)
   return v;
 }
 
-/* A string literal into `out` (decoded, UTF-8 checked). */
+/* A string literal into `out` (decoded, UTF-8 checked), or only checked
+ * when `out` is NULL (values being skipped need no copy). */
 static gboolean
 scan_string (SpJsonScan *s, GString *out, GError **error)
 {
-  g_string_truncate (out, 0);
+  if (out)
+    g_string_truncate (out, 0);
   if (!expect (s, '"', error))
     return FALSE;
+  const char *begin = s->p;
   for (;;)
     {
       const char *run = s->p;
       while (s->p < s->end && *s->p != '"' && *s->p != '\\' && (guchar) *s->p >= 0x20)
         s->p++;
-      g_string_append_len (out, run, s->p - run);
+      if (out)
+        g_string_append_len (out, run, s->p - run);
       if (s->p >= s->end)
         return syntax_error (s, error, "unterminated string");
       char c = *s->p;
       if (c == '"')
-        {
-          s->p++;
-          break;
-        }
+        break;
       if (c != '\\')
         return syntax_error (s, error, "control character 0x%02x in a string", (guchar) c);
       if (s->end - s->p < 2)
@@ -133,14 +136,14 @@ scan_string (SpJsonScan *s, GString *out, GError **error)
       s->p += 2;
       switch (c)
         {
-        case '"': g_string_append_c (out, '"'); break;
-        case '\\': g_string_append_c (out, '\\'); break;
-        case '/': g_string_append_c (out, '/'); break;
-        case 'b': g_string_append_c (out, '\b'); break;
-        case 'f': g_string_append_c (out, '\f'); break;
-        case 'n': g_string_append_c (out, '\n'); break;
-        case 'r': g_string_append_c (out, '\r'); break;
-        case 't': g_string_append_c (out, '\t'); break;
+        case '"': APPEND (out, '"'); break;
+        case '\\': APPEND (out, '\\'); break;
+        case '/': APPEND (out, '/'); break;
+        case 'b': APPEND (out, '\b'); break;
+        case 'f': APPEND (out, '\f'); break;
+        case 'n': APPEND (out, '\n'); break;
+        case 'r': APPEND (out, '\r'); break;
+        case 't': APPEND (out, '\t'); break;
         case 'u':
           {
             int u = s->end - s->p >= 4 ? hex4 (s->p) : -1;
@@ -160,7 +163,8 @@ scan_string (SpJsonScan *s, GString *out, GError **error)
               return syntax_error (s, error, "unpaired UTF-16 surrogate in a \\u escape");
             if (ch == 0)
               return syntax_error (s, error, "\\u0000 in a string is not supported");
-            g_string_append_unichar (out, ch);
+            if (out)
+              g_string_append_unichar (out, ch);
             break;
           }
         default:
@@ -168,8 +172,10 @@ scan_string (SpJsonScan *s, GString *out, GError **error)
           return syntax_error (s, error, "bad escape '\\%c'", g_ascii_isprint (c) ? c : '?');
         }
     }
-  if (!g_utf8_validate (out->str, (gssize) out->len, NULL))
+  /* escapes are ASCII, so the raw text is valid UTF-8 iff the decoded is */
+  if (!g_utf8_validate_len (begin, (gsize) (s->p - begin), NULL))
     return syntax_error (s, error, "string is not valid UTF-8");
+  s->p++;
   return TRUE;
 }
 
@@ -238,7 +244,9 @@ scan_literal (SpJsonScan *s, const char *word, SpJsonKind kind, SpJsonValue *v, 
   return TRUE;
 }
 
-static gboolean scan_value (SpJsonScan *s, SpJsonValue *v, guint depth, GError **error);
+static gboolean scan_value (SpJsonScan *s, SpJsonValue *v, guint depth, gboolean decode,
+                            GError **error);
+static int object_next (SpJsonScan *s, gboolean *first, gboolean decode, GError **error);
 
 static gboolean
 skip_object (SpJsonScan *s, guint depth, GError **error)
@@ -246,8 +254,8 @@ skip_object (SpJsonScan *s, guint depth, GError **error)
   gboolean first = TRUE;
   int r;
   SpJsonValue v;
-  while ((r = sp_json_scan_object_next (s, &first, error)) == 1)
-    if (!scan_value (s, &v, depth + 1, error))
+  while ((r = object_next (s, &first, FALSE, error)) == 1)
+    if (!scan_value (s, &v, depth + 1, FALSE, error))
       return FALSE;
   return r == 0;
 }
@@ -261,7 +269,7 @@ skip_array (SpJsonScan *s, guint depth, gsize *out_n, GError **error)
   SpJsonValue v;
   while ((r = sp_json_scan_array_next (s, &first, error)) == 1)
     {
-      if (!scan_value (s, &v, depth + 1, error))
+      if (!scan_value (s, &v, depth + 1, FALSE, error))
         return FALSE;
       n++;
     }
@@ -270,7 +278,7 @@ skip_array (SpJsonScan *s, guint depth, gsize *out_n, GError **error)
 }
 
 static gboolean
-scan_value (SpJsonScan *s, SpJsonValue *v, guint depth, GError **error)
+scan_value (SpJsonScan *s, SpJsonValue *v, guint depth, gboolean decode, GError **error)
 {
   skip_ws (s);
   if (depth > MAX_DEPTH)
@@ -283,9 +291,9 @@ scan_value (SpJsonScan *s, SpJsonValue *v, guint depth, GError **error)
     {
     case '"':
       v->kind = SP_JSON_STRING;
-      if (!scan_string (s, s->str, error))
+      if (!scan_string (s, decode ? s->str : NULL, error))
         return FALSE;
-      v->str = s->str->str;
+      v->str = decode ? s->str->str : NULL;
       return TRUE;
     case '{':
       v->kind = SP_JSON_OBJECT;
@@ -313,7 +321,13 @@ scan_value (SpJsonScan *s, SpJsonValue *v, guint depth, GError **error)
 gboolean
 sp_json_scan_value (SpJsonScan *s, SpJsonValue *out_value, GError **error)
 {
-  return scan_value (s, out_value, 0, error);
+  return scan_value (s, out_value, 0, TRUE, error);
+}
+
+gboolean
+sp_json_scan_skip (SpJsonScan *s, SpJsonValue *out_value, GError **error)
+{
+  return scan_value (s, out_value, 0, FALSE, error);
 }
 
 gboolean
@@ -324,6 +338,12 @@ sp_json_scan_object_begin (SpJsonScan *s, GError **error)
 
 int
 sp_json_scan_object_next (SpJsonScan *s, gboolean *first, GError **error)
+{
+  return object_next (s, first, TRUE, error);
+}
+
+static int
+object_next (SpJsonScan *s, gboolean *first, gboolean decode, GError **error)
 {
   skip_ws (s);
   if (s->p < s->end && *s->p == '}')
@@ -340,7 +360,7 @@ sp_json_scan_object_next (SpJsonScan *s, gboolean *first, GError **error)
       syntax_error (s, error, "expected a member name in double quotes or '}'");
       return -1;
     }
-  if (!scan_string (s, s->key, error) || !expect (s, ':', error))
+  if (!scan_string (s, decode ? s->key : NULL, error) || !expect (s, ':', error))
     return -1;
   return 1;
 }
@@ -381,7 +401,8 @@ sp_json_value_describe (const SpJsonValue *v)
 {
   switch (v->kind)
     {
-    case SP_JSON_STRING: return g_strdup_printf ("the string \"%s\"", v->str);
+    case SP_JSON_STRING: return v->str ? g_strdup_printf ("the string \"%s\"", v->str)
+                                       : g_strdup ("a string");
     case SP_JSON_OBJECT: return g_strdup ("an object");
     case SP_JSON_ARRAY: return g_strdup ("an array");
     default: return g_strndup (v->text, MIN (v->text_len, 40));

@@ -50,6 +50,8 @@ void sp_json_scan_seek (SpJsonScan *s, gsize offset);
  * and skipped.  Syntax errors are SP_ERROR_INVALID_PLAN "… at LINE:COL: …"
  * prefixed with `what` ("plan is not valid JSON"). */
 gboolean sp_json_scan_value (SpJsonScan *s, SpJsonValue *out_value, GError **error);
+/* The same without decoding a string value (out_value->str is NULL). */
+gboolean sp_json_scan_skip (SpJsonScan *s, SpJsonValue *out_value, GError **error);
 
 /* Objects: call begin (expects '{'), then next until it returns 0.  next
  * returns 1 with the member name in s->key->str and the scanner at the

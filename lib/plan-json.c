@@ -351,7 +351,7 @@ scan_members (SpJsonScan *s, const char *const *known, gsize *offsets, char **ou
         }
       else
         offsets[k] = sp_json_scan_offset (s);
-      if (!sp_json_scan_value (s, &v, error))
+      if (!sp_json_scan_skip (s, &v, error))
         return FALSE;
     }
   return r == 0;
