@@ -72,3 +72,7 @@ G_GNUC_INTERNAL guint sp_wl_elt (const SpModel *model);
 G_GNUC_INTERNAL guint64 sp_wl_gathered_peak (const SpWlTrace *trace, guint32 S, guint32 We,
                                              guint64 max_reuse_distance,
                                              guint64 prefetch_bucket_size);
+
+/* P = ceil(numel / group): the elements one of `group` ranks holds
+ * (sp_layout_mics_partition); 0 for group 0. */
+G_GNUC_INTERNAL guint64 sp_wl_partition (guint64 numel, guint32 group);
