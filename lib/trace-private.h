@@ -61,6 +61,18 @@ hid_t sp_trace_h5_string_type (void);
  * innermost message on HDF5's error stack (if any), then clear the stack. */
 void sp_trace_h5_error (GError **error, int code, const char *fmt, ...) G_GNUC_PRINTF (3, 4);
 
+/* Packed little-endian records, byte-identical to the table's HDF5 file
+ * type, so rows are written and read without HDF5's (slow, per-member)
+ * compound conversion.  Only for tables without strings, and only used on
+ * little-endian hosts (sp_trace_can_pack).  sp_trace_pack fails (returning
+ * the index of the bad record in *out_bad and the field in *out_field) on
+ * an enum value the enum type does not name. */
+gboolean sp_trace_can_pack (const SpTraceTable *table);
+gsize sp_trace_packed_size (const SpTraceTable *table);
+gboolean sp_trace_pack (const SpTraceTable *table, const void *records, gsize n, guint8 *out,
+                        gsize *out_bad, const SpTraceField **out_field);
+void sp_trace_unpack (const SpTraceTable *table, const guint8 *in, gsize n, void *records);
+
 /* Free HDF5-allocated variable-length data of `n` records read with
  * `mem_type`. */
 void sp_trace_h5_reclaim (hid_t mem_type, gsize n, void *buf);

@@ -197,6 +197,125 @@ sp_trace_field_append (const SpTraceField *field, gconstpointer record, GString 
     }
 }
 
+/* ---------------------------------------------------------------- packing */
+
+static gboolean
+kind_is_enum (SpTraceKind kind)
+{
+  return kind == SP_TRACE_KIND_COLL || kind == SP_TRACE_KIND_DTYPE
+         || kind == SP_TRACE_KIND_REDOP || kind == SP_TRACE_KIND_STATUS;
+}
+
+static gsize
+kind_file_size (SpTraceKind kind)
+{
+  switch (kind)
+    {
+    case SP_TRACE_KIND_U8: return 1;
+    case SP_TRACE_KIND_U32:
+    case SP_TRACE_KIND_I32: return 4;
+    case SP_TRACE_KIND_U64:
+    case SP_TRACE_KIND_I64:
+    case SP_TRACE_KIND_F64: return 8;
+    case SP_TRACE_KIND_STR: return sizeof (char *);
+    default: return 1; /* enums: 8-bit base */
+    }
+}
+
+gboolean
+sp_trace_can_pack (const SpTraceTable *table)
+{
+  if (G_BYTE_ORDER != G_LITTLE_ENDIAN)
+    return FALSE;
+  for (gsize i = 0; i < table->n_fields; i++)
+    if (table->fields[i].kind == SP_TRACE_KIND_STR)
+      return FALSE;
+  return TRUE;
+}
+
+gsize
+sp_trace_packed_size (const SpTraceTable *table)
+{
+  gsize size = 0;
+  for (gsize i = 0; i < table->n_fields; i++)
+    size += kind_file_size (table->fields[i].kind);
+  return size;
+}
+
+/* valid[i][value]: enum kind i (coll, dtype, redop, status) names `value`. */
+static const gboolean *
+enum_valid (SpTraceKind kind)
+{
+  static const SpTraceKind kinds[4] = { SP_TRACE_KIND_COLL, SP_TRACE_KIND_DTYPE,
+                                        SP_TRACE_KIND_REDOP, SP_TRACE_KIND_STATUS };
+  static gboolean valid[4][256];
+  static gsize once = 0;
+  if (g_once_init_enter (&once))
+    {
+      for (int k = 0; k < 4; k++)
+        for (int v = 0; v < 256; v++)
+          valid[k][v] = kind_enum_name (kinds[k], v) != NULL;
+      g_once_init_leave (&once, 1);
+    }
+  for (int k = 0; k < 3; k++)
+    if (kinds[k] == kind)
+      return valid[k];
+  return valid[3];
+}
+
+gboolean
+sp_trace_pack (const SpTraceTable *table, const void *records, gsize n, guint8 *out,
+               gsize *out_bad, const SpTraceField **out_field)
+{
+  for (gsize r = 0; r < n; r++)
+    {
+      const guint8 *rec = (const guint8 *) records + r * table->record_size;
+      for (gsize i = 0; i < table->n_fields; i++)
+        {
+          const SpTraceField *f = &table->fields[i];
+          if (kind_is_enum (f->kind))
+            {
+              int v = *(const int *) (rec + f->offset);
+              if (v < 0 || v > 255 || !enum_valid (f->kind)[v])
+                {
+                  *out_bad = r;
+                  *out_field = f;
+                  return FALSE;
+                }
+              *out++ = (guint8) v;
+            }
+          else
+            {
+              gsize size = kind_file_size (f->kind);
+              memcpy (out, rec + f->offset, size);
+              out += size;
+            }
+        }
+    }
+  return TRUE;
+}
+
+void
+sp_trace_unpack (const SpTraceTable *table, const guint8 *in, gsize n, void *records)
+{
+  for (gsize r = 0; r < n; r++)
+    {
+      guint8 *rec = (guint8 *) records + r * table->record_size;
+      for (gsize i = 0; i < table->n_fields; i++)
+        {
+          const SpTraceField *f = &table->fields[i];
+          if (kind_is_enum (f->kind))
+            *(int *) (rec + f->offset) = *in++;
+          else
+            {
+              gsize size = kind_file_size (f->kind);
+              memcpy (rec + f->offset, in, size);
+              in += size;
+            }
+        }
+    }
+}
+
 /* ------------------------------------------------------------------ HDF5 */
 
 void

@@ -21,8 +21,10 @@ struct _SpTraceWriter {
   char *tmp_path;
   hid_t file;
   hid_t ops;             /* /ops/ops */
-  hid_t row_mem_type;
-  SpTraceRow *buf;
+  hid_t row_mem_type;    /* what the buffer holds: the packed file type, or SpTraceRow */
+  gboolean packed;       /* rows packed by sp_trace_pack (little-endian hosts) */
+  gsize row_size;        /* bytes per buffered row */
+  guint8 *buf;           /* SP_TRACE_CHUNK_ROWS rows */
   gsize n_buf;
   guint64 n_rows;
   GPtrArray *env;        /* key, value, key, value … (owned strings) */
@@ -240,7 +242,12 @@ create_ops (SpTraceWriter *w, GError **error)
       sp_trace_h5_error (error, SP_ERROR_IO, "%s: cannot create /ops/ops", w->tmp_path);
       return FALSE;
     }
-  w->row_mem_type = sp_trace_h5_table_type (&sp_trace_table_rows, FALSE, NULL);
+  /* Packed rows are the file type byte for byte: HDF5 then copies them
+   * instead of converting 21 members per row (3-4x faster appends). */
+  w->packed = sp_trace_can_pack (&sp_trace_table_rows);
+  w->row_mem_type = sp_trace_h5_table_type (&sp_trace_table_rows, w->packed, NULL);
+  w->row_size = w->packed ? sp_trace_packed_size (&sp_trace_table_rows) : sizeof (SpTraceRow);
+  w->buf = g_malloc0 (SP_TRACE_CHUNK_ROWS * w->row_size);
   return TRUE;
 }
 
@@ -269,7 +276,6 @@ sp_trace_writer_new (const char *path, const SpTraceHeader *header, GError **err
   w->ops = H5I_INVALID_HID;
   w->row_mem_type = H5I_INVALID_HID;
   w->env = g_ptr_array_new_with_free_func (g_free);
-  w->buf = g_new0 (SpTraceRow, SP_TRACE_CHUNK_ROWS);
 
   hid_t fcpl = plist_no_times (H5P_FILE_CREATE);
   w->file = H5Fcreate (w->tmp_path, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
@@ -474,7 +480,22 @@ sp_trace_writer_append (SpTraceWriter *writer, const SpTraceRow *rows, gsize n, 
   while (n > 0)
     {
       gsize take = MIN (n, SP_TRACE_CHUNK_ROWS - writer->n_buf);
-      memcpy (writer->buf + writer->n_buf, rows, take * sizeof *rows);
+      guint8 *dst = writer->buf + writer->n_buf * writer->row_size;
+      gsize bad = 0;
+      const SpTraceField *field = NULL;
+      if (!writer->packed)
+        memcpy (dst, rows, take * sizeof *rows);
+      else if (!sp_trace_pack (&sp_trace_table_rows, rows, take, dst, &bad, &field))
+        {
+          const SpTraceRow *row = rows + bad;
+          writer->n_buf += bad; /* the rows before the bad one are packed: keep them */
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                       "trace row %" G_GUINT64_FORMAT " (op %u, rank %u): %s %d is not a "
+                       "known value", sp_trace_writer_n_rows (writer),
+                       row->op_id, row->rank, field->name,
+                       *(const int *) ((const guint8 *) row + field->offset));
+          return FALSE;
+        }
       writer->n_buf += take;
       rows += take;
       n -= take;

@@ -81,6 +81,8 @@ enum {
   SP_TRACE_FLAG_IN_PLACE = 1u << 0,  /* the op ran in place (input buffer = output) */
   SP_TRACE_FLAG_COMPOSITE = 1u << 1, /* the row spans a composite op's sub-ops */
   SP_TRACE_FLAG_CHECKED = 1u << 2,   /* the result was checked (status says how it went) */
+  SP_TRACE_FLAG_MODELLED = 1u << 3,  /* the duration is a model (e.g. a compute op's
+                                        flops / rate slept by the executor), not a measurement */
 };
 
 /* Outcome of one op on one rank. */
@@ -234,7 +236,10 @@ gboolean sp_trace_writer_set_groups (SpTraceWriter *writer, const SpGroups *grou
 guint32 sp_trace_group_id (const SpGroups *groups, SpFamily family, guint32 index);
 
 /* Append rows (copied into an in-memory buffer; full buffers are written
- * as one hyperslab).  Fails with SP_ERROR_IO on an HDF5 write error. */
+ * as one hyperslab).  Fails with SP_ERROR_INVALID_ARGUMENT, naming the row,
+ * on an enum field (coll, dtype, redop, status) holding a value its enum
+ * does not name (the rows before it are kept), and with SP_ERROR_IO on an
+ * HDF5 write error. */
 gboolean sp_trace_writer_append (SpTraceWriter *writer, const SpTraceRow *rows, gsize n,
                                  GError **error);
 

@@ -513,6 +513,36 @@ START_TEST (test_bad_files)
 }
 END_TEST
 
+/* An enum value the enum does not name is refused, naming the row. */
+START_TEST (test_bad_enum_value)
+{
+  g_autofree char *dir = sp_test_tmpdir ();
+  g_autofree char *path = tmp_path (dir, "enum.h5");
+  SpTraceHeader h = test_header ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SpTraceWriter) w = sp_trace_writer_new (path, &h, &error);
+  SpTraceRow rows[10];
+  for (int i = 0; i < 10; i++)
+    {
+      sp_trace_row_init (&rows[i]);
+      rows[i].op_id = (guint32) i;
+      rows[i].rank = 3;
+    }
+  rows[6].coll = (SpColl) 77;
+  ck_assert (sp_trace_writer_append (w, rows, 2, &error));
+  ck_assert (!sp_trace_writer_append (w, rows, 10, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_ARGUMENT);
+  ck_assert_str_eq (error->message, "trace row 8 (op 6, rank 3): coll 77 is not a known value");
+  ck_assert_uint_eq (sp_trace_writer_n_rows (w), 8);
+  g_clear_error (&error);
+  ck_assert (sp_trace_writer_finish (w, &error));
+  g_autoptr (SpTrace) t = sp_trace_open (path, &error);
+  ck_assert_uint_eq (sp_trace_n_rows (t), 8);
+  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", dir);
+  ck_assert_int_eq (system (cmd), 0);
+}
+END_TEST
+
 START_TEST (test_names_and_helpers)
 {
   for (int s = 0; s <= 4; s++)
@@ -574,6 +604,7 @@ trace_suite (void)
   tcase_add_test (tc, test_partial);
   tcase_add_test (tc, test_crash_safety);
   tcase_add_test (tc, test_deterministic);
+  tcase_add_test (tc, test_bad_enum_value);
   tcase_add_test (tc, test_bad_files);
   suite_add_tcase (s, tc);
   return s;
