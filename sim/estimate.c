@@ -43,15 +43,6 @@ sp_coll_request_init (SpCollRequest *r)
   r->proto = SP_PROTO_AUTO;
 }
 
-void
-sp_sim_options_init (SpSimOptions *o)
-{
-  memset (o, 0, sizeof *o);
-  o->model = SP_SIM_DES;
-  o->contention = TRUE;
-  o->compute_efficiency = SP_SIM_DEFAULT_COMPUTE_EFFICIENCY;
-}
-
 /* The α-β lower bound every analytic answer must respect: a rank must at
  * least receive the data it does not have, through all its ports at once. */
 static double

@@ -135,7 +135,7 @@ sp_shape_init (SpShape *sh, const SpTopoSpec *s, const guint32 *ranks, guint32 n
   guint32 node0 = ranks[0] / g, local0 = ranks[0] % g;
   guint32 nics = s->nics_per_node;
   gboolean *used = g_new0 (gboolean, nics);
-  guint32 same_leaf_nodes = 0;
+  guint32 same_leaf_ranks = 0;
   guint32 leaf0 = leaf_of_node (s, node0);
   for (guint32 i = 0; i < n; i++)
     {
@@ -155,17 +155,40 @@ sp_shape_init (SpShape *sh, const SpTopoSpec *s, const guint32 *ranks, guint32 n
             }
         }
       else if (s->fabric != SP_FABRIC_SINGLE_SWITCH && leaf_of_node (s, node) == leaf0)
-        same_leaf_nodes++;
+        same_leaf_ranks++;
     }
   for (guint32 k = 0; k < nics; k++)
     sh->nics_used += used[k] ? 1 : 0;
   g_free (used);
   sh->gpu_nics = nics >= g ? nics / g : 1;
   guint32 remote = n - (sh->intra_near + sh->intra_far + 1);
-  /* remote peers in the same leaf: ranks of other nodes in leaf0 (ppn each) */
-  double in_leaf = MIN ((double) same_leaf_nodes, (double) remote);
-  sh->net_leave_frac = (s->fabric == SP_FABRIC_SINGLE_SWITCH || remote == 0)
-                           ? 0.0 : 1.0 - in_leaf / (double) remote;
+  /* The leaf's uplinks: a share f of the rank's remote traffic leaves the
+   * leaf; the group's NICs on the leaf send at most ports × rate /
+   * oversubscription up, so each NIC's rate is scaled by
+   * min(1, ports / (oversubscription × f × active NICs)). */
+  sh->net_leaf_factor = 1.0;
+  sh->leaf_nodes = 0;
+  if (s->fabric != SP_FABRIC_SINGLE_SWITCH && remote > 0)
+    {
+      double f = 1.0 - MIN ((double) same_leaf_ranks, (double) remote) / remote;
+      double group_nodes_in_leaf = (double) same_leaf_ranks / ppn + 1;
+      if (s->fabric == SP_FABRIC_RAIL)
+        {
+          sh->leaf_nodes = SP_LEAF_PORTS;
+          sh->leaf_ports = MIN (SP_LEAF_PORTS, s->nodes - (node0 / SP_LEAF_PORTS) * SP_LEAF_PORTS);
+          sh->leaf_active = group_nodes_in_leaf;
+        }
+      else
+        {
+          guint64 total = (guint64) s->nodes * nics;
+          sh->leaf_nodes = MAX (1, SP_LEAF_PORTS / nics);
+          sh->leaf_ports = (double) MIN ((guint64) SP_LEAF_PORTS,
+                                         total - (guint64) leaf0 * SP_LEAF_PORTS);
+          sh->leaf_active = group_nodes_in_leaf * sh->nics_used;
+        }
+      if (f > 0)
+        sh->net_leaf_factor = MIN (1.0, sh->leaf_ports / (s->oversubscription * f * sh->leaf_active));
+    }
 
   sp_sim_link_rates (s, &sh->intra_gbs, &sh->nic_gbs);
   sh->node_net_gbs = sh->nics_used * sh->nic_gbs;
@@ -372,11 +395,26 @@ sp_cost_compute (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpP
         double cf = sp_nccl_tree_correction (proto, bytes);
         c->eff *= cf;
         c->cap_busbw *= cf;
-        ratio = 0.5;
+        c->ratio = 0.5; /* NCCL's algBw = busBw / 2: what the caps mean */
         lat = sp_nccl_base_latency_us (algo, proto)
               + 2 * ((sh->ppn - 1) * hop_intra (sh, SP_ALGO_TREE, proto)
                      + log2_floor (sh->nodes) * hop_net (sh, SP_ALGO_TREE, proto));
-        break;
+        /* Busiest port, in units of the buffer S (README-model §4): a GPU
+         * inside the node's chain sends S up and S down (2), the chain's
+         * ends 1; a node of NCCL's double binary tree sends S/2 per tree
+         * edge: 2 from 4 nodes on, 1.5 for 3 nodes, 1 for 2.  NCCL's own
+         * model always takes 2. */
+        double load_intra = sh->ppn >= 3 ? 2 : sh->ppn == 2 ? 1 : 0;
+        double load_net = sh->nodes >= 4 ? 2 : sh->nodes == 3 ? 1.5 : sh->nodes == 2 ? 1 : 0;
+        double inv = 2.0 / c->cap_busbw; /* ns per byte at the capped rate */
+        if (load_intra > 0)
+          inv = MAX (inv, load_intra / (c->eff * sh->intra_gbs));
+        if (load_net > 0)
+          inv = MAX (inv, load_net / (c->eff * sh->node_net_gbs));
+        c->latency_us = lat;
+        c->algbw = 1.0 / inv;
+        c->time_us = lat + S / (1000.0 * c->algbw);
+        return;
       }
     case SP_ALGO_NVLS:
       {
@@ -393,11 +431,35 @@ sp_cost_compute (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpP
         return;
       }
     case SP_ALGO_PAT:
-      c->eff = SP_EFF_PAT;
-      ratio = n / (n - 1);
-      lat = sp_nccl_base_latency_us (algo, proto)
-            + log2_floor (sh->nodes) * hop_net (sh, SP_ALGO_PAT, proto) / 3.5 + 2.8 * n;
-      break;
+      {
+        c->eff = SP_EFF_PAT;
+        c->ratio = n / (n - 1);
+        lat = sp_nccl_base_latency_us (algo, proto)
+              + log2_floor (sh->nodes) * hop_net (sh, SP_ALGO_PAT, proto) / 3.5 + 2.8 * n;
+        /* log2(n) Bruck phases at distance d = 2^k, min(d, n-d) blocks of S/n
+         * each; a phase whose partners leave the leaf shares its uplinks
+         * (the first leaf's ranks stand for all). */
+        double t_ns = 0;
+        guint32 nn = sh->n;
+        for (guint32 d = 1; d < nn; d <<= 1)
+          {
+            double blocks = MIN (d, nn - d), factor = 1.0;
+            if (sh->leaf_nodes > 0)
+              {
+                guint32 P = MIN (sh->leaf_nodes, nn), cross = 0;
+                for (guint32 i = 0; i < P; i++)
+                  cross += ((i + nn - d) % nn) / sh->leaf_nodes != 0;
+                double fc = (double) cross / P;
+                if (fc > 0)
+                  factor = MIN (1.0, sh->leaf_ports / (sh->spec->oversubscription * fc * sh->leaf_active));
+              }
+            t_ns += blocks * S / n / (c->eff * sh->ring_gbs * factor);
+          }
+        c->latency_us = lat;
+        c->algbw = S / t_ns;
+        c->time_us = lat + t_ns / 1000.0;
+        return;
+      }
     case SP_ALGO_DIRECT:
     default:
       {
@@ -419,9 +481,7 @@ sp_cost_compute (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpP
             double n_remote = n - 1 - sh->intra_near - sh->intra_far;
             remote = n_remote > 0;
             double net_rate = sh->node_net_gbs / sh->ppn;
-            double lf = sh->net_leave_frac * sh->spec->oversubscription;
-            if (lf > 1)
-              net_rate /= lf;
+            net_rate *= sh->net_leaf_factor;
             double net = remote ? n_remote * per_peer / net_rate : 0;
             t = MAX (MAX (near, far), net) / (1000.0 * c->eff);
           }

@@ -50,7 +50,10 @@ typedef struct {
   guint32 intra_near;  /* same-node peers of ranks[0] over its intra port */
   guint32 intra_far;   /* same-node peers of ranks[0] over PCIe (NVLink mesh) */
   guint32 gpu_nics;    /* NICs attached to one GPU (≥ 1) */
-  double net_leave_frac; /* share of ranks[0]'s remote peers outside its leaf */
+  double net_leaf_factor; /* ≤ 1: leaf uplinks' limit on ranks[0]'s NIC rate (direct) */
+  guint32 leaf_nodes;  /* nodes per leaf (0: single switch) */
+  double leaf_ports;   /* NIC ports on ranks[0]'s leaf */
+  double leaf_active;  /* the group's NICs on that leaf */
 } SpShape;
 
 /* Leaf switch size: NIC ports down per leaf (fat-tree) or nodes per rail

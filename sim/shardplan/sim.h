@@ -30,8 +30,6 @@
 #include <glib.h>
 #include "shardplan/topo.h"
 #include "shardplan/types.h"
-#include "shardplan/groups.h"
-#include "shardplan/plan.h"
 
 G_BEGIN_DECLS
 
@@ -86,85 +84,5 @@ typedef struct {
  * one rank or a zero-byte request costs 0 ns. */
 gboolean sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *request,
                           SpCollEstimate *out_estimate, GError **error);
-
-/* ---- whole plans ------------------------------------------------------ */
-
-typedef struct {
-  SpSimModel model;
-  /* DES only: TRUE (default) lets every op's groups, and ops that overlap in
-   * time, share links; FALSE simulates each (op, group) alone. */
-  gboolean contention;
-  /* Fraction of the GPU's peak (topo tflops) a compute op achieves,
-   * (0, 1]; default SP_SIM_DEFAULT_COMPUTE_EFFICIENCY. */
-  double compute_efficiency;
-} SpSimOptions;
-
-/* Default compute efficiency: 0.5 of dense bf16 peak — the model FLOPs
- * utilisation large dense transformer training reaches on A100/H100 (MFU
- * 46–55 %, Chowdhery et al. 2022 PaLM Table 3; Narayanan et al. 2021
- * Megatron-LM: 52 % of peak).  A model constant, not a measurement of
- * this machine. */
-#define SP_SIM_DEFAULT_COMPUTE_EFFICIENCY 0.5
-
-void sp_sim_options_init (SpSimOptions *options); /* DES, contention on, default efficiency */
-
-typedef struct _SpSimResult SpSimResult;
-
-/* Simulate every op of `plan` on `topo` with the rank groups `groups`
- * (built from the plan's groups options; world sizes must match the
- * topology).  Semantics:
- *  - an op runs on every group of its family; a rank outside every group of
- *    the family skips it (start = end = the time it became ready);
- *  - on a rank, an op may start when every op it depends on has ended on
- *    that rank and the previous op of the same stream has ended there;
- *    a collective starts when its last member is ready (its start is that
- *    time on every member) and ends at the same time on every member;
- *  - compute / (de)quantize ops take flops / (tflops × 1e12 × efficiency)
- *    and occupy only their stream;
- *  - composites (plan.h) are spans over their sub-ops and are not run.
- * Free with sp_sim_result_free(). */
-SpSimResult *sp_sim_run_plan (const SpTopo *topo, const SpPlan *plan, const SpGroups *groups,
-                              const SpSimOptions *options, GError **error);
-void sp_sim_result_free (SpSimResult *result);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpSimResult, sp_sim_result_free)
-
-guint32 sp_sim_result_n_ops (const SpSimResult *result);
-guint32 sp_sim_result_world_size (const SpSimResult *result);
-/* Start and end (ns from the beginning of the step) of op `op_id` on
- * `rank`.  FALSE when the rank does not take part in the op (not in any
- * group of its family); composites report the span of their sub-ops. */
-gboolean sp_sim_result_op_span (const SpSimResult *result, guint32 op_id, guint32 rank,
-                                guint64 *out_start_ns, guint64 *out_end_ns);
-/* The (algorithm, protocol) the model used for op `op_id` (AUTO for
- * compute ops and composites); the group index and group size on `rank`. */
-void sp_sim_result_op_choice (const SpSimResult *result, guint32 op_id, SpAlgo *out_algo,
-                              SpProto *out_proto);
-
-/* The summary.  Definitions (all ns):
- *  step_ns        the latest end of any op on any rank;
- *  op_ns[i]       max over ranks of (end − start) of op i;
- *  comm_ns        sum over communication ops (not composites) of op_ns;
- *  compute_ns     sum over compute-like ops (compute, quantize, dequantize,
- *                 quant_reduce) of op_ns;
- *  compute_only_ns  the step time of the same plan with every
- *                 communication op taking 0 ns (the compute critical path);
- *  exposed_comm_ns  step_ns − compute_only_ns: the communication time the
- *                 overlap with compute did not hide;
- *  per_family_ns[f], per_kind_ns[k]: sums of op_ns over communication ops
- *                 of family f (SpFamily < SP_FAMILY_N) / of kind k (SpColl
- *                 value < 64). */
-typedef struct {
-  guint64 step_ns;
-  guint64 comm_ns;
-  guint64 compute_ns;
-  guint64 compute_only_ns;
-  guint64 exposed_comm_ns;
-  guint64 per_family_ns[SP_FAMILY_N];
-  guint64 per_kind_ns[64];
-} SpSimSummary;
-
-const SpSimSummary *sp_sim_result_summary (const SpSimResult *result);
-/* op_ns of op `op_id` (see above). */
-guint64 sp_sim_result_op_ns (const SpSimResult *result, guint32 op_id);
 
 G_END_DECLS

@@ -1,0 +1,65 @@
+#!/bin/sh
+# `shardplan estimate`: the DESIGN.md contract (JSON keys, exit codes, the
+# nccl-tests-like table).  Run by `make check` with SHARDPLAN set.
+set -u
+SP=${SHARDPLAN:?SHARDPLAN is not set}
+fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+ok () { printf 'ok   %s\n' "$1"; }
+bad () { printf 'FAIL %s\n' "$1"; fail=1; }
+
+expect_status () { # want, description, command...
+  want=$1; what=$2; shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"; got=$?
+  if [ "$got" -eq "$want" ]; then ok "$what (exit $got)"; else bad "$what: exit $got, wanted $want"; cat "$tmp/err"; fi
+}
+
+# JSON: one object with the contract's keys, in order, numbers where numbers go
+expect_status 0 "json estimate" "$SP" estimate --topology dgx-h100 --nodes 2 --collective all_reduce --bytes 1G --format json
+if command -v python3 >/dev/null 2>&1; then
+  python3 - "$tmp/out" <<'PY' && ok "json parses with the contract keys" || bad "json contract"
+import json, sys
+d = json.load(open(sys.argv[1]))
+keys = ["collective", "bytes", "ranks", "time_us", "algbw_gbs", "busbw_gbs", "algorithm"]
+assert list(d)[:7] == keys, list(d)
+assert d["collective"] == "all_reduce" and d["bytes"] == 1 << 30 and d["ranks"] == 16
+assert d["time_us"] > 0 and abs(d["algbw_gbs"] - d["bytes"] / (d["time_us"] * 1e3)) / d["algbw_gbs"] < 1e-3
+assert abs(d["busbw_gbs"] - d["algbw_gbs"] * 2 * 15 / 16) < 1e-2
+PY
+else
+  grep -q '"collective": "all_reduce", "bytes": 1073741824, "ranks": 16, "time_us": ' "$tmp/out" \
+    && ok "json keys (no python3: grep)" || bad "json keys"
+fi
+
+# the two models agree on an uncontended collective (within 5 %)
+a=$("$SP" estimate -t dgx-a100 -N 4 -c all_gather -b 256M -m analytic -f json | sed 's/.*"time_us": \([0-9.]*\).*/\1/')
+d=$("$SP" estimate -t dgx-a100 -N 4 -c all_gather -b 256M -m des -f json | sed 's/.*"time_us": \([0-9.]*\).*/\1/')
+awk -v a="$a" -v d="$d" 'BEGIN { r = (d - a) / a; if (r < 0) r = -r; exit !(r <= 0.05) }' \
+  && ok "analytic $a us vs des $d us" || bad "analytic $a vs des $d"
+
+# a sweep prints one row per power of two, nccl-tests columns
+expect_status 0 "table sweep" "$SP" estimate --topology dgx-a100 --nodes 2 --collective all_gather --bytes 1K:1M
+rows=$(grep -vc '^#' "$tmp/out")
+[ "$rows" -eq 11 ] && ok "11 rows for 1K:1M" || bad "rows: $rows"
+grep -q '^#       size         count      type   redop    root     time   algbw   busbw' "$tmp/out" \
+  && ok "nccl-tests header" || bad "header"
+expect_status 0 "json sweep" "$SP" estimate -t dgx-a100 -c broadcast -b 8:64 -f json
+[ "$(grep -c '"collective"' "$tmp/out")" -eq 4 ] && ok "json array of 4" || bad "json sweep rows"
+
+# overrides are honoured or refused with exit 2
+expect_status 0 "--algorithm ring --protocol ll128" "$SP" estimate -t dgx-h100 -c all_reduce -b 1M -a ring -p ll128 -f json
+grep -q '"algorithm": "ring", "protocol": "ll128"' "$tmp/out" && ok "override kept" || bad "override"
+expect_status 2 "nvls on A100" "$SP" estimate -t dgx-a100 -c all_reduce -b 1M -a nvls
+grep -q '^shardplan estimate: .*nvls' "$tmp/err" && ok "one-line reason" || bad "reason: $(cat "$tmp/err")"
+
+# bad input: exit 2, one line on stderr
+expect_status 2 "no topology" "$SP" estimate -c all_reduce -b 1M
+expect_status 2 "unknown collective" "$SP" estimate -t dgx-a100 -c all_scatter -b 1M
+expect_status 2 "bad bytes" "$SP" estimate -t dgx-a100 -c all_reduce -b 12Q
+expect_status 2 "non-power-of-two range" "$SP" estimate -t dgx-a100 -c all_reduce -b 3:64
+expect_status 2 "too many ranks per node" "$SP" estimate -t dgx-a100 -c all_reduce -b 1M -k 9
+expect_status 2 "unknown model" "$SP" estimate -t dgx-a100 -c all_reduce -b 1M -m exact
+expect_status 2 "unknown topology" "$SP" estimate -t no-such-cluster -c all_reduce -b 1M
+[ "$(wc -l <"$tmp/err")" -eq 1 ] && ok "one line" || bad "stderr has $(wc -l <"$tmp/err") lines"
+expect_status 0 "--help" "$SP" estimate --help
+exit $fail

@@ -1,0 +1,304 @@
+/* The discrete-event flow model: closed forms computed by hand, contention
+ * (oversubscription, a shared NIC), determinism, the fail-loud checks, and
+ * agreement with the analytic model within 5 %. */
+#include "config.h"
+#include "testutil.h"
+#include "sim-internal.h"
+#include "sim-testing.h"
+
+#include <math.h>
+
+static SpTopoSpec
+spec_base (const char *gpu, guint32 nodes, guint32 gpn, SpIntraKind kind, double intra_gbs,
+           guint32 nics, double nic_gbps, SpFabric fabric, double oversub)
+{
+  SpTopoSpec s = { 0 };
+  g_strlcpy (s.name, "test", sizeof s.name);
+  g_strlcpy (s.gpu_model, gpu, sizeof s.gpu_model);
+  s.nodes = nodes;
+  s.gpus_per_node = gpn;
+  s.gpu_memory_gib = 80;
+  s.gpu_tflops = 300;
+  s.intra_kind = kind;
+  s.intra_bandwidth_gbs = intra_gbs;
+  s.intra_latency_us = kind == SP_INTRA_NVSWITCH || kind == SP_INTRA_NVLINK ? 0.6 : 1.0;
+  s.nics_per_node = nics;
+  s.nic_gbps = nic_gbps;
+  s.inter_latency_us = 2.7;
+  s.fabric = fabric;
+  s.oversubscription = oversub;
+  return s;
+}
+
+static guint64
+estimate (const SpTopoSpec *s, SpSimModel model, SpColl coll, guint64 bytes, const guint32 *ranks,
+          guint32 n, guint32 rpn, SpAlgo algo, SpProto proto, SpCollEstimate *out)
+{
+  g_autoptr (SpTopo) topo = sp_topo_new (s, NULL);
+  ck_assert (topo != NULL);
+  SpCollRequest r;
+  sp_coll_request_init (&r);
+  r.coll = coll;
+  r.bytes = bytes;
+  r.ranks = ranks;
+  r.n_ranks = n;
+  r.ranks_per_node = rpn;
+  r.algo = algo;
+  r.proto = proto;
+  SpCollEstimate e;
+  GError *error = NULL;
+  gboolean ok = sp_sim_estimate (topo, model, &r, &e, &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert (ok);
+  if (out)
+    *out = e;
+  return e.time_ns;
+}
+
+START_TEST (ring_all_gather_one_node)
+{
+  /* 8 A100 on NVSwitch, ring Simple, 1 GB: every GPU port carries 7/8 GB
+   * at 300 × 20/25 = 240 GB/s: 3,645,833.33 ns, plus NCCL's latency
+   * 8.4 + 7 × 3.4 = 32.2 µs. */
+  SpTopoSpec s = spec_base ("A100", 1, 8, SP_INTRA_NVSWITCH, 300, 8, 200, SP_FABRIC_RAIL, 1);
+  guint64 t = estimate (&s, SP_SIM_DES, SP_COLL_ALL_GATHER, 1000000000, NULL, 0, 0, SP_ALGO_RING,
+                        SP_PROTO_SIMPLE, NULL);
+  double expect = 32200 + 0.875e9 / 240.0;
+  ck_assert_msg (fabs ((double) t - expect) <= 2, "t = %" G_GUINT64_FORMAT ", expected %.1f", t, expect);
+}
+END_TEST
+
+START_TEST (two_nodes_one_nic)
+{
+  /* 2 nodes × 1 GPU, one 100 Gb/s NIC each: 12.5 × 0.96 = 12 GB/s.  Ring
+   * all-gather of 1 GB over 2 ranks: each edge carries 0.5 GB: 41,666,667
+   * ns, plus latency 8.4 + 1 × 14 (Tree NET row with one rank per node). */
+  SpTopoSpec s = spec_base ("A100", 2, 1, SP_INTRA_NVSWITCH, 300, 1, 100, SP_FABRIC_SINGLE_SWITCH, 1);
+  guint64 t = estimate (&s, SP_SIM_DES, SP_COLL_ALL_GATHER, 1000000000, NULL, 0, 0, SP_ALGO_RING,
+                        SP_PROTO_SIMPLE, NULL);
+  double expect = 8400 + 14000 + 0.5e9 / 12.0;
+  ck_assert_msg (fabs ((double) t - expect) <= 2, "t = %" G_GUINT64_FORMAT ", expected %.1f", t, expect);
+}
+END_TEST
+
+START_TEST (oversubscription_halves_a_bisection)
+{
+  /* 64 nodes × 1 GPU × 1 NIC on a fat-tree: leaves of 32 NICs, so two
+   * leaves.  A ring that alternates leaves (0, 32, 1, 33, …) sends every
+   * edge through the spine: 32 edges up per leaf.  At 1:1 each edge gets
+   * the NIC's 12 GB/s; at 2:1 the uplinks carry 16 NICs' worth: 6 GB/s. */
+  guint32 order[64];
+  for (guint32 i = 0; i < 32; i++)
+    {
+      order[2 * i] = i;
+      order[2 * i + 1] = 32 + i;
+    }
+  guint64 S = 64000000000ull; /* per-edge share 63/64 S */
+  SpTopoSpec s1 = spec_base ("A100", 64, 1, SP_INTRA_NVSWITCH, 300, 1, 100, SP_FABRIC_FAT_TREE, 1);
+  SpTopoSpec s2 = s1;
+  s2.oversubscription = 2;
+  SpCollEstimate e1, e2;
+  estimate (&s1, SP_SIM_DES, SP_COLL_ALL_GATHER, S, order, 64, 0, SP_ALGO_RING, SP_PROTO_SIMPLE, &e1);
+  estimate (&s2, SP_SIM_DES, SP_COLL_ALL_GATHER, S, order, 64, 0, SP_ALGO_RING, SP_PROTO_SIMPLE, &e2);
+  /* latency: 8.4 + 63 × 14 µs (Tree NET row, ppn 1) */
+  double lat = 8400 + 63 * 14000.0;
+  double edge = S * 63.0 / 64.0;
+  ck_assert (fabs ((double) e1.time_ns - (lat + edge / 12.0)) <= 2);
+  ck_assert (fabs ((double) e2.time_ns - (lat + edge / 6.0)) <= 2);
+  /* a block ring (0, 1, …, 63) crosses the spine only twice per leaf and
+   * keeps the full rate at 2:1 */
+  SpCollEstimate e3;
+  estimate (&s2, SP_SIM_DES, SP_COLL_ALL_GATHER, S, NULL, 0, 0, SP_ALGO_RING, SP_PROTO_SIMPLE, &e3);
+  ck_assert_uint_eq (e3.time_ns, e1.time_ns);
+}
+END_TEST
+
+/* Two groups whose transfers share one NIC: p4d-like nodes with two GPUs
+ * on one NIC.  Each send alone: S / 12 GB/s; together each gets half. */
+static void
+run_sends (const SpTopoSpec *s, guint32 n_sends, guint64 S, guint64 *out_end)
+{
+  SpNet *net = sp_net_new (s);
+  SpEngine *eng = sp_engine_new (net, NULL, NULL);
+  SpDesColl *dc[2];
+  for (guint32 i = 0; i < n_sends; i++)
+    {
+      guint32 pair[2] = { i, s->gpus_per_node + i };
+      SpShape sh;
+      ck_assert (sp_shape_init (&sh, s, pair, 2, NULL));
+      SpCost c;
+      ck_assert (sp_cost_choose (&sh, SP_COLL_SEND, S, SP_ALGO_AUTO, SP_PROTO_SIMPLE, &c, NULL));
+      dc[i] = sp_des_coll_new (eng, net, &sh, &c, SP_COLL_SEND, S, pair, 2, 0, "send", NULL);
+      ck_assert (dc[i] != NULL);
+    }
+  GError *error = NULL;
+  ck_assert (sp_engine_run (eng, &error));
+  for (guint32 i = 0; i < n_sends; i++)
+    {
+      out_end[i] = sp_engine_job_end (eng, sp_des_coll_job (dc[i]));
+      sp_des_coll_free (dc[i]);
+    }
+  sp_engine_free (eng);
+  sp_net_free (net);
+}
+
+START_TEST (two_groups_share_a_link)
+{
+  SpTopoSpec s = spec_base ("A100", 2, 2, SP_INTRA_NVSWITCH, 300, 1, 100, SP_FABRIC_SINGLE_SWITCH, 1);
+  guint64 S = 1200000000, one[1], two[2];
+  run_sends (&s, 1, S, one);
+  run_sends (&s, 2, S, two);
+  /* latency: ring Simple base 8.4 + NET hop 14 µs */
+  double lat = 8400 + 14000;
+  ck_assert (fabs ((double) one[0] - (lat + S / 12.0)) <= 2);
+  ck_assert (fabs ((double) two[0] - (lat + 2 * S / 12.0)) <= 2);
+  ck_assert_uint_eq (two[0], two[1]);
+}
+END_TEST
+
+START_TEST (deterministic)
+{
+  SpTopoSpec s = spec_base ("A100", 40, 8, SP_INTRA_NVSWITCH, 300, 4, 100, SP_FABRIC_FAT_TREE, 3);
+  guint64 a[3], b[3];
+  for (int run = 0; run < 2; run++)
+    {
+      guint64 *t = run ? b : a;
+      t[0] = estimate (&s, SP_SIM_DES, SP_COLL_ALL_REDUCE, 123456789, NULL, 0, 0, SP_ALGO_TREE,
+                       SP_PROTO_SIMPLE, NULL);
+      t[1] = estimate (&s, SP_SIM_DES, SP_COLL_ALL_GATHER, 987654321, NULL, 0, 3, SP_ALGO_AUTO,
+                       SP_PROTO_AUTO, NULL);
+      t[2] = estimate (&s, SP_SIM_DES, SP_COLL_ALL_TO_ALL, 1 << 24, NULL, 0, 2, SP_ALGO_AUTO,
+                       SP_PROTO_AUTO, NULL);
+    }
+  for (int i = 0; i < 3; i++)
+    ck_assert_uint_eq (a[i], b[i]);
+}
+END_TEST
+
+static void
+expect_fault (SpSimFault fault, SpSimModel model, const char *needle)
+{
+  SpTopoSpec s = spec_base ("A100", 2, 8, SP_INTRA_NVSWITCH, 300, 8, 200, SP_FABRIC_RAIL, 1);
+  g_autoptr (SpTopo) topo = sp_topo_new (&s, NULL);
+  SpCollRequest r;
+  sp_coll_request_init (&r);
+  r.bytes = 1 << 26;
+  SpCollEstimate e;
+  GError *error = NULL;
+  sp_sim_testing_fault = fault;
+  gboolean ok = sp_sim_estimate (topo, model, &r, &e, &error);
+  sp_sim_testing_fault = SP_SIM_FAULT_NONE;
+  ck_assert (!ok);
+  SP_ASSERT_ERROR (error, SP_ERROR_SIMULATION);
+  ck_assert_msg (strstr (error->message, needle) != NULL, "message: %s", error->message);
+  g_clear_error (&error);
+  /* and without the fault it passes */
+  ck_assert (sp_sim_estimate (topo, model, &r, &e, &error));
+}
+
+START_TEST (fail_loud_unfinished)
+{
+  expect_fault (SP_SIM_FAULT_DROP_JOB, SP_SIM_DES, "did not finish");
+}
+END_TEST
+
+START_TEST (fail_loud_bytes)
+{
+  expect_fault (SP_SIM_FAULT_LOSE_BYTES, SP_SIM_DES, "received");
+}
+END_TEST
+
+START_TEST (fail_loud_lower_bound)
+{
+  expect_fault (SP_SIM_FAULT_OVERSPEED, SP_SIM_DES, "lower bound");
+  expect_fault (SP_SIM_FAULT_OVERSPEED, SP_SIM_ANALYTIC, "lower bound");
+}
+END_TEST
+
+/* The grid: topologies × node counts × ranks per node × collectives ×
+ * sizes × every enabled (algorithm, protocol); des within 5 % of analytic. */
+START_TEST (des_agrees_with_analytic)
+{
+  SpTopoSpec specs[] = {
+    spec_base ("H100-SXM5-80GB", 1, 8, SP_INTRA_NVSWITCH, 450, 8, 400, SP_FABRIC_RAIL, 1),
+    spec_base ("A100-SXM4-40GB", 1, 8, SP_INTRA_NVSWITCH, 300, 4, 100, SP_FABRIC_FAT_TREE, 1),
+    spec_base ("V100-SXM2-32GB", 1, 8, SP_INTRA_NVLINK, 150, 1, 100, SP_FABRIC_FAT_TREE, 1),
+    spec_base ("A100-PCIE-40GB", 1, 4, SP_INTRA_PCIE, 31.5, 2, 200, SP_FABRIC_SINGLE_SWITCH, 1),
+    spec_base ("cpu-core", 1, 4, SP_INTRA_SHM, 10, 1, 10, SP_FABRIC_SINGLE_SWITCH, 1),
+    /* 16 nodes × 4 NICs = two leaves at 2:1 */
+    spec_base ("A100-SXM4-40GB", 1, 8, SP_INTRA_NVSWITCH, 300, 4, 100, SP_FABRIC_FAT_TREE, 2),
+    spec_base ("H100-SXM5-80GB", 1, 8, SP_INTRA_NVSWITCH, 450, 8, 400, SP_FABRIC_RAIL, 2),
+  };
+  static const guint32 nodes[] = { 1, 2, 5, 16, 64 };
+  static const SpColl colls[] = { SP_COLL_ALL_REDUCE, SP_COLL_ALL_GATHER, SP_COLL_REDUCE_SCATTER,
+                                  SP_COLL_BROADCAST, SP_COLL_REDUCE, SP_COLL_ALL_TO_ALL };
+  static const guint64 sizes[] = { 4096, 1 << 20, 64 << 20, (guint64) 1 << 30 };
+  static const SpAlgo algos[] = { SP_ALGO_TREE, SP_ALGO_RING, SP_ALGO_NVLS, SP_ALGO_PAT, SP_ALGO_DIRECT };
+  static const SpProto protos[] = { SP_PROTO_LL, SP_PROTO_LL128, SP_PROTO_SIMPLE };
+  guint checked = 0;
+  double worst = 0;
+  for (guint t = 0; t < G_N_ELEMENTS (specs); t++)
+    for (guint ni = 0; ni < G_N_ELEMENTS (nodes); ni++)
+      for (guint32 rpn = 1; rpn <= specs[t].gpus_per_node; rpn = rpn == 1 ? 2 : rpn * 2)
+        {
+          SpTopoSpec s = specs[t];
+          s.nodes = nodes[ni];
+          if (s.nodes * rpn < 2)
+            continue;
+          g_autoptr (SpTopo) topo = sp_topo_new (&s, NULL);
+          for (guint c = 0; c < G_N_ELEMENTS (colls); c++)
+            for (guint z = 0; z < G_N_ELEMENTS (sizes); z++)
+              for (guint a = 0; a < G_N_ELEMENTS (algos); a++)
+                for (guint p = 0; p < G_N_ELEMENTS (protos); p++)
+                  {
+                    SpCollRequest r;
+                    sp_coll_request_init (&r);
+                    r.coll = colls[c];
+                    r.bytes = sizes[z];
+                    r.ranks_per_node = rpn;
+                    r.algo = algos[a];
+                    r.proto = protos[p];
+                    SpCollEstimate ea, ed;
+                    GError *error = NULL;
+                    if (!sp_sim_estimate (topo, SP_SIM_ANALYTIC, &r, &ea, &error))
+                      {
+                        SP_ASSERT_ERROR (error, SP_ERROR_UNSUPPORTED);
+                        g_clear_error (&error);
+                        continue;
+                      }
+                    ck_assert_msg (sp_sim_estimate (topo, SP_SIM_DES, &r, &ed, &error), "%s",
+                                   error ? error->message : "");
+                    double rel = fabs ((double) ed.time_ns - (double) ea.time_ns) / ea.time_ns;
+                    worst = MAX (worst, rel);
+                    ck_assert_msg (rel <= 0.05,
+                                   "%s: %s %s/%s %" G_GUINT64_FORMAT " B, %u nodes x %u: des %"
+                                   G_GUINT64_FORMAT " ns vs analytic %" G_GUINT64_FORMAT " ns",
+                                   s.gpu_model, sp_coll_name (r.coll), sp_algo_name (r.algo),
+                                   sp_proto_name (r.proto), r.bytes, s.nodes, rpn, ed.time_ns,
+                                   ea.time_ns);
+                    checked++;
+                  }
+        }
+  ck_assert_uint_gt (checked, 1000);
+  g_test_message ("%u cases, worst relative difference %.4f", checked, worst);
+}
+END_TEST
+
+int
+main (void)
+{
+  Suite *s = suite_create ("sim_des");
+  TCase *tc = tcase_create ("des");
+  tcase_set_timeout (tc, 300);
+  tcase_add_test (tc, ring_all_gather_one_node);
+  tcase_add_test (tc, two_nodes_one_nic);
+  tcase_add_test (tc, oversubscription_halves_a_bisection);
+  tcase_add_test (tc, two_groups_share_a_link);
+  tcase_add_test (tc, deterministic);
+  tcase_add_test (tc, fail_loud_unfinished);
+  tcase_add_test (tc, fail_loud_bytes);
+  tcase_add_test (tc, fail_loud_lower_bound);
+  tcase_add_test (tc, des_agrees_with_analytic);
+  suite_add_tcase (s, tc);
+  return sp_test_run (s);
+}

@@ -1,0 +1,236 @@
+/* `shardplan estimate`: what one collective costs on a topology (the quick
+ * question), in nccl-tests' conventions so the numbers can be held next to
+ * a user's own nccl-tests output. */
+#include "config.h"
+#include "cli.h"
+#include "commands.h"
+#include "shardplan/shardplan.h"
+#include "shardplan/sim.h"
+
+#include <string.h>
+
+#define CMD "estimate"
+
+static const char description[] =
+  "--bytes follows nccl-tests' size column: the whole gathered / scattered buffer\n"
+  "for all_gather and reduce_scatter, the per-rank buffer for all_reduce,\n"
+  "all_to_all and broadcast.  As in nccl-tests, all_gather / reduce_scatter /\n"
+  "all_to_all round the per-rank share down to a multiple of 16 bytes.\n"
+  "--bytes A:B (powers of two, A <= B) prints one row per power of two, like\n"
+  "nccl-tests -b A -e B -f 2 (json: an array of objects).\n"
+  "\n"
+  "The group is every node of the topology (or --nodes N of them) with K ranks\n"
+  "on each (--ranks-per-node, default every GPU).  --model des (default) is the\n"
+  "discrete-event flow model, analytic the closed form; both choose algorithm and\n"
+  "protocol like NCCL unless --algorithm / --protocol say otherwise.\n"
+  "\n"
+  "--format json prints {\"collective\", \"bytes\", \"ranks\", \"time_us\", \"algbw_gbs\",\n"
+  "\"busbw_gbs\", \"algorithm\", \"protocol\", \"model\"}.\n"
+  "\n"
+  "Example: shardplan estimate --topology dgx-h100 --nodes 16 --collective all_reduce --bytes 1G";
+
+typedef struct {
+  guint64 bytes, count;
+  SpCollEstimate est;
+} Row;
+
+/* nccl-tests' sizes: count of elements and the bytes actually moved. */
+static void
+round_like_nccl_tests (SpColl coll, guint64 size, guint32 n, guint esize, guint64 *out_bytes,
+                       guint64 *out_count)
+{
+  if (coll == SP_COLL_ALL_GATHER || coll == SP_COLL_REDUCE_SCATTER || coll == SP_COLL_ALL_TO_ALL)
+    {
+      guint64 per_rank = (size / n) & ~(guint64) 15;
+      *out_bytes = per_rank * n;
+      *out_count = per_rank / esize; /* per-rank count (AG/RS), per-peer (a2a) */
+      if (coll == SP_COLL_ALL_TO_ALL)
+        *out_count = per_rank / esize / n;
+      return;
+    }
+  *out_count = size / esize;
+  *out_bytes = *out_count * esize;
+}
+
+static void
+print_time (GString *out, double us)
+{
+  if (us >= 10000.0)
+    g_string_append_printf (out, "  %7.0f", us);
+  else if (us >= 100.0)
+    g_string_append_printf (out, "  %7.1f", us);
+  else
+    g_string_append_printf (out, "  %7.2f", us);
+}
+
+int
+sp_cmd_estimate (int argc, char **argv)
+{
+  g_autofree char *topology = NULL, *nodes_s = NULL, *coll_s = NULL, *bytes_s = NULL,
+                  *rpn_s = NULL, *model_s = NULL, *algo_s = NULL, *proto_s = NULL,
+                  *dtype_s = NULL, *format_s = NULL;
+  GOptionEntry entries[] = {
+    { "topology", 't', 0, G_OPTION_ARG_FILENAME, &topology, "Topology INI file or preset",
+      "FILE|PRESET" },
+    { "nodes", 'N', 0, G_OPTION_ARG_STRING, &nodes_s, "Node count (default: the topology's)", "N" },
+    { "collective", 'c', 0, G_OPTION_ARG_STRING, &coll_s,
+      "all_reduce, all_gather, reduce_scatter, all_to_all or broadcast", "NAME" },
+    { "bytes", 'b', 0, G_OPTION_ARG_STRING, &bytes_s,
+      "Size in nccl-tests' convention (K/M/G suffixes), or A:B for a sweep", "N|A:B" },
+    { "ranks-per-node", 'k', 0, G_OPTION_ARG_STRING, &rpn_s,
+      "Ranks on each node (default: every GPU)", "K" },
+    { "model", 'm', 0, G_OPTION_ARG_STRING, &model_s, "analytic or des (default des)", "MODEL" },
+    { "algorithm", 'a', 0, G_OPTION_ARG_STRING, &algo_s,
+      "ring, tree, nvls, pat, direct (default: chosen like NCCL)", "ALGO" },
+    { "protocol", 'p', 0, G_OPTION_ARG_STRING, &proto_s,
+      "ll, ll128, simple (default: chosen like NCCL)", "PROTO" },
+    { "dtype", 'd', 0, G_OPTION_ARG_STRING, &dtype_s,
+      "Element type for the count column (default float32, as nccl-tests)", "TYPE" },
+    { "format", 'f', 0, G_OPTION_ARG_STRING, &format_s, "text (default) or json", "text|json" },
+    { NULL },
+  };
+  int status;
+  if (!sp_cli_parse (CMD, NULL, "Estimate the time of one collective on a topology.", description,
+                     entries, &argc, &argv, &status))
+    return status;
+  if (argc > 1)
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "unexpected argument '%s' (see 'shardplan estimate --help')",
+                        argv[1]);
+  SpFormat format;
+  if (!sp_cli_format (CMD, format_s, (1u << SP_FORMAT_TEXT) | (1u << SP_FORMAT_JSON), &format))
+    return SP_EXIT_USAGE;
+  if (topology == NULL)
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--topology FILE|PRESET is required");
+  if (coll_s == NULL)
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--collective is required (all_reduce, all_gather, "
+                                            "reduce_scatter, all_to_all, broadcast)");
+  if (bytes_s == NULL)
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--bytes N or A:B is required");
+
+  SpCollRequest req;
+  sp_coll_request_init (&req);
+  if (!sp_coll_from_name (coll_s, &req.coll)
+      || !(req.coll == SP_COLL_ALL_REDUCE || req.coll == SP_COLL_ALL_GATHER
+           || req.coll == SP_COLL_REDUCE_SCATTER || req.coll == SP_COLL_ALL_TO_ALL
+           || req.coll == SP_COLL_BROADCAST))
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--collective '%s' is not one of: all_reduce, "
+                                            "all_gather, reduce_scatter, all_to_all, broadcast", coll_s);
+  SpSimModel model = SP_SIM_DES;
+  if (model_s && !sp_sim_model_from_name (model_s, &model))
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--model '%s' is not one of: analytic, des", model_s);
+  if (algo_s && !sp_algo_from_name (algo_s, &req.algo))
+    return sp_cli_fail (CMD, SP_EXIT_USAGE,
+                        "--algorithm '%s' is not one of: auto, ring, tree, nvls, pat, direct", algo_s);
+  if (proto_s && !sp_proto_from_name (proto_s, &req.proto))
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--protocol '%s' is not one of: auto, ll, ll128, simple",
+                        proto_s);
+  SpDtype dtype = SP_DTYPE_FLOAT32;
+  if (dtype_s && (!sp_dtype_from_name (dtype_s, &dtype) || sp_dtype_bits (dtype) < 8))
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--dtype '%s' is not a whole-byte type (e.g. float32, "
+                                            "bfloat16, float16, int8)", dtype_s);
+  guint esize = sp_dtype_bits (dtype) / 8;
+  guint32 nodes = 0, rpn = 0;
+  if (!sp_cli_u32 (CMD, "--nodes", nodes_s, 1, 1u << 24, &nodes)
+      || !sp_cli_u32 (CMD, "--ranks-per-node", rpn_s, 1, 1024, &rpn))
+    return SP_EXIT_USAGE;
+
+  /* sizes */
+  GError *error = NULL;
+  guint64 lo, hi;
+  const char *colon = strchr (bytes_s, ':');
+  gboolean sweep = colon != NULL;
+  const guint64 max_bytes = (guint64) 1 << 50;
+  if (sweep)
+    {
+      g_autofree char *a = g_strndup (bytes_s, colon - bytes_s);
+      if (!sp_parse_bytes ("--bytes", a, 1, max_bytes, &lo, &error)
+          || !sp_parse_bytes ("--bytes", colon + 1, 1, max_bytes, &hi, &error))
+        return sp_cli_error (CMD, error);
+      if ((lo & (lo - 1)) || (hi & (hi - 1)) || lo > hi)
+        return sp_cli_fail (CMD, SP_EXIT_USAGE,
+                            "--bytes '%s': A:B needs powers of two with A <= B", bytes_s);
+    }
+  else
+    {
+      if (!sp_parse_bytes ("--bytes", bytes_s, 0, max_bytes, &lo, &error))
+        return sp_cli_error (CMD, error);
+      hi = lo;
+    }
+
+  g_autoptr (SpTopo) topo = sp_topo_open (topology, nodes, &error);
+  if (topo == NULL)
+    return sp_cli_error (CMD, error);
+  const SpTopoSpec *spec = sp_topo_spec (topo);
+  req.ranks_per_node = rpn;
+  if (rpn > spec->gpus_per_node)
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--ranks-per-node %u is more than the %u GPUs per node of %s",
+                        rpn, spec->gpus_per_node, spec->name);
+  guint32 n = spec->nodes * (rpn ? rpn : spec->gpus_per_node);
+
+  GArray *rows = g_array_new (FALSE, FALSE, sizeof (Row));
+  for (guint64 size = lo;; size *= 2)
+    {
+      Row row;
+      round_like_nccl_tests (req.coll, size, n, esize, &row.bytes, &row.count);
+      req.bytes = row.bytes;
+      if (!sp_sim_estimate (topo, model, &req, &row.est, &error))
+        {
+          g_array_free (rows, TRUE);
+          return sp_cli_error (CMD, error);
+        }
+      g_array_append_val (rows, row);
+      if (size >= hi)
+        break;
+    }
+
+  GString *out = g_string_new (NULL);
+  const char *coll_name = sp_coll_name (req.coll);
+  if (format == SP_FORMAT_JSON)
+    {
+      if (sweep)
+        g_string_append (out, "[");
+      for (guint i = 0; i < rows->len; i++)
+        {
+          Row *r = &g_array_index (rows, Row, i);
+          g_string_append_printf (out,
+                                  "%s{\"collective\": \"%s\", \"bytes\": %" G_GUINT64_FORMAT
+                                  ", \"ranks\": %u, \"time_us\": %.3f, \"algbw_gbs\": %.4f, "
+                                  "\"busbw_gbs\": %.4f, \"algorithm\": \"%s\", \"protocol\": \"%s\", "
+                                  "\"model\": \"%s\"}",
+                                  i ? ",\n " : "", coll_name, r->bytes, r->est.n_ranks,
+                                  r->est.time_ns / 1000.0, r->est.algbw_gbs, r->est.busbw_gbs,
+                                  sp_algo_name (r->est.algo), sp_proto_name (r->est.proto),
+                                  sp_sim_model_name (model));
+        }
+      g_string_append (out, sweep ? "]\n" : "\n");
+    }
+  else
+    {
+      g_string_append_printf (out, "# shardplan estimate: %s, %u nodes x %u ranks = %u ranks, "
+                                   "model %s\n",
+                              spec->name, spec->nodes, rpn ? rpn : spec->gpus_per_node, n,
+                              sp_sim_model_name (model));
+      g_string_append (out, "#       size         count      type   redop    root     time   algbw"
+                            "   busbw  algorithm protocol\n"
+                            "#        (B)    (elements)                               (us)  (GB/s)"
+                            "  (GB/s)\n");
+      gboolean reduces = req.coll == SP_COLL_ALL_REDUCE || req.coll == SP_COLL_REDUCE_SCATTER;
+      for (guint i = 0; i < rows->len; i++)
+        {
+          Row *r = &g_array_index (rows, Row, i);
+          g_string_append_printf (out, "%12" G_GUINT64_FORMAT "  %12" G_GUINT64_FORMAT "  %8s  %6s  %6d",
+                                  r->bytes, r->count, sp_dtype_name (dtype), reduces ? "sum" : "none",
+                                  req.coll == SP_COLL_BROADCAST ? 0 : -1);
+          print_time (out, r->est.time_ns / 1000.0);
+          g_string_append_printf (out, "  %6.2f  %6.2f  %9s %8s\n", r->est.algbw_gbs,
+                                  r->est.busbw_gbs, sp_algo_name (r->est.algo),
+                                  sp_proto_name (r->est.proto));
+        }
+    }
+  g_array_free (rows, TRUE);
+  gboolean ok = sp_cli_write_output (NULL, out->str, out->len, &error);
+  g_string_free (out, TRUE);
+  if (!ok)
+    return sp_cli_error (CMD, error);
+  return SP_EXIT_OK;
+}
