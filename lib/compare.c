@@ -1,0 +1,469 @@
+/* Simulated vs measured traces: a sort-merge join on (op_id, iter, rank),
+ * per-op medians and aggregate error statistics.  Both traces are read
+ * whole into compact arrays and sorted, so the join needs no hash table and
+ * the rows may be in any order in the files. */
+#include "config.h"
+#include "compare-private.h"
+#include "shardplan/error.h"
+#include "shardplan/plan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Rows read per sp_trace_read_rows call. */
+#define READ_CHUNK 65536
+
+/* What the join keeps of a row. */
+typedef struct {
+  guint32 op_id;
+  gint32 iter;
+  guint32 rank;
+  guint32 group_id;
+  guint64 bytes;
+  gint64 dur_ns;
+  guint8 coll;
+  guint8 status;
+  guint8 composite;
+} Sample;
+
+static const char *const band_names[SP_COMPARE_BAND_N] = {
+  "0 B", "<64 KiB", "64 KiB-1 MiB", "1-64 MiB", ">=64 MiB",
+};
+static const char *const by_names[SP_COMPARE_BY_N] = { "all", "kind", "size", "family" };
+
+SpCompareBand
+sp_compare_band_of (guint64 bytes)
+{
+  if (bytes == 0)
+    return SP_COMPARE_BAND_ZERO;
+  if (bytes < (64u << 10))
+    return SP_COMPARE_BAND_SMALL;
+  if (bytes < (1u << 20))
+    return SP_COMPARE_BAND_MEDIUM;
+  if (bytes < (64u << 20))
+    return SP_COMPARE_BAND_LARGE;
+  return SP_COMPARE_BAND_HUGE;
+}
+
+const char *
+sp_compare_band_name (SpCompareBand band)
+{
+  return (guint) band < SP_COMPARE_BAND_N ? band_names[band] : NULL;
+}
+
+const char *
+sp_compare_by_name (SpCompareBy by)
+{
+  return (guint) by < SP_COMPARE_BY_N ? by_names[by] : NULL;
+}
+
+static int
+sample_cmp (const void *a, const void *b)
+{
+  const Sample *x = a, *y = b;
+  if (x->op_id != y->op_id)
+    return x->op_id < y->op_id ? -1 : 1;
+  if (x->iter != y->iter)
+    return x->iter < y->iter ? -1 : 1;
+  if (x->rank != y->rank)
+    return x->rank < y->rank ? -1 : 1;
+  return 0;
+}
+
+/* Every row of a trace, sorted by key; duplicates are an error. */
+static GArray *
+read_samples (SpTrace *trace, const char *name, GError **error)
+{
+  guint64 n = sp_trace_n_rows (trace);
+  g_autoptr (GArray) out = g_array_sized_new (FALSE, FALSE, sizeof (Sample), (guint) MIN (n, G_MAXUINT));
+  g_autofree SpTraceRow *buf = g_new (SpTraceRow, READ_CHUNK);
+  for (guint64 start = 0; start < n; start += READ_CHUNK)
+    {
+      gsize k = (gsize) MIN ((guint64) READ_CHUNK, n - start);
+      if (!sp_trace_read_rows (trace, start, k, buf, error))
+        return NULL;
+      for (gsize i = 0; i < k; i++)
+        {
+          const SpTraceRow *r = &buf[i];
+          Sample s = { .op_id = r->op_id, .iter = r->iter, .rank = r->rank,
+                       .group_id = r->group_id, .bytes = r->bytes, .dur_ns = r->dur_ns,
+                       .coll = (guint8) r->coll, .status = (guint8) r->status,
+                       .composite = (r->flags & SP_TRACE_FLAG_COMPOSITE) != 0 };
+          g_array_append_val (out, s);
+        }
+    }
+  qsort (out->data, out->len, sizeof (Sample), sample_cmp);
+  for (guint i = 1; i < out->len; i++)
+    {
+      const Sample *a = &g_array_index (out, Sample, i - 1), *b = &g_array_index (out, Sample, i);
+      if (sample_cmp (a, b) == 0)
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                       "%s: two rows for op %u, iter %d, rank %u", name, b->op_id, b->iter,
+                       b->rank);
+          return NULL;
+        }
+    }
+  return g_steal_pointer (&out);
+}
+
+static int
+double_cmp (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* Quantile q of values[0..n) (sorts them in place), numpy's linear method. */
+static double
+quantile (double *values, gsize n, double q)
+{
+  if (n == 0)
+    return NAN;
+  qsort (values, n, sizeof (double), double_cmp);
+  double pos = q * (double) (n - 1);
+  gsize lo = (gsize) floor (pos);
+  if (lo + 1 >= n)
+    return values[n - 1];
+  return values[lo] + (pos - (double) lo) * (values[lo + 1] - values[lo]);
+}
+
+/* Per-op accumulation while walking one op's joined samples. */
+typedef struct {
+  GArray *sim, *meas;    /* double */
+  double worst;          /* signed sample error of largest magnitude */
+} OpAcc;
+
+static void
+finish_op (SpCompare *cmp, const Sample *m, OpAcc *acc, const SpPlan *plan, SpTrace *measured)
+{
+  if (acc->sim->len == 0)
+    return;
+  SpCompareOp op = { .op_id = m->op_id, .coll = (SpColl) m->coll, .bytes = m->bytes,
+                     .band = sp_compare_band_of (m->bytes), .n_samples = acc->sim->len,
+                     .worst_sample_error = acc->worst, .family_id = SP_TRACE_NO_GROUP,
+                     .family = "none", .name = "" };
+  guint32 fam = 0, index = 0;
+  if (sp_trace_group_info (measured, m->group_id, &fam, &index))
+    {
+      const char *fname = sp_trace_family_name (measured, fam);
+      op.family_id = fam;
+      op.family = g_string_chunk_insert_const (cmp->strings, fname ? fname : "?");
+    }
+  if (plan != NULL && m->op_id < sp_plan_n_ops (plan))
+    op.name = g_string_chunk_insert_const (cmp->strings, sp_plan_op (plan, m->op_id)->name);
+  op.sim_ns = quantile ((double *) (void *) acc->sim->data, acc->sim->len, 0.5);
+  op.measured_ns = quantile ((double *) (void *) acc->meas->data, acc->meas->len, 0.5);
+  op.error = (op.sim_ns - op.measured_ns) / op.measured_ns;
+  g_array_append_val (cmp->ops, op);
+  g_array_set_size (acc->sim, 0);
+  g_array_set_size (acc->meas, 0);
+  acc->worst = 0;
+}
+
+static void
+join (SpCompare *cmp, GArray *sim, GArray *meas, const SpPlan *plan, SpTrace *measured)
+{
+  SpCompareCounts *c = &cmp->counts;
+  OpAcc acc = { g_array_new (FALSE, FALSE, sizeof (double)),
+                g_array_new (FALSE, FALSE, sizeof (double)), 0 };
+  const Sample *cur = NULL;  /* measured sample of the op being accumulated */
+  guint i = 0, j = 0;
+  while (i < sim->len || j < meas->len)
+    {
+      const Sample *s = i < sim->len ? &g_array_index (sim, Sample, i) : NULL;
+      const Sample *m = j < meas->len ? &g_array_index (meas, Sample, j) : NULL;
+      int order = s == NULL ? 1 : m == NULL ? -1 : sample_cmp (s, m);
+      if (order < 0)
+        {
+          c->only_sim++, i++;
+          continue;
+        }
+      if (order > 0)
+        {
+          c->only_measured++, j++;
+          continue;
+        }
+      i++, j++;
+      c->joined++;
+      if (s->composite || m->composite)
+        c->excluded_composite++;
+      else if (s->status != SP_TRACE_STATUS_OK || m->status != SP_TRACE_STATUS_OK)
+        c->excluded_status++;
+      else if (m->dur_ns <= 0)
+        c->excluded_zero++;
+      else
+        {
+          if (cur != NULL && cur->op_id != m->op_id)
+            finish_op (cmp, cur, &acc, plan, measured);
+          cur = m;
+          double sv = (double) s->dur_ns, mv = (double) m->dur_ns;
+          g_array_append_val (acc.sim, sv);
+          g_array_append_val (acc.meas, mv);
+          double e = (sv - mv) / mv;
+          if (fabs (e) > fabs (acc.worst))
+            acc.worst = e;
+          c->samples++;
+        }
+    }
+  if (cur != NULL)
+    finish_op (cmp, cur, &acc, plan, measured);
+  g_array_unref (acc.sim);
+  g_array_unref (acc.meas);
+}
+
+/* Statistics of the ops for which key(op) == value. */
+static SpCompareStats
+stats_of (const SpCompare *cmp, const char *label, gboolean (*member) (const SpCompareOp *, guint32),
+          guint32 value)
+{
+  SpCompareStats st = { .label = label };
+  g_autoptr (GArray) abs_err = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr (GArray) signed_err = g_array_new (FALSE, FALSE, sizeof (double));
+  double worst = -1;
+  for (guint i = 0; i < cmp->ops->len; i++)
+    {
+      const SpCompareOp *op = &g_array_index (cmp->ops, SpCompareOp, i);
+      if (member && !member (op, value))
+        continue;
+      double a = fabs (op->error);
+      g_array_append_val (abs_err, a);
+      g_array_append_val (signed_err, op->error);
+      if (a > worst)
+        worst = a, st.worst_op_id = op->op_id;
+    }
+  st.n_ops = abs_err->len;
+  st.worst_abs = worst;
+  st.median_abs = quantile ((double *) (void *) abs_err->data, abs_err->len, 0.5);
+  st.p90_abs = quantile ((double *) (void *) abs_err->data, abs_err->len, 0.9);
+  st.median_signed = quantile ((double *) (void *) signed_err->data, signed_err->len,
+                                          0.5);
+  return st;
+}
+
+static gboolean
+is_kind (const SpCompareOp *op, guint32 v)
+{
+  return (guint32) op->coll == v;
+}
+
+static gboolean
+is_band (const SpCompareOp *op, guint32 v)
+{
+  return (guint32) op->band == v;
+}
+
+static gboolean
+is_family (const SpCompareOp *op, guint32 v)
+{
+  return op->family_id == v;
+}
+
+static int
+u32_cmp (const void *a, const void *b)
+{
+  guint32 x = *(const guint32 *) a, y = *(const guint32 *) b;
+  return x < y ? -1 : x > y;
+}
+
+static void
+compute_stats (SpCompare *cmp)
+{
+  SpCompareStats all = stats_of (cmp, "all", NULL, 0);
+  g_array_append_val (cmp->stats[SP_COMPARE_BY_ALL], all);
+
+  /* distinct kinds and families present, in value order (NO_GROUP = max: last) */
+  g_autoptr (GArray) kinds = g_array_new (FALSE, FALSE, sizeof (guint32));
+  g_autoptr (GArray) fams = g_array_new (FALSE, FALSE, sizeof (guint32));
+  gboolean bands[SP_COMPARE_BAND_N] = { FALSE };
+  g_autoptr (GHashTable) seen_k = g_hash_table_new (NULL, NULL);
+  g_autoptr (GHashTable) seen_f = g_hash_table_new (NULL, NULL);
+  for (guint i = 0; i < cmp->ops->len; i++)
+    {
+      const SpCompareOp *op = &g_array_index (cmp->ops, SpCompareOp, i);
+      guint32 k = (guint32) op->coll, f = op->family_id;
+      if (g_hash_table_add (seen_k, GUINT_TO_POINTER (k + 1)))
+        g_array_append_val (kinds, k);
+      if (g_hash_table_add (seen_f, GUINT_TO_POINTER ((gsize) f + 1)))
+        g_array_append_val (fams, f);
+      bands[op->band] = TRUE;
+    }
+  qsort (kinds->data, kinds->len, sizeof (guint32), u32_cmp);
+  qsort (fams->data, fams->len, sizeof (guint32), u32_cmp);
+  for (guint i = 0; i < kinds->len; i++)
+    {
+      guint32 k = g_array_index (kinds, guint32, i);
+      const char *name = sp_coll_name ((SpColl) k);
+      SpCompareStats st = stats_of (cmp, name ? name : "?", is_kind, k);
+      g_array_append_val (cmp->stats[SP_COMPARE_BY_KIND], st);
+    }
+  for (guint b = 0; b < SP_COMPARE_BAND_N; b++)
+    if (bands[b])
+      {
+        SpCompareStats st = stats_of (cmp, band_names[b], is_band, b);
+        g_array_append_val (cmp->stats[SP_COMPARE_BY_SIZE], st);
+      }
+  for (guint i = 0; i < fams->len; i++)
+    {
+      guint32 f = g_array_index (fams, guint32, i);
+      const char *label = "none";
+      for (guint o = 0; o < cmp->ops->len; o++)
+        if (g_array_index (cmp->ops, SpCompareOp, o).family_id == f)
+          {
+            label = g_array_index (cmp->ops, SpCompareOp, o).family;
+            break;
+          }
+      SpCompareStats st = stats_of (cmp, label, is_family, f);
+      g_array_append_val (cmp->stats[SP_COMPARE_BY_FAMILY], st);
+    }
+}
+
+SpCompare *
+sp_compare_traces (SpTrace *sim, const char *sim_name, SpTrace *measured,
+                   const char *measured_name, GError **error)
+{
+  g_return_val_if_fail (sim != NULL && measured != NULL, NULL);
+  sim_name = sim_name ? sim_name : "simulated trace";
+  measured_name = measured_name ? measured_name : "measured trace";
+  const char *ds = sp_trace_plan_digest (sim), *dm = sp_trace_plan_digest (measured);
+  if (ds == NULL || dm == NULL)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "%s has no /meta/plan: cannot tell whether both traces ran the same plan",
+                   ds == NULL ? sim_name : measured_name);
+      return NULL;
+    }
+  if (strcmp (ds, dm) != 0)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "%s (plan %s) and %s (plan %s) ran different plans: compare traces of one plan",
+                   sim_name, ds, measured_name, dm);
+      return NULL;
+    }
+  g_autoptr (GArray) s = read_samples (sim, sim_name, error);
+  if (s == NULL)
+    return NULL;
+  g_autoptr (GArray) m = read_samples (measured, measured_name, error);
+  if (m == NULL)
+    return NULL;
+
+  g_autoptr (SpCompare) cmp = g_new0 (SpCompare, 1);
+  cmp->strings = g_string_chunk_new (4096);
+  cmp->sim_name = g_strdup (sim_name);
+  cmp->measured_name = g_strdup (measured_name);
+  cmp->digest = g_strdup (ds);
+  const SpTraceHeader *hs = sp_trace_header (sim), *hm = sp_trace_header (measured);
+  cmp->sim_source = sp_trace_source_name (hs->source);
+  cmp->measured_source = sp_trace_source_name (hm->source);
+  cmp->sim_producer = g_strdup (hs->producer);
+  cmp->measured_producer = g_strdup (hm->producer);
+  cmp->ops = g_array_new (FALSE, FALSE, sizeof (SpCompareOp));
+  for (guint b = 0; b < SP_COMPARE_BY_N; b++)
+    cmp->stats[b] = g_array_new (FALSE, FALSE, sizeof (SpCompareStats));
+  cmp->counts.sim_rows = s->len;
+  cmp->counts.measured_rows = m->len;
+
+  /* op names from the plan text; a plan this build cannot read only costs the names */
+  g_autoptr (SpPlan) plan = NULL;
+  const char *text = sp_trace_plan_text (measured);
+  if (text != NULL)
+    plan = sp_plan_from_json (text, -1, 0, NULL);
+
+  join (cmp, s, m, plan, measured);
+  if (cmp->ops->len == 0)
+    {
+      const SpCompareCounts *c = &cmp->counts;
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "%s and %s have no row in common to compare (%" G_GUINT64_FORMAT
+                   " joined; excluded: %" G_GUINT64_FORMAT " by status, %" G_GUINT64_FORMAT
+                   " composite, %" G_GUINT64_FORMAT " zero measured duration)",
+                   sim_name, measured_name, c->joined, c->excluded_status,
+                   c->excluded_composite, c->excluded_zero);
+      return NULL;
+    }
+  compute_stats (cmp);
+  return g_steal_pointer (&cmp);
+}
+
+void
+sp_compare_free (SpCompare *cmp)
+{
+  if (cmp == NULL)
+    return;
+  g_free (cmp->sim_name);
+  g_free (cmp->measured_name);
+  g_free (cmp->digest);
+  g_free (cmp->sim_producer);
+  g_free (cmp->measured_producer);
+  if (cmp->ops)
+    g_array_unref (cmp->ops);
+  for (guint b = 0; b < SP_COMPARE_BY_N; b++)
+    if (cmp->stats[b])
+      g_array_unref (cmp->stats[b]);
+  if (cmp->strings)
+    g_string_chunk_free (cmp->strings);
+  g_free (cmp);
+}
+
+const SpCompareCounts *
+sp_compare_counts (const SpCompare *cmp)
+{
+  return &cmp->counts;
+}
+
+const char *
+sp_compare_plan_digest (const SpCompare *cmp)
+{
+  return cmp->digest;
+}
+
+const char *
+sp_compare_sim_name (const SpCompare *cmp)
+{
+  return cmp->sim_name;
+}
+
+const char *
+sp_compare_measured_name (const SpCompare *cmp)
+{
+  return cmp->measured_name;
+}
+
+const SpCompareOp *
+sp_compare_ops (const SpCompare *cmp, gsize *out_n)
+{
+  *out_n = cmp->ops->len;
+  return (const SpCompareOp *) (void *) cmp->ops->data;
+}
+
+const SpCompareStats *
+sp_compare_stats (const SpCompare *cmp, SpCompareBy by, gsize *out_n)
+{
+  g_return_val_if_fail ((guint) by < SP_COMPARE_BY_N, NULL);
+  *out_n = cmp->stats[by]->len;
+  return (const SpCompareStats *) (void *) cmp->stats[by]->data;
+}
+
+static int
+worst_cmp (const void *a, const void *b)
+{
+  const SpCompareOp *x = *(const SpCompareOp *const *) a, *y = *(const SpCompareOp *const *) b;
+  double ex = fabs (x->error), ey = fabs (y->error);
+  if (ex != ey)
+    return ex > ey ? -1 : 1;
+  return x->op_id < y->op_id ? -1 : x->op_id > y->op_id;
+}
+
+const SpCompareOp **
+sp_compare_worst (const SpCompare *cmp, gsize n, gsize *out_n)
+{
+  gsize total = cmp->ops->len;
+  const SpCompareOp **all = g_new (const SpCompareOp *, total + 1);
+  for (gsize i = 0; i < total; i++)
+    all[i] = &g_array_index (cmp->ops, SpCompareOp, i);
+  qsort (all, total, sizeof (*all), worst_cmp);
+  *out_n = MIN (n, total);
+  all[*out_n] = NULL;
+  return all;
+}

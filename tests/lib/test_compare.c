@@ -1,0 +1,419 @@
+/* The simulated/measured join on hand-made traces whose durations differ by
+ * known factors per op, so every statistic has a hand-computed value:
+ *
+ *   op  kind            family     bytes    sim/measured  error
+ *   0   all_gather      shard      8 MiB    1.10          +0.10
+ *   1   reduce_scatter  shard      8 MiB    0.80          -0.20
+ *   2   all_reduce      replicate  2 MiB    1.50          +0.50
+ *   3   all_gather      shard      32 KiB   1.00           0
+ *   4   all_reduce      world      128 MiB  0.95          -0.05
+ *   5   compute         none       0 B      1.30          +0.30
+ *
+ * |error| sorted: 0, .05, .10, .20, .30, .50 → median (.10+.20)/2 = .15;
+ * p90 at position .9·5 = 4.5 → .30 + .5·(.50−.30) = .40; worst .50 (op 2).
+ * Signed sorted: −.20, −.05, 0, .10, .30, .50 → bias (0+.10)/2 = .05.
+ * Measured durations vary by rank and iteration (100 µs + 1 µs·rank +
+ * 10 µs·iter); the simulated ones are the same times the factor, so each
+ * op's error is exactly its factor − 1 whichever samples are left out. */
+#include "config.h"
+#include "testutil.h"
+#include "shardplan/shardplan.h"
+#include "shardplan/compare.h"
+
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+#define WORLD 8
+#define ITERS 2
+#define N_OPS 6
+
+static const struct {
+  const char *name;
+  SpColl kind;
+  SpFamily family;
+  guint64 bytes;
+  SpRedop redop;
+  guint num, den;   /* sim = measured × num / den */
+} ops[N_OPS] = {
+  { "L0.fwd.allgather", SP_COLL_ALL_GATHER, SP_FAMILY_SHARD, 8u << 20, SP_REDOP_NONE, 11, 10 },
+  { "L0.bwd.reduce_scatter", SP_COLL_REDUCE_SCATTER, SP_FAMILY_SHARD, 8u << 20, SP_REDOP_SUM, 8, 10 },
+  { "step.allreduce", SP_COLL_ALL_REDUCE, SP_FAMILY_REPLICATE, 2u << 20, SP_REDOP_SUM, 15, 10 },
+  { "small,\"quoted\" gather", SP_COLL_ALL_GATHER, SP_FAMILY_SHARD, 32u << 10, SP_REDOP_NONE, 1, 1 },
+  { "world.allreduce", SP_COLL_ALL_REDUCE, SP_FAMILY_WORLD, 128u << 20, SP_REDOP_SUM, 95, 100 },
+  { "L0.fwd.compute", SP_COLL_COMPUTE, SP_FAMILY_NONE, 0, SP_REDOP_NONE, 13, 10 },
+};
+
+static SpGroups *
+make_groups (void)
+{
+  SpGroupsOptions opts;
+  sp_groups_options_init (&opts);
+  opts.world_size = WORLD;
+  opts.devices_per_node = 4;
+  opts.shard_size = 4;
+  g_autoptr (GError) error = NULL;
+  SpGroups *g = sp_groups_build (&opts, &error);
+  SP_ASSERT_NO_ERROR (error);
+  return g;
+}
+
+static SpPlan *
+make_plan (const SpGroups *groups, const char *model)
+{
+  SpPlan *plan = sp_plan_new (sp_groups_options (groups));
+  for (guint i = 0; i < N_OPS; i++)
+    {
+      gboolean kernel = ops[i].kind == SP_COLL_COMPUTE;
+      SpOp op = { .parent = -1, .name = ops[i].name, .layer = -1, .kind = ops[i].kind,
+                  .family = ops[i].family, .bytes = ops[i].bytes, .count = ops[i].bytes / 2,
+                  .dtype = kernel ? SP_DTYPE_NONE : SP_DTYPE_BFLOAT16, .redop = ops[i].redop,
+                  .algorithm = SP_ALGO_AUTO, .flops = kernel ? 1000 : 0 };
+      g_autoptr (GError) error = NULL;
+      ck_assert (sp_plan_add_op (plan, &op, NULL, &error));
+    }
+  sp_plan_set_meta (plan, "model", model);
+  return plan;
+}
+
+typedef enum {
+  TRACE_MEASURED,
+  TRACE_SIM,
+  TRACE_SIM_DUPLICATE,   /* one key twice */
+} TraceKind;
+
+static char *
+write_trace (const char *dir, const char *file, TraceKind kind, const char *model,
+             gboolean with_plan)
+{
+  g_autoptr (SpGroups) groups = make_groups ();
+  g_autoptr (SpPlan) plan = make_plan (groups, model);
+  g_autoptr (GError) error = NULL;
+  char *path = g_build_filename (dir, file, NULL);
+  gboolean sim = kind != TRACE_MEASURED;
+  SpTraceHeader h = { .source = sim ? SP_TRACE_SOURCE_SIMULATED : SP_TRACE_SOURCE_MEASURED,
+                      .producer = sim ? "test sim" : "test run", .producer_version = "0",
+                      .clock = "test", .timing_mode = "test", .iters = ITERS,
+                      .world_size = WORLD };
+  g_autoptr (SpTraceWriter) w = sp_trace_writer_new (path, &h, &error);
+  SP_ASSERT_NO_ERROR (error);
+  if (with_plan)
+    ck_assert (sp_trace_writer_set_plan (w, plan, NULL, &error));
+  ck_assert (sp_trace_writer_set_groups (w, groups, &error));
+  for (gint32 iter = 0; iter < ITERS; iter++)
+    for (guint32 o = 0; o < N_OPS; o++)
+      for (guint32 r = 0; r < WORLD; r++)
+        {
+          const SpOp *op = sp_plan_op (plan, o);
+          SpTraceRow row;
+          sp_trace_row_init (&row);
+          row.op_id = o;
+          row.iter = iter;
+          row.rank = r;
+          if (op->family != SP_FAMILY_NONE)
+            {
+              guint32 index = 0, grank = 0, size = 0;
+              ck_assert (sp_groups_find (groups, op->family, r, &index, &grank));
+              sp_groups_members (groups, op->family, index, &size);
+              row.group_id = sp_trace_group_id (groups, op->family, index);
+              row.group_rank = grank;
+              row.group_size = size;
+            }
+          row.coll = op->kind;
+          row.dtype = op->dtype;
+          row.redop = op->redop;
+          row.bytes = op->bytes;
+          row.count = op->count;
+          row.status = SP_TRACE_STATUS_OK;
+          gint64 measured = 100000 + 1000 * (gint64) r + 10000 * iter;
+          row.dur_ns = sim ? measured * ops[o].num / ops[o].den : measured;
+          row.t_end_ns = row.dur_ns;
+          if (!sim && o == 1 && iter == 1 && r == 3)
+            row.status = SP_TRACE_STATUS_WRONG;            /* excluded_status */
+          if (!sim && o == 4 && iter == 1 && r == 0)
+            row.dur_ns = 0;                                /* excluded_zero */
+          if (!sim && o == 3 && iter == 1 && r == 2)
+            row.flags |= SP_TRACE_FLAG_COMPOSITE;          /* excluded_composite */
+          if (sim && o == 2 && iter == 1 && r == 7)
+            continue;                                      /* only_measured */
+          ck_assert (sp_trace_writer_append (w, &row, 1, &error));
+          if (kind == TRACE_SIM_DUPLICATE && o == 0 && iter == 0 && r == 5)
+            ck_assert (sp_trace_writer_append (w, &row, 1, &error));
+        }
+  if (sim)
+    {
+      SpTraceRow extra;                                    /* only_sim */
+      sp_trace_row_init (&extra);
+      extra.op_id = 3;
+      extra.iter = 5;
+      extra.status = SP_TRACE_STATUS_OK;
+      extra.dur_ns = 5;
+      ck_assert (sp_trace_writer_append (w, &extra, 1, &error));
+    }
+  ck_assert_msg (sp_trace_writer_finish (w, &error), "%s", error ? error->message : "");
+  return path;
+}
+
+typedef struct {
+  char *dir, *sim, *measured;
+  SpTrace *ts, *tm;
+} Fixture;
+
+static void
+fixture_open (Fixture *f)
+{
+  f->dir = sp_test_tmpdir ();
+  f->sim = write_trace (f->dir, "sim.h5", TRACE_SIM, "m", TRUE);
+  f->measured = write_trace (f->dir, "measured.h5", TRACE_MEASURED, "m", TRUE);
+  g_autoptr (GError) error = NULL;
+  f->ts = sp_trace_open (f->sim, &error);
+  SP_ASSERT_NO_ERROR (error);
+  f->tm = sp_trace_open (f->measured, &error);
+  SP_ASSERT_NO_ERROR (error);
+}
+
+static void
+fixture_close (Fixture *f)
+{
+  sp_trace_free (f->ts);
+  sp_trace_free (f->tm);
+  g_unlink (f->sim);
+  g_unlink (f->measured);
+  g_rmdir (f->dir);
+  g_free (f->sim);
+  g_free (f->measured);
+  g_free (f->dir);
+}
+
+#define TOL 1e-12
+
+static void
+assert_stats (const SpCompareStats *st, const char *label, guint n, double median, double p90,
+              double worst, guint worst_op, double bias)
+{
+  ck_assert_str_eq (st->label, label);
+  ck_assert_uint_eq (st->n_ops, n);
+  ck_assert_double_eq_tol (st->median_abs, median, TOL);
+  ck_assert_double_eq_tol (st->p90_abs, p90, TOL);
+  ck_assert_double_eq_tol (st->worst_abs, worst, TOL);
+  ck_assert_uint_eq (st->worst_op_id, worst_op);
+  ck_assert_double_eq_tol (st->median_signed, bias, TOL);
+}
+
+START_TEST (test_join_stats)
+{
+  Fixture f;
+  fixture_open (&f);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SpCompare) cmp = sp_compare_traces (f.ts, "sim.h5", f.tm, "measured.h5", &error);
+  SP_ASSERT_NO_ERROR (error);
+
+  const SpCompareCounts *c = sp_compare_counts (cmp);
+  ck_assert_uint_eq (c->measured_rows, 96);
+  ck_assert_uint_eq (c->sim_rows, 96);          /* 96 − 1 missing + 1 extra */
+  ck_assert_uint_eq (c->joined, 95);
+  ck_assert_uint_eq (c->only_sim, 1);
+  ck_assert_uint_eq (c->only_measured, 1);
+  ck_assert_uint_eq (c->excluded_status, 1);
+  ck_assert_uint_eq (c->excluded_zero, 1);
+  ck_assert_uint_eq (c->excluded_composite, 1);
+  ck_assert_uint_eq (c->samples, 92);
+
+  gsize n = 0;
+  const SpCompareOp *o = sp_compare_ops (cmp, &n);
+  ck_assert_uint_eq (n, N_OPS);
+  static const double want_err[N_OPS] = { 0.10, -0.20, 0.50, 0.0, -0.05, 0.30 };
+  static const guint want_samples[N_OPS] = { 16, 15, 15, 15, 15, 16 };
+  for (guint i = 0; i < N_OPS; i++)
+    {
+      ck_assert_uint_eq (o[i].op_id, i);
+      ck_assert_double_eq_tol (o[i].error, want_err[i], TOL);
+      ck_assert_uint_eq (o[i].n_samples, want_samples[i]);
+    }
+  ck_assert_str_eq (o[2].name, "step.allreduce");
+  ck_assert_str_eq (o[2].family, "replicate");
+  ck_assert_str_eq (o[5].family, "none");
+  ck_assert_int_eq (o[5].band, SP_COMPARE_BAND_ZERO);
+  /* op 0: measured 100..107 µs (iter 0) and 110..117 µs (iter 1): median 108.5 µs */
+  ck_assert_double_eq_tol (o[0].measured_ns, 108500, TOL);
+  ck_assert_double_eq_tol (o[0].sim_ns, 119350, 1e-6);
+
+  const SpCompareStats *st = sp_compare_stats (cmp, SP_COMPARE_BY_ALL, &n);
+  ck_assert_uint_eq (n, 1);
+  assert_stats (&st[0], "all", 6, 0.15, 0.40, 0.50, 2, 0.05);
+
+  st = sp_compare_stats (cmp, SP_COMPARE_BY_KIND, &n);
+  ck_assert_uint_eq (n, 4);
+  assert_stats (&st[0], "all_reduce", 2, 0.275, 0.05 + 0.9 * 0.45, 0.50, 2, 0.225);
+  assert_stats (&st[1], "all_gather", 2, 0.05, 0.09, 0.10, 0, 0.05);
+  assert_stats (&st[2], "reduce_scatter", 1, 0.20, 0.20, 0.20, 1, -0.20);
+  assert_stats (&st[3], "compute", 1, 0.30, 0.30, 0.30, 5, 0.30);
+
+  st = sp_compare_stats (cmp, SP_COMPARE_BY_SIZE, &n);
+  ck_assert_uint_eq (n, 4);
+  assert_stats (&st[0], "0 B", 1, 0.30, 0.30, 0.30, 5, 0.30);
+  assert_stats (&st[1], "<64 KiB", 1, 0.0, 0.0, 0.0, 3, 0.0);
+  /* .10 .20 .50: p90 at 1.8 → .20 + .8·.30 */
+  assert_stats (&st[2], "1-64 MiB", 3, 0.20, 0.44, 0.50, 2, 0.10);
+  assert_stats (&st[3], ">=64 MiB", 1, 0.05, 0.05, 0.05, 4, -0.05);
+
+  st = sp_compare_stats (cmp, SP_COMPARE_BY_FAMILY, &n);
+  ck_assert_uint_eq (n, 4);
+  assert_stats (&st[0], "shard", 3, 0.10, 0.18, 0.20, 1, 0.0);
+  assert_stats (&st[1], "replicate", 1, 0.50, 0.50, 0.50, 2, 0.50);
+  assert_stats (&st[2], "world", 1, 0.05, 0.05, 0.05, 4, -0.05);
+  assert_stats (&st[3], "none", 1, 0.30, 0.30, 0.30, 5, 0.30);
+
+  gsize nw = 0;
+  g_autofree const SpCompareOp **worst = sp_compare_worst (cmp, 3, &nw);
+  ck_assert_uint_eq (nw, 3);
+  ck_assert_uint_eq (worst[0]->op_id, 2);
+  ck_assert_uint_eq (worst[1]->op_id, 5);
+  ck_assert_uint_eq (worst[2]->op_id, 1);
+  g_autofree const SpCompareOp **all = sp_compare_worst (cmp, 100, &nw);
+  ck_assert_uint_eq (nw, 6);
+  ck_assert_uint_eq (all[5]->op_id, 3);
+  fixture_close (&f);
+}
+END_TEST
+
+START_TEST (test_refusals)
+{
+  g_autofree char *dir = sp_test_tmpdir ();
+  g_autofree char *a = write_trace (dir, "a.h5", TRACE_SIM, "model-a", TRUE);
+  g_autofree char *b = write_trace (dir, "b.h5", TRACE_MEASURED, "model-b", TRUE);
+  g_autofree char *noplan = write_trace (dir, "noplan.h5", TRACE_MEASURED, "model-a", FALSE);
+  g_autofree char *dup = write_trace (dir, "dup.h5", TRACE_SIM_DUPLICATE, "model-b", TRUE);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SpTrace) ta = sp_trace_open (a, &error);
+  g_autoptr (SpTrace) tb = sp_trace_open (b, &error);
+  g_autoptr (SpTrace) tn = sp_trace_open (noplan, &error);
+  g_autoptr (SpTrace) td = sp_trace_open (dup, &error);
+  SP_ASSERT_NO_ERROR (error);
+
+  ck_assert_ptr_null (sp_compare_traces (ta, "a.h5", tb, "b.h5", &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_ARGUMENT);
+  g_autofree char *want = g_strdup_printf ("a.h5 (plan %s) and b.h5 (plan %s) ran different plans",
+                                           sp_trace_plan_digest (ta), sp_trace_plan_digest (tb));
+  ck_assert_msg (g_str_has_prefix (error->message, want), "%s", error->message);
+  g_clear_error (&error);
+
+  ck_assert_ptr_null (sp_compare_traces (ta, "a.h5", tn, "noplan.h5", &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_ARGUMENT);
+  ck_assert_msg (g_str_has_prefix (error->message, "noplan.h5 has no /meta/plan"), "%s",
+                 error->message);
+  g_clear_error (&error);
+
+  ck_assert_ptr_null (sp_compare_traces (td, "dup.h5", tb, "b.h5", &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TRACE);
+  ck_assert_str_eq (error->message, "dup.h5: two rows for op 0, iter 0, rank 5");
+  g_clear_error (&error);
+
+  /* one trace against itself: every error 0 */
+  g_autoptr (SpCompare) self = sp_compare_traces (tb, "b.h5", tb, "b.h5", &error);
+  SP_ASSERT_NO_ERROR (error);
+  gsize n = 0;
+  const SpCompareStats *st = sp_compare_stats (self, SP_COMPARE_BY_ALL, &n);
+  ck_assert_double_eq (st[0].worst_abs, 0.0);
+  g_unlink (a);
+  g_unlink (b);
+  g_unlink (noplan);
+  g_unlink (dup);
+  g_rmdir (dir);
+}
+END_TEST
+
+START_TEST (test_formats)
+{
+  Fixture f;
+  fixture_open (&f);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SpCompare) cmp = sp_compare_traces (f.ts, "sim.h5", f.tm, "measured.h5", &error);
+  SP_ASSERT_NO_ERROR (error);
+
+  g_autofree char *csv = sp_compare_to_csv (cmp);
+  g_auto (GStrv) lines = g_strsplit (csv, "\n", -1);
+  ck_assert_uint_eq (g_strv_length (lines), N_OPS + 2); /* header, 6 ops, "" after the last \n */
+  ck_assert_str_eq (lines[0], "op_id,name,kind,family,bytes,size_band,samples,measured_ns,sim_ns,error");
+  ck_assert_str_eq (lines[N_OPS + 1], "");
+  g_auto (GStrv) f2 = g_strsplit (lines[3], ",", -1);
+  ck_assert_uint_eq (g_strv_length (f2), 10);
+  ck_assert_str_eq (f2[0], "2");
+  ck_assert_str_eq (f2[1], "step.allreduce");
+  ck_assert_str_eq (f2[2], "all_reduce");
+  ck_assert_str_eq (f2[3], "replicate");
+  ck_assert_str_eq (f2[4], "2097152");
+  ck_assert_str_eq (f2[5], "1-64 MiB");
+  ck_assert_str_eq (f2[6], "15");
+  ck_assert_double_eq_tol (g_ascii_strtod (f2[9], NULL), 0.5, TOL);
+  /* RFC 4180 quoting of a name with a comma and quotes */
+  ck_assert (g_str_has_prefix (lines[4], "3,\"small,\"\"quoted\"\" gather\",all_gather,shard,"));
+
+  g_autofree char *json = sp_compare_to_json (cmp, 2);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  ck_assert_msg (json_parser_load_from_data (parser, json, -1, &error), "%s",
+                 error ? error->message : "");
+  JsonObject *root = json_node_get_object (json_parser_get_root (parser));
+  ck_assert_str_eq (json_object_get_string_member (json_object_get_object_member (root, "sim"),
+                                                   "source"), "simulated");
+  ck_assert_str_eq (json_object_get_string_member (json_object_get_object_member (root, "measured"),
+                                                   "file"), "measured.h5");
+  ck_assert_str_eq (json_object_get_string_member (root, "plan_digest"),
+                    sp_trace_plan_digest (f.tm));
+  JsonObject *counts = json_object_get_object_member (root, "counts");
+  ck_assert_int_eq (json_object_get_int_member (counts, "samples"), 92);
+  ck_assert_int_eq (json_object_get_int_member (counts, "only_sim"), 1);
+  JsonObject *stats = json_object_get_object_member (root, "stats");
+  JsonObject *all = json_object_get_object_member (stats, "all");
+  ck_assert_double_eq_tol (json_object_get_double_member (all, "median_abs_error"), 0.15, TOL);
+  ck_assert_double_eq_tol (json_object_get_double_member (all, "p90_abs_error"), 0.40, TOL);
+  ck_assert_int_eq (json_object_get_int_member (all, "worst_op_id"), 2);
+  JsonArray *fam = json_object_get_array_member (stats, "family");
+  ck_assert_uint_eq (json_array_get_length (fam), 4);
+  ck_assert_str_eq (json_object_get_string_member (json_array_get_object_element (fam, 0), "label"),
+                    "shard");
+  ck_assert_uint_eq (json_array_get_length (json_object_get_array_member (stats, "size")), 4);
+  JsonArray *worst = json_object_get_array_member (root, "worst");
+  ck_assert_uint_eq (json_array_get_length (worst), 2);
+  JsonObject *w0 = json_array_get_object_element (worst, 0);
+  ck_assert_int_eq (json_object_get_int_member (w0, "op_id"), 2);
+  ck_assert_double_eq_tol (json_object_get_double_member (w0, "error"), 0.5, TOL);
+  ck_assert_str_eq (json_object_get_string_member (w0, "size_band"), "1-64 MiB");
+  ck_assert_uint_eq (json_array_get_length (json_object_get_array_member (root, "ops")), N_OPS);
+  fixture_close (&f);
+}
+END_TEST
+
+START_TEST (test_bands)
+{
+  ck_assert_int_eq (sp_compare_band_of (0), SP_COMPARE_BAND_ZERO);
+  ck_assert_int_eq (sp_compare_band_of (1), SP_COMPARE_BAND_SMALL);
+  ck_assert_int_eq (sp_compare_band_of (65535), SP_COMPARE_BAND_SMALL);
+  ck_assert_int_eq (sp_compare_band_of (65536), SP_COMPARE_BAND_MEDIUM);
+  ck_assert_int_eq (sp_compare_band_of ((1u << 20) - 1), SP_COMPARE_BAND_MEDIUM);
+  ck_assert_int_eq (sp_compare_band_of (1u << 20), SP_COMPARE_BAND_LARGE);
+  ck_assert_int_eq (sp_compare_band_of ((64u << 20) - 1), SP_COMPARE_BAND_LARGE);
+  ck_assert_int_eq (sp_compare_band_of (64u << 20), SP_COMPARE_BAND_HUGE);
+  ck_assert_int_eq (sp_compare_band_of (G_MAXUINT64), SP_COMPARE_BAND_HUGE);
+  ck_assert_str_eq (sp_compare_band_name (SP_COMPARE_BAND_MEDIUM), "64 KiB-1 MiB");
+  ck_assert_ptr_null (sp_compare_band_name (SP_COMPARE_BAND_N));
+}
+END_TEST
+
+static Suite *
+compare_suite (void)
+{
+  Suite *s = suite_create ("compare");
+  TCase *tc = tcase_create ("join");
+  tcase_add_test (tc, test_join_stats);
+  tcase_add_test (tc, test_refusals);
+  tcase_add_test (tc, test_formats);
+  tcase_add_test (tc, test_bands);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  return sp_test_run (compare_suite ());
+}
