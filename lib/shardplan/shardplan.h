@@ -5,6 +5,9 @@
 #include "shardplan/topo.h"
 #include "shardplan/groups.h"
 #include "shardplan/plan.h"
+#include "shardplan/layout.h"
+#include "shardplan/workload.h"
+#include "shardplan/memory.h"
 #include "shardplan/trace.h"
 
 G_BEGIN_DECLS
