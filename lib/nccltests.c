@@ -582,11 +582,14 @@ check_rows (Parser *p, GError **error)
       guint64 ws = sp_nccl_tests_elem_bytes (r->dtype);
       guint64 mult = sp_nccl_tests_size_has_ranks (log->coll) ? n : 1;
       if (r->count > G_MAXUINT64 / ws / mult || r->count * ws * mult != r->bytes)
-        return fail (p, error, r->line,
-                     "size %" G_GUINT64_FORMAT " is not count %" G_GUINT64_FORMAT " x %"
-                     G_GUINT64_FORMAT " B%s: the rank count (%u) or the columns are not what "
-                     "this log used (NCCL_TESTS_SPLIT runs are not supported)",
-                     r->bytes, r->count, ws, mult > 1 ? " x ranks" : "", n);
+        {
+          g_autofree char *ranks = mult > 1 ? g_strdup_printf (" x %u ranks", n) : g_strdup ("");
+          return fail (p, error, r->line,
+                       "size %" G_GUINT64_FORMAT " is not count %" G_GUINT64_FORMAT " x %"
+                       G_GUINT64_FORMAT " B%s: the rank count or the columns are not what this "
+                       "log used (NCCL_TESTS_SPLIT runs are not supported)",
+                       r->bytes, r->count, ws, ranks);
+        }
       if (!coll_reduces (log->coll))
         r->redop = SP_REDOP_NONE; /* old logs print the -o option for every binary */
       else if (r->redop == SP_REDOP_NONE)

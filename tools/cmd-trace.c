@@ -426,6 +426,7 @@ typedef struct {
 static const TraceCommand trace_commands[] = {
   { "show", "summary: source, producer, ranks, ops, totals per kind and family", trace_show },
   { "export", "all rows as CSV, or Chrome/Perfetto trace JSON", sp_trace_cmd_export },
+  { "import-nccl-tests", "an nccl-tests log as a measured trace", sp_cmd_trace_import_nccl_tests },
 };
 
 static void

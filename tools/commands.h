@@ -8,3 +8,6 @@ int sp_cmd_groups (int argc, char **argv);
 int sp_cmd_estimate (int argc, char **argv);
 int sp_cmd_plan (int argc, char **argv);
 int sp_cmd_trace (int argc, char **argv);
+int sp_cmd_compare (int argc, char **argv);
+/* `shardplan trace import-nccl-tests` (tools/cmd-trace-import.c) */
+int sp_cmd_trace_import_nccl_tests (int argc, char **argv);

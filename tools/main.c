@@ -13,6 +13,7 @@ static const SpCommand commands[] = {
   { "estimate", "cost of one collective on a topology (the quick question)", sp_cmd_estimate },
   { "plan", "build the plan of one training step from a workload and a topology", sp_cmd_plan },
   { "trace", "inspect and export traces (summary, CSV, Chrome/Perfetto JSON)", sp_cmd_trace },
+  { "compare", "simulated vs measured traces: per-op and aggregate error, plot", sp_cmd_compare },
 };
 
 static void

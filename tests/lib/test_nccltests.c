@@ -259,7 +259,7 @@ START_TEST (test_bad_logs)
   } cases[] = {
     { "garbage.txt", "not an nccl-tests log" },
     { "no-collective.txt", "cannot tell the collective" },
-    { "wrong-ranks.txt", "wrong-ranks.txt:21: size 1048576 is not count 16384 x 4 B x ranks" },
+    { "wrong-ranks.txt", "wrong-ranks.txt:21: size 1048576 is not count 16384 x 4 B x 8 ranks" },
     { "mid-row-cut.txt", "mid-row-cut.txt:21: row cut short (4 of the header's 13 columns) before more rows" },
     { "two-collectives.txt", "two collectives (all_reduce_perf at line 5, all_gather_perf here)" },
   };

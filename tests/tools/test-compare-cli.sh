@@ -1,0 +1,160 @@
+#!/bin/sh
+# `shardplan trace import-nccl-tests` and `shardplan compare` end to end on
+# the nccl-tests fixtures: every layout imports, bad logs and bad usage exit
+# 2 with one line on stderr and leave no file, and a log compared with a
+# copy whose times are doubled shows +100 % on every op in every format.
+# (Exact parsed values and statistics are checked by tests/lib.)
+set -u
+: "${SHARDPLAN:?SHARDPLAN must name the built shardplan binary}"
+: "${SP_SRCDIR:?SP_SRCDIR must name the source tree}"
+fx="$SP_SRCDIR/tests/fixtures/nccltests"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardplan-compare-XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+checks=0
+
+fail () {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# run ARGS…: runs shardplan, leaves $status, $tmp/out, $tmp/err.
+run () {
+  checks=$((checks + 1))
+  "$SHARDPLAN" "$@" >"$tmp/out" 2>"$tmp/err"
+  status=$?
+}
+
+expect_ok () {
+  run "$@"
+  [ "$status" -eq 0 ] || fail "shardplan $* exited $status: $(cat "$tmp/err")"
+}
+
+# usage_error TEXT ARGS…: exit 2, exactly one line on stderr that starts with
+# "shardplan" and contains TEXT, nothing on stdout.
+usage_error () {
+  text=$1
+  shift
+  run "$@"
+  if [ "$status" -ne 2 ]; then
+    fail "shardplan $* exited $status, expected 2; stderr: $(cat "$tmp/err")"
+    return
+  fi
+  lines=$(wc -l <"$tmp/err")
+  [ "$lines" -eq 1 ] || fail "shardplan $*: $lines lines on stderr: $(cat "$tmp/err")"
+  grep -q '^shardplan ' "$tmp/err" || fail "shardplan $*: stderr does not start with 'shardplan'"
+  grep -qF -- "$text" "$tmp/err" || fail "shardplan $*: stderr lacks '$text': $(cat "$tmp/err")"
+  [ -s "$tmp/out" ] && fail "shardplan $*: wrote to stdout on error"
+}
+
+import () {
+  "$SHARDPLAN" trace import-nccl-tests "$@" 2>"$tmp/import-err" >/dev/null
+}
+
+# ---------------------------------------------------------------- import
+expect_ok trace import-nccl-tests --help
+expect_ok trace import-nccl-tests "$fx/all_reduce-2019.txt" -o "$tmp/ar.h5" --topology p3dn
+expect_ok trace import-nccl-tests "$fx/all_gather-new.txt" -o "$tmp/ag.h5" --topology dgx-h100 \
+  --plan-out "$tmp/ag-plan.json"
+grep -q 'all_gather_perf, 16 ranks, 22 points' "$tmp/out" || fail "import summary: $(cat "$tmp/out")"
+grep -q '"schema": "shardplan-plan"' "$tmp/ag-plan.json" || fail "--plan-out wrote no plan"
+n_ops=$(grep -c '"kind": "all_gather"' "$tmp/ag-plan.json")
+[ "$n_ops" -eq 22 ] || fail "--plan-out: $n_ops all_gather ops, expected 22"
+expect_ok trace import-nccl-tests "$fx/reduce_scatter-nocheck.txt" -o "$tmp/rs.h5" --topology dgx-h100
+expect_ok trace import-nccl-tests "$fx/alltoall-oop.txt" -o "$tmp/a2a.h5" --topology dgx-h100
+expect_ok trace import-nccl-tests "$fx/broadcast-root.txt" -o "$tmp/bc.h5" --topology cpu-shm
+cat >"$tmp/two.ini" <<'EOF'
+[cluster]
+nodes = 1
+gpus_per_node = 2
+[gpu]
+model = test
+memory_gib = 16
+tflops = 100
+[intra]
+kind = nvlink
+bandwidth_gbs = 100
+latency_us = 1
+EOF
+expect_ok trace import-nccl-tests "$fx/sendrecv-ranks.txt" -o "$tmp/sr.h5" --topology "$tmp/two.ini"
+grep -q 'warning: no .#  Rank. lines' "$tmp/err" || fail "sendrecv: no rank-count warning"
+expect_ok trace import-nccl-tests "$fx/truncated.txt" -o "$tmp/tr.h5" --topology dgx-h100
+grep -q 'marked partial' "$tmp/err" || fail "truncated log: no partial warning: $(cat "$tmp/err")"
+[ -s "$tmp/tr.h5" ] || fail "truncated log: no trace"
+
+for bad in garbage no-collective wrong-ranks mid-row-cut two-collectives; do
+  usage_error "$bad.txt" trace import-nccl-tests "$fx/$bad.txt" -o "$tmp/bad.h5" --topology dgx-h100
+  [ -e "$tmp/bad.h5" ] && fail "$bad: left $tmp/bad.h5"
+done
+usage_error "no-such.txt" trace import-nccl-tests "$tmp/no-such.txt" -o "$tmp/bad.h5" --topology dgx-h100
+usage_error "--output" trace import-nccl-tests "$fx/all_gather-new.txt" --topology dgx-h100
+usage_error "--topology is required" trace import-nccl-tests "$fx/all_gather-new.txt" -o "$tmp/bad.h5"
+usage_error "the log has 4 ranks" trace import-nccl-tests "$fx/broadcast-root.txt" -o "$tmp/bad.h5" \
+  --topology dgx-h100
+usage_error "the log has 16 ranks" trace import-nccl-tests "$fx/all_gather-new.txt" -o "$tmp/bad.h5" \
+  --topology dgx-h100 --nodes 3
+usage_error "--nodes" trace import-nccl-tests "$fx/all_gather-new.txt" -o "$tmp/bad.h5" \
+  --topology dgx-h100 --nodes x
+usage_error "one nccl-tests log" trace import-nccl-tests -o "$tmp/bad.h5" --topology dgx-h100
+[ -e "$tmp/bad.h5" ] && fail "a failed import left $tmp/bad.h5"
+
+# --------------------------------------------------------------- compare
+# The same log with every time doubled: the same plan, error +100 % per op.
+awk 'BEGIN { OFS = "  " }
+     /^ *[0-9]/ && NF == 13 { $6 = sprintf ("%.2f", $6 * 2); $10 = sprintf ("%.2f", $10 * 2) }
+     { print }' "$fx/all_gather-new.txt" >"$tmp/doubled.txt"
+import "$tmp/doubled.txt" -o "$tmp/ag2.h5" --topology dgx-h100 \
+  || fail "import of the doubled log: $(cat "$tmp/import-err")"
+
+expect_ok compare --help
+expect_ok compare "$tmp/ag2.h5" "$tmp/ag.h5" --top 3
+grep -Eq '^all +22 +100\.0 % +100\.0 % +100\.0 % +100\.0 %' "$tmp/out" \
+  || fail "text: no 'all 22 100.0 %' line: $(cat "$tmp/out")"
+grep -q '^worst 3 ops:' "$tmp/out" || fail "text: no worst-ops table"
+grep -q '352 joined, 352 compared (22 ops)' "$tmp/out" || fail "text: counts"
+
+expect_ok compare "$tmp/ag2.h5" "$tmp/ag.h5" --format csv
+[ "$(head -n 1 "$tmp/out")" = "op_id,name,kind,family,bytes,size_band,samples,measured_ns,sim_ns,error" ] \
+  || fail "csv header: $(head -n 1 "$tmp/out")"
+rows=$(awk -F, 'NR > 1' "$tmp/out" | wc -l)
+[ "$rows" -eq 22 ] || fail "csv: $rows rows, expected 22"
+bad_rows=$(awk -F, 'NR > 1 && ($10 != 1 || $9 != 2 * $8 || $7 != 16)' "$tmp/out" | wc -l)
+[ "$bad_rows" -eq 0 ] || fail "csv: $bad_rows rows are not sim = 2 x measured over 16 samples"
+grep -q '^10,all_gather 1048576 B out-of-place,all_gather,world,1048576,1-64 MiB,16,45370,90740,1$' \
+  "$tmp/out" || fail "csv: op 10 row"
+
+expect_ok compare "$tmp/ag2.h5" "$tmp/ag.h5" --format json --top 2
+if command -v jq >/dev/null 2>&1; then
+  [ "$(jq '.stats.all.median_abs_error' "$tmp/out")" = "1" ] || fail "json: median"
+  [ "$(jq '.worst | length' "$tmp/out")" = "2" ] || fail "json: worst length"
+  [ "$(jq '.ops | length' "$tmp/out")" = "22" ] || fail "json: ops length"
+  [ "$(jq -r '.stats.size[0].label' "$tmp/out")" = "<64 KiB" ] || fail "json: size band"
+else
+  grep -q '"median_abs_error" : 1' "$tmp/out" || fail "json: median"
+  grep -q '"samples" : 352' "$tmp/out" || fail "json: samples"
+fi
+
+# different plans, missing files, non-traces, bad options
+usage_error "ran different plans" compare "$tmp/rs.h5" "$tmp/ag.h5"
+grep -q "rs.h5 (plan [0-9a-f]\{64\}) and .*ag.h5 (plan [0-9a-f]\{64\})" "$tmp/err" \
+  || fail "different plans: message does not name both files and digests: $(cat "$tmp/err")"
+usage_error "no-such.h5" compare "$tmp/no-such.h5" "$tmp/ag.h5"
+usage_error "all_gather-new.txt" compare "$tmp/ag.h5" "$fx/all_gather-new.txt"
+usage_error "expected two traces" compare "$tmp/ag.h5"
+usage_error "--format" compare "$tmp/ag2.h5" "$tmp/ag.h5" --format xml
+usage_error "--top" compare "$tmp/ag2.h5" "$tmp/ag.h5" --top -1
+
+# plots (only with cairo)
+if "$SHARDPLAN" info | grep -q 'cairo=yes'; then
+  expect_ok compare "$tmp/ag2.h5" "$tmp/ag.h5" --plot "$tmp/cmp.png"
+  [ "$(head -c 4 "$tmp/cmp.png" | tail -c 3)" = "PNG" ] || fail "--plot png: not a PNG"
+  expect_ok compare "$tmp/ag2.h5" "$tmp/ag.h5" --plot "$tmp/cmp.svg" --format csv
+  grep -q '<svg' "$tmp/cmp.svg" || fail "--plot svg: not an SVG"
+  usage_error ".gif" compare "$tmp/ag2.h5" "$tmp/ag.h5" --plot "$tmp/cmp.gif"
+  [ -e "$tmp/cmp.gif" ] && fail "--plot gif left a file"
+else
+  echo "built without cairo: plot checks skipped"
+fi
+
+echo "$checks runs, $failures failures"
+[ "$failures" -eq 0 ]

@@ -1,0 +1,219 @@
+/* `shardplan compare SIM.h5 MEASURED.h5`: how far the simulator was from a
+ * measured run of the same plan (shardplan/compare.h has the definitions). */
+#include "config.h"
+#include "cli.h"
+#include "commands.h"
+#include "plot.h"
+#include "shardplan/shardplan.h"
+#include "shardplan/compare.h"
+
+#include <math.h>
+#include <string.h>
+
+#define CMD "compare"
+/* Bars of the error histogram (about; the width is rounded to 1, 2 or 5 × 10^k %). */
+#define HIST_BINS 20
+
+/* "12.3 us", "4.56 ms", "1.20 s" */
+static char *
+format_time (double ns)
+{
+  if (ns < 1e6)
+    return g_strdup_printf ("%.3g us", ns / 1e3);
+  if (ns < 1e9)
+    return g_strdup_printf ("%.3g ms", ns / 1e6);
+  return g_strdup_printf ("%.3g s", ns / 1e9);
+}
+
+static void
+print_stats_row (const SpCompareStats *st, const char *indent)
+{
+  g_autofree char *label = g_strdup_printf ("%s%s", indent, st->label);
+  printf ("%-26s %6u %12.1f %% %9.1f %% %9.1f %% %9.1f %%   op %u\n", label, st->n_ops,
+          100 * st->median_abs, 100 * st->p90_abs, 100 * st->worst_abs, 100 * st->median_signed,
+          st->worst_op_id);
+}
+
+static void
+print_text (const SpCompare *cmp, gsize top_n)
+{
+  const SpCompareCounts *c = sp_compare_counts (cmp);
+  gsize n_ops = 0;
+  sp_compare_ops (cmp, &n_ops);
+  printf ("simulated: %s\nmeasured:  %s\nplan:      %s\n", sp_compare_sim_name (cmp),
+          sp_compare_measured_name (cmp), sp_compare_plan_digest (cmp));
+  printf ("rows: %" G_GUINT64_FORMAT " simulated, %" G_GUINT64_FORMAT " measured, %"
+          G_GUINT64_FORMAT " joined, %" G_GUINT64_FORMAT " compared (%" G_GSIZE_FORMAT " ops)\n",
+          c->sim_rows, c->measured_rows, c->joined, c->samples, n_ops);
+  printf ("left out: %" G_GUINT64_FORMAT " only simulated, %" G_GUINT64_FORMAT
+          " only measured, %" G_GUINT64_FORMAT " status not ok, %" G_GUINT64_FORMAT
+          " composite, %" G_GUINT64_FORMAT " zero measured time\n\n",
+          c->only_sim, c->only_measured, c->excluded_status, c->excluded_composite,
+          c->excluded_zero);
+  printf ("error = simulated / measured - 1, per op (median over iterations and ranks)\n\n");
+  printf ("%-26s %6s %14s %11s %11s %11s   %s\n", "", "ops", "median |err|", "p90 |err|",
+          "worst |err|", "bias", "worst");
+  static const char *const titles[SP_COMPARE_BY_N] = { NULL, "by kind", "by size", "by family" };
+  for (guint by = 0; by < SP_COMPARE_BY_N; by++)
+    {
+      gsize n = 0;
+      const SpCompareStats *st = sp_compare_stats (cmp, (SpCompareBy) by, &n);
+      if (titles[by])
+        printf ("%s\n", titles[by]);
+      for (gsize i = 0; i < n; i++)
+        print_stats_row (&st[i], titles[by] ? "  " : "");
+    }
+
+  gsize n_worst = 0;
+  g_autofree const SpCompareOp **worst = sp_compare_worst (cmp, top_n, &n_worst);
+  if (n_worst == 0)
+    return;
+  printf ("\nworst %" G_GSIZE_FORMAT " ops:\n%6s  %-36s %-16s %-12s %12s %11s %11s %9s\n",
+          n_worst, "op", "name", "kind", "family", "bytes", "measured", "simulated", "error");
+  for (gsize i = 0; i < n_worst; i++)
+    {
+      const SpCompareOp *op = worst[i];
+      g_autofree char *m = format_time (op->measured_ns);
+      g_autofree char *s = format_time (op->sim_ns);
+      printf ("%6u  %-36s %-16s %-12s %12" G_GUINT64_FORMAT " %11s %11s %+8.1f %%\n", op->op_id,
+              op->name, sp_coll_name (op->coll) ? sp_coll_name (op->coll) : "?", op->family,
+              op->bytes, m, s, 100 * op->error);
+    }
+}
+
+/* A round bin width (1, 2 or 5 × 10^k) giving about HIST_BINS bins over `span`. */
+static double
+nice_width (double span)
+{
+  if (!(span > 0))
+    return 1.0;
+  double raw = span / HIST_BINS;
+  double p = pow (10.0, floor (log10 (raw)));
+  double f = raw / p;
+  return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * p;
+}
+
+static gboolean
+write_plot (const SpCompare *cmp, const char *path, GError **error)
+{
+  gsize n = 0;
+  const SpCompareOp *ops = sp_compare_ops (cmp, &n);
+  g_autoptr (SpPlot) plot = sp_plot_new (2, "simulated vs measured");
+  sp_plot_set_axes (plot, 0, "time per op", "measured (us)", TRUE, "simulated (us)", TRUE);
+  sp_plot_set_axes (plot, 1, "error distribution", "simulated / measured - 1 (%)", FALSE,
+                    "ops", FALSE);
+
+  /* panel 0: one scatter series per collective kind */
+  g_autofree double *x = g_new (double, n);
+  g_autofree double *y = g_new (double, n);
+  gsize n_kinds = 0;
+  const SpCompareStats *kinds = sp_compare_stats (cmp, SP_COMPARE_BY_KIND, &n_kinds);
+  for (gsize k = 0; k < n_kinds; k++)
+    {
+      gsize m = 0;
+      for (gsize i = 0; i < n; i++)
+        {
+          const char *name = sp_coll_name (ops[i].coll);
+          if (g_strcmp0 (name ? name : "?", kinds[k].label) != 0)
+            continue;
+          x[m] = ops[i].measured_ns / 1e3;
+          y[m] = ops[i].sim_ns / 1e3;
+          m++;
+        }
+      sp_plot_add_series (plot, 0, kinds[k].label, SP_PLOT_MARKERS, x, y, m);
+    }
+  sp_plot_add_diagonal (plot, 0, "y = x");
+
+  /* panel 1: histogram of the signed error, in % */
+  double lo = INFINITY, hi = -INFINITY;
+  for (gsize i = 0; i < n; i++)
+    lo = MIN (lo, 100 * ops[i].error), hi = MAX (hi, 100 * ops[i].error);
+  double w = nice_width (hi - lo);
+  double start = floor (lo / w) * w;
+  gsize bins = (gsize) floor ((hi - start) / w) + 1;
+  g_autofree double *bx = g_new (double, bins);
+  g_autofree double *by = g_new0 (double, bins);
+  for (gsize b = 0; b < bins; b++)
+    bx[b] = start + (b + 0.5) * w;
+  for (gsize i = 0; i < n; i++)
+    {
+      gsize b = (gsize) floor ((100 * ops[i].error - start) / w);
+      by[MIN (b, bins - 1)] += 1;
+    }
+  g_autofree char *label = g_strdup_printf ("ops per %g %% bin", w);
+  sp_plot_add_series (plot, 1, label, SP_PLOT_BARS, bx, by, bins);
+  return sp_plot_save (plot, path, error);
+}
+
+int
+sp_cmd_compare (int argc, char **argv)
+{
+  g_autofree char *format_text = NULL, *plot_path = NULL, *top_text = NULL;
+  GOptionEntry entries[] = {
+    { "format", 0, 0, G_OPTION_ARG_STRING, &format_text,
+      "text (aggregates + worst ops, default), csv (one row per op) or json (everything)",
+      "FORMAT" },
+    { "plot", 0, 0, G_OPTION_ARG_FILENAME, &plot_path,
+      "also draw measured vs simulated time per op and the error distribution (.png or .svg)",
+      "FILE" },
+    { "top", 0, 0, G_OPTION_ARG_STRING, &top_text, "how many of the worst ops to list (default 10)",
+      "N" },
+    { NULL },
+  };
+  int status = SP_EXIT_OK;
+  if (!sp_cli_parse (
+        CMD, "SIM.h5 MEASURED.h5", "Compare a simulated and a measured trace of the same plan.",
+        "Rows are joined on (op_id, iter, rank); rows whose status is not ok in either trace\n"
+        "are left out and counted.  Per op, error = simulated / measured - 1 of the median\n"
+        "durations; aggregates: median, p90 and worst |error| and the median signed error,\n"
+        "overall and by collective kind, size band and group family.",
+        entries, &argc, &argv, &status))
+    return status;
+  SpFormat format;
+  if (!sp_cli_format (CMD, format_text,
+                      (1u << SP_FORMAT_TEXT) | (1u << SP_FORMAT_JSON) | (1u << SP_FORMAT_CSV),
+                      &format))
+    return SP_EXIT_USAGE;
+  guint32 top = 10;
+  if (!sp_cli_u32 (CMD, "--top", top_text, 0, 1000000, &top))
+    return SP_EXIT_USAGE;
+  if (argc != 3)
+    return sp_cli_fail (CMD, SP_EXIT_USAGE,
+                        "expected two traces, SIM.h5 and MEASURED.h5, got %d arguments "
+                        "(see 'shardplan compare --help')", argc - 1);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SpTrace) sim = sp_trace_open (argv[1], &error);
+  if (sim == NULL)
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
+  g_autoptr (SpTrace) measured = sp_trace_open (argv[2], &error);
+  if (measured == NULL)
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
+  g_autoptr (SpCompare) cmp = sp_compare_traces (sim, argv[1], measured, argv[2], &error);
+  if (cmp == NULL)
+    return sp_cli_error (CMD, g_steal_pointer (&error));
+  for (int i = 1; i <= 2; i++)
+    {
+      SpTrace *t = i == 1 ? sim : measured;
+      if (!sp_trace_is_complete (t))
+        fprintf (stderr, "shardplan " CMD ": warning: %s is partial (%s)\n", argv[i],
+                 sp_trace_incomplete_reason (t));
+    }
+  if (plot_path != NULL && !write_plot (cmp, plot_path, &error))
+    return sp_cli_error (CMD, g_steal_pointer (&error));
+
+  if (format == SP_FORMAT_CSV)
+    {
+      g_autofree char *csv = sp_compare_to_csv (cmp);
+      fputs (csv, stdout);
+    }
+  else if (format == SP_FORMAT_JSON)
+    {
+      g_autofree char *json = sp_compare_to_json (cmp, top);
+      fputs (json, stdout);
+    }
+  else
+    print_text (cmp, top);
+  if (fflush (stdout) != 0)
+    return sp_cli_fail (CMD, SP_EXIT_FAILURE, "cannot write to standard output");
+  return SP_EXIT_OK;
+}
