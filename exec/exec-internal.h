@@ -1,0 +1,230 @@
+/* exec/exec-internal.h — the executor's two small tables and the per-op
+ * task they share (STYLE §8):
+ *
+ *   SpExecBoot     the process bootstrap: rank, size, clock, barrier with a
+ *                  failure flag, byte gathers.  MPI (exec/mpi/boot.c).
+ *   SpExecBackend  probe, set up communicators for every family the plan
+ *                  uses, start one op, test it, abort, tear down.  MPI
+ *                  (exec/mpi/backend.c) or NCCL (exec/nccl/backend.c);
+ *                  exec/record.c wraps either to timestamp and record rows.
+ *
+ * Nothing here includes mpi.h, cuda_runtime.h or nccl.h: only the files
+ * under exec/mpi/ and exec/nccl/ do.
+ */
+#pragma once
+#include <glib.h>
+#include <stdio.h>
+#include "shardplan/shardplan.h"
+#include "shardplan/exec.h"
+
+G_BEGIN_DECLS
+
+/* Hot-path status of a backend call. */
+typedef enum {
+  SP_EXEC_OK = 0,
+  SP_EXEC_ERROR,     /* the backend reported an error (message via last_error) */
+  SP_EXEC_TIMEOUT,   /* a deadline passed */
+} SpExecStatus;
+
+/* ---------------------------------------------------------------- bootstrap */
+
+typedef struct {
+  const char *name;
+  /* MPI_Init unless already initialised.  *out_owned: this call initialised it. */
+  gboolean (*init) (gboolean *out_owned, GError **error);
+  void (*finalize) (void);
+  guint32 (*rank) (void);
+  guint32 (*size) (void);
+  /* Local clock, ns (MPI_Wtime × 1e9). */
+  gint64 (*now_ns) (void);
+  /* A world-wide barrier that also ORs `*inout_flags` over the ranks, polled
+   * until `deadline_ns` (now_ns clock).  SP_EXEC_TIMEOUT when it passes. */
+  SpExecStatus (*sync) (guint32 *inout_flags, gint64 deadline_ns);
+  /* Every rank contributes `bytes` (same on every rank); out has size·bytes. */
+  gboolean (*allgather) (const void *in, gsize bytes, void *out, GError **error);
+  /* Rank 0 receives every rank's variable-length bytes, concatenated in rank
+   * order, with per-rank lengths in out_lengths[size] (rank 0 only; others
+   * get NULL).  Free with g_free. */
+  gboolean (*gatherv) (const void *in, gsize bytes, guint8 **out_data, guint64 **out_lengths,
+                       GError **error);
+  gboolean (*bcast) (void *buf, gsize bytes, guint32 root, GError **error);
+  /* This rank's clock minus rank 0's, ns (0 on rank 0), by ping-pong. */
+  gboolean (*clock_offset) (gint64 *out_offset_ns, GError **error);
+  /* Rank within the node and ranks on the node (MPI_Comm_split_type SHARED). */
+  gboolean (*local_rank) (guint32 *out_local, guint32 *out_local_size, GError **error);
+  /* Host name (g_free). */
+  char *(*hostname) (void);
+  /* MPI library version string (g_free). */
+  char *(*library_version) (void);
+  /* Kill the whole job (MPI_Abort); does not return. */
+  void (*abort) (int code);
+} SpExecBoot;
+
+extern const SpExecBoot sp_exec_boot_mpi;
+
+/* ---------------------------------------------------------------- tasks */
+
+/* Timing of one stage, ns on the backend clock (now_ns), 0 = not set. */
+typedef struct {
+  gint64 t_enqueue, t_start, t_end;
+} SpExecTimes;
+
+/* One op of the plan on this rank, with its buffers and run state. */
+typedef struct SpExecTask SpExecTask;
+struct SpExecTask {
+  const SpOp *op;
+  SpFamily family;
+  gboolean runs;                 /* this rank executes it (in a group, or a kernel) */
+  gboolean handled_by_parent;    /* a sub-op run inside its composite's task */
+  gboolean virtual_composite;    /* hier_all_gather: a span over sub-op tasks */
+  guint32 group_index, group_rank, group_size, group_id;
+  const guint32 *members;        /* the group's ranks (owned by SpGroups) */
+  /* Sub-op tasks of a composite, in plan order (owned by the driver). */
+  guint32 n_sub;
+  SpExecTask **sub;
+  /* Host buffers (the driver fills and checks them). */
+  gsize in_bytes, out_bytes;
+  guint8 *in, *out;
+  gboolean own_buffers;
+  /* Composite geometry (filled by the driver, used by the backends). */
+  guint64 rs_numel[2];           /* reduce_scatter_coalesced: the tensors */
+  guint32 rs_n_tensors;
+  guint64 qgz_groups;            /* G */
+  guint32 qgz_group_elems;       /* E */
+  guint32 qgz_nodes, qgz_devices;/* N, D */
+  guint32 kern_bits;             /* quantize/dequantize: 4 or 8 */
+  guint64 kern_groups;
+  guint32 kern_group_elems;
+  /* Run state. */
+  gpointer be;                   /* the backend's per-task state */
+  gboolean in_flight, done;
+  gint64 deadline_ns;
+  SpTraceStatus status;
+  guint32 flags;                 /* SP_TRACE_FLAG_* */
+  SpExecTimes times;             /* the whole op */
+  SpExecTimes *sub_times;        /* [n_sub] for composites run as one task */
+  guint32 seq_in_group;
+  gint64 sleep_ns;               /* replay compute: modelled duration */
+  gint64 row_first;              /* its rows in the recorder, -1: none */
+  guint row_count;
+};
+
+/* ---------------------------------------------------------------- backends */
+
+typedef struct SpExecCtx SpExecCtx;
+
+typedef struct {
+  const char *name;
+  /* Can this rank run the backend (e.g. a GPU for this local rank)?  Local;
+   * the driver agrees on the answer over the bootstrap. */
+  gboolean (*probe) (SpExecCtx *ctx, GError **error);
+  /* Communicators for every family the plan uses, device buffers for
+   * every task, warm-up of every communicator. */
+  gboolean (*setup) (SpExecCtx *ctx, GError **error);
+  /* Copy the task's host input to where the op reads it (no-op for mpi). */
+  SpExecStatus (*stage_in) (SpExecCtx *ctx, SpExecTask *task);
+  /* Start the op (non-blocking).  Sets task->times. */
+  SpExecStatus (*start) (SpExecCtx *ctx, SpExecTask *task);
+  /* Poll: *out_done TRUE when finished (times set). */
+  SpExecStatus (*test) (SpExecCtx *ctx, SpExecTask *task, gboolean *out_done);
+  /* Copy the result back to task->out (no-op for mpi). */
+  SpExecStatus (*stage_out) (SpExecCtx *ctx, SpExecTask *task);
+  /* Abort every communicator (after a failure).  Must not block. */
+  void (*abort) (SpExecCtx *ctx);
+  void (*teardown) (SpExecCtx *ctx);
+  /* One line about the last error on this rank (static or ctx-owned). */
+  const char *(*last_error) (SpExecCtx *ctx);
+  /* /meta/software entries this backend adds (key, value pairs). */
+  void (*software) (SpExecCtx *ctx, GPtrArray *keys_values);
+  gpointer state;
+} SpExecBackend;
+
+extern const SpExecBackend sp_exec_backend_mpi;
+#ifdef SP_EXEC_HAVE_NCCL
+extern const SpExecBackend sp_exec_backend_nccl;
+#endif
+
+/* Everything a backend may read. */
+struct SpExecCtx {
+  const SpExecOptions *opts;
+  const SpExecBoot *boot;
+  const SpPlan *plan;
+  const SpGroups *groups;
+  guint32 rank, world;
+  guint32 local_rank, local_size;
+  guint32 n_tasks;
+  SpExecTask *tasks;             /* [n_ops] in plan order */
+  gboolean families_used[SP_FAMILY_N];
+  gpointer backend_state;        /* owned by the backend */
+  char *error_text;              /* last backend error (g_free) */
+};
+
+/* A backend failure message for ctx->error_text (printf-like). */
+void sp_exec_set_error (SpExecCtx *ctx, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
+
+/* ---------------------------------------------------------------- recording */
+
+typedef struct SpExecRecorder SpExecRecorder;
+
+/* A recorder that spills rows to `spill_path` as they come. */
+SpExecRecorder *sp_exec_recorder_new (const char *spill_path, guint32 rank, GError **error);
+void sp_exec_recorder_free (SpExecRecorder *rec);
+/* Rows are only recorded while an iteration >= 0 is set. */
+void sp_exec_recorder_set_iter (SpExecRecorder *rec, gint32 iter);
+/* Record the rows of a finished (or failed) task, its sub-op rows too;
+ * remembers where in task->row_first / row_count. */
+void sp_exec_recorder_task (SpExecRecorder *rec, SpExecTask *task);
+/* Copy the task's status and CHECKED flag into its rows (after the check;
+ * before the next flush). */
+void sp_exec_recorder_update (SpExecRecorder *rec, const SpExecTask *task);
+/* Flush the spill file. */
+void sp_exec_recorder_flush (SpExecRecorder *rec);
+/* All rows recorded so far (raw local clock). */
+const GArray *sp_exec_recorder_rows (const SpExecRecorder *rec);
+/* Remove the spill file (after a complete run). */
+void sp_exec_recorder_remove_spill (SpExecRecorder *rec);
+
+/* The recording wrapper: a backend table whose start/test call `inner` and,
+ * when a task finishes, record it with `rec`. */
+SpExecBackend *sp_exec_record_wrap (const SpExecBackend *inner, SpExecRecorder *rec);
+void sp_exec_record_unwrap (SpExecBackend *wrapped);
+
+/* Read a spill file's rows (for a partial trace). */
+GArray *sp_exec_spill_read (const char *path);
+
+/* ---------------------------------------------------------------- data */
+
+/* Fill task->in for (rank, iteration) deterministically. */
+void sp_exec_data_fill (const SpExecCtx *ctx, SpExecTask *task, gint32 iter);
+/* Check task->out; returns SP_TRACE_STATUS_OK or _WRONG and, when wrong,
+ * a one-line description in *out_what (g_free). */
+SpTraceStatus sp_exec_data_check (const SpExecCtx *ctx, const SpExecTask *task, gint32 iter,
+                                  char **out_what);
+/* Buffer sizes and composite geometry for a task; SP_ERROR_INVALID_PLAN /
+ * SP_ERROR_UNSUPPORTED naming the op when it cannot run. */
+gboolean sp_exec_data_prepare (const SpExecCtx *ctx, SpExecTask *task, GError **error);
+
+/* Element size in bytes for the reduction of `dtype`, 0 when MPI/NCCL cannot
+ * reduce it (int4, fp8, none). */
+gsize sp_exec_reduce_elem_size (SpDtype dtype);
+
+/* Trace writing (exec/record.c): rank 0 writes the gathered rows. */
+typedef struct {
+  const SpExecCtx *ctx;
+  const char *plan_text;
+  const SpTopo *topo;           /* may be NULL */
+  const char *topo_text;        /* may be NULL */
+  const char *backend_name;
+  GPtrArray *software;          /* key, value, key, value … */
+  SpTraceNode *nodes;
+  gsize n_nodes;
+  SpTraceRank *ranks;
+  gsize n_ranks;
+  gint64 epoch_ns;              /* rank 0's local start of the first timed iteration */
+  const gint64 *offsets_ns;     /* [world] */
+  const char *partial_reason;   /* NULL: complete */
+} SpExecTraceInfo;
+
+gboolean sp_exec_write_trace (const SpExecTraceInfo *info, GArray *rows, GError **error);
+
+G_END_DECLS

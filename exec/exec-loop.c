@@ -1,0 +1,353 @@
+/* exec/exec-loop.c — the warm-up and timed iterations in the two timing
+ * modes, the per-op deadline, the result checks and the failure protocol.
+ *
+ * Failures: a rank that sees one (timeout, backend error, wrong result)
+ * raises a flag in the next world-wide sync (isolated: after every op;
+ * replay: after every iteration).  If the sync completes, every rank knows
+ * and the run ends in order (rows gathered, partial trace, exit 1 on every
+ * rank).  If the sync itself misses its deadline a peer is gone or stuck:
+ * the loop returns with abort_job and the driver takes the no-collective
+ * path (exec.c). */
+#include "config.h"
+#include "exec-loop.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The sync after a local failure waits at most this long (s) for the others. */
+#define SP_EXEC_FAILURE_SYNC_S 10.0
+
+typedef struct {
+  gint64 stall_rank, stall_op, corrupt_rank, corrupt_op;
+} Hooks;
+
+static gint64
+env_int (const char *name)
+{
+  const char *v = g_getenv (name);
+  return v && *v ? g_ascii_strtoll (v, NULL, 10) : -1;
+}
+
+typedef struct {
+  SpExecLoop *L;
+  SpExecCtx *ctx;
+  Hooks hooks;
+  gint32 iter;                  /* < 0 during warm-up */
+  guint32 seq[SP_FAMILY_N];
+  GError *failure;              /* this rank's first failure */
+} Run;
+
+static gint64
+now (const Run *R)
+{
+  return R->ctx->boot->now_ns ();
+}
+
+static void
+fail_task (Run *R, SpExecTask *t, SpTraceStatus status, const char *fmt, ...) G_GNUC_PRINTF (4, 5);
+
+static void
+fail_task (Run *R, SpExecTask *t, SpTraceStatus status, const char *fmt, ...)
+{
+  t->status = status;
+  t->in_flight = FALSE;
+  if (t->row_first < 0)
+    sp_exec_recorder_task (R->L->rec, t);
+  else
+    sp_exec_recorder_update (R->L->rec, t);
+  if (R->failure)
+    return;
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *what = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_set_error (&R->failure, SP_ERROR, status == SP_TRACE_STATUS_TIMEOUT ? SP_ERROR_TIMEOUT
+                                      : SP_ERROR_BACKEND,
+               "op %u (%s) in %s iteration %d: %s", t->op->id, t->op->name,
+               R->iter < 0 ? "warm-up" : "timed", R->iter < 0 ? R->iter + (int) R->ctx->opts->warmup
+                                                            : R->iter, what);
+}
+
+static void
+issue (Run *R, SpExecTask *t)
+{
+  const SpOp *op = t->op;
+  if (t->family != SP_FAMILY_NONE)
+    t->seq_in_group = R->seq[t->family]++;
+  for (guint32 i = 0; !t->virtual_composite && i < t->n_sub; i++)
+    if (t->sub[i]->family != SP_FAMILY_NONE)
+      t->sub[i]->seq_in_group = R->seq[t->sub[i]->family]++;
+  if (R->iter == 0 && R->hooks.stall_rank == (gint64) R->ctx->rank && R->hooks.stall_op == (gint64) op->id)
+    for (;;)
+      pause (); /* test hook: a stuck rank, ended by the job's teardown */
+  memset (&t->times, 0, sizeof t->times);
+  if (t->sub_times)
+    memset (t->sub_times, 0, t->n_sub * sizeof *t->sub_times);
+  t->row_first = -1;
+  t->done = FALSE;
+  t->status = SP_TRACE_STATUS_NOT_RUN;
+  t->flags &= ~SP_TRACE_FLAG_CHECKED;
+  t->deadline_ns = now (R) + (gint64) (R->ctx->opts->timeout_s * 1e9);
+  t->in_flight = TRUE;
+  if (R->L->be->start (R->ctx, t) != SP_EXEC_OK)
+    fail_task (R, t, SP_TRACE_STATUS_ERROR, "%s", R->L->be->last_error (R->ctx));
+}
+
+/* Poll a task once.  FALSE when it failed. */
+static gboolean
+progress (Run *R, SpExecTask *t)
+{
+  if (!t->in_flight)
+    return t->status != SP_TRACE_STATUS_ERROR && t->status != SP_TRACE_STATUS_TIMEOUT;
+  gboolean done = FALSE;
+  if (R->L->be->test (R->ctx, t, &done) != SP_EXEC_OK)
+    {
+      fail_task (R, t, SP_TRACE_STATUS_ERROR, "%s", R->L->be->last_error (R->ctx));
+      return FALSE;
+    }
+  if (done)
+    {
+      t->in_flight = FALSE;
+      t->done = TRUE;
+      return TRUE;
+    }
+  if (now (R) > t->deadline_ns)
+    {
+      fail_task (R, t, SP_TRACE_STATUS_TIMEOUT, "no completion within the %g s deadline "
+                 "(--timeout); a peer may be gone or stuck", R->ctx->opts->timeout_s);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* After completion: fetch, check, update the rows. */
+static void
+finish (Run *R, SpExecTask *t)
+{
+  const SpExecOptions *o = R->ctx->opts;
+  if (R->L->be->stage_out (R->ctx, t) != SP_EXEC_OK)
+    {
+      fail_task (R, t, SP_TRACE_STATUS_ERROR, "%s", R->L->be->last_error (R->ctx));
+      return;
+    }
+  if (R->hooks.corrupt_rank == (gint64) R->ctx->rank && R->hooks.corrupt_op == (gint64) t->op->id &&
+      t->out_bytes > 0)
+    t->out[t->out_bytes / 2] ^= 0x5A; /* test hook: a wrong result */
+  if (o->check && t->op->kind != SP_COLL_COMPUTE && t->op->kind != SP_COLL_BARRIER)
+    {
+      g_autofree char *what = NULL;
+      t->flags |= SP_TRACE_FLAG_CHECKED;
+      if (sp_exec_data_check (R->ctx, t, R->iter, &what) != SP_TRACE_STATUS_OK)
+        {
+          fail_task (R, t, SP_TRACE_STATUS_WRONG, "wrong result: %s", what);
+          return;
+        }
+    }
+  t->status = SP_TRACE_STATUS_OK;
+  sp_exec_recorder_update (R->L->rec, t);
+}
+
+/* A hier_all_gather's row: the span of its sub-ops on this rank. */
+static void
+finish_virtual (Run *R, SpExecTask *t)
+{
+  if (!t->runs)
+    return;
+  memset (&t->times, 0, sizeof t->times);
+  t->status = SP_TRACE_STATUS_OK;
+  for (guint32 i = 0; i < t->n_sub; i++)
+    {
+      const SpExecTask *s = t->sub[i];
+      if (!s->runs)
+        continue;
+      if (!t->times.t_start || (s->times.t_start && s->times.t_start < t->times.t_start))
+        t->times.t_start = s->times.t_start, t->times.t_enqueue = s->times.t_enqueue;
+      t->times.t_end = MAX (t->times.t_end, s->times.t_end);
+      if (s->status != SP_TRACE_STATUS_OK)
+        t->status = s->status;
+    }
+  t->seq_in_group = 0;
+  sp_exec_recorder_task (R->L->rec, t);
+}
+
+/* The world-wide sync that carries the failure flag.  FALSE when the run
+ * must stop (*coordinated says whether every rank knows). */
+static gboolean
+sync_all (Run *R, gboolean *coordinated)
+{
+  guint32 flags = R->failure ? 1 : 0;
+  double wait_s = R->failure ? MIN (R->ctx->opts->timeout_s, SP_EXEC_FAILURE_SYNC_S)
+                             : R->ctx->opts->timeout_s;
+  SpExecStatus s = R->ctx->boot->sync (&flags, now (R) + (gint64) (wait_s * 1e9));
+  *coordinated = s == SP_EXEC_OK;
+  if (s != SP_EXEC_OK && !R->failure)
+    g_set_error (&R->failure, SP_ERROR, SP_ERROR_TIMEOUT, "the world-wide sync %s within %g s: a "
+                 "peer is gone or stuck", s == SP_EXEC_TIMEOUT ? "did not complete" : "failed", wait_s);
+  return s == SP_EXEC_OK && flags == 0;
+}
+
+static gboolean
+iter_isolated (Run *R, gboolean *coordinated)
+{
+  SpExecCtx *ctx = R->ctx;
+  for (guint32 i = 0; i < ctx->n_tasks; i++)
+    {
+      SpExecTask *t = &ctx->tasks[i];
+      if (t->handled_by_parent)
+        continue;
+      if (t->runs && !t->virtual_composite)
+        {
+          sp_exec_data_fill (ctx, t, R->iter);
+          if (R->L->be->stage_in (ctx, t) != SP_EXEC_OK)
+            fail_task (R, t, SP_TRACE_STATUS_ERROR, "%s", R->L->be->last_error (ctx));
+          else
+            {
+              issue (R, t);
+              while (t->in_flight && progress (R, t))
+                ;
+              if (t->done)
+                finish (R, t);
+            }
+        }
+      if (!sync_all (R, coordinated))
+        return FALSE;
+    }
+  for (guint32 i = 0; i < ctx->n_tasks; i++)
+    if (ctx->tasks[i].virtual_composite)
+      finish_virtual (R, &ctx->tasks[i]);
+  return TRUE;
+}
+
+static gboolean
+task_done (const SpExecCtx *ctx, const SpExecTask *d)
+{
+  if (!d->runs)
+    return TRUE;
+  if (d->handled_by_parent)
+    return ctx->tasks[d->op->parent].done;
+  if (d->virtual_composite)
+    {
+      for (guint32 i = 0; i < d->n_sub; i++)
+        if (!task_done (ctx, d->sub[i]))
+          return FALSE;
+      return TRUE;
+    }
+  return d->done;
+}
+
+/* Poll every task in flight once.  FALSE on a failure. */
+static gboolean
+poll_all (Run *R, GPtrArray *flying)
+{
+  for (guint i = 0; i < flying->len;)
+    {
+      SpExecTask *t = g_ptr_array_index (flying, i);
+      if (!progress (R, t))
+        return FALSE;
+      if (!t->in_flight)
+        g_ptr_array_remove_index_fast (flying, i);
+      else
+        i++;
+    }
+  return TRUE;
+}
+
+static gboolean
+iter_replay (Run *R, gboolean *coordinated)
+{
+  SpExecCtx *ctx = R->ctx;
+  g_autoptr (GPtrArray) flying = g_ptr_array_new ();
+  g_autoptr (GHashTable) last_on_stream = g_hash_table_new (g_direct_hash, g_direct_equal);
+  for (guint32 i = 0; i < ctx->n_tasks && !R->failure; i++)
+    {
+      SpExecTask *t = &ctx->tasks[i];
+      t->done = FALSE;
+      if (t->runs && !t->handled_by_parent && !t->virtual_composite)
+        {
+          sp_exec_data_fill (ctx, t, R->iter);
+          if (R->L->be->stage_in (ctx, t) != SP_EXEC_OK)
+            fail_task (R, t, SP_TRACE_STATUS_ERROR, "%s", R->L->be->last_error (ctx));
+        }
+    }
+  for (guint32 i = 0; i < ctx->n_tasks && !R->failure; i++)
+    {
+      SpExecTask *t = &ctx->tasks[i];
+      if (!t->runs || t->handled_by_parent || t->virtual_composite)
+        continue;
+      const SpExecTask *pred = g_hash_table_lookup (last_on_stream, GUINT_TO_POINTER (t->op->stream + 1));
+      for (;;)
+        {
+          gboolean ready = !pred || task_done (ctx, pred);
+          for (guint32 d = 0; ready && d < t->op->n_deps; d++)
+            ready = task_done (ctx, &ctx->tasks[t->op->deps[d]]);
+          if (ready || !poll_all (R, flying))
+            break;
+        }
+      if (R->failure)
+        break;
+      issue (R, t);
+      if (t->in_flight)
+        g_ptr_array_add (flying, t);
+      g_hash_table_insert (last_on_stream, GUINT_TO_POINTER (t->op->stream + 1), t);
+    }
+  while (flying->len && !R->failure && poll_all (R, flying))
+    ;
+  for (guint32 i = 0; i < ctx->n_tasks && !R->failure; i++)
+    {
+      SpExecTask *t = &ctx->tasks[i];
+      if (t->runs && t->done && !t->handled_by_parent && !t->virtual_composite)
+        finish (R, t);
+    }
+  for (guint32 i = 0; i < ctx->n_tasks && !R->failure; i++)
+    if (ctx->tasks[i].virtual_composite)
+      finish_virtual (R, &ctx->tasks[i]);
+  return sync_all (R, coordinated);
+}
+
+gboolean
+sp_exec_loop_run (SpExecLoop *L, GError **error)
+{
+  Run R = { .L = L, .ctx = L->ctx };
+  R.hooks.stall_rank = env_int ("SP_TEST_STALL_RANK");
+  R.hooks.stall_op = env_int ("SP_TEST_STALL_OP");
+  R.hooks.corrupt_rank = env_int ("SP_TEST_CORRUPT_RANK");
+  R.hooks.corrupt_op = env_int ("SP_TEST_CORRUPT_OP");
+  const SpExecOptions *o = L->ctx->opts;
+  gboolean coordinated = TRUE, ok = TRUE;
+  /* Start together. */
+  ok = sync_all (&R, &coordinated);
+  for (guint32 it = 0; ok && it < o->warmup + o->iters; it++)
+    {
+      R.iter = (gint32) it - (gint32) o->warmup;
+      memset (R.seq, 0, sizeof R.seq);
+      sp_exec_recorder_set_iter (L->rec, R.iter);
+      if (R.iter == 0)
+        L->epoch_ns = now (&R);
+      ok = o->mode == SP_EXEC_MODE_ISOLATED ? iter_isolated (&R, &coordinated)
+                                            : iter_replay (&R, &coordinated);
+      sp_exec_recorder_flush (L->rec);
+    }
+  sp_exec_recorder_set_iter (L->rec, -1);
+  if (ok)
+    return TRUE;
+  if (coordinated)
+    {
+      /* Every rank is here: agree on the first failing rank's message. */
+      GError *agreed = NULL;
+      GError *mine = R.failure;
+      R.failure = NULL;
+      if (sp_exec_agree (L->ctx, &mine, TRUE, &agreed))
+        g_set_error (&agreed, SP_ERROR, SP_ERROR_BACKEND, "a peer reported a failure");
+      L->partial_reason = g_strdup (agreed->message);
+      g_propagate_error (error, agreed);
+      return FALSE;
+    }
+  L->abort_job = TRUE;
+  if (L->ctx->world > 1)
+    g_prefix_error (&R.failure, "rank %u: ", L->ctx->rank);
+  L->partial_reason = g_strdup (R.failure->message);
+  g_propagate_error (error, R.failure);
+  return FALSE;
+}

@@ -1,0 +1,634 @@
+/* exec/exec.c — the executor's driver: read and check the inputs on every
+ * rank (agreeing on errors so that every rank exits the same way), pick
+ * and set up the backend, build one task per plan op, run the iterations
+ * (exec/exec-loop.c) and write the trace from rank 0.  It reaches MPI only
+ * through the bootstrap table and the GPU only through the backend table. */
+#include "config.h"
+#include "exec-internal.h"
+#include "exec-loop.h"
+
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const backend_names[] = { "auto", "mpi", "nccl" };
+static const char *const mode_names[] = { "isolated", "replay" };
+
+const char *
+sp_exec_backend_name (SpExecBackendKind kind)
+{
+  return (guint) kind < G_N_ELEMENTS (backend_names) ? backend_names[kind] : NULL;
+}
+
+gboolean
+sp_exec_backend_from_name (const char *name, SpExecBackendKind *out_kind)
+{
+  for (guint i = 0; name && i < G_N_ELEMENTS (backend_names); i++)
+    if (strcmp (name, backend_names[i]) == 0)
+      {
+        *out_kind = (SpExecBackendKind) i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+const char *
+sp_exec_mode_name (SpExecMode mode)
+{
+  return (guint) mode < G_N_ELEMENTS (mode_names) ? mode_names[mode] : NULL;
+}
+
+gboolean
+sp_exec_mode_from_name (const char *name, SpExecMode *out_mode)
+{
+  for (guint i = 0; name && i < G_N_ELEMENTS (mode_names); i++)
+    if (strcmp (name, mode_names[i]) == 0)
+      {
+        *out_mode = (SpExecMode) i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+gboolean
+sp_exec_backend_compiled (SpExecBackendKind kind)
+{
+#ifdef SP_EXEC_HAVE_NCCL
+  const gboolean nccl = TRUE;
+#else
+  const gboolean nccl = FALSE;
+#endif
+  return kind == SP_EXEC_BACKEND_AUTO || kind == SP_EXEC_BACKEND_MPI ||
+         (kind == SP_EXEC_BACKEND_NCCL && nccl);
+}
+
+void
+sp_exec_options_init (SpExecOptions *opts)
+{
+  memset (opts, 0, sizeof *opts);
+  opts->backend = SP_EXEC_BACKEND_AUTO;
+  opts->mode = SP_EXEC_MODE_ISOLATED;
+  opts->warmup = 5;
+  opts->iters = 20;
+  opts->timeout_s = 300;
+  opts->check = TRUE;
+}
+
+void
+sp_exec_set_error (SpExecCtx *ctx, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_free (ctx->error_text);
+  ctx->error_text = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+}
+
+/* ---------------------------------------------------------------- agreement */
+
+#define SP_EXEC_MSG_MAX 512
+
+/* Every rank contributes its local outcome; when any failed, every rank
+ * gets the first failing rank's message in *error (prefixed "rank R: "
+ * when `prefix_rank`) and FALSE.  Collective: all ranks must call it. */
+gboolean
+sp_exec_agree (const SpExecCtx *ctx, GError **local, gboolean prefix_rank, GError **error)
+{
+  char msg[SP_EXEC_MSG_MAX] = "";
+  gint code = 0;
+  if (local && *local)
+    {
+      g_strlcpy (msg, (*local)->message, sizeof msg);
+      code = (*local)->domain == SP_ERROR ? (*local)->code : SP_ERROR_BACKEND;
+    }
+  struct { gint32 code; char msg[SP_EXEC_MSG_MAX]; } mine = { code, "" }, *all;
+  memcpy (mine.msg, msg, sizeof msg);
+  all = g_new (typeof (mine), ctx->world);
+  GError *e = NULL;
+  if (!ctx->boot->allgather (&mine, sizeof mine, all, &e))
+    {
+      g_free (all);
+      g_propagate_error (error, e);
+      return FALSE;
+    }
+  gboolean ok = TRUE;
+  for (guint32 r = 0; r < ctx->world && ok; r++)
+    if (all[r].code != 0)
+      {
+        ok = FALSE;
+        all[r].msg[SP_EXEC_MSG_MAX - 1] = '\0';
+        if (prefix_rank && ctx->world > 1)
+          g_set_error (error, SP_ERROR, all[r].code, "rank %u: %s", r, all[r].msg);
+        else
+          g_set_error (error, SP_ERROR, all[r].code, "%s", all[r].msg);
+      }
+  g_free (all);
+  if (local)
+    g_clear_error (local);
+  return ok;
+}
+
+/* Rank 0 reads a file and broadcasts it (or its error). */
+static char *
+bcast_file (const SpExecCtx *ctx, const char *path, const char *what, gsize *out_len, GError **error)
+{
+  g_autofree char *data = NULL;
+  gsize len = 0;
+  GError *local = NULL;
+  if (ctx->rank == 0 && !g_file_get_contents (path, &data, &len, &local))
+    {
+      g_clear_error (&local);
+      g_set_error (&local, SP_ERROR, SP_ERROR_INVALID_ARGUMENT, "cannot read %s %s: %s", what, path,
+                   g_file_test (path, G_FILE_TEST_EXISTS) ? "not a readable file" : "no such file");
+    }
+  if (!sp_exec_agree (ctx, &local, FALSE, error))
+    return NULL;
+  guint64 n = len;
+  if (!ctx->boot->bcast (&n, sizeof n, 0, error))
+    return NULL;
+  if (ctx->rank != 0)
+    data = g_malloc (n + 1);
+  if (n && !ctx->boot->bcast (data, n, 0, error))
+    return NULL;
+  data[n] = '\0';
+  *out_len = n;
+  return g_steal_pointer (&data);
+}
+
+/* ---------------------------------------------------------------- tasks */
+
+static gboolean
+build_tasks (SpExecCtx *ctx, const SpTopo *topo, GError **error)
+{
+  const guint32 n = sp_plan_n_ops (ctx->plan);
+  ctx->n_tasks = n;
+  ctx->tasks = g_new0 (SpExecTask, n);
+  gboolean has_compute = FALSE;
+  for (guint32 i = 0; i < n; i++)
+    {
+      SpExecTask *t = &ctx->tasks[i];
+      const SpOp *op = sp_plan_op (ctx->plan, i);
+      t->op = op;
+      t->family = op->family;
+      t->group_id = SP_TRACE_NO_GROUP;
+      t->group_size = 1;
+      t->status = SP_TRACE_STATUS_NOT_RUN;
+      t->row_first = -1;
+      if (op->family == SP_FAMILY_NONE)
+        t->runs = TRUE;
+      else
+        {
+          ctx->families_used[op->family] = TRUE;
+          if (sp_groups_find (ctx->groups, op->family, ctx->rank, &t->group_index, &t->group_rank))
+            {
+              t->runs = TRUE;
+              t->members = sp_groups_members (ctx->groups, op->family, t->group_index, &t->group_size);
+              t->group_id = sp_trace_group_id (ctx->groups, op->family, t->group_index);
+            }
+        }
+      if (op->parent >= 0)
+        {
+          SpExecTask *p = &ctx->tasks[op->parent];
+          p->sub = g_renew (SpExecTask *, p->sub, p->n_sub + 1);
+          p->sub[p->n_sub++] = t;
+          t->handled_by_parent = p->op->kind == SP_COLL_REDUCE_SCATTER_COALESCED ||
+                                 p->op->kind == SP_COLL_ALL_TO_ALL_QUANT_REDUCE;
+          if (t->handled_by_parent)
+            t->runs = p->runs;
+        }
+      if (op->kind == SP_COLL_HIER_ALL_GATHER)
+        t->virtual_composite = TRUE;
+      if (op->kind == SP_COLL_COMPUTE)
+        {
+          has_compute = TRUE;
+          if (ctx->opts->mode == SP_EXEC_MODE_ISOLATED)
+            t->runs = FALSE;
+          else if (topo)
+            {
+              double rate = sp_topo_spec (topo)->gpu_tflops * 1e12; /* FLOP/s */
+              t->sleep_ns = (gint64) llround ((double) op->flops / rate * 1e9);
+              t->flags |= SP_TRACE_FLAG_MODELLED;
+            }
+        }
+    }
+  if (has_compute && ctx->opts->mode == SP_EXEC_MODE_REPLAY && !topo)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT, "replay of a plan with compute ops "
+                   "needs --topology (their duration is modelled from the GPU's TFLOP/s)");
+      return FALSE;
+    }
+  for (guint32 i = 0; i < n; i++)
+    {
+      SpExecTask *t = &ctx->tasks[i];
+      if (t->n_sub && !t->virtual_composite && !t->handled_by_parent)
+        t->sub_times = g_new0 (SpExecTimes, t->n_sub);
+      if (t->runs && !sp_exec_data_prepare (ctx, t, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+alloc_buffers (SpExecCtx *ctx, GError **error)
+{
+  gsize max_in = 0, max_out = 0;
+  const gboolean shared = ctx->opts->mode == SP_EXEC_MODE_ISOLATED;
+  for (guint32 i = 0; i < ctx->n_tasks; i++)
+    {
+      SpExecTask *t = &ctx->tasks[i];
+      if (!t->runs || t->handled_by_parent)
+        continue;
+      max_in = MAX (max_in, t->in_bytes);
+      max_out = MAX (max_out, t->out_bytes);
+      if (!shared)
+        {
+          t->in = g_try_malloc (MAX (t->in_bytes, 1));
+          t->out = g_try_malloc (MAX (t->out_bytes, 1));
+          t->own_buffers = TRUE;
+          if (!t->in || !t->out)
+            {
+              g_set_error (error, SP_ERROR, SP_ERROR_BACKEND, "op %u (%s): cannot allocate %"
+                           G_GSIZE_FORMAT " bytes of buffers", t->op->id, t->op->name,
+                           t->in_bytes + t->out_bytes);
+              return FALSE;
+            }
+        }
+    }
+  if (!shared)
+    return TRUE;
+  guint8 *in = g_try_malloc (MAX (max_in, 1)), *out = g_try_malloc (MAX (max_out, 1));
+  if (!in || !out)
+    {
+      g_free (in);
+      g_free (out);
+      g_set_error (error, SP_ERROR, SP_ERROR_BACKEND, "cannot allocate %" G_GSIZE_FORMAT
+                   " bytes of buffers", max_in + max_out);
+      return FALSE;
+    }
+  gboolean first = TRUE;
+  for (guint32 i = 0; i < ctx->n_tasks; i++)
+    {
+      SpExecTask *t = &ctx->tasks[i];
+      if (!t->runs || t->handled_by_parent)
+        continue;
+      t->in = in, t->out = out;
+      t->own_buffers = first; /* the first task owns the shared pair */
+      first = FALSE;
+    }
+  if (first)
+    {
+      g_free (in);
+      g_free (out);
+    }
+  return TRUE;
+}
+
+static void
+free_tasks (SpExecCtx *ctx)
+{
+  for (guint32 i = 0; i < ctx->n_tasks; i++)
+    {
+      SpExecTask *t = &ctx->tasks[i];
+      if (t->own_buffers)
+        {
+          g_free (t->in);
+          g_free (t->out);
+        }
+      g_free (t->sub);
+      g_free (t->sub_times);
+    }
+  g_clear_pointer (&ctx->tasks, g_free);
+}
+
+/* ---------------------------------------------------------------- cluster */
+
+typedef struct {
+  char host[256];
+  guint32 local_rank;
+  gint32 device;
+  gint64 offset_ns;
+} RankInfo;
+
+static void
+build_cluster (const RankInfo *all, guint32 world, gboolean gpu, const char *gpu_model,
+               SpExecTraceInfo *info)
+{
+  GPtrArray *hosts = g_ptr_array_new ();
+  info->ranks = g_new0 (SpTraceRank, world);
+  for (guint32 r = 0; r < world; r++)
+    {
+      guint32 node = hosts->len;
+      for (guint32 h = 0; h < hosts->len; h++)
+        if (strcmp (g_ptr_array_index (hosts, h), all[r].host) == 0)
+          node = h;
+      if (node == hosts->len)
+        g_ptr_array_add (hosts, (gpointer) all[r].host);
+      info->ranks[r] = (SpTraceRank) { .rank = r, .node_id = node, .local_rank = all[r].local_rank,
+                                       .device = all[r].device, .clock_offset_ns = all[r].offset_ns };
+    }
+  info->n_ranks = world;
+  info->n_nodes = hosts->len;
+  info->nodes = g_new0 (SpTraceNode, hosts->len);
+  for (guint32 h = 0; h < hosts->len; h++)
+    {
+      guint32 gpus = 0;
+      for (guint32 r = 0; r < world; r++)
+        gpus += gpu && info->ranks[r].node_id == h;
+      info->nodes[h] = (SpTraceNode) { .node_id = h, .hostname = g_ptr_array_index (hosts, h),
+                                       .n_gpus = gpus, .gpu_model = gpu ? gpu_model : "" };
+    }
+  g_ptr_array_free (hosts, TRUE);
+}
+
+/* ---------------------------------------------------------------- run */
+
+static void
+fill_result (SpExecResult *res, const SpExecCtx *ctx, int status, gboolean report)
+{
+  res->rank = ctx->rank;
+  res->world_size = ctx->world;
+  res->exit_status = status;
+  res->report_error = report;
+}
+
+/* After a failure the ranks could not agree on (a peer is gone or stuck),
+ * no collective is safe: rank 0 writes what it can reach — its own rows and
+ * any spill file of another rank it can read — as a partial trace. */
+static void
+write_partial_alone (SpExecCtx *ctx, SpExecRecorder *rec, SpExecTraceInfo *info, SpExecResult *res,
+                     GError **error)
+{
+  if (ctx->rank != 0)
+    return;
+  g_usleep (2 * G_USEC_PER_SEC); /* let the others flush their spill files */
+  GArray *rows = g_array_new (FALSE, FALSE, sizeof (SpTraceRow));
+  const GArray *own = sp_exec_recorder_rows (rec);
+  g_array_append_vals (rows, own->data, own->len);
+  for (guint32 r = 1; r < ctx->world; r++)
+    {
+      g_autofree char *p = g_strdup_printf ("%s.rank%u.spill", ctx->opts->output, r);
+      GArray *more = sp_exec_spill_read (p);
+      g_array_append_vals (rows, more->data, more->len);
+      g_array_unref (more);
+    }
+  GError *we = NULL;
+  if (sp_exec_write_trace (info, rows, &we))
+    {
+      res->partial_written = TRUE;
+      res->rows = rows->len;
+    }
+  else if (error && *error)
+    g_prefix_error (error, "(partial trace not written: %s) ", we->message);
+  g_clear_error (&we);
+  g_array_unref (rows);
+}
+
+/* Everyone is alive: gather the rows to rank 0, which writes the trace. */
+static gboolean
+gather_and_write (SpExecCtx *ctx, SpExecRecorder *rec, SpExecTraceInfo *info, SpExecResult *res,
+                  GError **error)
+{
+  GError *local = NULL;
+  const GArray *mine = sp_exec_recorder_rows (rec);
+  g_autofree guint8 *data = NULL;
+  g_autofree guint64 *lens = NULL;
+  if (ctx->boot->gatherv (mine->data, mine->len * sizeof (SpTraceRow), &data, &lens, &local) &&
+      ctx->rank == 0)
+    {
+      guint64 total = 0;
+      for (guint32 r = 0; r < ctx->world; r++)
+        total += lens[r];
+      GArray *rows = g_array_new (FALSE, FALSE, sizeof (SpTraceRow));
+      g_array_append_vals (rows, data, (guint) (total / sizeof (SpTraceRow)));
+      if (sp_exec_write_trace (info, rows, &local))
+        {
+          res->rows = rows->len;
+          res->partial_written = info->partial_reason != NULL;
+        }
+      g_array_unref (rows);
+    }
+  return sp_exec_agree (ctx, &local, TRUE, error);
+}
+
+/* Set up the backend, run, write the trace. */
+static gboolean
+run_backend (SpExecCtx *ctx, const SpExecBackend *inner, SpExecRecorder *rec, const SpTopo *topo,
+             const char *plan_text, const char *topo_text, SpExecResult *res, GError **error)
+{
+  GError *local = NULL;
+  SpExecBackend *be = sp_exec_record_wrap (inner, rec);
+  be->setup (ctx, &local);
+  if (!sp_exec_agree (ctx, &local, TRUE, error))
+    {
+      be->teardown (ctx);
+      sp_exec_record_unwrap (be);
+      return FALSE;
+    }
+  /* Cluster facts and clock offsets. */
+  RankInfo mine = { .local_rank = ctx->local_rank,
+                    .device = inner == &sp_exec_backend_mpi ? -1 : (gint32) ctx->local_rank };
+  g_autofree char *host = ctx->boot->hostname ();
+  g_strlcpy (mine.host, host, sizeof mine.host);
+  g_autofree RankInfo *all = g_new0 (RankInfo, ctx->world);
+  if (ctx->boot->clock_offset (&mine.offset_ns, &local))
+    ctx->boot->allgather (&mine, sizeof mine, all, &local);
+  if (!sp_exec_agree (ctx, &local, TRUE, error))
+    {
+      be->teardown (ctx);
+      sp_exec_record_unwrap (be);
+      return FALSE;
+    }
+
+  SpExecLoop loop = { .ctx = ctx, .be = be, .rec = rec };
+  gboolean ok = sp_exec_loop_run (&loop, error);
+
+  SpExecTraceInfo info = { .ctx = ctx, .plan_text = plan_text, .topo = topo, .topo_text = topo_text,
+                           .backend_name = inner->name,
+                           .software = g_ptr_array_new_with_free_func (g_free),
+                           .epoch_ns = loop.epoch_ns, .partial_reason = loop.partial_reason };
+  g_autofree gint64 *offsets = g_new0 (gint64, ctx->world);
+  for (guint32 r = 0; r < ctx->world; r++)
+    offsets[r] = all[r].offset_ns;
+  info.offsets_ns = offsets;
+  g_ptr_array_add (info.software, g_strdup ("mpi"));
+  g_ptr_array_add (info.software, ctx->boot->library_version ());
+  inner->software (ctx, info.software);
+  const char *gpu_model = "";
+  for (guint i = 0; i + 1 < info.software->len; i += 2)
+    if (strcmp (g_ptr_array_index (info.software, i), "gpu") == 0)
+      gpu_model = g_ptr_array_index (info.software, i + 1);
+  build_cluster (all, ctx->world, inner != &sp_exec_backend_mpi, gpu_model, &info);
+
+  if (loop.abort_job)
+    {
+      be->abort (ctx);
+      res->abort_job = TRUE;
+      write_partial_alone (ctx, rec, &info, res, error);
+      res->report_error = TRUE; /* each rank says what it saw */
+    }
+  else
+    {
+      GError *werr = NULL;
+      gboolean wrote = gather_and_write (ctx, rec, &info, res, &werr);
+      if (ok && !wrote)
+        {
+          ok = FALSE;
+          g_propagate_error (error, werr);
+        }
+      else
+        g_clear_error (&werr);
+      if (wrote)
+        sp_exec_recorder_remove_spill (rec);
+      be->teardown (ctx);
+      res->report_error = ctx->rank == 0;
+    }
+  res->exit_status = ok ? 0 : 1;
+  g_ptr_array_unref (info.software);
+  g_free (info.nodes);
+  g_free (info.ranks);
+  g_free (loop.partial_reason);
+  sp_exec_record_unwrap (be);
+  return ok;
+}
+
+/* Inputs (the same on every rank, errors reported by rank 0, exit 2), the
+ * backend choice, buffers, then run_backend (failures exit 1). */
+static gboolean
+run_inner (SpExecCtx *ctx, SpExecResult *res, GError **error)
+{
+  const SpExecOptions *opts = ctx->opts;
+  GError *local = NULL;
+  fill_result (res, ctx, 2, ctx->rank == 0);
+
+  gsize plan_len = 0, topo_len = 0;
+  g_autofree char *plan_text = bcast_file (ctx, opts->plan_path, "plan", &plan_len, error);
+  if (!plan_text)
+    return FALSE;
+  g_autoptr (SpPlan) plan = sp_plan_from_json (plan_text, (gssize) plan_len, 0, &local);
+  if (plan && sp_plan_world_size (plan) != ctx->world)
+    g_set_error (&local, SP_ERROR, SP_ERROR_INVALID_PLAN, "plan %s is for world size %u but this "
+                 "run has %u ranks", opts->plan_path, sp_plan_world_size (plan), ctx->world);
+  else if (local)
+    g_prefix_error (&local, "%s: ", opts->plan_path);
+  if (!sp_exec_agree (ctx, &local, FALSE, error))
+    return FALSE;
+
+  g_autoptr (SpTopo) topo = NULL;
+  g_autofree char *topo_text = NULL;
+  const char *meta_topo = sp_plan_get_meta (plan, "topology");
+  if (opts->topology && g_file_test (opts->topology, G_FILE_TEST_EXISTS))
+    {
+      topo_text = bcast_file (ctx, opts->topology, "topology", &topo_len, error);
+      if (!topo_text)
+        return FALSE;
+      topo = sp_topo_load_data (topo_text, (gssize) topo_len, opts->topology, &local);
+    }
+  else if (opts->topology)
+    {
+      topo = sp_topo_new_preset (opts->topology, 0, &local);
+      if (!topo)
+        g_prefix_error (&local, "--topology %s: ", opts->topology);
+    }
+  else if (meta_topo)
+    topo = sp_topo_new_preset (meta_topo, 0, NULL); /* best effort: only a preset name */
+  if (!sp_exec_agree (ctx, &local, FALSE, error))
+    return FALSE;
+
+  g_autoptr (SpGroups) groups = sp_groups_build (sp_plan_groups_options (plan), &local);
+  if (!sp_exec_agree (ctx, &local, FALSE, error))
+    return FALSE;
+  ctx->plan = plan;
+  ctx->groups = groups;
+  build_tasks (ctx, topo, &local);
+  gboolean ok = sp_exec_agree (ctx, &local, FALSE, error);
+
+  /* The backend: probe on every rank and agree. */
+  const SpExecBackend *inner = &sp_exec_backend_mpi;
+  if (ok)
+    {
+      ctx->boot->local_rank (&ctx->local_rank, &ctx->local_size, &local);
+      ok = sp_exec_agree (ctx, &local, TRUE, error);
+    }
+#ifdef SP_EXEC_HAVE_NCCL
+  if (ok && opts->backend != SP_EXEC_BACKEND_MPI)
+    {
+      sp_exec_backend_nccl.probe (ctx, &local);
+      GError *why = NULL;
+      if (sp_exec_agree (ctx, &local, TRUE, &why))
+        inner = &sp_exec_backend_nccl;
+      else if (opts->backend == SP_EXEC_BACKEND_NCCL)
+        {
+          g_propagate_prefixed_error (error, why, "--backend nccl: ");
+          ok = FALSE;
+        }
+      else
+        g_clear_error (&why); /* auto: MPI */
+    }
+#else
+  if (ok && opts->backend == SP_EXEC_BACKEND_NCCL)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED, "--backend nccl: this build has no NCCL "
+                   "backend (configure did not find NCCL, CUDA and MPI together)");
+      ok = FALSE;
+    }
+#endif
+
+  /* From here on a failure is the run's: exit 1. */
+  SpExecRecorder *rec = NULL;
+  if (ok)
+    {
+      fill_result (res, ctx, 1, ctx->rank == 0);
+      alloc_buffers (ctx, &local);
+      ok = sp_exec_agree (ctx, &local, TRUE, error);
+    }
+  if (ok)
+    {
+      g_autofree char *spill = g_strdup_printf ("%s.rank%u.spill", opts->output, ctx->rank);
+      rec = sp_exec_recorder_new (spill, ctx->rank, &local);
+      ok = sp_exec_agree (ctx, &local, TRUE, error);
+    }
+  if (ok)
+    ok = run_backend (ctx, inner, rec, topo, plan_text, topo_text, res, error);
+  else if (rec)
+    sp_exec_recorder_remove_spill (rec);
+  if (rec && !ok && !res->abort_job && !res->partial_written)
+    sp_exec_recorder_remove_spill (rec);
+  sp_exec_recorder_free (rec);
+  free_tasks (ctx);
+  g_clear_pointer (&ctx->error_text, g_free);
+  return ok;
+}
+
+gboolean
+sp_exec_run (const SpExecOptions *opts, SpExecResult *res, GError **error)
+{
+  memset (res, 0, sizeof *res);
+  res->exit_status = 1;
+  res->report_error = TRUE;
+  SpExecCtx ctx = { .opts = opts, .boot = &sp_exec_boot_mpi };
+  gboolean owned = FALSE;
+  if (!ctx.boot->init (&owned, error))
+    return FALSE;
+  ctx.rank = ctx.boot->rank ();
+  ctx.world = ctx.boot->size ();
+  gboolean ok = run_inner (&ctx, res, error);
+  if (!res->abort_job && owned)
+    ctx.boot->finalize (); /* never after a lost peer: it could hang */
+  return ok;
+}
+
+void
+sp_exec_exit (const SpExecResult *res)
+{
+  fflush (stdout);
+  fflush (stderr);
+  if (res->abort_job)
+    {
+      if (res->rank == 0)
+        sp_exec_boot_mpi.abort (res->exit_status ? res->exit_status : 1);
+      g_usleep (10 * G_USEC_PER_SEC);
+      _exit (res->exit_status ? res->exit_status : 1);
+    }
+  exit (res->exit_status);
+}

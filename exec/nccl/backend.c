@@ -1,0 +1,534 @@
+/* exec/nccl/backend.c — the NCCL backend: one GPU per rank (its local rank
+ * on the node), the world communicator from a unique id broadcast over the
+ * bootstrap, one ncclCommSplit per group family (NCCL >= 2.18; below that a
+ * unique id per group), all communicators non-blocking (blocking = 0, every
+ * call polled with ncclCommGetAsyncError against a deadline) and warmed up
+ * before timing.  Ops are enqueued in plan order on one CUDA stream per
+ * plan stream, bracketed by CUDA events that are mapped onto the host clock
+ * through an anchor event recorded at a known host time. */
+#include "config.h"
+#include "nccl/nccl-internal.h"
+#include "shardplan/kernels.h"
+
+#include <string.h>
+
+static SpNcclState nccl_state;
+
+/* Set-up calls may take long (first communicator, network bootstrap). */
+#define SP_NCCL_SETUP_TIMEOUT_S 600.0
+
+static gboolean
+cuda_ok (SpExecCtx *ctx, cudaError_t e, const char *what, GError **error)
+{
+  if (e == cudaSuccess)
+    return TRUE;
+  g_set_error (error, SP_ERROR, SP_ERROR_BACKEND, "%s failed: %s", what, cudaGetErrorString (e));
+  return FALSE;
+}
+
+ncclResult_t
+sp_exec_nccl_wait (ncclComm_t comm, gint64 deadline_ns, const SpExecBoot *boot)
+{
+  ncclResult_t st = ncclInProgress;
+  while (st == ncclInProgress)
+    {
+      if (ncclCommGetAsyncError (comm, &st) != ncclSuccess)
+        return ncclSystemError;
+      if (st == ncclInProgress && boot->now_ns () > deadline_ns)
+        return ncclInProgress;
+    }
+  return st;
+}
+
+static gboolean
+nccl_ok (SpExecCtx *ctx, ncclComm_t comm, ncclResult_t r, const char *what, GError **error)
+{
+  if (r == ncclInProgress && comm)
+    r = sp_exec_nccl_wait (comm, ctx->boot->now_ns () + (gint64) (SP_NCCL_SETUP_TIMEOUT_S * 1e9),
+                           ctx->boot);
+  if (r == ncclSuccess)
+    return TRUE;
+  g_set_error (error, SP_ERROR, SP_ERROR_BACKEND, "%s failed: %s", what,
+               r == ncclInProgress ? "no completion within the set-up deadline" : ncclGetErrorString (r));
+  return FALSE;
+}
+
+ncclResult_t
+sp_exec_nccl_alltoall (const void *in, void *out, size_t bytes_per_peer, int n, ncclComm_t comm,
+                       cudaStream_t stream)
+{
+  ncclResult_t r = ncclGroupStart ();
+  for (int p = 0; p < n && (r == ncclSuccess || r == ncclInProgress); p++)
+    {
+      r = ncclSend ((const char *) in + (size_t) p * bytes_per_peer, bytes_per_peer, ncclUint8, p,
+                    comm, stream);
+      if (r == ncclSuccess || r == ncclInProgress)
+        r = ncclRecv ((char *) out + (size_t) p * bytes_per_peer, bytes_per_peer, ncclUint8, p, comm,
+                      stream);
+    }
+  ncclResult_t e = ncclGroupEnd ();
+  return r == ncclSuccess || r == ncclInProgress ? e : r;
+}
+
+static gboolean
+nccl_probe (SpExecCtx *ctx, GError **error)
+{
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount (&n);
+  if (e != cudaSuccess || n == 0)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED, "no GPU visible (%s); the nccl backend "
+                   "needs one GPU per rank", e != cudaSuccess ? cudaGetErrorString (e) : "0 devices");
+      return FALSE;
+    }
+  if (ctx->local_rank >= (guint32) n)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED, "local rank %u has no GPU of its own (%d "
+                   "visible on the node for %u local ranks); the nccl backend needs one GPU per rank",
+                   ctx->local_rank, n, ctx->local_size);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static ncclConfig_t
+nonblocking_config (void)
+{
+  ncclConfig_t c = NCCL_CONFIG_INITIALIZER;
+  c.blocking = 0;
+  return c;
+}
+
+/* One communicator per family of the plan. */
+static gboolean
+split_families (SpExecCtx *ctx, SpNcclState *st, GError **error)
+{
+  for (int f = 0; f < SP_FAMILY_N; f++)
+    {
+      if (!ctx->families_used[f])
+        continue;
+      guint32 index = 0, grank = 0;
+      gboolean in = sp_groups_find (ctx->groups, (SpFamily) f, ctx->rank, &index, &grank);
+      ncclConfig_t cfg = nonblocking_config ();
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 18, 0)
+      ncclResult_t r = ncclCommSplit (st->world, in ? (int) index : NCCL_SPLIT_NOCOLOR, (int) grank,
+                                      &st->comm[f], &cfg);
+      if (!nccl_ok (ctx, st->world, r, "ncclCommSplit", error))
+        return FALSE;
+      if (in && !nccl_ok (ctx, st->comm[f], ncclInProgress, "ncclCommSplit", error))
+        return FALSE;
+#else
+      /* A unique id per group: its first member makes it, everyone sees all. */
+      ncclUniqueId mine;
+      memset (&mine, 0, sizeof mine);
+      if (in && grank == 0 && !nccl_ok (ctx, NULL, ncclGetUniqueId (&mine), "ncclGetUniqueId", error))
+        return FALSE;
+      g_autofree ncclUniqueId *all = g_new (ncclUniqueId, ctx->world);
+      if (!ctx->boot->allgather (&mine, sizeof mine, all, error))
+        return FALSE;
+      if (in)
+        {
+          guint32 size;
+          const guint32 *m = sp_groups_members (ctx->groups, (SpFamily) f, index, &size);
+          ncclResult_t r = ncclCommInitRankConfig (&st->comm[f], (int) size, all[m[0]], (int) grank, &cfg);
+          if (!nccl_ok (ctx, st->comm[f], r, "ncclCommInitRankConfig", error))
+            return FALSE;
+        }
+#endif
+    }
+  return TRUE;
+}
+
+static cudaStream_t
+stream_for (SpNcclState *st, guint32 plan_stream, GError **error)
+{
+  gpointer key = GUINT_TO_POINTER (plan_stream + 1);
+  cudaStream_t s = g_hash_table_lookup (st->streams, key);
+  if (!s)
+    {
+      cudaError_t e = cudaStreamCreateWithFlags (&s, cudaStreamNonBlocking);
+      if (e != cudaSuccess)
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_BACKEND, "cudaStreamCreate failed: %s",
+                       cudaGetErrorString (e));
+          return NULL;
+        }
+      g_hash_table_insert (st->streams, key, s);
+    }
+  return s;
+}
+
+static gboolean
+alloc_task (SpExecCtx *ctx, SpNcclState *st, SpExecTask *t, GError **error)
+{
+  SpNcclTask *nt = g_new0 (SpNcclTask, 1);
+  t->be = nt;
+  nt->stream = stream_for (st, t->op->stream, error);
+  if (!nt->stream)
+    return FALSE;
+  for (guint i = 0; i < SP_NCCL_MAX_EVENTS; i++)
+    if (!cuda_ok (ctx, cudaEventCreate (&nt->ev[i]), "cudaEventCreate", error))
+      return FALSE;
+  if ((t->in_bytes && !cuda_ok (ctx, cudaMalloc (&nt->d_in, t->in_bytes), "cudaMalloc", error)) ||
+      (t->out_bytes && !cuda_ok (ctx, cudaMalloc (&nt->d_out, t->out_bytes), "cudaMalloc", error)))
+    return FALSE;
+  if (sp_coll_is_composite (t->op->kind) && !t->virtual_composite &&
+      !sp_exec_nccl_composite_alloc (ctx, t))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_BACKEND, "%s", ctx->error_text);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+nccl_setup (SpExecCtx *ctx, GError **error)
+{
+  SpNcclState *st = &nccl_state;
+  memset (st, 0, sizeof *st);
+  ctx->backend_state = st;
+  st->streams = g_hash_table_new (g_direct_hash, g_direct_equal);
+  st->device = (int) ctx->local_rank;
+  if (!cuda_ok (ctx, cudaSetDevice (st->device), "cudaSetDevice", error))
+    return FALSE;
+  struct cudaDeviceProp prop;
+  if (cudaGetDeviceProperties (&prop, st->device) == cudaSuccess)
+    g_strlcpy (st->device_name, prop.name, sizeof st->device_name);
+  ncclUniqueId id;
+  memset (&id, 0, sizeof id);
+  GError *local = NULL;
+  if (ctx->rank == 0)
+    nccl_ok (ctx, NULL, ncclGetUniqueId (&id), "ncclGetUniqueId", &local);
+  if (local)
+    {
+      g_propagate_error (error, local);
+      return FALSE; /* the driver's agreement stops the others before the bcast */
+    }
+  if (!ctx->boot->bcast (&id, sizeof id, 0, error))
+    return FALSE;
+  ncclConfig_t cfg = nonblocking_config ();
+  ncclResult_t r = ncclCommInitRankConfig (&st->world, (int) ctx->world, id, (int) ctx->rank, &cfg);
+  if (!nccl_ok (ctx, st->world, r, "ncclCommInitRankConfig", error) || !split_families (ctx, st, error))
+    return FALSE;
+  if (!cuda_ok (ctx, cudaMalloc (&st->scratch, 4), "cudaMalloc", error))
+    return FALSE;
+  for (guint32 i = 0; i < ctx->n_tasks; i++)
+    {
+      SpExecTask *t = &ctx->tasks[i];
+      if (t->runs && !t->handled_by_parent && !t->virtual_composite && !alloc_task (ctx, st, t, error))
+        return FALSE;
+    }
+  /* Warm up every communicator (connections are made on first use). */
+  for (int f = 0; f < SP_FAMILY_N; f++)
+    if (st->comm[f])
+      {
+        cudaStream_t s = stream_for (st, 0, error);
+        if (!s || !nccl_ok (ctx, st->comm[f], ncclAllReduce (st->scratch, st->scratch, 1, ncclFloat,
+                                                             ncclSum, st->comm[f], s),
+                            "warm-up ncclAllReduce", error) ||
+            !cuda_ok (ctx, cudaStreamSynchronize (s), "cudaStreamSynchronize", error))
+          return FALSE;
+      }
+  /* The anchor that maps CUDA events onto the host clock. */
+  if (!cuda_ok (ctx, cudaEventCreate (&st->anchor), "cudaEventCreate", error) ||
+      !cuda_ok (ctx, cudaEventRecord (st->anchor, 0), "cudaEventRecord", error) ||
+      !cuda_ok (ctx, cudaEventSynchronize (st->anchor), "cudaEventSynchronize", error))
+    return FALSE;
+  st->anchor_ns = ctx->boot->now_ns ();
+  return TRUE;
+}
+
+static SpExecStatus
+nccl_stage_in (SpExecCtx *ctx, SpExecTask *t)
+{
+  SpNcclTask *nt = t->be;
+  if (!nt || !t->in_bytes)
+    return SP_EXEC_OK;
+  cudaError_t e = cudaMemcpy (nt->d_in, t->in, t->in_bytes, cudaMemcpyHostToDevice);
+  if (e == cudaSuccess && t->op->kind == SP_COLL_BROADCAST && t->group_rank == 0)
+    e = cudaMemcpy (nt->d_out, t->out, t->out_bytes, cudaMemcpyHostToDevice);
+  if (e != cudaSuccess)
+    {
+      sp_exec_set_error (ctx, "op %u (%s): cudaMemcpy failed: %s", t->op->id, t->op->name,
+                         cudaGetErrorString (e));
+      return SP_EXEC_ERROR;
+    }
+  return SP_EXEC_OK;
+}
+
+static SpExecStatus
+fail_nccl (SpExecCtx *ctx, const SpExecTask *t, ncclResult_t r)
+{
+  sp_exec_set_error (ctx, "op %u (%s): NCCL %s failed: %s", t->op->id, t->op->name,
+                     sp_coll_name (t->op->kind), ncclGetErrorString (r));
+  return SP_EXEC_ERROR;
+}
+
+static SpExecStatus
+nccl_start (SpExecCtx *ctx, SpExecTask *t)
+{
+  SpNcclState *st = ctx->backend_state;
+  SpNcclTask *nt = t->be;
+  const SpOp *op = t->op;
+  ncclComm_t comm = t->family < SP_FAMILY_N ? st->comm[t->family] : NULL;
+  const int n = (int) t->group_size, g = (int) t->group_rank;
+  const ncclDataType_t dt = (ncclDataType_t) op->dtype;
+  const ncclRedOp_t rop = (ncclRedOp_t) op->redop;
+  ncclResult_t r = ncclSuccess;
+  SpKernStatus ks = SP_KERN_OK;
+  t->times.t_enqueue = ctx->boot->now_ns ();
+  if (sp_coll_is_composite (op->kind))
+    return sp_exec_nccl_composite_start (ctx, t);
+  nt->n_ev = 2;
+  cudaEventRecord (nt->ev[0], nt->stream);
+  switch (op->kind)
+    {
+    case SP_COLL_ALL_GATHER:
+      r = ncclAllGather (nt->d_in, nt->d_out, t->in_bytes, ncclUint8, comm, nt->stream);
+      break;
+    case SP_COLL_REDUCE_SCATTER:
+    case SP_COLL_REDUCE_SCATTER_BLOCK:
+      r = ncclReduceScatter (nt->d_in, nt->d_out, op->count / n, dt, rop, comm, nt->stream);
+      break;
+    case SP_COLL_ALL_REDUCE:
+      r = ncclAllReduce (nt->d_in, nt->d_out, op->count, dt, rop, comm, nt->stream);
+      break;
+    case SP_COLL_REDUCE:
+      r = ncclReduce (nt->d_in, nt->d_out, op->count, dt, rop, 0, comm, nt->stream);
+      break;
+    case SP_COLL_BROADCAST:
+      r = ncclBroadcast (nt->d_out, nt->d_out, t->out_bytes, ncclUint8, 0, comm, nt->stream);
+      break;
+    case SP_COLL_ALL_TO_ALL:
+      r = sp_exec_nccl_alltoall (nt->d_in, nt->d_out, t->in_bytes / n, n, comm, nt->stream);
+      break;
+    case SP_COLL_BARRIER:
+      r = ncclAllReduce (st->scratch, st->scratch, 1, ncclFloat, ncclSum, comm, nt->stream);
+      break;
+    case SP_COLL_SEND:
+    case SP_COLL_RECV:
+      {
+        int next = (g + 1) % n, prev = (g + n - 1) % n;
+        int to = op->kind == SP_COLL_SEND ? next : prev, from = op->kind == SP_COLL_SEND ? prev : next;
+        r = ncclGroupStart ();
+        if (r == ncclSuccess)
+          r = ncclSend (nt->d_in, t->in_bytes, ncclUint8, to, comm, nt->stream);
+        if (r == ncclSuccess || r == ncclInProgress)
+          r = ncclRecv (nt->d_out, t->out_bytes, ncclUint8, from, comm, nt->stream);
+        ncclResult_t e = ncclGroupEnd ();
+        if (r == ncclSuccess || r == ncclInProgress)
+          r = e;
+        break;
+      }
+    case SP_COLL_QUANTIZE:
+      ks = sp_kern_gpu_quant (nt->d_in, t->kern_groups, t->kern_group_elems, t->kern_bits, nt->d_out,
+                              (float *) ((guint8 *) nt->d_out + op->count * t->kern_bits / 8),
+                              nt->stream);
+      break;
+    case SP_COLL_DEQUANTIZE:
+      ks = sp_kern_gpu_dequant (nt->d_in, (const float *) ((guint8 *) nt->d_in + op->count * t->kern_bits / 8),
+                                t->kern_groups, t->kern_group_elems, t->kern_bits, nt->d_out, nt->stream);
+      break;
+    case SP_COLL_COMPUTE:
+      break; /* modelled: test() completes it after sleep_ns of host time */
+    default:
+      sp_exec_set_error (ctx, "op %u (%s): %s is not an NCCL op", op->id, op->name, sp_coll_name (op->kind));
+      return SP_EXEC_ERROR;
+    }
+  if (ks != SP_KERN_OK)
+    {
+      sp_exec_set_error (ctx, "op %u (%s): kernel: %s (%s)", op->id, op->name, sp_kern_status_name (ks),
+                         sp_kern_gpu_error_string ());
+      return SP_EXEC_ERROR;
+    }
+  if (r == ncclInProgress && comm)
+    r = sp_exec_nccl_wait (comm, t->deadline_ns, ctx->boot);
+  if (r != ncclSuccess)
+    return fail_nccl (ctx, t, r);
+  cudaEventRecord (nt->ev[1], nt->stream);
+  return SP_EXEC_OK;
+}
+
+/* Device time of an event on the host clock, ns. */
+static gint64
+event_ns (const SpNcclState *st, cudaEvent_t ev)
+{
+  float ms = 0;
+  if (cudaEventElapsedTime (&ms, st->anchor, ev) != cudaSuccess)
+    return 0;
+  return st->anchor_ns + (gint64) ((double) ms * 1e6);
+}
+
+static SpExecStatus
+nccl_test (SpExecCtx *ctx, SpExecTask *t, gboolean *out_done)
+{
+  SpNcclState *st = ctx->backend_state;
+  SpNcclTask *nt = t->be;
+  *out_done = FALSE;
+  if (t->op->kind == SP_COLL_COMPUTE)
+    {
+      gint64 now = ctx->boot->now_ns ();
+      if (now - t->times.t_enqueue >= t->sleep_ns)
+        {
+          t->times.t_start = t->times.t_enqueue;
+          t->times.t_end = now;
+          *out_done = TRUE;
+        }
+      return SP_EXEC_OK;
+    }
+  cudaError_t e = cudaEventQuery (nt->ev[nt->n_ev - 1]);
+  if (e == cudaErrorNotReady)
+    {
+      /* Still running: look for an asynchronous NCCL error on its comms. */
+      for (int f = 0; f < SP_FAMILY_N; f++)
+        if (st->comm[f] && (f == (int) t->family || (t->n_sub && !t->virtual_composite)))
+          {
+            ncclResult_t a;
+            if (ncclCommGetAsyncError (st->comm[f], &a) == ncclSuccess && a != ncclSuccess &&
+                a != ncclInProgress)
+              return fail_nccl (ctx, t, a);
+          }
+      return SP_EXEC_OK;
+    }
+  if (e != cudaSuccess)
+    {
+      sp_exec_set_error (ctx, "op %u (%s): CUDA error: %s", t->op->id, t->op->name, cudaGetErrorString (e));
+      return SP_EXEC_ERROR;
+    }
+  t->times.t_start = event_ns (st, nt->ev[0]);
+  t->times.t_end = event_ns (st, nt->ev[nt->n_ev - 1]);
+  for (guint32 i = 0; t->sub_times && i < t->n_sub && i + 1 < nt->n_ev; i++)
+    {
+      /* Composite stage i runs between event i and event i+1 (qgZ); the
+       * reduce_scatter_coalesced sub-op is stage 1 of pack/rs/unpack. */
+      guint a = t->op->kind == SP_COLL_REDUCE_SCATTER_COALESCED ? 1 : i;
+      t->sub_times[i].t_enqueue = t->times.t_enqueue;
+      t->sub_times[i].t_start = event_ns (st, nt->ev[a]);
+      t->sub_times[i].t_end = event_ns (st, nt->ev[a + 1]);
+    }
+  *out_done = TRUE;
+  return SP_EXEC_OK;
+}
+
+static SpExecStatus
+nccl_stage_out (SpExecCtx *ctx, SpExecTask *t)
+{
+  SpNcclTask *nt = t->be;
+  if (!nt || !t->out_bytes)
+    return SP_EXEC_OK;
+  cudaError_t e = cudaMemcpy (t->out, nt->d_out, t->out_bytes, cudaMemcpyDeviceToHost);
+  if (e != cudaSuccess)
+    {
+      sp_exec_set_error (ctx, "op %u (%s): cudaMemcpy failed: %s", t->op->id, t->op->name,
+                         cudaGetErrorString (e));
+      return SP_EXEC_ERROR;
+    }
+  return SP_EXEC_OK;
+}
+
+static void
+nccl_abort (SpExecCtx *ctx)
+{
+  SpNcclState *st = ctx->backend_state;
+  if (!st)
+    return;
+  for (int f = 0; f < SP_FAMILY_N; f++)
+    if (st->comm[f])
+      {
+        ncclCommAbort (st->comm[f]);
+        st->comm[f] = NULL;
+      }
+  if (st->world)
+    ncclCommAbort (st->world);
+  st->world = NULL;
+}
+
+static void
+destroy_comm (SpExecCtx *ctx, ncclComm_t comm)
+{
+  ncclResult_t r = ncclCommFinalize (comm);
+  if (r == ncclInProgress)
+    r = sp_exec_nccl_wait (comm, ctx->boot->now_ns () + (gint64) (ctx->opts->timeout_s * 1e9), ctx->boot);
+  if (r == ncclSuccess)
+    ncclCommDestroy (comm);
+  else
+    ncclCommAbort (comm);
+}
+
+static void
+nccl_teardown (SpExecCtx *ctx)
+{
+  SpNcclState *st = ctx->backend_state;
+  if (!st)
+    return;
+  for (guint32 i = 0; i < ctx->n_tasks; i++)
+    {
+      SpExecTask *t = &ctx->tasks[i];
+      SpNcclTask *nt = t->be;
+      if (!nt)
+        continue;
+      sp_exec_nccl_composite_free (t);
+      cudaFree (nt->d_in);
+      cudaFree (nt->d_out);
+      for (guint e = 0; e < SP_NCCL_MAX_EVENTS; e++)
+        if (nt->ev[e])
+          cudaEventDestroy (nt->ev[e]);
+      g_clear_pointer (&t->be, g_free);
+    }
+  for (int f = 0; f < SP_FAMILY_N; f++)
+    if (st->comm[f])
+      destroy_comm (ctx, st->comm[f]);
+  if (st->world)
+    destroy_comm (ctx, st->world);
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init (&it, st->streams);
+  while (g_hash_table_iter_next (&it, &k, &v))
+    cudaStreamDestroy (v);
+  g_hash_table_unref (st->streams);
+  if (st->anchor)
+    cudaEventDestroy (st->anchor);
+  cudaFree (st->scratch);
+  memset (st, 0, sizeof *st);
+  ctx->backend_state = NULL;
+}
+
+static const char *
+nccl_last_error (SpExecCtx *ctx)
+{
+  return ctx->error_text ? ctx->error_text : "no error";
+}
+
+static void
+nccl_software (SpExecCtx *ctx, GPtrArray *kv)
+{
+  SpNcclState *st = &nccl_state;
+  int v = 0, rt = 0, drv = 0;
+  ncclGetVersion (&v);
+  cudaRuntimeGetVersion (&rt);
+  cudaDriverGetVersion (&drv);
+  g_ptr_array_add (kv, g_strdup ("nccl_compiled"));
+  g_ptr_array_add (kv, g_strdup_printf ("%d.%d.%d", NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH));
+  g_ptr_array_add (kv, g_strdup ("nccl_runtime"));
+  g_ptr_array_add (kv, g_strdup_printf ("%d.%d.%d", v / 10000, v / 100 % 100, v % 100));
+  g_ptr_array_add (kv, g_strdup ("cuda_runtime"));
+  g_ptr_array_add (kv, g_strdup_printf ("%d.%d", rt / 1000, rt % 1000 / 10));
+  g_ptr_array_add (kv, g_strdup ("cuda_driver"));
+  g_ptr_array_add (kv, g_strdup_printf ("%d.%d", drv / 1000, drv % 1000 / 10));
+  g_ptr_array_add (kv, g_strdup ("gpu"));
+  g_ptr_array_add (kv, g_strdup (st->device_name));
+}
+
+const SpExecBackend sp_exec_backend_nccl = {
+  .name = "nccl",
+  .probe = nccl_probe,
+  .setup = nccl_setup,
+  .stage_in = nccl_stage_in,
+  .start = nccl_start,
+  .test = nccl_test,
+  .stage_out = nccl_stage_out,
+  .abort = nccl_abort,
+  .teardown = nccl_teardown,
+  .last_error = nccl_last_error,
+  .software = nccl_software,
+};

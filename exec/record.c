@@ -1,0 +1,359 @@
+/* exec/record.c — trace recording as a wrapper around a backend table
+ * (STYLE §8: libfabric's hook provider): start() and test() call the
+ * wrapped backend and, when a task finishes during a timed iteration, turn
+ * it into rows (its sub-op stages too).  Rows keep the rank's raw clock
+ * until rank 0 converts them; each rank appends them to its own spill file
+ * at every flush so that a crash keeps what was measured. */
+#include "config.h"
+#include "exec-internal.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+struct SpExecRecorder {
+  char *spill_path;
+  FILE *spill;
+  guint32 rank;
+  gint32 iter;
+  GArray *rows;        /* SpTraceRow */
+  guint flushed;       /* rows already in the spill file */
+};
+
+SpExecRecorder *
+sp_exec_recorder_new (const char *spill_path, guint32 rank, GError **error)
+{
+  FILE *f = g_fopen (spill_path, "wb");
+  if (!f)
+    {
+      int e = errno;
+      g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot create the spill file %s: %s", spill_path,
+                   g_strerror (e));
+      return NULL;
+    }
+  SpExecRecorder *rec = g_new0 (SpExecRecorder, 1);
+  rec->spill_path = g_strdup (spill_path);
+  rec->spill = f;
+  rec->rank = rank;
+  rec->iter = -1;
+  rec->rows = g_array_new (FALSE, FALSE, sizeof (SpTraceRow));
+  return rec;
+}
+
+void
+sp_exec_recorder_free (SpExecRecorder *rec)
+{
+  if (!rec)
+    return;
+  if (rec->spill)
+    fclose (rec->spill);
+  g_array_unref (rec->rows);
+  g_free (rec->spill_path);
+  g_free (rec);
+}
+
+void
+sp_exec_recorder_set_iter (SpExecRecorder *rec, gint32 iter)
+{
+  rec->iter = iter;
+}
+
+static void
+fill_row (SpTraceRow *r, const SpExecTask *t, const SpExecTimes *tm, gint32 iter, guint32 rank,
+          gint64 parent, guint32 flags, SpTraceStatus status)
+{
+  const SpOp *op = t->op;
+  sp_trace_row_init (r);
+  r->op_id = op->id;
+  r->parent_op_id = parent;
+  r->iter = iter;
+  r->rank = rank;
+  r->group_id = t->group_id;
+  r->group_rank = t->group_rank;
+  r->group_size = t->group_size;
+  r->seq_in_group = t->seq_in_group;
+  r->coll = op->kind;
+  r->dtype = op->dtype;
+  r->redop = op->redop;
+  r->flags = flags;
+  r->status = status;
+  r->count = op->count;
+  r->bytes = op->bytes;
+  r->t_enqueue_ns = tm->t_enqueue;
+  r->t_start_ns = tm->t_start;
+  r->t_end_ns = tm->t_end;
+  r->dur_ns = tm->t_end > tm->t_start ? tm->t_end - tm->t_start : 0;
+  sp_trace_row_set_bandwidths (r);
+}
+
+void
+sp_exec_recorder_task (SpExecRecorder *rec, SpExecTask *t)
+{
+  t->row_first = -1;
+  t->row_count = 0;
+  if (rec->iter < 0)
+    return;
+  t->row_first = rec->rows->len;
+  SpTraceRow r;
+  guint32 flags = t->flags | (sp_coll_is_composite (t->op->kind) ? SP_TRACE_FLAG_COMPOSITE : 0);
+  fill_row (&r, t, &t->times, rec->iter, rec->rank, t->op->parent, flags, t->status);
+  g_array_append_val (rec->rows, r);
+  if (t->virtual_composite)
+    return; /* its sub-ops are tasks of their own */
+  for (guint32 i = 0; i < t->n_sub; i++)
+    {
+      SpExecTask *s = t->sub[i];
+      fill_row (&r, s, &t->sub_times[i], rec->iter, rec->rank, t->op->id,
+                t->flags & ~SP_TRACE_FLAG_COMPOSITE, t->status);
+      g_array_append_val (rec->rows, r);
+    }
+  t->row_count = rec->rows->len - (guint) t->row_first;
+}
+
+void
+sp_exec_recorder_update (SpExecRecorder *rec, const SpExecTask *t)
+{
+  if (t->row_first < 0)
+    return;
+  g_return_if_fail ((guint) t->row_first >= rec->flushed);
+  for (guint i = 0; i < t->row_count; i++)
+    {
+      SpTraceRow *r = &g_array_index (rec->rows, SpTraceRow, (guint) t->row_first + i);
+      r->status = t->status;
+      r->flags |= t->flags & SP_TRACE_FLAG_CHECKED;
+    }
+}
+
+void
+sp_exec_recorder_flush (SpExecRecorder *rec)
+{
+  if (!rec->spill)
+    return;
+  if (rec->rows->len > rec->flushed)
+    {
+      gsize n = rec->rows->len - rec->flushed;
+      fwrite (&g_array_index (rec->rows, SpTraceRow, rec->flushed), sizeof (SpTraceRow), n, rec->spill);
+      rec->flushed = rec->rows->len;
+    }
+  fflush (rec->spill);
+}
+
+const GArray *
+sp_exec_recorder_rows (const SpExecRecorder *rec)
+{
+  return rec->rows;
+}
+
+void
+sp_exec_recorder_remove_spill (SpExecRecorder *rec)
+{
+  if (rec->spill)
+    fclose (rec->spill);
+  rec->spill = NULL;
+  g_unlink (rec->spill_path);
+}
+
+GArray *
+sp_exec_spill_read (const char *path)
+{
+  gchar *data = NULL;
+  gsize len = 0;
+  GArray *rows = g_array_new (FALSE, FALSE, sizeof (SpTraceRow));
+  if (g_file_get_contents (path, &data, &len, NULL))
+    g_array_append_vals (rows, data, (guint) (len / sizeof (SpTraceRow)));
+  g_free (data);
+  return rows;
+}
+
+/* ---------------------------------------------------------------- wrapper */
+
+typedef struct {
+  SpExecBackend table;      /* first: the wrapper is used as an SpExecBackend */
+  const SpExecBackend *inner;
+  SpExecRecorder *rec;
+} RecordWrap;
+
+/* The table's functions take no pointer to the table itself, so the one
+ * wrapper of a process is kept here (one executor per process). */
+static RecordWrap *the_wrap;
+
+static gboolean
+w_probe (SpExecCtx *ctx, GError **error)
+{
+  return the_wrap->inner->probe (ctx, error);
+}
+
+static gboolean
+w_setup (SpExecCtx *ctx, GError **error)
+{
+  return the_wrap->inner->setup (ctx, error);
+}
+
+static SpExecStatus
+w_stage_in (SpExecCtx *ctx, SpExecTask *t)
+{
+  return the_wrap->inner->stage_in (ctx, t);
+}
+
+static SpExecStatus
+w_start (SpExecCtx *ctx, SpExecTask *t)
+{
+  gint64 t0 = ctx->boot->now_ns ();
+  SpExecStatus s = the_wrap->inner->start (ctx, t);
+  /* t_enqueue: when the op was handed to the backend (the backend may
+   * refine t_start, e.g. from a device event). */
+  t->times.t_enqueue = t0;
+  if (t->times.t_start == 0)
+    t->times.t_start = t0;
+  return s;
+}
+
+static SpExecStatus
+w_test (SpExecCtx *ctx, SpExecTask *t, gboolean *out_done)
+{
+  SpExecStatus s = the_wrap->inner->test (ctx, t, out_done);
+  if (s == SP_EXEC_OK && *out_done)
+    {
+      if (t->times.t_end == 0)
+        t->times.t_end = ctx->boot->now_ns ();
+      t->status = SP_TRACE_STATUS_OK;
+      sp_exec_recorder_task (the_wrap->rec, t);
+    }
+  return s;
+}
+
+static SpExecStatus
+w_stage_out (SpExecCtx *ctx, SpExecTask *t)
+{
+  return the_wrap->inner->stage_out (ctx, t);
+}
+
+static void
+w_abort (SpExecCtx *ctx)
+{
+  the_wrap->inner->abort (ctx);
+}
+
+static void
+w_teardown (SpExecCtx *ctx)
+{
+  the_wrap->inner->teardown (ctx);
+}
+
+static const char *
+w_last_error (SpExecCtx *ctx)
+{
+  return the_wrap->inner->last_error (ctx);
+}
+
+static void
+w_software (SpExecCtx *ctx, GPtrArray *kv)
+{
+  the_wrap->inner->software (ctx, kv);
+}
+
+SpExecBackend *
+sp_exec_record_wrap (const SpExecBackend *inner, SpExecRecorder *rec)
+{
+  g_return_val_if_fail (the_wrap == NULL, NULL);
+  RecordWrap *w = g_new0 (RecordWrap, 1);
+  w->inner = inner;
+  w->rec = rec;
+  w->table = (SpExecBackend) {
+    .name = inner->name, .probe = w_probe, .setup = w_setup, .stage_in = w_stage_in,
+    .start = w_start, .test = w_test, .stage_out = w_stage_out, .abort = w_abort,
+    .teardown = w_teardown, .last_error = w_last_error, .software = w_software, .state = w,
+  };
+  the_wrap = w;
+  return &w->table;
+}
+
+void
+sp_exec_record_unwrap (SpExecBackend *wrapped)
+{
+  if (!wrapped)
+    return;
+  g_assert ((RecordWrap *) wrapped == the_wrap);
+  g_free (the_wrap);
+  the_wrap = NULL;
+}
+
+/* ---------------------------------------------------------------- trace */
+
+static gint
+cmp_str_ptr (gconstpointer a, gconstpointer b, gpointer unused)
+{
+  return g_strcmp0 (*(const char *const *) a, *(const char *const *) b);
+}
+
+/* /meta/env: the launcher's and the libraries' variables, sorted. */
+static void
+add_env (SpTraceWriter *w)
+{
+  static const char *const prefixes[] = { "NCCL_", "CUDA_", "SLURM_", "OMPI_", "PMIX_", "UCX_",
+                                          "MPICH_", "I_MPI_", "SP_TEST_" };
+  g_auto (GStrv) env = g_get_environ ();
+  g_qsort_with_data (env, (gint) g_strv_length (env), sizeof (char *), cmp_str_ptr, NULL);
+  for (char **e = env; *e; e++)
+    for (gsize p = 0; p < G_N_ELEMENTS (prefixes); p++)
+      if (g_str_has_prefix (*e, prefixes[p]))
+        {
+          char *eq = strchr (*e, '=');
+          if (eq)
+            {
+              g_autofree char *key = g_strndup (*e, (gsize) (eq - *e));
+              sp_trace_writer_add_env (w, key, eq + 1);
+            }
+          break;
+        }
+}
+
+gboolean
+sp_exec_write_trace (const SpExecTraceInfo *info, GArray *rows, GError **error)
+{
+  const SpExecCtx *ctx = info->ctx;
+  SpTraceHeader h = {
+    .source = SP_TRACE_SOURCE_MEASURED,
+    .producer = "shardplan run",
+    .producer_version = sp_version (),
+    .clock = "MPI_Wtime",
+    .timing_mode = sp_exec_mode_name (ctx->opts->mode),
+    .warmup_iters = ctx->opts->warmup,
+    .iters = ctx->opts->iters,
+    .world_size = ctx->world,
+  };
+  g_autoptr (SpTraceWriter) w = sp_trace_writer_new (ctx->opts->output, &h, error);
+  if (!w)
+    return FALSE;
+  if (!sp_trace_writer_set_software (w, "backend", info->backend_name, error) ||
+      !sp_trace_writer_set_software (w, "compiler", SP_CC_VERSION, error) ||
+      !sp_trace_writer_set_software (w, "shardplan_build", sp_build_config (), error))
+    return FALSE;
+  for (guint i = 0; i + 1 < info->software->len; i += 2)
+    if (!sp_trace_writer_set_software (w, g_ptr_array_index (info->software, i),
+                                       g_ptr_array_index (info->software, i + 1), error))
+      return FALSE;
+  add_env (w);
+  if (!sp_trace_writer_set_cluster (w, info->nodes, info->n_nodes, info->ranks, info->n_ranks, error) ||
+      !sp_trace_writer_set_plan (w, ctx->plan, info->plan_text, error) ||
+      (info->topo && !sp_trace_writer_set_topology (w, info->topo, info->topo_text, error)) ||
+      !sp_trace_writer_set_groups (w, ctx->groups, error))
+    return FALSE;
+  /* Raw local clocks → ns since the epoch on rank 0's clock. */
+  for (guint i = 0; i < rows->len; i++)
+    {
+      SpTraceRow *r = &g_array_index (rows, SpTraceRow, i);
+      gint64 shift = (r->rank < ctx->world ? info->offsets_ns[r->rank] : 0) + info->epoch_ns;
+      if (r->t_enqueue_ns)
+        r->t_enqueue_ns -= shift;
+      if (r->t_start_ns)
+        r->t_start_ns -= shift;
+      if (r->t_end_ns)
+        r->t_end_ns -= shift;
+    }
+  if (rows->len && !sp_trace_writer_append (w, (const SpTraceRow *) rows->data, rows->len, error))
+    return FALSE;
+  if (info->partial_reason)
+    sp_trace_writer_mark_partial (w, info->partial_reason);
+  return sp_trace_writer_finish (w, error);
+}

@@ -1,0 +1,155 @@
+/* shardplan run — execute a plan under mpirun or srun and write the
+ * measured trace (exec/, shardplan/exec.h).  One process per rank; every
+ * rank parses the same options.  Without MPI in the build the subcommand
+ * still exists and says so (exit 2), so scripts get a clear message rather
+ * than "unknown subcommand". */
+#include "config.h"
+#include "cli.h"
+#include "commands.h"
+#include "shardplan/shardplan.h"
+
+#ifdef HAVE_MPI
+#include "shardplan/exec.h"
+#endif
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* The rank the launcher gave this process (before MPI is initialised), or
+ * -1.  Usage errors are printed by rank 0 only, not once per rank. */
+static long
+launcher_rank (void)
+{
+  static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID" };
+  for (gsize i = 0; i < G_N_ELEMENTS (vars); i++)
+    {
+      const char *v = g_getenv (vars[i]);
+      if (v && *v)
+        return strtol (v, NULL, 10);
+    }
+  return -1;
+}
+
+static const char *description =
+  "Runs every op of the plan on this process's rank (start one process per rank with\n"
+  "mpirun -np N or srun -n N; N must equal the plan's world size), checks every result\n"
+  "against its expected value (like nccl-tests' #wrong) and writes one HDF5 trace from\n"
+  "rank 0 (schema: see 'shardplan trace --help').\n"
+  "\n"
+  "  --backend auto|nccl|mpi  auto: NCCL when it is built in and every rank has a GPU,\n"
+  "                           else MPI on CPU buffers.\n"
+  "  --mode isolated|replay   isolated: one op at a time with a barrier between ops\n"
+  "                           (comparable with nccl-tests); replay: plan order with\n"
+  "                           dependencies and streams, several ops in flight.\n"
+  "  --timeout SEC            per-op deadline; a missed one fails the run (default 300).\n"
+  "  --deepspeed-compat       qgZ returns D x the mean, as DeepSpeed's code does;\n"
+  "                           the default is the true mean.\n"
+  "\n"
+  "On a failure (timeout, backend error, wrong result) every rank exits non-zero and\n"
+  "rank 0 writes a partial trace (attribute complete = 0 with the reason).\n"
+  "Exit status: 0 ok, 1 the run failed, 2 bad input (nothing written).";
+
+/* Put stderr back once the options are checked (saved < 0: untouched). */
+static void
+restore_stderr (int saved)
+{
+  if (saved >= 0)
+    {
+      dup2 (saved, 2);
+      close (saved);
+    }
+}
+
+static int
+run_main (int argc, char **argv, int saved_stderr)
+{
+  const char *cmd = "run";
+  g_autofree char *plan = NULL, *topology = NULL, *output = NULL, *backend = NULL, *mode = NULL;
+  g_autofree char *iters = NULL, *warmup = NULL, *timeout = NULL;
+  gboolean no_check = FALSE, compat = FALSE;
+  GOptionEntry entries[] = {
+    { "plan", 'p', 0, G_OPTION_ARG_FILENAME, &plan, "Plan JSON (required)", "FILE" },
+    { "topology", 't', 0, G_OPTION_ARG_FILENAME, &topology,
+      "Topology INI or preset (models compute ops in replay mode)", "FILE|PRESET" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Trace to write (required)", "FILE" },
+    { "backend", 0, 0, G_OPTION_ARG_STRING, &backend, "auto, nccl or mpi (default auto)", "NAME" },
+    { "mode", 0, 0, G_OPTION_ARG_STRING, &mode, "isolated or replay (default isolated)", "MODE" },
+    { "iters", 0, 0, G_OPTION_ARG_STRING, &iters, "Timed iterations (default 20)", "K" },
+    { "warmup", 0, 0, G_OPTION_ARG_STRING, &warmup, "Warm-up iterations (default 5)", "W" },
+    { "timeout", 0, 0, G_OPTION_ARG_STRING, &timeout, "Per-op deadline in seconds (default 300)", "SEC" },
+    { "no-check", 0, 0, G_OPTION_ARG_NONE, &no_check, "Do not verify results", NULL },
+    { "deepspeed-compat", 0, 0, G_OPTION_ARG_NONE, &compat,
+      "qgZ returns DeepSpeed's D x mean instead of the mean", NULL },
+    { NULL },
+  };
+  int status;
+  if (!sp_cli_parse (cmd, "", "execute a plan (under mpirun or srun) and record a measured trace",
+                     description, entries, &argc, &argv, &status))
+    return status;
+  if (argc > 1)
+    return sp_cli_fail (cmd, SP_EXIT_USAGE, "unexpected argument '%s'", argv[1]);
+#ifndef HAVE_MPI
+  (void) no_check;
+  (void) compat;
+  (void) saved_stderr;
+  return sp_cli_fail (cmd, SP_EXIT_USAGE, "this build has no MPI (configure found no working mpicc): "
+                      "the executor needs MPI to start its ranks");
+#else
+  if (!plan)
+    return sp_cli_fail (cmd, SP_EXIT_USAGE, "--plan FILE is required");
+  if (!output)
+    return sp_cli_fail (cmd, SP_EXIT_USAGE, "-o/--output FILE is required");
+  SpExecOptions o;
+  sp_exec_options_init (&o);
+  o.plan_path = plan;
+  o.topology = topology;
+  o.output = output;
+  o.check = !no_check;
+  o.deepspeed_compat = compat;
+  if (backend && !sp_exec_backend_from_name (backend, &o.backend))
+    return sp_cli_fail (cmd, SP_EXIT_USAGE, "--backend '%s' is not one of auto, nccl, mpi", backend);
+  if (mode && !sp_exec_mode_from_name (mode, &o.mode))
+    return sp_cli_fail (cmd, SP_EXIT_USAGE, "--mode '%s' is not one of isolated, replay", mode);
+  if (!sp_cli_u32 (cmd, "--iters", iters, 1, 1000000, &o.iters) ||
+      !sp_cli_u32 (cmd, "--warmup", warmup, 0, 1000000, &o.warmup))
+    return SP_EXIT_USAGE;
+  if (timeout)
+    {
+      GError *e = NULL;
+      if (!sp_parse_double ("--timeout", timeout, 0.001, 1e6, &o.timeout_s, &e))
+        return sp_cli_error (cmd, e);
+    }
+  restore_stderr (saved_stderr);
+  SpExecResult res;
+  GError *error = NULL;
+  if (!sp_exec_run (&o, &res, &error))
+    {
+      if (res.report_error && error)
+        fprintf (stderr, "shardplan %s: %s\n", cmd, error->message);
+      g_clear_error (&error);
+    }
+  else if (res.rank == 0 && sp_cli_stderr_is_tty ())
+    fprintf (stderr, "shardplan %s: %" G_GUINT64_FORMAT " rows written to %s\n", cmd, res.rows, output);
+  sp_exec_exit (&res);
+#endif
+}
+
+int
+sp_cmd_run (int argc, char **argv)
+{
+  int saved = -1;
+  if (launcher_rank () > 0)
+    {
+      int null = open ("/dev/null", O_WRONLY);
+      saved = dup (2);
+      if (null >= 0)
+        {
+          dup2 (null, 2);
+          close (null);
+        }
+    }
+  int status = run_main (argc, argv, saved);
+  restore_stderr (saved);
+  return status;
+}
