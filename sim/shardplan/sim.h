@@ -30,6 +30,8 @@
 #include <glib.h>
 #include "shardplan/topo.h"
 #include "shardplan/types.h"
+#include "shardplan/groups.h"
+#include "shardplan/plan.h"
 
 G_BEGIN_DECLS
 
@@ -84,5 +86,78 @@ typedef struct {
  * one rank or a zero-byte request costs 0 ns. */
 gboolean sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *request,
                           SpCollEstimate *out_estimate, GError **error);
+
+/* ---- a whole plan ------------------------------------------------------ */
+
+/* What sp_sim_run_plan() computed.  Free with sp_sim_result_free(). */
+typedef struct _SpSimResult SpSimResult;
+
+/* Simulate every op of `plan` on `topo` with `model`, over `groups` (built
+ * from sp_plan_groups_options (plan); the result keeps a pointer to it, so
+ * it must outlive the result).  Semantics:
+ *   - an op is ready on a rank when its deps (and, for a sub-op, its
+ *     composite's deps) are done on that rank and the previous op of the
+ *     same stream is done there;
+ *   - a collective runs on every group of its family (ranks in no group of
+ *     the family skip it); it starts on a group when all members are ready
+ *     and ends at start + its cost;
+ *   - kernels (compute, quantize, dequantize, quant_reduce) run on every
+ *     rank and take flops / (gpu_tflops·1e12·e), e = plan meta
+ *     "compute_efficiency" (0.5 if absent); a kernel with 0 FLOPs and
+ *     bytes > 0 (quantize …) takes bytes / HBM bandwidth of the GPU model
+ *     (NVIDIA datasheets: H100 3.35 TB/s, H200 4.8, B200 8, A100 80GB
+ *     2.039, A100 40GB 1.555, V100 0.9; other models 1 TB/s);
+ *   - a composite costs nothing itself: its sub-ops run, and its span on
+ *     a rank is its first sub-op's start to its last sub-op's end.
+ * Collective cost is computed once per (kind, bytes, family, algorithm
+ * hint) and reused.  SP_SIM_ANALYTIC: sp_sim_estimate() of each group
+ * (one call per distinct group shape), no contention.  SP_SIM_DES: every
+ * group of the op's family runs at once on one flow network, so the groups
+ * of a family contend for shared links (NICs, leaf uplinks) — e.g. the
+ * replicate all-reduce of every column; when the DES cannot hold all
+ * groups at once (SP_DES_MAX_FLOWS) each group is costed alone and
+ * sp_sim_result_contention_fallbacks() counts it.  NOT modelled: contention
+ * between different ops that overlap in time (an all-gather on stream 1
+ * and a reduce-scatter on stream 2, or ops of different families) — each
+ * op's cost is that of its family alone on the network; nor does a
+ * collective slow compute down.
+ * Fails loud (SP_ERROR_SIMULATION) when a rank of a family's groups did not
+ * run an op, a span ends before it starts, or an op started before one of
+ * its deps ended; SP_ERROR_INVALID_ARGUMENT when the plan's or groups'
+ * world size differs from the topology's; SP_ERROR_UNSUPPORTED naming the
+ * op for a kind the simulator does not cost; SP_ERROR_INVALID_PLAN for a
+ * family the groups lack, a composite without sub-ops, or a bad
+ * compute_efficiency.  Deterministic.  Time O(ops × W × deps) plus one
+ * collective simulation per distinct op shape; memory 16 bytes per
+ * (op, group) for collectives and per (op, rank) for kernels and
+ * composites. */
+SpSimResult *sp_sim_run_plan (const SpTopo *topo, SpSimModel model, const SpPlan *plan,
+                              const SpGroups *groups, GError **error);
+void sp_sim_result_free (SpSimResult *result);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpSimResult, sp_sim_result_free)
+
+guint32 sp_sim_result_n_ops (const SpSimResult *result);
+/* Start and end (ns since step start) of `op` on `rank`; FALSE when the
+ * rank does not run it.  `plan` is the simulated plan.  O(1). */
+gboolean sp_sim_result_op_time (const SpSimResult *result, const SpPlan *plan,
+                                guint32 op, guint32 rank, guint64 *out_start_ns,
+                                guint64 *out_end_ns);
+/* The longest span of `op` over its groups (kernels, composites: ranks), ns. */
+guint64 sp_sim_result_op_duration (const SpSimResult *result, guint32 op);
+/* Step time: the latest end of any op on any rank, ns. */
+guint64 sp_sim_result_step_ns (const SpSimResult *result);
+/* The same schedule with every collective costing 0 (the compute-only
+ * critical path), ns; exposed communication = step − compute-only. */
+guint64 sp_sim_result_compute_only_ns (const SpSimResult *result);
+guint64 sp_sim_result_exposed_comm_ns (const SpSimResult *result);
+/* Sum of op durations (sp_sim_result_op_duration) of the communication
+ * ops, of one family's ops, of one kind's ops (composites excluded: their
+ * sub-ops count), ns. */
+guint64 sp_sim_result_comm_ns (const SpSimResult *result);
+guint64 sp_sim_result_family_ns (const SpSimResult *result, SpFamily family);
+guint64 sp_sim_result_kind_ns (const SpSimResult *result, SpColl kind);
+/* Ops whose family was costed group by group (no contention) because the
+ * DES could not hold every group at once. */
+guint32 sp_sim_result_contention_fallbacks (const SpSimResult *result);
 
 G_END_DECLS

@@ -1,0 +1,619 @@
+/* sp_sim_run_plan(): every op of a plan on a topology (sim/shardplan/sim.h).
+ *
+ * A list scheduler over ranks: per (stream, rank) the time the stream is
+ * free; an op starts on a group when every member is ready (its deps done
+ * there and its stream free), so the cost of one op is O(W) plus the cost
+ * of its collective, which is computed once per (kind, bytes, family,
+ * algorithm) and reused for every later op of that shape. */
+#include "config.h"
+#include "sim-internal.h"
+#include "shardplan/plan.h"
+
+#include <math.h>
+#include <string.h>
+
+#define UNSET G_MAXUINT64
+
+/* HBM bandwidth (GB/s) by GPU model, for kernels given by bytes only
+ * (quantize / dequantize / quant_reduce with 0 FLOPs).  NVIDIA datasheets:
+ * H100 SXM5 3.35 TB/s, H200 4.8 TB/s, A100 80GB SXM4 2.039 TB/s, A100 40GB
+ * 1.555 TB/s, V100 SXM2 900 GB/s, B200 8 TB/s.  Unknown models (and CPU
+ * runs): SP_SIM_HBM_FALLBACK_GBS. */
+#define SP_SIM_HBM_FALLBACK_GBS 1000.0
+
+static double
+hbm_gbs (const char *model)
+{
+  if (strstr (model, "H100") != NULL)
+    return 3350.0;
+  if (strstr (model, "H200") != NULL)
+    return 4800.0;
+  if (strstr (model, "B200") != NULL)
+    return 8000.0;
+  if (strstr (model, "A100") != NULL)
+    return strstr (model, "80") != NULL ? 2039.0 : 1555.0;
+  if (strstr (model, "V100") != NULL)
+    return 900.0;
+  return SP_SIM_HBM_FALLBACK_GBS;
+}
+
+typedef struct {
+  guint64 start, end;
+} Span;
+
+typedef struct {
+  SpColl coll;
+  guint64 bytes;
+  SpFamily family;
+  SpAlgo algo;
+  guint64 *dur; /* per group of the family, ns */
+} CostEntry;
+
+struct _SpSimResult {
+  const SpGroups *groups;
+  guint32 n_ops, world;
+  guint64 *off;      /* per op: first span */
+  gboolean *per_rank; /* per op: spans indexed by rank (kernels, composites) */
+  Span *spans;
+  guint64 *dur;      /* per op: longest span */
+  guint64 step_ns, compute_only_ns, comm_ns;
+  guint64 family_ns[SP_FAMILY_N];
+  guint64 kind_ns[256];
+  guint32 contention_fallbacks;
+};
+
+typedef struct {
+  const SpTopo *topo;
+  const SpTopoSpec *spec;
+  SpSimModel model;
+  const SpPlan *plan;
+  const SpGroups *groups;
+  guint32 W;
+  double efficiency;
+  GArray *cache; /* CostEntry */
+  SpNet *net;
+  guint32 contention_fallbacks;
+} Ctx;
+
+static void
+cost_entry_clear (gpointer p)
+{
+  g_free (((CostEntry *) p)->dur);
+}
+
+static gboolean
+shape_equal (const SpShape *a, const SpShape *b)
+{
+  return a->n == b->n && a->nodes == b->nodes && a->ppn == b->ppn && a->nics_used == b->nics_used
+         && a->n_channels == b->n_channels && a->intra_gbs == b->intra_gbs
+         && a->nic_gbs == b->nic_gbs && a->node_net_gbs == b->node_net_gbs
+         && a->ring_gbs == b->ring_gbs && a->intra_near == b->intra_near
+         && a->intra_far == b->intra_far && a->gpu_nics == b->gpu_nics
+         && a->net_leaf_factor == b->net_leaf_factor && a->leaf_nodes == b->leaf_nodes
+         && a->leaf_ports == b->leaf_ports && a->leaf_active == b->leaf_active;
+}
+
+/* Every group alone (no contention between groups): sp_sim_estimate per
+ * distinct group shape. */
+static gboolean
+cost_isolated (Ctx *c, const SpOp *op, SpSimModel model, guint64 *dur, GError **error)
+{
+  guint32 ng = sp_groups_n_groups (c->groups, op->family);
+  g_autoptr (GArray) shapes = g_array_new (FALSE, FALSE, sizeof (SpShape));
+  g_autoptr (GArray) times = g_array_new (FALSE, FALSE, sizeof (guint64));
+  for (guint32 g = 0; g < ng; g++)
+    {
+      guint32 n;
+      const guint32 *m = sp_groups_members (c->groups, op->family, g, &n);
+      dur[g] = 0;
+      if (n <= 1)
+        continue;
+      SpShape sh;
+      if (!sp_shape_init (&sh, c->spec, m, n, error))
+        return FALSE;
+      guint i;
+      for (i = 0; i < shapes->len; i++)
+        if (shape_equal (&g_array_index (shapes, SpShape, i), &sh))
+          break;
+      if (i == shapes->len)
+        {
+          SpCollRequest r;
+          sp_coll_request_init (&r);
+          r.coll = op->kind;
+          r.bytes = op->bytes;
+          r.n_ranks = n;
+          r.ranks = m;
+          r.algo = op->algorithm;
+          SpCollEstimate est;
+          if (!sp_sim_estimate (c->topo, model, &r, &est, error))
+            {
+              g_prefix_error (error, "op %u (%s): ", op->id, op->name);
+              return FALSE;
+            }
+          g_array_append_val (shapes, sh);
+          g_array_append_val (times, est.time_ns);
+        }
+      dur[g] = g_array_index (times, guint64, i);
+    }
+  return TRUE;
+}
+
+/* Every group of the family at once on one DES network (they contend for
+ * shared links).  FALSE without error when the DES cannot hold them all
+ * (too many flows): the caller falls back to cost_isolated(). */
+static gboolean
+cost_concurrent (Ctx *c, const SpOp *op, guint64 *dur, gboolean *out_fallback, GError **error)
+{
+  guint32 ng = sp_groups_n_groups (c->groups, op->family);
+  if (c->net == NULL)
+    c->net = sp_net_new (c->spec);
+  SpEngine *eng = sp_engine_new (c->net, NULL, NULL);
+  SpDesColl **dc = g_new0 (SpDesColl *, ng);
+  gboolean ok = TRUE;
+  *out_fallback = FALSE;
+  for (guint32 g = 0; g < ng && ok; g++)
+    {
+      guint32 n;
+      const guint32 *m = sp_groups_members (c->groups, op->family, g, &n);
+      if (n <= 1)
+        continue;
+      SpShape sh;
+      SpCost cost;
+      if (!sp_shape_init (&sh, c->spec, m, n, error)
+          || !sp_cost_choose (&sh, op->kind, op->bytes, op->algorithm, SP_PROTO_AUTO, &cost,
+                              error))
+        {
+          g_prefix_error (error, "op %u (%s): ", op->id, op->name);
+          ok = FALSE;
+          break;
+        }
+      GError *local = NULL;
+      dc[g] = sp_des_coll_new (eng, c->net, &sh, &cost, op->kind, op->bytes, m, n, 0, op->name,
+                               &local);
+      if (dc[g] == NULL)
+        {
+          /* the DES cannot represent this many flows at once */
+          g_clear_error (&local);
+          *out_fallback = TRUE;
+          ok = FALSE;
+        }
+    }
+  if (ok)
+    {
+      ok = sp_engine_run (eng, error);
+      if (!ok)
+        g_prefix_error (error, "op %u (%s): ", op->id, op->name);
+    }
+  for (guint32 g = 0; g < ng; g++)
+    {
+      if (dc[g] == NULL)
+        {
+          dur[g] = 0;
+          continue;
+        }
+      guint32 job = sp_des_coll_job (dc[g]);
+      if (ok)
+        dur[g] = sp_engine_job_end (eng, job) - sp_engine_job_start (eng, job);
+      sp_des_coll_free (dc[g]);
+    }
+  g_free (dc);
+  sp_engine_free (eng);
+  return ok;
+}
+
+static const CostEntry *
+cost_lookup (Ctx *c, const SpOp *op, GError **error)
+{
+  for (guint i = 0; i < c->cache->len; i++)
+    {
+      const CostEntry *e = &g_array_index (c->cache, CostEntry, i);
+      if (e->coll == op->kind && e->bytes == op->bytes && e->family == op->family
+          && e->algo == op->algorithm)
+        return e;
+    }
+  if (!sp_sim_coll_supported (op->kind))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,
+                   "op %u (%s): collective '%s' is not simulated (accepted: all_reduce, "
+                   "all_gather, reduce_scatter, all_to_all, broadcast, reduce, send)",
+                   op->id, op->name, sp_coll_name (op->kind) ? sp_coll_name (op->kind) : "?");
+      return NULL;
+    }
+  guint32 ng = sp_groups_n_groups (c->groups, op->family);
+  CostEntry e = { op->kind, op->bytes, op->family, op->algorithm, g_new0 (guint64, ng ? ng : 1) };
+  gboolean ok = TRUE;
+  if (op->bytes > 0)
+    {
+      gboolean fallback = FALSE;
+      if (c->model == SP_SIM_DES)
+        ok = cost_concurrent (c, op, e.dur, &fallback, error);
+      if (c->model == SP_SIM_ANALYTIC || fallback)
+        {
+          c->contention_fallbacks += fallback;
+          ok = cost_isolated (c, op, c->model, e.dur, error);
+        }
+    }
+  if (!ok)
+    {
+      g_free (e.dur);
+      return NULL;
+    }
+  g_array_append_val (c->cache, e);
+  return &g_array_index (c->cache, CostEntry, c->cache->len - 1);
+}
+
+/* Duration of a kernel op (compute / quantize / dequantize / quant_reduce), ns. */
+static guint64
+kernel_ns (const Ctx *c, const SpOp *op)
+{
+  if (op->flops > 0)
+    return (guint64) llround ((double) op->flops / (c->spec->gpu_tflops * 1e3 * c->efficiency));
+  if (op->kind != SP_COLL_COMPUTE && op->bytes > 0)
+    return (guint64) llround ((double) op->bytes / hbm_gbs (c->spec->gpu_model));
+  return 0;
+}
+
+/* Span of op `d` on rank r, NULL when r does not run it. */
+static const Span *
+span_at (const SpSimResult *res, const SpPlan *plan, guint32 d, guint32 r)
+{
+  if (res->per_rank[d])
+    {
+      const Span *s = &res->spans[res->off[d] + r];
+      return s->end == UNSET ? NULL : s;
+    }
+  guint32 gi, gr;
+  if (!sp_groups_find (res->groups, sp_plan_op (plan, d)->family, r, &gi, &gr))
+    return NULL;
+  const Span *s = &res->spans[res->off[d] + gi];
+  return s->end == UNSET ? NULL : s;
+}
+
+static guint64
+deps_ready (const SpSimResult *res, const SpPlan *plan, const SpOp *op, const SpOp *parent,
+            guint32 r)
+{
+  guint64 t = 0;
+  for (int k = 0; k < 2; k++)
+    {
+      const SpOp *o = k == 0 ? op : parent;
+      if (o == NULL)
+        continue;
+      for (guint32 i = 0; i < o->n_deps; i++)
+        {
+          const Span *s = span_at (res, plan, o->deps[i], r);
+          if (s != NULL && s->end > t)
+            t = s->end;
+        }
+    }
+  return t;
+}
+
+/* One pass of the schedule into res->spans; zero_comm costs every
+ * collective 0 (the compute-only critical path). */
+static gboolean
+schedule (Ctx *c, SpSimResult *res, gboolean zero_comm, GHashTable *stream_index,
+          guint32 n_streams, const gint64 *last_sub, GError **error)
+{
+  const SpPlan *plan = c->plan;
+  guint32 W = c->W;
+  guint64 n_spans = res->off[res->n_ops];
+  for (guint64 i = 0; i < n_spans; i++)
+    res->spans[i].start = res->spans[i].end = UNSET;
+  g_autofree guint64 *ready = g_new0 (guint64, (gsize) n_streams * W);
+  guint64 step = 0;
+  for (guint32 o = 0; o < res->n_ops; o++)
+    {
+      const SpOp *op = sp_plan_op (plan, o);
+      if (sp_coll_is_composite (op->kind))
+        continue;
+      const SpOp *parent = op->parent >= 0 ? sp_plan_op (plan, (guint32) op->parent) : NULL;
+      guint32 si = GPOINTER_TO_UINT (g_hash_table_lookup (stream_index,
+                                                          GUINT_TO_POINTER (op->stream + 1))) - 1;
+      guint64 *rd = ready + (gsize) si * W;
+      Span *sp = res->spans + res->off[o];
+      if (op->family == SP_FAMILY_NONE)
+        {
+          guint64 d = kernel_ns (c, op);
+          for (guint32 r = 0; r < W; r++)
+            {
+              guint64 t = MAX (rd[r], deps_ready (res, plan, op, parent, r));
+              sp[r].start = t;
+              sp[r].end = rd[r] = t + d;
+              step = MAX (step, t + d);
+            }
+        }
+      else
+        {
+          const CostEntry *e = NULL;
+          if (!zero_comm && (e = cost_lookup (c, op, error)) == NULL)
+            return FALSE;
+          guint32 ng = sp_groups_n_groups (c->groups, op->family);
+          for (guint32 g = 0; g < ng; g++)
+            {
+              guint32 n;
+              const guint32 *m = sp_groups_members (c->groups, op->family, g, &n);
+              guint64 t = 0;
+              for (guint32 i = 0; i < n; i++)
+                t = MAX (t, MAX (rd[m[i]], deps_ready (res, plan, op, parent, m[i])));
+              guint64 end = t + (e != NULL ? e->dur[g] : 0);
+              sp[g].start = t;
+              sp[g].end = end;
+              for (guint32 i = 0; i < n; i++)
+                rd[m[i]] = end;
+              step = MAX (step, end);
+            }
+        }
+      if (parent != NULL && (gint64) o == last_sub[parent->id])
+        {
+          /* the composite spans its sub-ops on every rank */
+          Span *cs = res->spans + res->off[parent->id];
+          for (guint32 r = 0; r < W; r++)
+            {
+              for (guint32 s = parent->id + 1; s <= o; s++)
+                {
+                  if (sp_plan_op (plan, s)->parent != (gint64) parent->id)
+                    continue;
+                  const Span *x = span_at (res, plan, s, r);
+                  if (x == NULL)
+                    continue;
+                  if (cs[r].end == UNSET)
+                    cs[r] = *x;
+                  else
+                    {
+                      cs[r].start = MIN (cs[r].start, x->start);
+                      cs[r].end = MAX (cs[r].end, x->end);
+                    }
+                }
+              guint32 gi, gr;
+              if (cs[r].end == UNSET && sp_groups_find (c->groups, parent->family, r, &gi, &gr))
+                {
+                  g_set_error (error, SP_ERROR, SP_ERROR_SIMULATION,
+                               "composite op %u (%s) ran none of its sub-ops on rank %u",
+                               parent->id, parent->name, r);
+                  return FALSE;
+                }
+            }
+        }
+    }
+  if (zero_comm)
+    res->compute_only_ns = step;
+  else
+    res->step_ns = step;
+  return TRUE;
+}
+
+/* Fail loud: every rank of every group ran the op, no span ends before it
+ * starts, and every dependency ended before its dependant started. */
+static gboolean
+check (const Ctx *c, const SpSimResult *res, GError **error)
+{
+  const SpPlan *plan = c->plan;
+  for (guint32 o = 0; o < res->n_ops; o++)
+    {
+      const SpOp *op = sp_plan_op (plan, o);
+      const SpOp *parent = op->parent >= 0 ? sp_plan_op (plan, (guint32) op->parent) : NULL;
+      for (guint32 r = 0; r < c->W; r++)
+        {
+          guint32 gi, gr;
+          gboolean member = op->family == SP_FAMILY_NONE
+                            || sp_groups_find (c->groups, op->family, r, &gi, &gr);
+          const Span *s = span_at (res, plan, o, r);
+          if (member != (s != NULL))
+            {
+              g_set_error (error, SP_ERROR, SP_ERROR_SIMULATION,
+                           "op %u (%s) %s on rank %u", o, op->name,
+                           member ? "never ran" : "ran outside its family", r);
+              return FALSE;
+            }
+          if (s == NULL)
+            continue;
+          if (s->end < s->start)
+            {
+              g_set_error (error, SP_ERROR, SP_ERROR_SIMULATION,
+                           "op %u (%s) on rank %u has a negative duration", o, op->name, r);
+              return FALSE;
+            }
+          if (sp_coll_is_composite (op->kind))
+            continue;
+          guint64 need = deps_ready (res, plan, op, parent, r);
+          if (need > s->start)
+            {
+              g_set_error (error, SP_ERROR, SP_ERROR_SIMULATION,
+                           "op %u (%s) started on rank %u at %" G_GUINT64_FORMAT
+                           " ns before its dependencies ended (%" G_GUINT64_FORMAT " ns)",
+                           o, op->name, r, s->start, need);
+              return FALSE;
+            }
+        }
+    }
+  return TRUE;
+}
+
+SpSimResult *
+sp_sim_run_plan (const SpTopo *topo, SpSimModel model, const SpPlan *plan,
+                 const SpGroups *groups, GError **error)
+{
+  g_return_val_if_fail (topo != NULL && plan != NULL && groups != NULL, NULL);
+  guint32 W = sp_topo_world_size (topo);
+  if (model != SP_SIM_ANALYTIC && model != SP_SIM_DES)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT, "unknown model %d", (int) model);
+      return NULL;
+    }
+  if (sp_plan_world_size (plan) != W || sp_groups_world_size (groups) != W)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "the plan is for %u ranks and its groups for %u, but the topology has %u GPUs",
+                   sp_plan_world_size (plan), sp_groups_world_size (groups), W);
+      return NULL;
+    }
+  double eff = 0.5;
+  const char *meta = sp_plan_get_meta (plan, "compute_efficiency");
+  if (meta != NULL)
+    {
+      char *end = NULL;
+      eff = g_ascii_strtod (meta, &end);
+      if (end == meta || *end != '\0' || !(eff > 0 && eff <= 1))
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN,
+                       "plan meta compute_efficiency '%s' is not a number in (0, 1]", meta);
+          return NULL;
+        }
+    }
+  guint32 n_ops = sp_plan_n_ops (plan);
+  SpSimResult *res = g_new0 (SpSimResult, 1);
+  res->groups = groups;
+  res->n_ops = n_ops;
+  res->world = W;
+  res->off = g_new0 (guint64, n_ops + 1);
+  res->per_rank = g_new0 (gboolean, n_ops ? n_ops : 1);
+  res->dur = g_new0 (guint64, n_ops ? n_ops : 1);
+  g_autofree gint64 *last_sub = g_new (gint64, n_ops ? n_ops : 1);
+  g_autoptr (GHashTable) streams = g_hash_table_new (NULL, NULL);
+  guint32 n_streams = 0;
+  for (guint32 o = 0; o < n_ops; o++)
+    {
+      const SpOp *op = sp_plan_op (plan, o);
+      last_sub[o] = -1;
+      if (op->parent >= 0)
+        last_sub[op->parent] = o;
+      res->per_rank[o] = op->family == SP_FAMILY_NONE || sp_coll_is_composite (op->kind);
+      if (op->family != SP_FAMILY_NONE && !sp_groups_has_family (groups, op->family))
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN,
+                       "op %u (%s) runs in family %s, which the groups do not build", o,
+                       op->name, sp_family_name (op->family));
+          sp_sim_result_free (res);
+          return NULL;
+        }
+      res->off[o + 1] = res->off[o]
+                        + (res->per_rank[o] ? W : sp_groups_n_groups (groups, op->family));
+      gpointer key = GUINT_TO_POINTER (op->stream + 1);
+      if (!sp_coll_is_composite (op->kind) && !g_hash_table_contains (streams, key))
+        g_hash_table_insert (streams, key, GUINT_TO_POINTER (++n_streams));
+    }
+  for (guint32 o = 0; o < n_ops; o++)
+    if (sp_coll_is_composite (sp_plan_op (plan, o)->kind) && last_sub[o] < 0)
+      {
+        g_set_error (error, SP_ERROR, SP_ERROR_INVALID_PLAN, "composite op %u (%s) has no sub-ops",
+                     o, sp_plan_op (plan, o)->name);
+        sp_sim_result_free (res);
+        return NULL;
+      }
+  res->spans = g_new (Span, res->off[n_ops] ? res->off[n_ops] : 1);
+  Ctx c = { topo, sp_topo_spec (topo), model, plan, groups, W, eff, NULL, NULL, 0 };
+  c.cache = g_array_new (FALSE, FALSE, sizeof (CostEntry));
+  g_array_set_clear_func (c.cache, cost_entry_clear);
+  /* compute-only pass first, then the real one (whose spans are kept) */
+  gboolean ok = schedule (&c, res, TRUE, streams, n_streams, last_sub, error)
+                && schedule (&c, res, FALSE, streams, n_streams, last_sub, error)
+                && check (&c, res, error);
+  g_array_free (c.cache, TRUE);
+  sp_net_free (c.net);
+  if (!ok)
+    {
+      sp_sim_result_free (res);
+      return NULL;
+    }
+  res->contention_fallbacks = c.contention_fallbacks;
+  for (guint32 o = 0; o < n_ops; o++)
+    {
+      const SpOp *op = sp_plan_op (plan, o);
+      guint64 d = 0;
+      for (guint64 i = res->off[o]; i < res->off[o + 1]; i++)
+        if (res->spans[i].end != UNSET)
+          d = MAX (d, res->spans[i].end - res->spans[i].start);
+      res->dur[o] = d;
+      if (sp_coll_is_composite (op->kind))
+        continue;
+      res->kind_ns[op->kind & 0xff] += d;
+      if (op->family != SP_FAMILY_NONE)
+        res->family_ns[op->family] += d;
+      if (sp_coll_is_communication (op->kind))
+        res->comm_ns += d;
+    }
+  return res;
+}
+
+void
+sp_sim_result_free (SpSimResult *res)
+{
+  if (res == NULL)
+    return;
+  g_free (res->off);
+  g_free (res->per_rank);
+  g_free (res->spans);
+  g_free (res->dur);
+  g_free (res);
+}
+
+guint32
+sp_sim_result_n_ops (const SpSimResult *res)
+{
+  return res->n_ops;
+}
+
+gboolean
+sp_sim_result_op_time (const SpSimResult *res, const SpPlan *plan, guint32 op, guint32 rank,
+                       guint64 *out_start_ns, guint64 *out_end_ns)
+{
+  if (op >= res->n_ops || rank >= res->world)
+    return FALSE;
+  const Span *s = span_at (res, plan, op, rank);
+  if (s == NULL)
+    return FALSE;
+  if (out_start_ns)
+    *out_start_ns = s->start;
+  if (out_end_ns)
+    *out_end_ns = s->end;
+  return TRUE;
+}
+
+guint64
+sp_sim_result_op_duration (const SpSimResult *res, guint32 op)
+{
+  return op < res->n_ops ? res->dur[op] : 0;
+}
+
+guint64
+sp_sim_result_step_ns (const SpSimResult *res)
+{
+  return res->step_ns;
+}
+
+guint64
+sp_sim_result_compute_only_ns (const SpSimResult *res)
+{
+  return res->compute_only_ns;
+}
+
+guint64
+sp_sim_result_exposed_comm_ns (const SpSimResult *res)
+{
+  return res->step_ns > res->compute_only_ns ? res->step_ns - res->compute_only_ns : 0;
+}
+
+guint64
+sp_sim_result_comm_ns (const SpSimResult *res)
+{
+  return res->comm_ns;
+}
+
+guint64
+sp_sim_result_family_ns (const SpSimResult *res, SpFamily family)
+{
+  return (guint) family < SP_FAMILY_N ? res->family_ns[family] : 0;
+}
+
+guint64
+sp_sim_result_kind_ns (const SpSimResult *res, SpColl kind)
+{
+  return (guint) kind < 256 ? res->kind_ns[kind] : 0;
+}
+
+guint32
+sp_sim_result_contention_fallbacks (const SpSimResult *res)
+{
+  return res->contention_fallbacks;
+}
