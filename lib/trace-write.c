@@ -4,6 +4,7 @@
 #include "trace-private.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <glib/gstdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -268,6 +269,12 @@ sp_trace_writer_new (const char *path, const SpTraceHeader *header, GError **err
                    path, g_strerror (e));
       return NULL;
     }
+  /* mkstemp creates 0600; the finished file should get the usual
+   * permissions (0666 less the umask), like any file the user writes. */
+  mode_t mask = umask (0);
+  umask (mask);
+  if (fchmod (fd, 0666 & ~mask) != 0)
+    g_debug ("fchmod %s: %s", tmp, g_strerror (errno));
   close (fd);
 
   SpTraceWriter *w = g_new0 (SpTraceWriter, 1);

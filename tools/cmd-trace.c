@@ -432,10 +432,10 @@ static const TraceCommand trace_commands[] = {
 static void
 trace_usage (FILE *out)
 {
-  fprintf (out, "Usage: shardplan trace <show|export> FILE [options]\n\n"
+  fprintf (out, "Usage: shardplan trace <show|export|import-nccl-tests> FILE [options]\n\n"
                 "Inspect and export shardplan HDF5 traces.\n\n");
   for (gsize i = 0; i < G_N_ELEMENTS (trace_commands); i++)
-    fprintf (out, "  %-8s %s\n", trace_commands[i].name, trace_commands[i].summary);
+    fprintf (out, "  %-18s %s\n", trace_commands[i].name, trace_commands[i].summary);
   fprintf (out, "\n'shardplan trace <command> --help' describes each one.\n");
 }
 

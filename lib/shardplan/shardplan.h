@@ -9,6 +9,8 @@
 #include "shardplan/workload.h"
 #include "shardplan/memory.h"
 #include "shardplan/trace.h"
+#include "shardplan/compare.h"
+#include "shardplan/nccltests.h"
 
 G_BEGIN_DECLS
 /* "0.1.0" (static string). */
