@@ -8,6 +8,9 @@ int sp_cmd_groups (int argc, char **argv);
 int sp_cmd_estimate (int argc, char **argv);
 int sp_cmd_plan (int argc, char **argv);
 int sp_cmd_trace (int argc, char **argv);
+int sp_cmd_run (int argc, char **argv);
 int sp_cmd_compare (int argc, char **argv);
+int sp_cmd_sweep (int argc, char **argv);
+int sp_cmd_sim (int argc, char **argv);
 /* `shardplan trace import-nccl-tests` (tools/cmd-trace-import.c) */
 int sp_cmd_trace_import_nccl_tests (int argc, char **argv);

@@ -12,6 +12,9 @@ static const SpCommand commands[] = {
   { "groups", "the process-group families of a layout (DeepSpeed-exact)", sp_cmd_groups },
   { "estimate", "cost of one collective on a topology (the quick question)", sp_cmd_estimate },
   { "plan", "build the plan of one training step from a workload and a topology", sp_cmd_plan },
+  { "sim", "simulate a plan on a topology: simulated trace and summary", sp_cmd_sim },
+  { "sweep", "shard sizes x hierarchical x node counts: step time, memory, recommendation", sp_cmd_sweep },
+  { "run", "execute a plan (under mpirun or srun) and record a measured trace", sp_cmd_run },
   { "trace", "inspect and export traces (summary, CSV, Chrome/Perfetto JSON)", sp_cmd_trace },
   { "compare", "simulated vs measured traces: per-op and aggregate error, plot", sp_cmd_compare },
 };

@@ -1,0 +1,319 @@
+/* `shardplan sim`: simulate a plan on a topology → the simulated trace
+ * (HDF5, the schema of shardplan/trace.h) and a summary. */
+#include "config.h"
+#include "cli.h"
+#include "commands.h"
+#include "shardplan/shardplan.h"
+#include "shardplan/sim.h"
+#include "shardplan/trace.h"
+
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+#define CMD "sim"
+#define TOP_OPS 20
+/* created_utc of every simulated trace: simulation time has no wall-clock
+ * date, and a fixed one keeps two runs of one plan byte-identical. */
+#define SIM_CREATED_UTC "1970-01-01T00:00:00Z"
+
+static const char description[] =
+  "Simulates every op of the plan (sp_sim_run_plan: ops wait for their deps and\n"
+  "their stream, collectives start when every member of their group is ready;\n"
+  "with --sim-model des the groups of one family contend for links, different\n"
+  "ops overlapping in time do not).  The trace has one row per (op, rank); its\n"
+  "run_id is derived from the plan digest so two runs of one plan on one\n"
+  "topology give byte-identical files.  The summary lists the longest ops,\n"
+  "totals per family and kind, the step time and the communication exposed\n"
+  "after overlap with compute (step time minus the compute-only critical path).\n"
+  "\n"
+  "Example: shardplan sim --plan plan.json --topology dgx-h100 --nodes 16 -o sim.h5";
+
+/* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" from the first 32 hex digits. */
+static char *
+uuid_of_digest (const char *hex)
+{
+  return g_strdup_printf ("%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
+}
+
+static gboolean
+write_trace (const char *path, const SpTopo *topo, const SpPlan *plan, const SpGroups *groups,
+             const SpSimResult *res, GError **error)
+{
+  guint32 W = sp_topo_world_size (topo);
+  g_autofree char *digest = sp_plan_digest (plan);
+  g_autofree char *topo_ini = sp_topo_to_ini (topo);
+  g_autofree char *both = g_strconcat (digest, topo_ini, NULL);
+  g_autofree char *id_hex = g_compute_checksum_for_string (G_CHECKSUM_SHA256, both, -1);
+  g_autofree char *run_id = uuid_of_digest (id_hex);
+  SpTraceHeader h = { 0 };
+  h.source = SP_TRACE_SOURCE_SIMULATED;
+  h.producer = "shardplan sim";
+  h.producer_version = sp_version ();
+  h.clock = "simulated";
+  h.timing_mode = "simulated";
+  h.iters = 1;
+  h.world_size = W;
+  h.run_id = run_id;
+  h.created_utc = SIM_CREATED_UTC;
+  g_autoptr (SpTraceWriter) w = sp_trace_writer_new (path, &h, error);
+  if (w == NULL || !sp_trace_writer_set_topology (w, topo, topo_ini, error)
+      || !sp_trace_writer_set_plan (w, plan, NULL, error)
+      || !sp_trace_writer_set_groups (w, groups, error))
+    return FALSE;
+  /* per (family, group) op sequence numbers */
+  guint32 *seq[SP_FAMILY_N] = { NULL };
+  for (guint f = 0; f < SP_FAMILY_N; f++)
+    seq[f] = g_new0 (guint32, sp_groups_n_groups (groups, (SpFamily) f) + 1);
+  GArray *buf = g_array_sized_new (FALSE, FALSE, sizeof (SpTraceRow), 4096);
+  gboolean ok = TRUE;
+  guint32 n_ops = sp_plan_n_ops (plan);
+  for (guint32 o = 0; o < n_ops && ok; o++)
+    {
+      const SpOp *op = sp_plan_op (plan, o);
+      gboolean comp = sp_coll_is_composite (op->kind);
+      gboolean kernel = op->family == SP_FAMILY_NONE;
+      if (!comp && !kernel)
+        {
+          guint32 ng = sp_groups_n_groups (groups, op->family);
+          for (guint32 g = 0; g < ng; g++)
+            seq[op->family][g]++;
+        }
+      for (guint32 r = 0; r < W; r++)
+        {
+          guint64 s, e;
+          if (!sp_sim_result_op_time (res, plan, o, r, &s, &e))
+            continue;
+          SpTraceRow row;
+          sp_trace_row_init (&row);
+          row.op_id = o;
+          row.parent_op_id = op->parent;
+          row.iter = 0;
+          row.rank = r;
+          guint32 gi, gr;
+          if (!kernel && sp_groups_find (groups, op->family, r, &gi, &gr))
+            {
+              row.group_id = sp_trace_group_id (groups, op->family, gi);
+              row.group_rank = gr;
+              guint32 gs;
+              sp_groups_members (groups, op->family, gi, &gs);
+              row.group_size = gs;
+              row.seq_in_group = comp ? 0 : seq[op->family][gi] - 1;
+            }
+          row.coll = op->kind;
+          row.dtype = op->dtype;
+          row.redop = op->redop;
+          row.flags = (comp ? SP_TRACE_FLAG_COMPOSITE : 0) | SP_TRACE_FLAG_MODELLED;
+          row.status = SP_TRACE_STATUS_OK;
+          row.count = op->count;
+          row.bytes = op->bytes;
+          row.t_enqueue_ns = (gint64) s;
+          row.t_start_ns = (gint64) s;
+          row.t_end_ns = (gint64) e;
+          row.dur_ns = (gint64) (e - s);
+          sp_trace_row_set_bandwidths (&row);
+          g_array_append_val (buf, row);
+          if (buf->len == 4096)
+            {
+              ok = sp_trace_writer_append (w, (SpTraceRow *) buf->data, buf->len, error);
+              g_array_set_size (buf, 0);
+              if (!ok)
+                break;
+            }
+        }
+    }
+  if (ok && buf->len)
+    ok = sp_trace_writer_append (w, (SpTraceRow *) buf->data, buf->len, error);
+  g_array_free (buf, TRUE);
+  for (guint f = 0; f < SP_FAMILY_N; f++)
+    g_free (seq[f]);
+  return ok && sp_trace_writer_finish (w, error);
+}
+
+static gint
+cmp_dur_desc (gconstpointer a, gconstpointer b, gpointer data)
+{
+  const SpSimResult *res = data;
+  guint32 x = *(const guint32 *) a, y = *(const guint32 *) b;
+  guint64 dx = sp_sim_result_op_duration (res, x), dy = sp_sim_result_op_duration (res, y);
+  return dx > dy ? -1 : dx < dy ? 1 : (x < y ? -1 : x > y);
+}
+
+static void
+print_text (GString *out, const SpPlan *plan, const SpTopo *topo, SpSimModel model,
+            const SpSimResult *res)
+{
+  const SpTopoSpec *t = sp_topo_spec (topo);
+  guint32 n = sp_plan_n_ops (plan);
+  g_string_append_printf (out, "sim: %u ops on %s: %u nodes x %u GPUs = %u ranks, model %s\n", n,
+                          t->name, t->nodes, t->gpus_per_node, sp_topo_world_size (topo),
+                          sp_sim_model_name (model));
+  g_string_append_printf (out, "step time:               %14.3f us\n",
+                          sp_sim_result_step_ns (res) / 1e3);
+  g_string_append_printf (out, "compute-only path:       %14.3f us\n",
+                          sp_sim_result_compute_only_ns (res) / 1e3);
+  g_string_append_printf (out, "exposed communication:   %14.3f us\n",
+                          sp_sim_result_exposed_comm_ns (res) / 1e3);
+  g_string_append_printf (out, "communication (sum):     %14.3f us\n",
+                          sp_sim_result_comm_ns (res) / 1e3);
+  g_string_append (out, "per family (sum of op durations, us):\n");
+  for (guint f = 0; f < SP_FAMILY_N; f++)
+    if (sp_sim_result_family_ns (res, (SpFamily) f))
+      g_string_append_printf (out, "  %-26s %14.3f\n", sp_family_name ((SpFamily) f),
+                              sp_sim_result_family_ns (res, (SpFamily) f) / 1e3);
+  guint64 count[256] = { 0 };
+  for (guint32 o = 0; o < n; o++)
+    count[sp_plan_op (plan, o)->kind & 0xff]++;
+  g_string_append (out, "per kind (ops, sum of op durations in us; a composite counts 0, its sub-ops count):\n");
+  for (guint k = 0; k < 256; k++)
+    if (count[k])
+      g_string_append_printf (out, "  %-26s %8" G_GUINT64_FORMAT " %14.3f\n",
+                              sp_coll_name ((SpColl) k), count[k],
+                              sp_sim_result_kind_ns (res, (SpColl) k) / 1e3);
+  g_autofree guint32 *ids = g_new (guint32, n ? n : 1);
+  for (guint32 o = 0; o < n; o++)
+    ids[o] = o;
+  g_qsort_with_data (ids, (gint) n, sizeof (guint32), cmp_dur_desc, (gpointer) res);
+  g_string_append_printf (out, "longest ops (top %u of %u):\n", MIN (n, TOP_OPS), n);
+  for (guint32 i = 0; i < n && i < TOP_OPS; i++)
+    {
+      const SpOp *op = sp_plan_op (plan, ids[i]);
+      g_string_append_printf (out, "  %6u %-40s %-24s %-18s %14.3f us\n", op->id, op->name,
+                              sp_coll_name (op->kind),
+                              op->family == SP_FAMILY_NONE ? "-" : sp_family_name (op->family),
+                              sp_sim_result_op_duration (res, ids[i]) / 1e3);
+    }
+  if (sp_sim_result_contention_fallbacks (res))
+    g_string_append_printf (out, "note: %u op shapes were costed group by group (too many flows "
+                                 "for one DES run): no contention between their groups\n",
+                            sp_sim_result_contention_fallbacks (res));
+}
+
+static char *
+format_json (const SpPlan *plan, const SpTopo *topo, SpSimModel model, const SpSimResult *res)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "topology");
+  json_builder_add_string_value (b, sp_topo_spec (topo)->name);
+  json_builder_set_member_name (b, "world_size");
+  json_builder_add_int_value (b, sp_topo_world_size (topo));
+  json_builder_set_member_name (b, "sim_model");
+  json_builder_add_string_value (b, sp_sim_model_name (model));
+  json_builder_set_member_name (b, "step_us");
+  json_builder_add_double_value (b, sp_sim_result_step_ns (res) / 1e3);
+  json_builder_set_member_name (b, "compute_only_us");
+  json_builder_add_double_value (b, sp_sim_result_compute_only_ns (res) / 1e3);
+  json_builder_set_member_name (b, "exposed_comm_us");
+  json_builder_add_double_value (b, sp_sim_result_exposed_comm_ns (res) / 1e3);
+  json_builder_set_member_name (b, "comm_us");
+  json_builder_add_double_value (b, sp_sim_result_comm_ns (res) / 1e3);
+  json_builder_set_member_name (b, "families");
+  json_builder_begin_object (b);
+  for (guint f = 0; f < SP_FAMILY_N; f++)
+    if (sp_sim_result_family_ns (res, (SpFamily) f))
+      {
+        json_builder_set_member_name (b, sp_family_name ((SpFamily) f));
+        json_builder_add_double_value (b, sp_sim_result_family_ns (res, (SpFamily) f) / 1e3);
+      }
+  json_builder_end_object (b);
+  json_builder_set_member_name (b, "kinds");
+  json_builder_begin_object (b);
+  for (guint k = 0; k < 256; k++)
+    if (sp_sim_result_kind_ns (res, (SpColl) k))
+      {
+        json_builder_set_member_name (b, sp_coll_name ((SpColl) k));
+        json_builder_add_double_value (b, sp_sim_result_kind_ns (res, (SpColl) k) / 1e3);
+      }
+  json_builder_end_object (b);
+  json_builder_set_member_name (b, "ops");
+  json_builder_begin_array (b);
+  for (guint32 o = 0; o < sp_plan_n_ops (plan); o++)
+    {
+      const SpOp *op = sp_plan_op (plan, o);
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "id");
+      json_builder_add_int_value (b, o);
+      json_builder_set_member_name (b, "name");
+      json_builder_add_string_value (b, op->name);
+      json_builder_set_member_name (b, "kind");
+      json_builder_add_string_value (b, sp_coll_name (op->kind));
+      json_builder_set_member_name (b, "duration_us");
+      json_builder_add_double_value (b, sp_sim_result_op_duration (res, o) / 1e3);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  char *s = json_generator_to_data (gen, NULL);
+  char *out = g_strconcat (s, "\n", NULL);
+  g_free (s);
+  return out;
+}
+
+int
+sp_cmd_sim (int argc, char **argv)
+{
+  g_autofree char *plan_s = NULL, *topology = NULL, *nodes_s = NULL, *sim_s = NULL,
+                  *output = NULL, *format_s = NULL;
+  GOptionEntry entries[] = {
+    { "plan", 'p', 0, G_OPTION_ARG_FILENAME, &plan_s, "Plan JSON (from 'shardplan plan')", "FILE" },
+    { "topology", 't', 0, G_OPTION_ARG_FILENAME, &topology, "Topology INI file or preset",
+      "FILE|PRESET" },
+    { "nodes", 'n', 0, G_OPTION_ARG_STRING, &nodes_s, "Node count (default: the topology's)", "N" },
+    { "sim-model", 0, 0, G_OPTION_ARG_STRING, &sim_s, "des (default) or analytic", "analytic|des" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write the simulated trace here (HDF5)",
+      "FILE" },
+    { "format", 'f', 0, G_OPTION_ARG_STRING, &format_s, "Summary as text (default) or json",
+      "text|json" },
+    { NULL },
+  };
+  int status;
+  if (!sp_cli_parse (CMD, NULL, "Simulate a plan on a topology: simulated trace and summary.",
+                     description, entries, &argc, &argv, &status))
+    return status;
+  if (argc > 1)
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "unexpected argument '%s' (see 'shardplan sim --help')",
+                        argv[1]);
+  SpFormat format;
+  if (!sp_cli_format (CMD, format_s, (1u << SP_FORMAT_TEXT) | (1u << SP_FORMAT_JSON), &format))
+    return SP_EXIT_USAGE;
+  if (plan_s == NULL)
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--plan FILE is required");
+  if (topology == NULL)
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--topology FILE|PRESET is required");
+  SpSimModel model = SP_SIM_DES;
+  if (sim_s && !sp_sim_model_from_name (sim_s, &model))
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--sim-model '%s' is not a model (accepted: analytic, des)",
+                        sim_s);
+  guint32 nodes = 0;
+  if (!sp_cli_u32 (CMD, "--nodes", nodes_s, 1, 1u << 24, &nodes))
+    return SP_EXIT_USAGE;
+  GError *error = NULL;
+  g_autoptr (SpTopo) topo = sp_topo_open (topology, nodes, &error);
+  if (topo == NULL)
+    return sp_cli_error (CMD, error);
+  g_autoptr (SpPlan) plan = sp_plan_load (plan_s, sp_topo_world_size (topo), &error);
+  if (plan == NULL)
+    return sp_cli_error (CMD, error);
+  g_autoptr (SpGroups) groups = sp_groups_build (sp_plan_groups_options (plan), &error);
+  if (groups == NULL)
+    return sp_cli_error (CMD, error);
+  g_autoptr (SpSimResult) res = sp_sim_run_plan (topo, model, plan, groups, &error);
+  if (res == NULL)
+    return sp_cli_error (CMD, error);
+  if (output && !write_trace (output, topo, plan, groups, res, &error))
+    return sp_cli_error (CMD, error);
+  g_autoptr (GString) out = g_string_new (NULL);
+  if (format == SP_FORMAT_JSON)
+    {
+      g_autofree char *j = format_json (plan, topo, model, res);
+      g_string_append (out, j);
+    }
+  else
+    print_text (out, plan, topo, model, res);
+  if (!sp_cli_write_output (NULL, out->str, out->len, &error))
+    return sp_cli_error (CMD, error);
+  return SP_EXIT_OK;
+}
