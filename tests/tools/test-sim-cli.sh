@@ -1,0 +1,45 @@
+#!/bin/sh
+# `shardplan sim`: trace rows, byte-identical reruns, summary, bad input.
+set -u
+: "${SHARDPLAN:?SHARDPLAN must name the built shardplan binary}"
+: "${SP_SRCDIR:?SP_SRCDIR must name the source tree}"
+topo="$SP_SRCDIR/tests/sim/sweep-small.ini"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardplan-sim-XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail () { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+"$SHARDPLAN" plan -m gpt-1b -t "$topo" -s 4 -o "$tmp/plan.json" >/dev/null || exit 99
+n_ops=$(grep -c '"id": ' "$tmp/plan.json")
+"$SHARDPLAN" sim --plan "$tmp/plan.json" -t "$topo" -o "$tmp/a.h5" >"$tmp/out" 2>"$tmp/e" \
+  || fail "sim exited $?: $(cat "$tmp/e")"
+grep -q '^step time: ' "$tmp/out" || fail "no step time"
+grep -q '^exposed communication: ' "$tmp/out" || fail "no exposed communication"
+grep -q '^longest ops (top 20 of ' "$tmp/out" || fail "no top-20 list"
+# Every family of an S = 4 layout on 8 ranks covers every rank: one row per
+# (op, rank) = ops x 8.
+"$SHARDPLAN" trace show "$tmp/a.h5" >"$tmp/show" 2>&1 || fail "trace show exited $?"
+grep -q "ops: *$n_ops distinct op ids, $((n_ops * 8)) rows" "$tmp/show" \
+  || fail "row count: $(grep '^ops:' "$tmp/show"), expected $n_ops ops x 8"
+grep -q 'source: *simulated, by shardplan sim' "$tmp/show" || fail "source/producer"
+"$SHARDPLAN" sim --plan "$tmp/plan.json" -t "$topo" -o "$tmp/b.h5" >/dev/null 2>&1
+cmp -s "$tmp/a.h5" "$tmp/b.h5" || fail "two runs are not byte-identical"
+"$SHARDPLAN" sim --plan "$tmp/plan.json" -t "$topo" -f json >"$tmp/j" 2>/dev/null || fail "json"
+grep -q '"step_us"' "$tmp/j" || fail "json: no step_us"
+
+# Bad input: exit 2, one line, no output file.
+for args in "" "--plan $tmp/plan.json" "--plan $tmp/plan.json -t $topo --sim-model x" \
+            "--plan $tmp/plan.json -t dgx-h100 --nodes 3"; do
+  # shellcheck disable=SC2086
+  "$SHARDPLAN" sim $args -o "$tmp/bad.h5" >/dev/null 2>"$tmp/e"
+  st=$?
+  [ "$st" -eq 2 ] || fail "sim $args: exit $st, expected 2"
+  [ "$(wc -l <"$tmp/e")" -eq 1 ] || fail "sim $args: stderr is not one line: $(cat "$tmp/e")"
+  [ ! -e "$tmp/bad.h5" ] || fail "sim $args: left an output file"
+done
+# A missing plan file is an I/O failure (exit 1), still one line.
+"$SHARDPLAN" sim --plan "$tmp/nosuch.json" -t "$topo" -o "$tmp/bad.h5" >/dev/null 2>"$tmp/e"
+[ $? -eq 1 ] || fail "missing plan: expected exit 1"
+[ "$(wc -l <"$tmp/e")" -eq 1 ] || fail "missing plan: stderr is not one line"
+"$SHARDPLAN" sim --help >/dev/null || fail "--help"
+[ "$failures" -eq 0 ]
