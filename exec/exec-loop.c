@@ -188,6 +188,11 @@ sync_all (Run *R, gboolean *coordinated)
   return s == SP_EXEC_OK && flags == 0;
 }
 
+/* One op at a time.  A sync (barrier + failure flag) sits right before
+ * each op, after its inputs are filled, so that every rank enters the op
+ * together as in nccl-tests, and another right after it; the check of an
+ * op is reported by the next sync, the last one's by the sync that ends
+ * the iteration. */
 static gboolean
 iter_isolated (Run *R, gboolean *coordinated)
 {
@@ -197,27 +202,32 @@ iter_isolated (Run *R, gboolean *coordinated)
       SpExecTask *t = &ctx->tasks[i];
       if (t->handled_by_parent)
         continue;
-      if (t->runs && !t->virtual_composite)
+      gboolean runs = t->runs && !t->virtual_composite;
+      if (runs)
         {
           sp_exec_data_fill (ctx, t, R->iter);
           if (R->L->be->stage_in (ctx, t) != SP_EXEC_OK)
             fail_task (R, t, SP_TRACE_STATUS_ERROR, "%s", R->L->be->last_error (ctx));
-          else
-            {
-              issue (R, t);
-              while (t->in_flight && progress (R, t))
-                ;
-              if (t->done)
-                finish (R, t);
-            }
         }
       if (!sync_all (R, coordinated))
         return FALSE;
+      if (runs)
+        {
+          issue (R, t);
+          while (t->in_flight && progress (R, t))
+            ;
+        }
+      /* Everyone has finished the op before anyone checks it: a check
+       * (CPU work) must not steal a core from a peer still in the op. */
+      if (!sync_all (R, coordinated))
+        return FALSE;
+      if (runs && t->done)
+        finish (R, t);
     }
   for (guint32 i = 0; i < ctx->n_tasks; i++)
     if (ctx->tasks[i].virtual_composite)
       finish_virtual (R, &ctx->tasks[i]);
-  return TRUE;
+  return sync_all (R, coordinated);
 }
 
 static gboolean

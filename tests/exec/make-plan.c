@@ -7,6 +7,7 @@
  *                              G = 64 groups of 64), deps and two streams.
  *   make-plan replicate OUT    4 ranks, shard 2: the shard and replicate
  *                              families, reduce_scatter_coalesced with padding.
+ *   make-plan one OUT.json     1 rank: the NCCL backend's one-rank test.
  *   make-plan bench OUT BYTES… 4 ranks: one all_reduce, all_gather and
  *                              reduce_scatter (fp32, world) per size.
  */
@@ -113,6 +114,27 @@ plan_replicate (void)
 }
 
 static void
+plan_one (void)
+{
+  SpGroupsOptions o;
+  sp_groups_options_init (&o);
+  o.world_size = 1;
+  o.devices_per_node = 1;
+  plan = sp_plan_new (&o);
+  guint32 a = add ("ar", SP_COLL_ALL_REDUCE, SP_FAMILY_WORLD, SP_DTYPE_FLOAT32, 65536, S, 1, -1, 0, 0, NULL);
+  add ("ag", SP_COLL_ALL_GATHER, SP_FAMILY_WORLD, SP_DTYPE_BFLOAT16, 65536, N, 1, -1, 0, 1, &a);
+  add ("rs", SP_COLL_REDUCE_SCATTER, SP_FAMILY_WORLD, SP_DTYPE_FLOAT16, 65536, SP_REDOP_AVG, 2, -1, 0, 0, NULL);
+  add ("bcast", SP_COLL_BROADCAST, SP_FAMILY_WORLD, SP_DTYPE_UINT8, 1000, N, 2, -1, 0, 0, NULL);
+  add ("a2a", SP_COLL_ALL_TO_ALL, SP_FAMILY_WORLD, SP_DTYPE_INT32, 1000, N, 2, -1, 0, 0, NULL);
+  add ("send", SP_COLL_SEND, SP_FAMILY_WORLD, SP_DTYPE_FLOAT32, 1000, N, 2, -1, 0, 0, NULL);
+  add ("barrier", SP_COLL_BARRIER, SP_FAMILY_WORLD, SP_DTYPE_NONE, 0, N, 2, -1, 0, 0, NULL);
+  guint32 q = add ("quantize", SP_COLL_QUANTIZE, SP_FAMILY_NONE, SP_DTYPE_FLOAT16, 8192, N, 1, -1, 0, 0, NULL);
+  add ("dequantize", SP_COLL_DEQUANTIZE, SP_FAMILY_NONE, SP_DTYPE_INT8, 8192, N, 1, -1, 0, 1, &q);
+  guint32 rc = add ("rsc", SP_COLL_REDUCE_SCATTER_COALESCED, SP_FAMILY_WORLD, SP_DTYPE_BFLOAT16, 3000, S, 1, -1, 0, 0, NULL);
+  add ("rsc.reduce_scatter", SP_COLL_REDUCE_SCATTER, SP_FAMILY_WORLD, SP_DTYPE_BFLOAT16, 3000, S, 1, rc, 0, 0, NULL);
+}
+
+static void
 plan_bench (int n, char **sizes)
 {
   SpGroupsOptions o;
@@ -137,13 +159,15 @@ main (int argc, char **argv)
 {
   if (argc < 3)
     {
-      fprintf (stderr, "usage: make-plan all|replicate|bench OUT.json [BYTES…]\n");
+      fprintf (stderr, "usage: make-plan all|replicate|one|bench OUT.json [BYTES…]\n");
       return 2;
     }
   if (strcmp (argv[1], "all") == 0)
     plan_all ();
   else if (strcmp (argv[1], "replicate") == 0)
     plan_replicate ();
+  else if (strcmp (argv[1], "one") == 0)
+    plan_one ();
   else if (strcmp (argv[1], "bench") == 0)
     plan_bench (argc - 3, argv + 3);
   else
