@@ -35,6 +35,35 @@ uuid_of_digest (const char *hex)
   return g_strdup_printf ("%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
 }
 
+/* /meta/cluster of a simulated run: the topology's nodes (named node0…)
+ * and block placement, clock offsets 0. */
+static gboolean
+set_cluster (SpTraceWriter *w, const SpTopo *topo, GError **error)
+{
+  const SpTopoSpec *spec = sp_topo_spec (topo);
+  guint32 W = sp_topo_world_size (topo);
+  g_autofree SpTraceNode *nodes = g_new0 (SpTraceNode, spec->nodes);
+  g_autofree SpTraceRank *ranks = g_new0 (SpTraceRank, W);
+  GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
+  for (guint32 n = 0; n < spec->nodes; n++)
+    {
+      char *name = g_strdup_printf ("node%u", n);
+      g_ptr_array_add (names, name);
+      nodes[n] = (SpTraceNode) { .node_id = n, .hostname = name, .n_gpus = spec->gpus_per_node,
+                                 .gpu_model = spec->gpu_model };
+    }
+  for (guint32 r = 0; r < W; r++)
+    {
+      guint32 node, local;
+      sp_topo_rank_location (topo, r, &node, &local);
+      ranks[r] = (SpTraceRank) { .rank = r, .node_id = node, .local_rank = local,
+                                 .device = (gint32) local, .clock_offset_ns = 0 };
+    }
+  gboolean ok = sp_trace_writer_set_cluster (w, nodes, spec->nodes, ranks, W, error);
+  g_ptr_array_unref (names);
+  return ok;
+}
+
 static gboolean
 write_trace (const char *path, const SpTopo *topo, const SpPlan *plan, const SpGroups *groups,
              const SpSimResult *res, GError **error)
@@ -58,7 +87,7 @@ write_trace (const char *path, const SpTopo *topo, const SpPlan *plan, const SpG
   g_autoptr (SpTraceWriter) w = sp_trace_writer_new (path, &h, error);
   if (w == NULL || !sp_trace_writer_set_topology (w, topo, topo_ini, error)
       || !sp_trace_writer_set_plan (w, plan, NULL, error)
-      || !sp_trace_writer_set_groups (w, groups, error))
+      || !sp_trace_writer_set_groups (w, groups, error) || !set_cluster (w, topo, error))
     return FALSE;
   /* per (family, group) op sequence numbers */
   guint32 *seq[SP_FAMILY_N] = { NULL };
@@ -295,8 +324,12 @@ sp_cmd_sim (int argc, char **argv)
   if (topo == NULL)
     return sp_cli_error (CMD, error);
   g_autoptr (SpPlan) plan = sp_plan_load (plan_s, sp_topo_world_size (topo), &error);
-  if (plan == NULL)
-    return sp_cli_error (CMD, error);
+  if (plan == NULL) /* a missing or unreadable plan is bad input too: exit 2 */
+    {
+      sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
+      g_clear_error (&error);
+      return SP_EXIT_USAGE;
+    }
   g_autoptr (SpGroups) groups = sp_groups_build (sp_plan_groups_options (plan), &error);
   if (groups == NULL)
     return sp_cli_error (CMD, error);
