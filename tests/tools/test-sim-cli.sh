@@ -37,9 +37,9 @@ for args in "" "--plan $tmp/plan.json" "--plan $tmp/plan.json -t $topo --sim-mod
   [ "$(wc -l <"$tmp/e")" -eq 1 ] || fail "sim $args: stderr is not one line: $(cat "$tmp/e")"
   [ ! -e "$tmp/bad.h5" ] || fail "sim $args: left an output file"
 done
-# A missing plan file is an I/O failure (exit 1), still one line.
+# A missing plan file is bad input (exit 2), one line.
 "$SHARDPLAN" sim --plan "$tmp/nosuch.json" -t "$topo" -o "$tmp/bad.h5" >/dev/null 2>"$tmp/e"
-[ $? -eq 1 ] || fail "missing plan: expected exit 1"
+[ $? -eq 2 ] || fail "missing plan: expected exit 2"
 [ "$(wc -l <"$tmp/e")" -eq 1 ] || fail "missing plan: stderr is not one line"
 "$SHARDPLAN" sim --help >/dev/null || fail "--help"
 [ "$failures" -eq 0 ]
