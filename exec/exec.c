@@ -613,8 +613,7 @@ sp_exec_run (const SpExecOptions *opts, SpExecResult *res, GError **error)
   ctx.rank = ctx.boot->rank ();
   ctx.world = ctx.boot->size ();
   gboolean ok = run_inner (&ctx, res, error);
-  if (!res->abort_job && owned)
-    ctx.boot->finalize (); /* never after a lost peer: it could hang */
+  res->mpi_owned = owned; /* finalized by sp_exec_exit, never after a lost peer */
   return ok;
 }
 
@@ -630,5 +629,7 @@ sp_exec_exit (const SpExecResult *res)
       g_usleep (10 * G_USEC_PER_SEC);
       _exit (res->exit_status ? res->exit_status : 1);
     }
+  if (res->mpi_owned)
+    sp_exec_boot_mpi.finalize (); /* collective: rank 0 has printed by now */
   exit (res->exit_status);
 }

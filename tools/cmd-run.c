@@ -151,5 +151,9 @@ sp_cmd_run (int argc, char **argv)
     }
   int status = run_main (argc, argv, saved);
   restore_stderr (saved);
+  /* A usage error is found before MPI exists: give rank 0 time to print
+   * its line before this rank's exit makes the launcher kill the job. */
+  if (saved >= 0 && status != SP_EXIT_OK)
+    g_usleep (2 * G_USEC_PER_SEC);
   return status;
 }

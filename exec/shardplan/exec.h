@@ -128,10 +128,12 @@ typedef struct {
   gboolean partial_written; /* rank 0 wrote a partial trace */
   gboolean abort_job;       /* a failure the ranks could not agree on (a dead or
                                stuck peer): sp_exec_exit() tears the job down */
+  gboolean mpi_owned;       /* sp_exec_run initialised MPI: sp_exec_exit finalizes it */
 } SpExecResult;
 
 /* Run the plan on this process's rank.  Initialises MPI if the caller has
- * not (and then finalizes it), so a `main` can call this directly.  Every
+ * not (sp_exec_exit() then finalizes it, after the caller has printed its
+ * message, so that no rank's exit cuts rank 0's message short).  Every
  * rank returns; on failure *error holds one line (prefixed "rank R: " for
  * a failure seen by one rank) and `out_result` says whether this rank
  * should print it and with which exit status.  Bad input (unreadable
@@ -139,7 +141,8 @@ typedef struct {
  * anything is written: no output file.  `out_result` is always filled. */
 gboolean sp_exec_run (const SpExecOptions *opts, SpExecResult *out_result, GError **error);
 
-/* End the process with out_result->exit_status.  When the ranks could not
+/* End the process with out_result->exit_status (finalizing MPI when
+ * sp_exec_run initialised it).  When the ranks could not
  * agree on a failure (abort_job), rank 0 aborts the whole job (MPI_Abort)
  * once its partial trace is written, and the other ranks wait up to 10 s
  * for that before exiting on their own, so no rank is left hanging. */
