@@ -97,18 +97,6 @@ mpi_probe (SpExecCtx *ctx, GError **error)
 }
 
 static gboolean
-mpi_check (SpExecCtx *ctx, int rc, const char *what, GError **error)
-{
-  if (rc == MPI_SUCCESS)
-    return TRUE;
-  char msg[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  MPI_Error_string (rc, msg, &len);
-  g_set_error (error, SP_ERROR, SP_ERROR_BACKEND, "%s failed: %.*s", what, len, msg);
-  return FALSE;
-}
-
-static gboolean
 mpi_setup (SpExecCtx *ctx, GError **error)
 {
   SpMpiState *st = &mpi_state;
@@ -134,13 +122,13 @@ mpi_setup (SpExecCtx *ctx, GError **error)
       guint32 index, grank;
       int color = sp_groups_find (ctx->groups, (SpFamily) f, ctx->rank, &index, &grank)
                       ? (int) index : MPI_UNDEFINED;
-      if (!mpi_check (ctx, MPI_Comm_split (world, color, color == MPI_UNDEFINED ? 0 : (int) grank,
+      if (!sp_exec_mpi_check (MPI_Comm_split (world, color, color == MPI_UNDEFINED ? 0 : (int) grank,
                                            &st->comm[f]), "MPI_Comm_split", error))
         return FALSE;
       if (st->comm[f] != MPI_COMM_NULL)
         {
           MPI_Comm_set_errhandler (st->comm[f], MPI_ERRORS_RETURN);
-          if (!mpi_check (ctx, MPI_Barrier (st->comm[f]), "MPI_Barrier (warm-up)", error))
+          if (!sp_exec_mpi_check (MPI_Barrier (st->comm[f]), "MPI_Barrier (warm-up)", error))
             return FALSE;
         }
     }

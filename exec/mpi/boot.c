@@ -20,8 +20,8 @@ sp_exec_mpi_world (void)
   return boot_comm;
 }
 
-static gboolean
-mpi_fail (int rc, const char *what, GError **error)
+gboolean
+sp_exec_mpi_check (int rc, const char *what, GError **error)
 {
   if (rc == MPI_SUCCESS)
     return TRUE;
@@ -41,12 +41,12 @@ boot_init (gboolean *out_owned, GError **error)
   if (!inited)
     {
       int provided;
-      if (!mpi_fail (MPI_Init_thread (NULL, NULL, MPI_THREAD_SINGLE, &provided), "MPI_Init", error))
+      if (!sp_exec_mpi_check (MPI_Init_thread (NULL, NULL, MPI_THREAD_SINGLE, &provided), "MPI_Init", error))
         return FALSE;
       *out_owned = TRUE;
     }
   MPI_Comm_set_errhandler (MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  if (!mpi_fail (MPI_Comm_dup (MPI_COMM_WORLD, &boot_comm), "MPI_Comm_dup", error))
+  if (!sp_exec_mpi_check (MPI_Comm_dup (MPI_COMM_WORLD, &boot_comm), "MPI_Comm_dup", error))
     return FALSE;
   MPI_Comm_set_errhandler (boot_comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank (boot_comm, &boot_rank);
@@ -112,7 +112,7 @@ boot_sync (guint32 *inout_flags, gint64 deadline_ns)
 static gboolean
 boot_allgather (const void *in, gsize bytes, void *out, GError **error)
 {
-  return mpi_fail (MPI_Allgather (in, (int) bytes, MPI_BYTE, out, (int) bytes, MPI_BYTE, boot_comm),
+  return sp_exec_mpi_check (MPI_Allgather (in, (int) bytes, MPI_BYTE, out, (int) bytes, MPI_BYTE, boot_comm),
                    "MPI_Allgather", error);
 }
 
@@ -123,7 +123,7 @@ boot_gatherv (const void *in, gsize bytes, guint8 **out_data, guint64 **out_leng
   *out_lengths = NULL;
   guint64 len = bytes;
   g_autofree guint64 *lens = boot_rank == 0 ? g_new0 (guint64, boot_size) : NULL;
-  if (!mpi_fail (MPI_Gather (&len, 1, MPI_UINT64_T, lens, 1, MPI_UINT64_T, 0, boot_comm),
+  if (!sp_exec_mpi_check (MPI_Gather (&len, 1, MPI_UINT64_T, lens, 1, MPI_UINT64_T, 0, boot_comm),
                  "MPI_Gather", error))
     return FALSE;
   /* Large payloads go in 1 GiB pieces (int counts), one rank at a time. */
@@ -133,7 +133,7 @@ boot_gatherv (const void *in, gsize bytes, guint8 **out_data, guint64 **out_leng
       for (guint64 off = 0; off < len; off += piece)
         {
           int n = (int) MIN (piece, len - off);
-          if (!mpi_fail (MPI_Send ((const guint8 *) in + off, n, MPI_BYTE, 0, 77, boot_comm),
+          if (!sp_exec_mpi_check (MPI_Send ((const guint8 *) in + off, n, MPI_BYTE, 0, 77, boot_comm),
                          "MPI_Send", error))
             return FALSE;
         }
@@ -158,7 +158,7 @@ boot_gatherv (const void *in, gsize bytes, guint8 **out_data, guint64 **out_leng
         for (guint64 off = 0; off < lens[r]; off += piece)
           {
             int n = (int) MIN (piece, lens[r] - off);
-            if (!mpi_fail (MPI_Recv (data + at + off, n, MPI_BYTE, r, 77, boot_comm,
+            if (!sp_exec_mpi_check (MPI_Recv (data + at + off, n, MPI_BYTE, r, 77, boot_comm,
                                      MPI_STATUS_IGNORE), "MPI_Recv", error))
               return FALSE;
           }
@@ -172,7 +172,7 @@ boot_gatherv (const void *in, gsize bytes, guint8 **out_data, guint64 **out_leng
 static gboolean
 boot_bcast (void *buf, gsize bytes, guint32 root, GError **error)
 {
-  return mpi_fail (MPI_Bcast (buf, (int) bytes, MPI_BYTE, (int) root, boot_comm), "MPI_Bcast", error);
+  return sp_exec_mpi_check (MPI_Bcast (buf, (int) bytes, MPI_BYTE, (int) root, boot_comm), "MPI_Bcast", error);
 }
 
 /* Cristian's method against rank 0, one rank at a time: the offset from the
@@ -188,11 +188,11 @@ boot_clock_offset (gint64 *out_offset_ns, GError **error)
         for (int i = 0; i < rounds; i++)
           {
             gint64 dummy, now;
-            if (!mpi_fail (MPI_Recv (&dummy, 1, MPI_INT64_T, r, 78, boot_comm, MPI_STATUS_IGNORE),
+            if (!sp_exec_mpi_check (MPI_Recv (&dummy, 1, MPI_INT64_T, r, 78, boot_comm, MPI_STATUS_IGNORE),
                            "MPI_Recv", error))
               return FALSE;
             now = boot_now_ns ();
-            if (!mpi_fail (MPI_Send (&now, 1, MPI_INT64_T, r, 79, boot_comm), "MPI_Send", error))
+            if (!sp_exec_mpi_check (MPI_Send (&now, 1, MPI_INT64_T, r, 79, boot_comm), "MPI_Send", error))
               return FALSE;
           }
       else if (boot_rank == r)
@@ -201,8 +201,8 @@ boot_clock_offset (gint64 *out_offset_ns, GError **error)
           for (int i = 0; i < rounds; i++)
             {
               gint64 t0 = boot_now_ns (), remote, t1;
-              if (!mpi_fail (MPI_Send (&t0, 1, MPI_INT64_T, 0, 78, boot_comm), "MPI_Send", error) ||
-                  !mpi_fail (MPI_Recv (&remote, 1, MPI_INT64_T, 0, 79, boot_comm, MPI_STATUS_IGNORE),
+              if (!sp_exec_mpi_check (MPI_Send (&t0, 1, MPI_INT64_T, 0, 78, boot_comm), "MPI_Send", error) ||
+                  !sp_exec_mpi_check (MPI_Recv (&remote, 1, MPI_INT64_T, 0, 79, boot_comm, MPI_STATUS_IGNORE),
                              "MPI_Recv", error))
                 return FALSE;
               t1 = boot_now_ns ();
@@ -222,7 +222,7 @@ static gboolean
 boot_local_rank (guint32 *out_local, guint32 *out_local_size, GError **error)
 {
   MPI_Comm node;
-  if (!mpi_fail (MPI_Comm_split_type (boot_comm, MPI_COMM_TYPE_SHARED, boot_rank, MPI_INFO_NULL,
+  if (!sp_exec_mpi_check (MPI_Comm_split_type (boot_comm, MPI_COMM_TYPE_SHARED, boot_rank, MPI_INFO_NULL,
                                       &node), "MPI_Comm_split_type", error))
     return FALSE;
   int lr, ls;

@@ -33,6 +33,10 @@ gboolean sp_exec_mpi_reduction (const SpMpiState *st, SpDtype dtype, SpRedop red
 /* Divide n elements by k in place (AVG after a SUM). */
 void sp_exec_mpi_divide (void *buf, guint64 n, SpDtype dtype, guint32 k);
 
+/* TRUE for MPI_SUCCESS; otherwise a SP_ERROR_BACKEND error "<what> failed: <MPI's
+ * error string>" and FALSE (exec/mpi/boot.c). */
+gboolean sp_exec_mpi_check (int rc, const char *what, GError **error);
+
 /* Composites (exec/mpi/composite.c): allocate scratch, start, advance. */
 gboolean sp_exec_mpi_composite_setup (SpExecCtx *ctx, SpExecTask *task, GError **error);
 SpExecStatus sp_exec_mpi_composite_test (SpExecCtx *ctx, SpExecTask *task, gboolean *out_done);
