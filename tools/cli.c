@@ -141,3 +141,14 @@ sp_cli_write_output (const char *path, const char *contents, gsize length, GErro
     }
   return TRUE;
 }
+
+char *
+sp_cli_json_text (JsonBuilder *builder, gboolean pretty)
+{
+  g_autoptr (JsonNode) root = json_builder_get_root (builder);
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  json_generator_set_pretty (gen, pretty);
+  json_generator_set_root (gen, root);
+  g_autofree char *text = json_generator_to_data (gen, NULL);
+  return g_strconcat (text, "\n", NULL);
+}

@@ -8,6 +8,7 @@
 #pragma once
 #include <glib.h>
 #include <stdio.h>
+#include <json-glib/json-glib.h>
 
 G_BEGIN_DECLS
 
@@ -62,5 +63,9 @@ gboolean sp_cli_stderr_is_tty (void);
  * stdout when path is NULL or "-". */
 gboolean sp_cli_write_output (const char *path, const char *contents, gsize length,
                               GError **error);
+
+/* The finished object of `builder` as JSON text ending in a newline,
+ * indented when `pretty`.  Free with g_free(). */
+char *sp_cli_json_text (JsonBuilder *builder, gboolean pretty);
 
 G_END_DECLS

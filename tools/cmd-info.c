@@ -133,14 +133,7 @@ info_json (void)
   json_builder_end_array (b);
   json_builder_end_object (b);
 
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  json_generator_set_pretty (gen, TRUE);
-  json_generator_set_root (gen, root);
-  char *text = json_generator_to_data (gen, NULL);
-  char *line = g_strconcat (text, "\n", NULL);
-  g_free (text);
-  return line;
+  return sp_cli_json_text (b, TRUE);
 }
 
 int

@@ -196,14 +196,7 @@ format_json (const SpModel *model, const char *cluster, const Row *rows, guint n
       json_builder_end_object (b);
     }
   json_builder_end_object (b);
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  char *s = json_generator_to_data (gen, NULL);
-  char *out = g_strconcat (s, "\n", NULL);
-  g_free (s);
-  return out;
+  return sp_cli_json_text (b, TRUE);
 }
 
 static gboolean

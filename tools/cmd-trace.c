@@ -362,14 +362,7 @@ summary_json (const char *path, const SpTrace *t, const Summary *s)
     add_totals (b, "family", order->pdata[i], g_hash_table_lookup (s->by_family, order->pdata[i]));
   json_builder_end_array (b);
   json_builder_end_object (b);
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  char *text = json_generator_to_data (gen, NULL);
-  char *out = g_strconcat (text, "\n", NULL);
-  g_free (text);
-  return out;
+  return sp_cli_json_text (b, TRUE);
 }
 
 static int
