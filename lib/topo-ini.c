@@ -87,7 +87,7 @@ check_names (GKeyFile *kf, const char *prefix, GError **error)
         {
           g_autofree char *hint = suggestion (groups[g], sp_topo_sections, SP_TOPO_N_SECTIONS);
           g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
-                       "%sunknown section [%s]%s: expected [cluster], [gpu], [intra] or [inter]",
+                       "%sunknown section [%s]%s: expected [cluster], [gpu], [intra], [inter] or [calibration]",
                        prefix, groups[g], hint);
           return FALSE;
         }
@@ -365,6 +365,8 @@ sp_topo_to_ini (const SpTopo *topo)
     {
       const SpTopoField *f = &sp_topo_fields[i];
       if (!topo->has_inter && strcmp (f->section, "inter") == 0)
+        continue;
+      if (!sp_topo_spec_calibrated (spec) && strcmp (f->section, "calibration") == 0)
         continue;
       const char *slot = (const char *) spec + f->offset;
       char buf[G_ASCII_DTOSTR_BUF_SIZE];

@@ -31,10 +31,10 @@ typedef struct {
   SpFieldNeed need;
 } SpTopoField;
 
-#define SP_TOPO_N_FIELDS 14
-#define SP_TOPO_N_SECTIONS 4
+#define SP_TOPO_N_FIELDS 19
+#define SP_TOPO_N_SECTIONS 5
 G_GNUC_INTERNAL extern const SpTopoField sp_topo_fields[]; /* SP_TOPO_N_FIELDS entries */
-/* cluster, gpu, intra (the three required ones), inter */
+/* cluster, gpu, intra (the three required ones), inter, calibration */
 G_GNUC_INTERNAL extern const char *const sp_topo_sections[]; /* SP_TOPO_N_SECTIONS */
 G_GNUC_INTERNAL extern const SpTopoSpec sp_topo_defaults;
 

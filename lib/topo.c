@@ -37,11 +37,16 @@ const SpTopoField sp_topo_fields[] = {
   DBL ("inter", "latency_us", inter_latency_us, 0, 1e6, FALSE, SP_NEED_INTER),
   { "inter", "fabric", SP_FIELD_FABRIC, offsetof (SpTopoSpec, fabric), 0, 0, FALSE, SP_NEED_OPTIONAL },
   DBL ("inter", "oversubscription", oversubscription, 1, 1024, FALSE, SP_NEED_OPTIONAL),
+  DBL ("calibration", "intra_efficiency", cal_intra_efficiency, 0, 4, FALSE, SP_NEED_OPTIONAL),
+  DBL ("calibration", "nic_efficiency", cal_nic_efficiency, 0, 4, FALSE, SP_NEED_OPTIONAL),
+  DBL ("calibration", "ll_overhead_us", cal_overhead_us[0], -1000, 1e6, FALSE, SP_NEED_OPTIONAL),
+  DBL ("calibration", "ll128_overhead_us", cal_overhead_us[1], -1000, 1e6, FALSE, SP_NEED_OPTIONAL),
+  DBL ("calibration", "simple_overhead_us", cal_overhead_us[2], -1000, 1e6, FALSE, SP_NEED_OPTIONAL),
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (sp_topo_fields) == SP_TOPO_N_FIELDS);
 
-const char *const sp_topo_sections[] = { "cluster", "gpu", "intra", "inter" };
+const char *const sp_topo_sections[] = { "cluster", "gpu", "intra", "inter", "calibration" };
 G_STATIC_ASSERT (G_N_ELEMENTS (sp_topo_sections) == SP_TOPO_N_SECTIONS);
 
 /* Defaults of optional keys; the [inter] numbers are placeholders for a
@@ -418,7 +423,19 @@ sp_topo_spec_equal (const SpTopoSpec *a, const SpTopoSpec *b)
          && a->intra_kind == b->intra_kind && a->intra_bandwidth_gbs == b->intra_bandwidth_gbs
          && a->intra_latency_us == b->intra_latency_us && a->nics_per_node == b->nics_per_node
          && a->nic_gbps == b->nic_gbps && a->inter_latency_us == b->inter_latency_us
-         && a->fabric == b->fabric && a->oversubscription == b->oversubscription;
+         && a->fabric == b->fabric && a->oversubscription == b->oversubscription
+         && a->cal_intra_efficiency == b->cal_intra_efficiency
+         && a->cal_nic_efficiency == b->cal_nic_efficiency
+         && memcmp (a->cal_overhead_us, b->cal_overhead_us, sizeof a->cal_overhead_us) == 0;
+}
+
+gboolean
+sp_topo_spec_calibrated (const SpTopoSpec *spec)
+{
+  g_return_val_if_fail (spec != NULL, FALSE);
+  return spec->cal_intra_efficiency != 0 || spec->cal_nic_efficiency != 0
+         || spec->cal_overhead_us[0] != 0 || spec->cal_overhead_us[1] != 0
+         || spec->cal_overhead_us[2] != 0;
 }
 
 SpTopo *

@@ -398,7 +398,8 @@ sp_des_coll_new (SpEngine *engine, const SpNet *net, const SpShape *shape, const
       dc->n_phases = phases;
       delay = g_new0 (guint64, phases);
       /* NCCL's PAT latency: base + 2.8 n up front, the log-hops spread */
-      double up_front = sp_nccl_base_latency_us (SP_ALGO_PAT, cost->proto) + 2.8 * n;
+      double up_front = MIN (cost->latency_us,
+                             sp_nccl_base_latency_us (SP_ALGO_PAT, cost->proto) + 2.8 * n);
       double rest = MAX (0.0, cost->latency_us - up_front);
       for (guint32 p = 0; p < phases; p++)
         delay[p] = (guint64) llround (((p == 0 ? up_front : 0) + rest / phases) * 1000.0);

@@ -227,8 +227,13 @@ sp_sim_link_rates (const SpTopoSpec *s, double *out_intra_gbs, double *out_nic_g
       eff = 1.0; /* shm: the topology's number is a measured copy rate */
       break;
     }
+  /* a calibrated topology ([calibration], topo.h) replaces the derived
+   * efficiencies with fitted ones */
+  if (s->cal_intra_efficiency > 0)
+    eff = s->cal_intra_efficiency;
+  double nic_eff = s->cal_nic_efficiency > 0 ? s->cal_nic_efficiency : SP_NET_EFFICIENCY;
   *out_intra_gbs = s->intra_bandwidth_gbs * eff;
-  *out_nic_gbs = s->nic_gbps / 8.0 * SP_NET_EFFICIENCY;
+  *out_nic_gbs = s->nic_gbps / 8.0 * nic_eff;
 }
 
 /* Per-hop latencies: the topology's latency_us is the Ring/LL hop (topo.h);
@@ -321,9 +326,9 @@ sp_cost_enabled (const SpShape *sh, SpColl coll, SpAlgo algo, SpProto proto, con
     }
 }
 
-void
-sp_cost_compute (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpProto proto,
-                 SpCost *c)
+static void
+cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpProto proto,
+                    SpCost *c)
 {
   double n = sh->n, nodes = sh->nodes, nch = sh->n_channels;
   double S = (double) bytes;
@@ -498,6 +503,22 @@ sp_cost_compute (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpP
   c->algbw = busbw * ratio;
   c->latency_us = lat;
   c->time_us = lat + S / (1000.0 * c->algbw);
+}
+
+void
+sp_cost_compute (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpProto proto,
+                 SpCost *c)
+{
+  cost_compute_model (sh, coll, bytes, algo, proto, c);
+  /* a calibrated topology's per-protocol overhead (topo.h [calibration]) */
+  double extra = (guint) proto < G_N_ELEMENTS (sh->spec->cal_overhead_us)
+                     ? sh->spec->cal_overhead_us[proto] : 0.0;
+  if (extra != 0)
+    {
+      double lat = MAX (0.0, c->latency_us + extra);
+      c->time_us += lat - c->latency_us;
+      c->latency_us = lat;
+    }
 }
 
 gboolean

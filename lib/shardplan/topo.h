@@ -12,6 +12,17 @@
  *   [inter]    nics_per_node, nic_gbps (per NIC, one direction, Gbit/s),
  *              latency_us, fabric = single-switch|fat-tree|rail,
  *              oversubscription (>= 1; 2 means 2:1 at the leaf uplinks)
+ *   [calibration] (optional; written by `shardplan calibrate`)
+ *              intra_efficiency, nic_efficiency: the fraction of [intra]
+ *              bandwidth_gbs and of [inter] nic_gbps a transfer achieves, in
+ *              [0, 4]; 0 or absent = the simulator's own derivation from
+ *              the datasheet number (sim/README-model.md §2);
+ *              ll_overhead_us, ll128_overhead_us, simple_overhead_us: time
+ *              added to every collective that uses that protocol, in
+ *              [-1000, 1e6] µs (negative removes part of NCCL's base
+ *              latency; a collective's latency never goes below 0).
+ *              A calibrated topology is still a topology: estimate, sim
+ *              and sweep read it like any other.
  *
  * Required keys: [cluster] nodes, gpus_per_node; every key of [gpu] and
  * [intra]; and, when [inter] is present, its nics_per_node, nic_gbps and
@@ -74,7 +85,14 @@ typedef struct {
   double inter_latency_us;     /* [0, 1e6] µs */
   SpFabric fabric;
   double oversubscription;     /* [1, 1024]; 1 = non-blocking */
+  /* [calibration]: 0 everywhere = uncalibrated (the presets' values). */
+  double cal_intra_efficiency; /* [0, 4]; 0 = the model's own */
+  double cal_nic_efficiency;   /* [0, 4]; 0 = the model's own */
+  double cal_overhead_us[3];   /* [-1000, 1e6] µs, indexed by SpProto LL, LL128, SIMPLE */
 } SpTopoSpec;
+
+/* TRUE when any [calibration] value is set (non-zero). */
+gboolean sp_topo_spec_calibrated (const SpTopoSpec *spec);
 
 typedef struct _SpTopo SpTopo;
 
@@ -122,7 +140,8 @@ gboolean sp_topo_spec_equal (const SpTopoSpec *a, const SpTopoSpec *b);
 
 /* The topology as INI text that sp_topo_load_data() reads back to an equal
  * spec (each number printed with the shortest of %.15g, %.16g, %.17g that
- * reads back exactly; [inter] left out when sp_topo_has_inter() is FALSE).
+ * reads back exactly; [inter] left out when sp_topo_has_inter() is FALSE,
+ * [calibration] when sp_topo_spec_calibrated() is FALSE).
  * Free with g_free(). */
 char *sp_topo_to_ini (const SpTopo *topo);
 

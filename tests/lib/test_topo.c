@@ -232,7 +232,7 @@ START_TEST (test_bad_fixtures)
                      "unknown key 'gpu_per_node' in [cluster] (did you mean gpus_per_node?): "
                      "expected name, nodes or gpus_per_node");
   expect_file_error ("unknown-section.ini",
-                     "unknown section [intra-node]: expected [cluster], [gpu], [intra] or [inter]");
+                     "unknown section [intra-node]: expected [cluster], [gpu], [intra], [inter] or [calibration]");
   expect_file_error ("bad-kind.ini",
                      "[intra] kind 'nvswich' is not one of nvswitch, nvlink, pcie or shm");
   expect_file_error ("missing-inter-section.ini",
