@@ -42,6 +42,9 @@ extern const SpTraceTable sp_trace_table_env;
 extern const SpTraceTable sp_trace_table_families;
 extern const SpTraceTable sp_trace_table_groups;
 
+/* Size in bytes of a field of `kind` in the C struct. */
+gsize sp_trace_kind_csize (SpTraceKind kind);
+
 /* Silence HDF5's automatic error printing (once per process). */
 void sp_trace_h5_init (void);
 

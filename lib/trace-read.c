@@ -1,6 +1,7 @@
 /* The trace reader: validates the schema, reads all metadata at open and
  * rows on demand.  Fields are matched by name, so files of a later minor
- * version (extra trailing fields) read fine and earlier ones read as 0. */
+ * version (extra trailing fields) read fine, and the fields an earlier one
+ * lacks read as their sp_trace_row_init() value. */
 #include "config.h"
 #include "trace-private.h"
 
@@ -12,6 +13,8 @@ struct _SpTrace {
   hid_t ops;
   hid_t row_mem_type;          /* only the fields the file has, or the packed type */
   gboolean packed;             /* the file's row type is exactly ours: unpack ourselves */
+  gboolean *row_present;       /* per SP_TRACE_ROW_FIELDS field: in the file */
+  gboolean rows_lack_fields;   /* some row field is absent (an older minor version) */
   guint64 n_rows;
   guint major, minor;
   SpTraceHeader header;
@@ -262,7 +265,7 @@ open_dataset (SpTrace *t, const char *path, GError **error)
  * count to *out_n. */
 static hid_t
 open_table (SpTrace *t, const SpTraceTable *table, hid_t *out_mtype, guint64 *out_n,
-            GError **error)
+            gboolean **out_present, GError **error)
 {
   hid_t d = open_dataset (t, table->path, error);
   if (d < 0)
@@ -315,6 +318,8 @@ open_table (SpTrace *t, const SpTraceTable *table, hid_t *out_mtype, guint64 *ou
     }
   *out_mtype = sp_trace_h5_table_type (table, FALSE, present);
   *out_n = dims[0];
+  if (out_present)
+    *out_present = g_steal_pointer (&present);
   return d;
 }
 
@@ -325,7 +330,7 @@ read_table (SpTrace *t, const SpTraceTable *table, GError **error)
 {
   hid_t mtype = H5I_INVALID_HID;
   guint64 n = 0;
-  hid_t d = open_table (t, table, &mtype, &n, error);
+  hid_t d = open_table (t, table, &mtype, &n, NULL, error);
   if (d < 0)
     return NULL;
   GArray *a = g_array_sized_new (FALSE, TRUE, table->record_size, (guint) n);
@@ -487,9 +492,13 @@ read_all (SpTrace *t, GError **error)
       || !read_text (t, "/meta/topology", &t->topo_text, &t->topo_digest, error)
       || !read_groups (t, error))
     return FALSE;
-  t->ops = open_table (t, &sp_trace_table_rows, &t->row_mem_type, &t->n_rows, error);
+  t->ops = open_table (t, &sp_trace_table_rows, &t->row_mem_type, &t->n_rows, &t->row_present,
+                       error);
   if (t->ops < 0)
     return FALSE;
+  for (gsize i = 0; i < sp_trace_table_rows.n_fields; i++)
+    if (!t->row_present[i])
+      t->rows_lack_fields = TRUE;
   /* A file of exactly this version's row type (the usual case) is read as
    * packed bytes and unpacked here: HDF5's member-by-member conversion is
    * several times slower. */
@@ -577,6 +586,7 @@ sp_trace_free (SpTrace *trace)
   g_hash_table_unref (trace->software);
   g_ptr_array_unref (trace->software_keys);
   g_string_chunk_free (trace->strings);
+  g_free (trace->row_present);
   g_free (trace->path);
   g_free (trace);
 }
@@ -750,6 +760,21 @@ sp_trace_read_rows (SpTrace *trace, guint64 start, gsize n, SpTraceRow *out, GEr
   H5Sclose (fspace);
   if (rc >= 0 && packed)
     sp_trace_unpack (&sp_trace_table_rows, packed, n, out);
+  if (rc >= 0 && trace->rows_lack_fields)
+    {
+      /* An older minor version: the fields it lacks get their defaults. */
+      SpTraceRow def;
+      sp_trace_row_init (&def);
+      const SpTraceField *fields = sp_trace_table_rows.fields;
+      for (gsize i = 0; i < sp_trace_table_rows.n_fields; i++)
+        if (!trace->row_present[i])
+          {
+            gsize size = sp_trace_kind_csize (fields[i].kind);
+            for (gsize r = 0; r < n; r++)
+              memcpy ((guint8 *) &out[r] + fields[i].offset, (const guint8 *) &def + fields[i].offset,
+                      size);
+          }
+    }
   if (rc < 0)
     {
       sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE,

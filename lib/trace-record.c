@@ -61,6 +61,26 @@ SP_TRACE_ENV_FIELDS (SP_TRACE_CHECK_env)
 SP_TRACE_FAMILY_FIELDS (SP_TRACE_CHECK_families)
 SP_TRACE_GROUP_FIELDS (SP_TRACE_CHECK_groups)
 
+gsize
+sp_trace_kind_csize (SpTraceKind kind)
+{
+  switch (kind)
+    {
+    case SP_TRACE_KIND_U8: return SP_TRACE_CSIZE_U8;
+    case SP_TRACE_KIND_U32: return SP_TRACE_CSIZE_U32;
+    case SP_TRACE_KIND_I32: return SP_TRACE_CSIZE_I32;
+    case SP_TRACE_KIND_U64: return SP_TRACE_CSIZE_U64;
+    case SP_TRACE_KIND_I64: return SP_TRACE_CSIZE_I64;
+    case SP_TRACE_KIND_F64: return SP_TRACE_CSIZE_F64;
+    case SP_TRACE_KIND_STR: return SP_TRACE_CSIZE_STR;
+    case SP_TRACE_KIND_COLL: return SP_TRACE_CSIZE_COLL;
+    case SP_TRACE_KIND_DTYPE: return SP_TRACE_CSIZE_DTYPE;
+    case SP_TRACE_KIND_REDOP: return SP_TRACE_CSIZE_REDOP;
+    case SP_TRACE_KIND_STATUS: return SP_TRACE_CSIZE_STATUS;
+    }
+  return 0;
+}
+
 static const char *status_names[] = { "ok", "wrong", "timeout", "error", "not_run" };
 
 const char *
@@ -109,6 +129,7 @@ sp_trace_row_init (SpTraceRow *row)
   row->dtype = SP_DTYPE_NONE;
   row->redop = SP_REDOP_NONE;
   row->status = SP_TRACE_STATUS_NOT_RUN;
+  row->nccl_est_ns = -1;
 }
 
 void

@@ -6,6 +6,12 @@
  * field checks and the CSV/JSON field formatting (lib/trace-*.c).  Adding a
  * field is one line here, at the END of its table, with SINCE = the new
  * minor schema version (and SP_TRACE_SCHEMA_MINOR bumped in trace.h).
+ * A reader fills a field an older file lacks with its sp_trace_row_init()
+ * value.
+ *
+ * History: 1.0 the first schema; 1.1 added nccl_est_ns to /ops/ops (NCCL's
+ * own estimate of each op, -1 where there is none: every producer but the
+ * NCCL backend, and 1.0 files).
  *
  * KIND (C type → HDF5 file type):
  *   U8 (guint8 → H5T_STD_U8LE), U32, I32, U64, I64 (likewise), F64 (double →
@@ -39,7 +45,8 @@
   X (I64, gint64, t_end_ns, 0, "ns since the run epoch: op finished")                      \
   X (I64, gint64, dur_ns, 0, "duration in ns as timed by the run's timing mode")           \
   X (F64, double, algbw_gbs, 0, "nccl-tests algbw, GB/s = 1e9 B/s")                        \
-  X (F64, double, busbw_gbs, 0, "nccl-tests busbw, GB/s = 1e9 B/s")
+  X (F64, double, busbw_gbs, 0, "nccl-tests busbw, GB/s = 1e9 B/s")                        \
+  X (I64, gint64, nccl_est_ns, 1, "NCCL's own estimate of the op's time (ncclGroupSimulateEnd), ns; -1: none")
 
 /* /meta/cluster/nodes.  SpTraceNode. */
 #define SP_TRACE_NODE_FIELDS(X)                                     \

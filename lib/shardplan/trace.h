@@ -1,9 +1,10 @@
 /* shardplan/trace.h — the HDF5 trace: one file per run, the same layout for
  * measured (executor) and simulated (simulator) runs, so that a comparison
- * is a join on (op_id, iter, rank).  Schema version 1.0:
+ * is a join on (op_id, iter, rank).  Schema version 1.1 (1.0 plus the
+ * /ops/ops field nccl_est_ns; see the history in trace-record.h):
  *
  *   /              attrs (all scalar): schema = "shardplan-trace" (string),
- *                  schema_version = "MAJOR.MINOR" (string, "1.0"), run_id (UUID
+ *                  schema_version = "MAJOR.MINOR" (string, "1.1"), run_id (UUID
  *                  string), created_utc (ISO 8601 string, "2026-01-31T12:00:00Z"),
  *                  source ("measured"|"simulated"), producer, producer_version,
  *                  time_unit = "ns", clock, timing_mode (strings), warmup_iters,
@@ -47,12 +48,16 @@
  *     SP_TRACE_NO_GROUP, group_rank 0, group_size 1.
  *   - A composite op gets its own rows (flag SP_TRACE_FLAG_COMPOSITE) spanning
  *     its sub-ops, whose rows carry its id in parent_op_id.
+ *   - nccl_est_ns is NCCL's own estimate of the op (ncclGroupSimulateEnd,
+ *     NCCL >= 2.22), recorded by the NCCL backend once per op and repeated
+ *     on that op's rows; -1 where there is none (other producers, composite
+ *     and non-collective ops, older NCCL, and every row of a 1.0 file).
  *   - Rows may be in any order; the reader does not sort them.
  *
  * Compatibility: a reader accepts any file with the same major version; new
  * fields are only ever added at the end of a table with a minor version
- * bump, and fields a file lacks read as zero.  A newer major version is
- * refused.  Fields are matched by name and enums by member name.
+ * bump, and fields a file lacks read as their sp_trace_row_init() value
+ * (0 for most, -1 for nccl_est_ns).  A newer major version is refused.  Fields are matched by name and enums by member name.
  *
  * Crash safety: the writer writes to a temporary file next to `path`
  * ("path.tmp-XXXXXX") and renames it to `path` in sp_trace_writer_finish(),
@@ -71,7 +76,7 @@ G_BEGIN_DECLS
 
 #define SP_TRACE_SCHEMA_NAME "shardplan-trace"
 #define SP_TRACE_SCHEMA_MAJOR 1
-#define SP_TRACE_SCHEMA_MINOR 0
+#define SP_TRACE_SCHEMA_MINOR 1
 
 /* group_id of an op that runs in no group (compute, quantize). */
 #define SP_TRACE_NO_GROUP G_MAXUINT32
@@ -132,7 +137,7 @@ typedef struct {
 
 /* Defaults for a row: everything 0 except parent_op_id = -1, group_id =
  * SP_TRACE_NO_GROUP, group_size = 1, dtype = SP_DTYPE_NONE, redop =
- * SP_REDOP_NONE, status = SP_TRACE_STATUS_NOT_RUN. */
+ * SP_REDOP_NONE, status = SP_TRACE_STATUS_NOT_RUN, nccl_est_ns = -1. */
 void sp_trace_row_init (SpTraceRow *row);
 
 /* Fill algbw_gbs / busbw_gbs from coll, bytes, group_size and dur_ns with
@@ -327,7 +332,8 @@ const guint32 *sp_trace_group_members (const SpTrace *trace, guint32 group_id,
 guint64 sp_trace_n_rows (const SpTrace *trace);
 /* Read rows [start, start + n) into out[0..n).  start + n must be <=
  * sp_trace_n_rows (else SP_ERROR_INVALID_ARGUMENT).  Fields a file lacks
- * (an older minor version) read as 0; SP_ERROR_INVALID_TRACE on a damaged
+ * (an older minor version) read as their sp_trace_row_init() value (so
+ * nccl_est_ns = -1 for a 1.0 file); SP_ERROR_INVALID_TRACE on a damaged
  * file. */
 gboolean sp_trace_read_rows (SpTrace *trace, guint64 start, gsize n, SpTraceRow *out,
                              GError **error);

@@ -153,7 +153,7 @@ START_TEST (test_meta_round_trip)
   guint major = 0, minor = 9;
   sp_trace_schema_version (t, &major, &minor);
   ck_assert_uint_eq (major, 1);
-  ck_assert_uint_eq (minor, 0);
+  ck_assert_uint_eq (minor, 1);
   ck_assert_int_eq (h->source, SP_TRACE_SOURCE_MEASURED);
   ck_assert_str_eq (h->producer, "shardplan test");
   ck_assert_str_eq (h->producer_version, "0.0-test");
@@ -265,6 +265,11 @@ START_TEST (test_meta_round_trip)
   /* nccl-tests: algbw = 8388608 B / 100 µs = 83.88608 GB/s; busbw ×(4-1)/4. */
   ck_assert_double_eq_tol (row.algbw_gbs, 83.88608, 1e-9);
   ck_assert_double_eq_tol (row.busbw_gbs, 62.91456, 1e-9);
+  ck_assert_int_eq (row.nccl_est_ns, 90000);
+  /* iter 1, op 2, rank 7 = row 47: no NCCL estimate. */
+  ck_assert (sp_trace_read_rows (t, 47, 1, &row, &error));
+  ck_assert_uint_eq (row.op_id, 2);
+  ck_assert_int_eq (row.nccl_est_ns, -1);
   g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", dir);
   ck_assert_int_eq (system (cmd), 0);
 }
@@ -513,6 +518,59 @@ START_TEST (test_bad_files)
 }
 END_TEST
 
+/* A schema 1.0 file (the sample as the 1.0 writer wrote it, a fixture)
+ * still reads: every field as this version's sample has it, nccl_est_ns
+ * (added in 1.1) as -1.  A 1.1 file without nccl_est_ns is refused. */
+START_TEST (test_reads_v1_0)
+{
+  g_autofree char *dir = sp_test_tmpdir ();
+  g_autofree char *old_path = sp_test_fixture ("trace/sample-v1.0.h5");
+  g_autofree char *new_path = tmp_path (dir, "sample.h5");
+  g_autoptr (GError) error = NULL;
+  ck_assert (sp_sample_trace_write (new_path, FALSE, &error));
+  g_autoptr (SpTrace) old = sp_trace_open (old_path, &error);
+  SP_ASSERT_NO_ERROR (error);
+  g_autoptr (SpTrace) cur = sp_trace_open (new_path, &error);
+  SP_ASSERT_NO_ERROR (error);
+  guint major = 9, minor = 9;
+  sp_trace_schema_version (old, &major, &minor);
+  ck_assert_uint_eq (major, 1);
+  ck_assert_uint_eq (minor, 0);
+  ck_assert_uint_eq (sp_trace_n_rows (old), SP_SAMPLE_ROWS);
+  SpTraceRow a[SP_SAMPLE_ROWS], b[SP_SAMPLE_ROWS];
+  /* Read in two pieces: the defaults must land in every row of a batch. */
+  ck_assert (sp_trace_read_rows (old, 0, 5, a, &error));
+  ck_assert (sp_trace_read_rows (old, 5, SP_SAMPLE_ROWS - 5, a + 5, &error));
+  ck_assert (sp_trace_read_rows (cur, 0, SP_SAMPLE_ROWS, b, &error));
+  SP_ASSERT_NO_ERROR (error);
+  guint with_estimate = 0;
+  for (guint i = 0; i < SP_SAMPLE_ROWS; i++)
+    {
+      ck_assert_int_eq (a[i].nccl_est_ns, -1);
+      with_estimate += b[i].nccl_est_ns >= 0;
+      b[i].nccl_est_ns = -1;
+      assert_rows_equal (&a[i], &b[i], i);
+    }
+  ck_assert_uint_eq (with_estimate, 2 * SP_SAMPLE_ITERS * SP_SAMPLE_WORLD);
+  ck_assert_str_eq (sp_trace_plan_digest (old), sp_trace_plan_digest (cur));
+
+  /* The same file claiming 1.1 lacks a field 1.1 has. */
+  g_autofree char *lying = tmp_path (dir, "lying.h5");
+  g_autofree char *contents = NULL;
+  gsize len = 0;
+  ck_assert (g_file_get_contents (old_path, &contents, &len, &error));
+  ck_assert (g_file_set_contents (lying, contents, (gssize) len, &error));
+  hid_t f = H5Fopen (lying, H5F_ACC_RDWR, H5P_DEFAULT);
+  ck_assert_int_ge (f, 0);
+  set_root_string (f, "schema_version", "1.1");
+  H5Fclose (f);
+  assert_open_fails (lying, SP_ERROR_INVALID_TRACE,
+                     "/ops/ops lacks field nccl_est_ns (schema 1.1 has it)");
+  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", dir);
+  ck_assert_int_eq (system (cmd), 0);
+}
+END_TEST
+
 /* An enum value the enum does not name is refused, naming the row. */
 START_TEST (test_bad_enum_value)
 {
@@ -561,6 +619,7 @@ START_TEST (test_names_and_helpers)
   ck_assert_int_eq (row.parent_op_id, -1);
   ck_assert_uint_eq (row.group_id, SP_TRACE_NO_GROUP);
   ck_assert_int_eq (row.status, SP_TRACE_STATUS_NOT_RUN);
+  ck_assert_int_eq (row.nccl_est_ns, -1);
   /* all_reduce of 1 MB over 8 ranks in 1 ms: algbw 1 GB/s, busbw 2·7/8. */
   row.coll = SP_COLL_ALL_REDUCE;
   row.bytes = 1000000;
@@ -577,7 +636,10 @@ START_TEST (test_names_and_helpers)
   gsize n = 0;
   const SpTraceField *fields = sp_trace_row_fields (&n);
   ck_assert_str_eq (fields[0].name, "op_id");
-  ck_assert_str_eq (fields[n - 1].name, "busbw_gbs");
+  ck_assert_str_eq (fields[n - 1].name, "nccl_est_ns");
+  ck_assert_uint_eq (fields[n - 1].since_minor, 1);
+  ck_assert_str_eq (fields[n - 2].name, "busbw_gbs");
+  ck_assert_uint_eq (fields[n - 2].since_minor, 0);
   g_autoptr (GString) s = g_string_new (NULL);
   row.algbw_gbs = 0.1;
   row.coll = SP_COLL_REDUCE_SCATTER;
@@ -606,6 +668,7 @@ trace_suite (void)
   tcase_add_test (tc, test_deterministic);
   tcase_add_test (tc, test_bad_enum_value);
   tcase_add_test (tc, test_bad_files);
+  tcase_add_test (tc, test_reads_v1_0);
   suite_add_tcase (s, tc);
   return s;
 }

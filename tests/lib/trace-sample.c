@@ -116,6 +116,9 @@ sp_sample_trace_write (const char *path, gboolean partial, GError **error)
             row->dur_ns = 100000 + o * 10000;
             row->t_end_ns = row->t_start_ns + row->dur_ns;
             sp_trace_row_set_bandwidths (row);
+            /* NCCL's estimate (schema 1.1) for the two shard ops; none for
+             * the all-reduce, as when NCCL gives none. */
+            row->nccl_est_ns = o < 2 ? 90000 + (gint64) o * 10000 : -1;
           }
         if (!sp_trace_writer_append (w, rows, SP_SAMPLE_WORLD, error))
           return FALSE;

@@ -10,7 +10,10 @@
  *   op 2 "step.allreduce"        all_reduce     replicate  2 MiB bf16 sum, 120 µs
  * Row (iter i, op o, rank r): t_start = i·1e6 + o·2e5 + r·10 ns, t_enqueue =
  * t_start − 500, dur = 1e5 + o·1e4, t_end = t_start + dur; status ok, flags
- * SP_TRACE_FLAG_CHECKED.
+ * SP_TRACE_FLAG_CHECKED; nccl_est_ns = 9e4 + o·1e4 for ops 0 and 1, -1 for op 2.
+ *
+ * tests/fixtures/trace/sample-v1.0.h5 is this sample as the schema 1.0
+ * writer wrote it (before nccl_est_ns), kept to check that 1.0 files read.
  */
 #pragma once
 #include "shardplan/shardplan.h"

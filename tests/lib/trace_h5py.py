@@ -3,7 +3,7 @@ h5py and pandas, and check its columns and values against the numbers the
 sample is defined with.  Usage: trace_h5py.py TRACE.h5
 
 trace_h5py.py --future IN.h5 OUT.h5 writes OUT as a later minor version
-would: schema_version 1.1 and an extra trailing /ops/ops field, so the
+would: schema_version 1.2 and an extra trailing /ops/ops field, so the
 shell test can check that this version's reader still reads it."""
 import json
 import shutil
@@ -26,13 +26,14 @@ if sys.argv[1] == "--future":
         new["future_ns"] = 12345
         del f["ops/ops"]
         f.create_dataset("ops/ops", data=new, maxshape=(None,), chunks=True)
-        f.attrs["schema_version"] = "1.1"
+        f.attrs["schema_version"] = "1.2"
         assert h5py.check_enum_dtype(f["ops/ops"].dtype["coll"]) is not None
     sys.exit(0)
 
 COLUMNS = ["op_id", "parent_op_id", "iter", "rank", "group_id", "group_rank", "group_size",
            "seq_in_group", "coll", "dtype", "redop", "flags", "status", "count", "bytes",
-           "t_enqueue_ns", "t_start_ns", "t_end_ns", "dur_ns", "algbw_gbs", "busbw_gbs"]
+           "t_enqueue_ns", "t_start_ns", "t_end_ns", "dur_ns", "algbw_gbs", "busbw_gbs",
+           "nccl_est_ns"]
 
 failures = []
 
@@ -45,7 +46,7 @@ def check(cond, what):
 with h5py.File(sys.argv[1], "r") as f:
     attrs = f.attrs
     check(attrs["schema"] == "shardplan-trace", "schema attr: %r" % attrs["schema"])
-    check(attrs["schema_version"] == "1.0", "schema_version: %r" % attrs["schema_version"])
+    check(attrs["schema_version"] == "1.1", "schema_version: %r" % attrs["schema_version"])
     check(attrs["source"] == "measured", "source")
     check(attrs["time_unit"] == "ns", "time_unit")
     check(int(attrs["iters"]) == 2 and int(attrs["world_size"]) == 8, "iters/world_size")
@@ -78,6 +79,11 @@ with h5py.File(sys.argv[1], "r") as f:
     check(by.loc[coll_enum["all_gather"]].tolist() == [16, 16 * 8388608, 16 * 100000], "ag totals")
     check(by.loc[coll_enum["all_reduce"]].tolist() == [16, 16 * 2097152, 16 * 120000], "ar totals")
     check((df.dur_ns == df.t_end_ns - df.t_start_ns).all(), "dur != end - start")
+    # nccl_est_ns (schema 1.1): 90 µs, 100 µs for ops 0, 1; -1 (none) for op 2.
+    check(df.nccl_est_ns.dtype == np.int64, "nccl_est_ns dtype %r" % df.nccl_est_ns.dtype)
+    est = df.groupby("op_id").nccl_est_ns.agg(["min", "max"])
+    check(est.values.tolist() == [[90000, 90000], [100000, 100000], [-1, -1]],
+          "nccl_est_ns per op %r" % est.values.tolist())
 
     # Groups (CSR) and the plan text.
     groups = pd.DataFrame(f["groups/groups"][:])

@@ -188,10 +188,11 @@ START_TEST (test_export_csv)
   ck_assert_str_eq (lines[49], "");
   ck_assert_str_eq (lines[0], "op_id,parent_op_id,iter,rank,group_id,group_rank,group_size,"
                               "seq_in_group,coll,dtype,redop,flags,status,count,bytes,"
-                              "t_enqueue_ns,t_start_ns,t_end_ns,dur_ns,algbw_gbs,busbw_gbs");
+                              "t_enqueue_ns,t_start_ns,t_end_ns,dur_ns,algbw_gbs,busbw_gbs,nccl_est_ns");
   /* Row 29 = (iter 1, op 0, rank 5): see trace-sample.h. */
   g_auto (GStrv) f = g_strsplit (lines[30], ",", -1);
-  ck_assert_uint_eq (g_strv_length (f), 21);
+  ck_assert_uint_eq (g_strv_length (f), 22);
+  ck_assert_str_eq (f[21], "90000"); /* nccl_est_ns of op 0 */
   const char *expect[] = { "0", "-1", "1", "5", "1", "1", "4", "2", "all_gather", "bfloat16",
                            "none", "4", "ok", "4194304", "8388608", "999550", "1000050",
                            "1100050", "100000" };
