@@ -107,6 +107,10 @@ struct SpExecTask {
   gint64 sleep_ns;               /* replay compute: modelled duration */
   gint64 row_first;              /* its rows in the recorder, -1: none */
   guint row_count;
+  /* NCCL's own estimate of the op (ncclGroupSimulateEnd, set by the nccl
+   * backend at setup), ns; the rows' nccl_est_ns, -1 unless has_nccl_est. */
+  gboolean has_nccl_est;
+  gint64 nccl_est_ns;
 };
 
 /* ---------------------------------------------------------------- backends */

@@ -84,6 +84,7 @@ fill_row (SpTraceRow *r, const SpExecTask *t, const SpExecTimes *tm, gint32 iter
   r->t_end_ns = tm->t_end;
   r->dur_ns = tm->t_end > tm->t_start ? tm->t_end - tm->t_start : 0;
   sp_trace_row_set_bandwidths (r);
+  r->nccl_est_ns = t->has_nccl_est ? t->nccl_est_ns : -1;
 }
 
 void

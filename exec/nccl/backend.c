@@ -181,6 +181,115 @@ alloc_task (SpExecCtx *ctx, SpNcclState *st, SpExecTask *t, GError **error)
   return TRUE;
 }
 
+/* Enqueue the NCCL call(s) of plain op `t` on `stream` (nccl_start, and
+ * nccl_estimate inside a simulated group).  *out_nccl is FALSE, and nothing
+ * is enqueued, when the op is no NCCL collective (a kernel, compute, a
+ * composite, or a kind NCCL does not run). */
+static ncclResult_t
+enqueue_nccl (SpNcclState *st, SpExecTask *t, ncclComm_t comm, cudaStream_t stream,
+              gboolean *out_nccl)
+{
+  SpNcclTask *nt = t->be;
+  const SpOp *op = t->op;
+  const int n = (int) t->group_size, g = (int) t->group_rank;
+  const ncclDataType_t dt = (ncclDataType_t) op->dtype;
+  const ncclRedOp_t rop = (ncclRedOp_t) op->redop;
+  *out_nccl = TRUE;
+  switch (op->kind)
+    {
+    case SP_COLL_ALL_GATHER:
+      return ncclAllGather (nt->d_in, nt->d_out, t->in_bytes, ncclUint8, comm, stream);
+    case SP_COLL_REDUCE_SCATTER:
+    case SP_COLL_REDUCE_SCATTER_BLOCK:
+      return ncclReduceScatter (nt->d_in, nt->d_out, op->count / n, dt, rop, comm, stream);
+    case SP_COLL_ALL_REDUCE:
+      return ncclAllReduce (nt->d_in, nt->d_out, op->count, dt, rop, comm, stream);
+    case SP_COLL_REDUCE:
+      return ncclReduce (nt->d_in, nt->d_out, op->count, dt, rop, 0, comm, stream);
+    case SP_COLL_BROADCAST:
+      return ncclBroadcast (nt->d_out, nt->d_out, t->out_bytes, ncclUint8, 0, comm, stream);
+    case SP_COLL_ALL_TO_ALL:
+      return sp_exec_nccl_alltoall (nt->d_in, nt->d_out, t->in_bytes / n, n, comm, stream);
+    case SP_COLL_BARRIER:
+      return ncclAllReduce (st->scratch, st->scratch, 1, ncclFloat, ncclSum, comm, stream);
+    case SP_COLL_SEND:
+    case SP_COLL_RECV:
+      {
+        int next = (g + 1) % n, prev = (g + n - 1) % n;
+        int to = op->kind == SP_COLL_SEND ? next : prev, from = op->kind == SP_COLL_SEND ? prev : next;
+        ncclResult_t r = ncclGroupStart ();
+        if (r == ncclSuccess)
+          r = ncclSend (nt->d_in, t->in_bytes, ncclUint8, to, comm, stream);
+        if (r == ncclSuccess || r == ncclInProgress)
+          r = ncclRecv (nt->d_out, t->out_bytes, ncclUint8, from, comm, stream);
+        ncclResult_t e = ncclGroupEnd ();
+        return r == ncclSuccess || r == ncclInProgress ? e : r;
+      }
+    default:
+      *out_nccl = FALSE;
+      return ncclSuccess;
+    }
+}
+
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 22, 0)
+/* NCCL's own estimate of every plain collective this rank runs: the op's
+ * NCCL call(s) between ncclGroupStart and ncclGroupSimulateEnd, which
+ * launches nothing and reports the tuner's time (estimatedTime, µs) for
+ * the group.  Once per op at set-up, after the warm-up, outside any timed
+ * region; the members of a group simulate the same ops in the same (plan)
+ * order, as they will run them.  Composites and kernels get none (-1).  An
+ * estimate NCCL does not give (estimatedTime left undefined) stays -1; a
+ * communicator that fails fails the set-up, as the op itself would. */
+static gboolean
+nccl_estimate (SpExecCtx *ctx, SpNcclState *st, GError **error)
+{
+  for (guint32 i = 0; i < ctx->n_tasks; i++)
+    {
+      SpExecTask *t = &ctx->tasks[i];
+      t->has_nccl_est = FALSE;
+      t->nccl_est_ns = -1;
+      if (!t->runs || t->handled_by_parent || t->virtual_composite || !t->be ||
+          sp_coll_is_composite (t->op->kind) || !sp_coll_is_communication (t->op->kind) ||
+          t->family >= SP_FAMILY_N || !st->comm[t->family])
+        continue;
+      ncclComm_t comm = st->comm[t->family];
+      SpNcclTask *nt = t->be;
+      ncclSimInfo_t info = NCCL_SIM_INFO_INITIALIZER;
+      gboolean is_nccl = FALSE;
+      ncclResult_t r = ncclGroupStart ();
+      if (r == ncclSuccess)
+        {
+          r = enqueue_nccl (st, t, comm, nt->stream, &is_nccl);
+          /* Always close the group, whatever the calls returned. */
+          ncclResult_t e = ncclGroupSimulateEnd (&info);
+          if (r == ncclSuccess || r == ncclInProgress)
+            r = e;
+        }
+      if (r == ncclInProgress)
+        r = sp_exec_nccl_wait (comm, ctx->boot->now_ns () + (gint64) (SP_NCCL_SETUP_TIMEOUT_S * 1e9),
+                               ctx->boot);
+      ncclResult_t async = ncclSuccess;
+      if (ncclCommGetAsyncError (comm, &async) != ncclSuccess)
+        async = ncclSystemError;
+      if (async != ncclSuccess && async != ncclInProgress)
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_BACKEND,
+                       "op %u (%s): ncclGroupSimulateEnd left the communicator failed: %s",
+                       t->op->id, t->op->name, ncclGetErrorString (async));
+          return FALSE;
+        }
+      /* estimatedTime is µs; NCCL_UNDEF_FLOAT (-1) when not filled in.
+       * Beyond 1e12 µs (11 days) it is no estimate of one op. */
+      if (r == ncclSuccess && is_nccl && info.estimatedTime >= 0.0f && info.estimatedTime <= 1e12f)
+        {
+          t->has_nccl_est = TRUE;
+          t->nccl_est_ns = (gint64) ((double) info.estimatedTime * 1e3 + 0.5);
+        }
+    }
+  return TRUE;
+}
+#endif
+
 static gboolean
 nccl_setup (SpExecCtx *ctx, GError **error)
 {
@@ -229,6 +338,10 @@ nccl_setup (SpExecCtx *ctx, GError **error)
             !cuda_ok (ctx, cudaStreamSynchronize (s), "cudaStreamSynchronize", error))
           return FALSE;
       }
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 22, 0)
+  if (!nccl_estimate (ctx, st, error))
+    return FALSE;
+#endif
   /* The anchor that maps CUDA events onto the host clock. */
   if (!cuda_ok (ctx, cudaEventCreate (&st->anchor), "cudaEventCreate", error) ||
       !cuda_ok (ctx, cudaEventRecord (st->anchor, 0), "cudaEventRecord", error) ||
@@ -271,9 +384,6 @@ nccl_start (SpExecCtx *ctx, SpExecTask *t)
   SpNcclTask *nt = t->be;
   const SpOp *op = t->op;
   ncclComm_t comm = t->family < SP_FAMILY_N ? st->comm[t->family] : NULL;
-  const int n = (int) t->group_size, g = (int) t->group_rank;
-  const ncclDataType_t dt = (ncclDataType_t) op->dtype;
-  const ncclRedOp_t rop = (ncclRedOp_t) op->redop;
   ncclResult_t r = ncclSuccess;
   SpKernStatus ks = SP_KERN_OK;
   t->times.t_enqueue = ctx->boot->now_ns ();
@@ -281,60 +391,26 @@ nccl_start (SpExecCtx *ctx, SpExecTask *t)
     return sp_exec_nccl_composite_start (ctx, t);
   nt->n_ev = 2;
   cudaEventRecord (nt->ev[0], nt->stream);
-  switch (op->kind)
-    {
-    case SP_COLL_ALL_GATHER:
-      r = ncclAllGather (nt->d_in, nt->d_out, t->in_bytes, ncclUint8, comm, nt->stream);
-      break;
-    case SP_COLL_REDUCE_SCATTER:
-    case SP_COLL_REDUCE_SCATTER_BLOCK:
-      r = ncclReduceScatter (nt->d_in, nt->d_out, op->count / n, dt, rop, comm, nt->stream);
-      break;
-    case SP_COLL_ALL_REDUCE:
-      r = ncclAllReduce (nt->d_in, nt->d_out, op->count, dt, rop, comm, nt->stream);
-      break;
-    case SP_COLL_REDUCE:
-      r = ncclReduce (nt->d_in, nt->d_out, op->count, dt, rop, 0, comm, nt->stream);
-      break;
-    case SP_COLL_BROADCAST:
-      r = ncclBroadcast (nt->d_out, nt->d_out, t->out_bytes, ncclUint8, 0, comm, nt->stream);
-      break;
-    case SP_COLL_ALL_TO_ALL:
-      r = sp_exec_nccl_alltoall (nt->d_in, nt->d_out, t->in_bytes / n, n, comm, nt->stream);
-      break;
-    case SP_COLL_BARRIER:
-      r = ncclAllReduce (st->scratch, st->scratch, 1, ncclFloat, ncclSum, comm, nt->stream);
-      break;
-    case SP_COLL_SEND:
-    case SP_COLL_RECV:
+  gboolean is_nccl = FALSE;
+  r = enqueue_nccl (st, t, comm, nt->stream, &is_nccl);
+  if (!is_nccl)
+    switch (op->kind)
       {
-        int next = (g + 1) % n, prev = (g + n - 1) % n;
-        int to = op->kind == SP_COLL_SEND ? next : prev, from = op->kind == SP_COLL_SEND ? prev : next;
-        r = ncclGroupStart ();
-        if (r == ncclSuccess)
-          r = ncclSend (nt->d_in, t->in_bytes, ncclUint8, to, comm, nt->stream);
-        if (r == ncclSuccess || r == ncclInProgress)
-          r = ncclRecv (nt->d_out, t->out_bytes, ncclUint8, from, comm, nt->stream);
-        ncclResult_t e = ncclGroupEnd ();
-        if (r == ncclSuccess || r == ncclInProgress)
-          r = e;
+      case SP_COLL_QUANTIZE:
+        ks = sp_kern_gpu_quant (nt->d_in, t->kern_groups, t->kern_group_elems, t->kern_bits, nt->d_out,
+                                (float *) ((guint8 *) nt->d_out + op->count * t->kern_bits / 8),
+                                nt->stream);
         break;
+      case SP_COLL_DEQUANTIZE:
+        ks = sp_kern_gpu_dequant (nt->d_in, (const float *) ((guint8 *) nt->d_in + op->count * t->kern_bits / 8),
+                                  t->kern_groups, t->kern_group_elems, t->kern_bits, nt->d_out, nt->stream);
+        break;
+      case SP_COLL_COMPUTE:
+        break; /* modelled: test() completes it after sleep_ns of host time */
+      default:
+        sp_exec_set_error (ctx, "op %u (%s): %s is not an NCCL op", op->id, op->name, sp_coll_name (op->kind));
+        return SP_EXEC_ERROR;
       }
-    case SP_COLL_QUANTIZE:
-      ks = sp_kern_gpu_quant (nt->d_in, t->kern_groups, t->kern_group_elems, t->kern_bits, nt->d_out,
-                              (float *) ((guint8 *) nt->d_out + op->count * t->kern_bits / 8),
-                              nt->stream);
-      break;
-    case SP_COLL_DEQUANTIZE:
-      ks = sp_kern_gpu_dequant (nt->d_in, (const float *) ((guint8 *) nt->d_in + op->count * t->kern_bits / 8),
-                                t->kern_groups, t->kern_group_elems, t->kern_bits, nt->d_out, nt->stream);
-      break;
-    case SP_COLL_COMPUTE:
-      break; /* modelled: test() completes it after sleep_ns of host time */
-    default:
-      sp_exec_set_error (ctx, "op %u (%s): %s is not an NCCL op", op->id, op->name, sp_coll_name (op->kind));
-      return SP_EXEC_ERROR;
-    }
   if (ks != SP_KERN_OK)
     {
       sp_exec_set_error (ctx, "op %u (%s): kernel: %s (%s)", op->id, op->name, sp_kern_status_name (ks),
