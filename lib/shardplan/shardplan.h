@@ -11,6 +11,7 @@
 #include "shardplan/trace.h"
 #include "shardplan/compare.h"
 #include "shardplan/nccltests.h"
+#include "shardplan/calibrate.h"
 
 G_BEGIN_DECLS
 /* "0.1.0" (static string). */

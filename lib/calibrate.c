@@ -1,0 +1,482 @@
+/* The measured points a calibration fits (shardplan/calibrate.h): per-op
+ * medians out of measured traces, and the fit / hold-out split. */
+#include "config.h"
+#include "shardplan/calibrate.h"
+#include "shardplan/error.h"
+#include "shardplan/plan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <glib/gstdio.h>
+
+/* Rows read from a trace at a time. */
+#define READ_CHUNK 65536
+
+struct _SpCalibData {
+  GArray *points;          /* SpCalibPoint; ranks point into rank_store */
+  GPtrArray *rank_store;   /* guint32[] per point (owned) */
+  GPtrArray *sources;      /* char * names */
+  SpCalibCounts counts;
+};
+
+SpCalibData *
+sp_calib_data_new (void)
+{
+  SpCalibData *d = g_new0 (SpCalibData, 1);
+  d->points = g_array_new (FALSE, TRUE, sizeof (SpCalibPoint));
+  d->rank_store = g_ptr_array_new_with_free_func (g_free);
+  d->sources = g_ptr_array_new_with_free_func (g_free);
+  return d;
+}
+
+void
+sp_calib_data_free (SpCalibData *d)
+{
+  if (d == NULL)
+    return;
+  g_array_unref (d->points);
+  g_ptr_array_unref (d->rank_store);
+  g_ptr_array_unref (d->sources);
+  g_free (d);
+}
+
+const SpCalibPoint *
+sp_calib_data_points (const SpCalibData *d, gsize *out_n)
+{
+  g_return_val_if_fail (d != NULL && out_n != NULL, NULL);
+  *out_n = d->points->len;
+  return (const SpCalibPoint *) (const void *) d->points->data;
+}
+
+gsize
+sp_calib_data_n_points (const SpCalibData *d)
+{
+  g_return_val_if_fail (d != NULL, 0);
+  return d->points->len;
+}
+
+guint32
+sp_calib_data_n_sources (const SpCalibData *d)
+{
+  g_return_val_if_fail (d != NULL, 0);
+  return d->sources->len;
+}
+
+const char *
+sp_calib_data_source_name (const SpCalibData *d, guint32 source)
+{
+  g_return_val_if_fail (d != NULL, NULL);
+  return source < d->sources->len ? g_ptr_array_index (d->sources, source) : NULL;
+}
+
+const SpCalibCounts *
+sp_calib_data_counts (const SpCalibData *d)
+{
+  g_return_val_if_fail (d != NULL, NULL);
+  return &d->counts;
+}
+
+/* The kinds sp_sim_estimate() costs on a whole group (send needs a
+ * sender/receiver pair, which a family's group is not). */
+static gboolean
+kind_is_group_collective (SpColl c)
+{
+  return c == SP_COLL_ALL_REDUCE || c == SP_COLL_ALL_GATHER || c == SP_COLL_REDUCE_SCATTER
+         || c == SP_COLL_ALL_TO_ALL || c == SP_COLL_BROADCAST || c == SP_COLL_REDUCE;
+}
+
+static int
+cmp_i64 (const void *a, const void *b)
+{
+  gint64 x = *(const gint64 *) a, y = *(const gint64 *) b;
+  return x < y ? -1 : x > y;
+}
+
+static int
+cmp_u32 (const void *a, const void *b)
+{
+  guint32 x = *(const guint32 *) a, y = *(const guint32 *) b;
+  return x < y ? -1 : x > y;
+}
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* numpy's "linear" quantile of sorted values */
+static double
+quantile_sorted (const double *v, gsize n, double q)
+{
+  if (n == 0)
+    return 0;
+  double pos = q * (double) (n - 1);
+  gsize lo = (gsize) floor (pos);
+  gsize hi = MIN (lo + 1, n - 1);
+  return v[lo] + (pos - (double) lo) * (v[hi] - v[lo]);
+}
+
+void
+sp_calib_error_stats (const double *errors, gsize n, SpCalibErrorStats *out)
+{
+  g_return_if_fail (out != NULL && (errors != NULL || n == 0));
+  memset (out, 0, sizeof *out);
+  out->n = (guint32) n;
+  if (n == 0)
+    return;
+  g_autofree double *a = g_new (double, n);
+  for (gsize i = 0; i < n; i++)
+    a[i] = fabs (errors[i]);
+  qsort (a, n, sizeof *a, cmp_double);
+  out->median_abs = quantile_sorted (a, n, 0.5);
+  out->p90_abs = quantile_sorted (a, n, 0.9);
+  out->worst_abs = a[n - 1];
+}
+
+/* What one op_id collected while reading. */
+typedef struct {
+  GArray *durs;      /* gint64 */
+  SpColl coll;
+  guint64 bytes;
+  guint32 group_id;  /* lowest seen */
+} OpAcc;
+
+static void
+op_acc_free (gpointer p)
+{
+  OpAcc *a = p;
+  if (a->durs)
+    g_array_unref (a->durs);
+  g_free (a);
+}
+
+static void
+push_point (SpCalibData *d, const SpCalibPoint *p)
+{
+  guint32 *ranks = g_memdup2 (p->ranks, sizeof (guint32) * p->n_ranks);
+  g_ptr_array_add (d->rank_store, ranks);
+  SpCalibPoint copy = *p;
+  copy.ranks = ranks;
+  g_array_append_val (d->points, copy);
+}
+
+gboolean
+sp_calib_data_add_trace (SpCalibData *d, SpTrace *trace, const char *name, guint32 world_size,
+                         GError **error)
+{
+  g_return_val_if_fail (d != NULL && trace != NULL && name != NULL, FALSE);
+  const SpTraceHeader *h = sp_trace_header (trace);
+  if (world_size > 0 && h->world_size != world_size)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "%s has world size %u, the topology %u ranks (use --nodes or the topology "
+                   "the trace was measured on)",
+                   name, h->world_size, world_size);
+      return FALSE;
+    }
+  /* algorithm hints from the plan the trace ran */
+  g_autoptr (SpPlan) plan = NULL;
+  const char *plan_text = sp_trace_plan_text (trace);
+  if (plan_text != NULL)
+    {
+      g_autoptr (GError) perr = NULL;
+      plan = sp_plan_from_json (plan_text, -1, 0, &perr);
+      if (plan == NULL)
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: its /meta/plan cannot be read: %s",
+                       name, perr->message);
+          return FALSE;
+        }
+    }
+
+  SpCalibCounts c = { 0 };
+  g_autoptr (GHashTable) ops = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
+                                                      op_acc_free);
+  guint64 n_rows = sp_trace_n_rows (trace);
+  g_autofree SpTraceRow *rows = g_new (SpTraceRow, MIN (n_rows, (guint64) READ_CHUNK) + 1);
+  for (guint64 start = 0; start < n_rows; start += READ_CHUNK)
+    {
+      gsize n = (gsize) MIN ((guint64) READ_CHUNK, n_rows - start);
+      if (!sp_trace_read_rows (trace, start, n, rows, error))
+        return FALSE;
+      for (gsize i = 0; i < n; i++)
+        {
+          const SpTraceRow *r = &rows[i];
+          c.rows++;
+          if (r->status != SP_TRACE_STATUS_OK)
+            c.not_ok++;
+          else if (r->flags & SP_TRACE_FLAG_COMPOSITE)
+            c.composite++;
+          else if (!kind_is_group_collective (r->coll) || r->group_id == SP_TRACE_NO_GROUP)
+            c.not_collective++;
+          else if (r->flags & SP_TRACE_FLAG_MODELLED)
+            c.modelled++;
+          else if (r->dur_ns <= 0)
+            c.zero++;
+          else
+            {
+              OpAcc *a = g_hash_table_lookup (ops, GUINT_TO_POINTER (r->op_id));
+              if (a == NULL)
+                {
+                  a = g_new0 (OpAcc, 1);
+                  a->durs = g_array_new (FALSE, FALSE, sizeof (gint64));
+                  a->coll = r->coll;
+                  a->bytes = r->bytes;
+                  a->group_id = r->group_id;
+                  g_hash_table_insert (ops, GUINT_TO_POINTER (r->op_id), a);
+                }
+              a->group_id = MIN (a->group_id, r->group_id);
+              g_array_append_val (a->durs, r->dur_ns);
+              c.used++;
+            }
+        }
+    }
+
+  /* points in op_id order, so that the data does not depend on row order */
+  guint n_ops = g_hash_table_size (ops);
+  g_autofree guint32 *ids = g_new (guint32, n_ops + 1);
+  GHashTableIter it;
+  gpointer key, value;
+  guint k = 0;
+  g_hash_table_iter_init (&it, ops);
+  while (g_hash_table_iter_next (&it, &key, &value))
+    ids[k++] = GPOINTER_TO_UINT (key);
+  qsort (ids, n_ops, sizeof *ids, cmp_u32);
+
+  guint32 source = d->sources->len;
+  guint old_len = d->points->len;
+  for (guint j = 0; j < n_ops; j++)
+    {
+      OpAcc *a = g_hash_table_lookup (ops, GUINT_TO_POINTER (ids[j]));
+      guint32 size = 0;
+      const guint32 *members = sp_trace_group_members (trace, a->group_id, &size);
+      if (members == NULL || size == 0)
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                       "%s: op %u runs in group %u, which the trace's /groups does not have",
+                       name, ids[j], a->group_id);
+          goto fail;
+        }
+      for (guint32 m = 0; m < size; m++)
+        if (members[m] >= h->world_size)
+          {
+            g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                         "%s: group %u has rank %u, outside world size %u", name, a->group_id,
+                         members[m], h->world_size);
+            goto fail;
+          }
+      g_array_sort (a->durs, cmp_i64);
+      gsize nd = a->durs->len;
+      const gint64 *v = (const gint64 *) (const void *) a->durs->data;
+      double med = nd % 2 ? (double) v[nd / 2] : 0.5 * ((double) v[nd / 2 - 1] + (double) v[nd / 2]);
+      SpCalibPoint p = { .source = source, .op_id = ids[j], .coll = a->coll, .bytes = a->bytes,
+                         .algo = SP_ALGO_AUTO, .n_ranks = size, .ranks = members,
+                         .n_samples = nd, .measured_ns = med, .holdout = FALSE };
+      if (plan != NULL && ids[j] < sp_plan_n_ops (plan))
+        p.algo = sp_plan_op (plan, ids[j])->algorithm;
+      push_point (d, &p);
+    }
+  g_ptr_array_add (d->sources, g_strdup (name));
+  d->counts.rows += c.rows;
+  d->counts.used += c.used;
+  d->counts.not_ok += c.not_ok;
+  d->counts.composite += c.composite;
+  d->counts.not_collective += c.not_collective;
+  d->counts.modelled += c.modelled;
+  d->counts.zero += c.zero;
+  return TRUE;
+
+fail:
+  g_ptr_array_set_size (d->rank_store, d->rank_store->len - (d->points->len - old_len));
+  g_array_set_size (d->points, old_len);
+  return FALSE;
+}
+
+gboolean
+sp_calib_data_add_point (SpCalibData *d, const SpCalibPoint *p, const char *name, GError **error)
+{
+  g_return_val_if_fail (d != NULL && p != NULL, FALSE);
+  if (p->source > d->sources->len)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "point source %u: expected an input index <= %u", p->source, d->sources->len);
+      return FALSE;
+    }
+  if (!(p->measured_ns > 0) || !isfinite (p->measured_ns))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "op %u: measured time %g ns is not a positive number", p->op_id, p->measured_ns);
+      return FALSE;
+    }
+  if (p->n_ranks == 0 || p->ranks == NULL)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT, "op %u has no ranks", p->op_id);
+      return FALSE;
+    }
+  if (p->source == d->sources->len)
+    g_ptr_array_add (d->sources, g_strdup (name ? name : "points"));
+  push_point (d, p);
+  return TRUE;
+}
+
+gboolean
+sp_calib_holdout_parse (const char *text, SpCalibHoldout *out, GError **error)
+{
+  g_return_val_if_fail (text != NULL && out != NULL, FALSE);
+  static const char accepted[] = "expected size:>=BYTES, size:<BYTES, ranks:N or file:PATH";
+  SpCalibHoldout h = { SP_CALIB_HOLDOUT_NONE, 0, NULL };
+  g_autofree char *what = g_strdup_printf ("--holdout %s", text);
+  if (g_str_has_prefix (text, "size:>="))
+    {
+      h.kind = SP_CALIB_HOLDOUT_SIZE_GE;
+      if (!sp_parse_bytes (what, text + 7, 1, G_MAXUINT64, &h.value, error))
+        return FALSE;
+    }
+  else if (g_str_has_prefix (text, "size:<"))
+    {
+      h.kind = SP_CALIB_HOLDOUT_SIZE_LT;
+      if (!sp_parse_bytes (what, text + 6, 1, G_MAXUINT64, &h.value, error))
+        return FALSE;
+    }
+  else if (g_str_has_prefix (text, "ranks:"))
+    {
+      h.kind = SP_CALIB_HOLDOUT_RANKS;
+      if (!sp_parse_u64 (what, text + 6, 1, 1u << 31, &h.value, error))
+        return FALSE;
+    }
+  else if (g_str_has_prefix (text, "file:") && text[5] != '\0')
+    {
+      h.kind = SP_CALIB_HOLDOUT_FILE;
+      h.file = g_strdup (text + 5);
+    }
+  else
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT, "--holdout '%s': %s", text,
+                   accepted);
+      return FALSE;
+    }
+  *out = h;
+  return TRUE;
+}
+
+void
+sp_calib_holdout_clear (SpCalibHoldout *h)
+{
+  if (h == NULL)
+    return;
+  g_clear_pointer (&h->file, g_free);
+  h->kind = SP_CALIB_HOLDOUT_NONE;
+  h->value = 0;
+}
+
+char *
+sp_calib_holdout_to_string (const SpCalibHoldout *h)
+{
+  g_return_val_if_fail (h != NULL, NULL);
+  switch (h->kind)
+    {
+    case SP_CALIB_HOLDOUT_SIZE_GE:
+      return g_strdup_printf ("size:>=%" G_GUINT64_FORMAT, h->value);
+    case SP_CALIB_HOLDOUT_SIZE_LT:
+      return g_strdup_printf ("size:<%" G_GUINT64_FORMAT, h->value);
+    case SP_CALIB_HOLDOUT_RANKS:
+      return g_strdup_printf ("ranks:%" G_GUINT64_FORMAT, h->value);
+    case SP_CALIB_HOLDOUT_FILE:
+      return g_strdup_printf ("file:%s", h->file ? h->file : "");
+    default:
+      return g_strdup ("none");
+    }
+}
+
+/* TRUE when `a` and `b` name the same file: same string, or the same
+ * device and inode. */
+static gboolean
+same_file (const char *a, const char *b)
+{
+  if (strcmp (a, b) == 0)
+    return TRUE;
+  GStatBuf sa, sb;
+  return g_stat (a, &sa) == 0 && g_stat (b, &sb) == 0 && sa.st_dev == sb.st_dev
+         && sa.st_ino == sb.st_ino;
+}
+
+gboolean
+sp_calib_data_apply_holdout (SpCalibData *d, const SpCalibHoldout *h, GError **error)
+{
+  g_return_val_if_fail (d != NULL && h != NULL, FALSE);
+  if (d->points->len == 0)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "no usable measured op (ok, timed collectives of a group) in the inputs");
+      return FALSE;
+    }
+  gint64 file_source = -1;
+  if (h->kind == SP_CALIB_HOLDOUT_FILE)
+    {
+      for (guint s = 0; s < d->sources->len && file_source < 0; s++)
+        if (same_file (h->file, g_ptr_array_index (d->sources, s)))
+          file_source = s;
+      if (file_source < 0)
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                       "--holdout file:%s names none of the inputs", h->file);
+          return FALSE;
+        }
+    }
+  gsize held = 0;
+  for (guint i = 0; i < d->points->len; i++)
+    {
+      SpCalibPoint *p = &g_array_index (d->points, SpCalibPoint, i);
+      switch (h->kind)
+        {
+        case SP_CALIB_HOLDOUT_SIZE_GE:
+          p->holdout = p->bytes >= h->value;
+          break;
+        case SP_CALIB_HOLDOUT_SIZE_LT:
+          p->holdout = p->bytes < h->value;
+          break;
+        case SP_CALIB_HOLDOUT_RANKS:
+          p->holdout = p->n_ranks == h->value;
+          break;
+        case SP_CALIB_HOLDOUT_FILE:
+          p->holdout = p->source == (guint32) file_source;
+          break;
+        default:
+          p->holdout = FALSE;
+          break;
+        }
+      held += p->holdout ? 1 : 0;
+    }
+  if (h->kind != SP_CALIB_HOLDOUT_NONE && (held == 0 || held == d->points->len))
+    {
+      g_autofree char *spec = sp_calib_holdout_to_string (h);
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   held == 0 ? "--holdout %s holds out no op of the %u measured"
+                             : "--holdout %s holds out all %u measured ops: nothing left to fit",
+                   spec, d->points->len);
+      for (guint i = 0; i < d->points->len; i++)
+        g_array_index (d->points, SpCalibPoint, i).holdout = FALSE;
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gsize
+sp_calib_data_n_holdout (const SpCalibData *d)
+{
+  g_return_val_if_fail (d != NULL, 0);
+  gsize n = 0;
+  for (guint i = 0; i < d->points->len; i++)
+    n += g_array_index (d->points, SpCalibPoint, i).holdout ? 1 : 0;
+  return n;
+}
+
+gsize
+sp_calib_data_n_fit (const SpCalibData *d)
+{
+  g_return_val_if_fail (d != NULL, 0);
+  return d->points->len - sp_calib_data_n_holdout (d);
+}

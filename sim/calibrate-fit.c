@@ -1,0 +1,652 @@
+/* sp_calibrate_fit(): Levenberg–Marquardt on log time over the measured
+ * points (shardplan/calibrate-fit.h has the contract). */
+#include "config.h"
+#include "shardplan/calibrate-fit.h"
+#include "shardplan/error.h"
+#include "sim-internal.h"
+
+#include <math.h>
+#include <string.h>
+
+#define P SP_CALIB_N_PARAMS
+/* Efficiencies are kept in [SP_CALIB_EFF_MIN, 4] (topo.h's range is
+ * [0, 4], where 0 means "the model's own"). */
+#define SP_CALIB_EFF_MIN 1e-3
+/* Forward-difference steps: latencies and overheads in µs (times are
+ * integer ns, so a step must move them by tens of ns), efficiencies in
+ * log(efficiency). */
+#define STEP_US_MIN 0.05
+#define STEP_REL 1e-3
+#define STEP_LOG_EFF 1e-3
+/* A parameter whose Jacobian column stays below this (d log t per unit of
+ * the parameter) at the start is not identifiable from the data. */
+#define JAC_ZERO 1e-9
+/* "moved": the value changed by more than this, relative (or absolute for
+ * values near 0). */
+#define MOVED_TOL 1e-6
+
+struct _SpCalibResult {
+  SpTopo *topo;
+  double before[P], after[P];
+  gboolean fitted[P], moved[P];
+  const char *reason[P];
+  SpCalibErrorStats err[2][2]; /* [holdout][after] */
+  double *sim_before, *sim_after;
+  guint32 iterations;
+  double rms_before, rms_after;
+  guint protocols;
+};
+
+static const char *const param_names[P] = {
+  "[intra] latency_us",
+  "[inter] latency_us",
+  "[calibration] intra_efficiency",
+  "[calibration] nic_efficiency",
+  "[calibration] ll_overhead_us",
+  "[calibration] ll128_overhead_us",
+  "[calibration] simple_overhead_us",
+};
+
+const char *
+sp_calib_param_name (SpCalibParam p)
+{
+  return (guint) p < P ? param_names[p] : NULL;
+}
+
+void
+sp_calib_options_init (SpCalibOptions *o)
+{
+  g_return_if_fail (o != NULL);
+  memset (o, 0, sizeof *o);
+  o->model = SP_SIM_ANALYTIC;
+  o->max_iterations = 200;
+}
+
+void
+sp_calib_result_free (SpCalibResult *r)
+{
+  if (r == NULL)
+    return;
+  sp_topo_free (r->topo);
+  g_free (r->sim_before);
+  g_free (r->sim_after);
+  g_free (r);
+}
+
+static gboolean
+is_efficiency (guint p)
+{
+  return p == SP_CALIB_INTRA_EFFICIENCY || p == SP_CALIB_NIC_EFFICIENCY;
+}
+
+/* The effective value of parameter p in `s` (efficiencies: the model's
+ * own when the spec says 0). */
+static double
+spec_get (const SpTopoSpec *s, guint p)
+{
+  double intra, nic;
+  switch (p)
+    {
+    case SP_CALIB_INTRA_LATENCY:
+      return s->intra_latency_us;
+    case SP_CALIB_INTER_LATENCY:
+      return s->inter_latency_us;
+    case SP_CALIB_INTRA_EFFICIENCY:
+      sp_sim_link_rates (s, &intra, &nic);
+      return intra / s->intra_bandwidth_gbs;
+    case SP_CALIB_NIC_EFFICIENCY:
+      sp_sim_link_rates (s, &intra, &nic);
+      return nic / (s->nic_gbps / 8.0);
+    default:
+      return s->cal_overhead_us[p - SP_CALIB_LL_OVERHEAD];
+    }
+}
+
+static void
+spec_set (SpTopoSpec *s, guint p, double v)
+{
+  switch (p)
+    {
+    case SP_CALIB_INTRA_LATENCY:
+      s->intra_latency_us = v;
+      break;
+    case SP_CALIB_INTER_LATENCY:
+      s->inter_latency_us = v;
+      break;
+    case SP_CALIB_INTRA_EFFICIENCY:
+      s->cal_intra_efficiency = v;
+      break;
+    case SP_CALIB_NIC_EFFICIENCY:
+      s->cal_nic_efficiency = v;
+      break;
+    default:
+      s->cal_overhead_us[p - SP_CALIB_LL_OVERHEAD] = v;
+      break;
+    }
+}
+
+/* Box of the fit variable (log for efficiencies). */
+static void
+bounds (guint p, double *lo, double *hi)
+{
+  if (is_efficiency (p))
+    {
+      *lo = log (SP_CALIB_EFF_MIN);
+      *hi = log (4.0);
+    }
+  else if (p == SP_CALIB_INTRA_LATENCY || p == SP_CALIB_INTER_LATENCY)
+    {
+      *lo = 0;
+      *hi = 1e6;
+    }
+  else
+    {
+      *lo = -1000;
+      *hi = 1e6;
+    }
+}
+
+/* Everything one evaluation needs. */
+typedef struct {
+  const SpTopoSpec *base;
+  const SpCalibData *data;
+  const SpCalibPoint *pts;
+  gsize n_pts;
+  SpSimModel model;
+  guint idx[P];      /* fitted parameters, in order */
+  guint n_free;
+  guint32 world;
+} Fit;
+
+static void
+spec_of (const Fit *f, const double *x, SpTopoSpec *out)
+{
+  *out = *f->base;
+  for (guint k = 0; k < f->n_free; k++)
+    {
+      guint p = f->idx[k];
+      spec_set (out, p, is_efficiency (p) ? exp (x[k]) : x[k]);
+    }
+}
+
+/* Simulated time of every point (ns, >= 1) on `spec`; protocols chosen for
+ * fit points or'ed into *protos (may be NULL).  `fit_only`: skip held-out
+ * points (their entry is left alone). */
+static gboolean
+simulate (const Fit *f, const SpTopoSpec *spec, gboolean fit_only, double *out_ns,
+          guint *protos, GError **error)
+{
+  g_autoptr (SpTopo) topo = sp_topo_new (spec, error);
+  if (topo == NULL)
+    return FALSE;
+  for (gsize i = 0; i < f->n_pts; i++)
+    {
+      const SpCalibPoint *pt = &f->pts[i];
+      if (fit_only && pt->holdout)
+        continue;
+      SpCollRequest req;
+      sp_coll_request_init (&req);
+      req.coll = pt->coll;
+      req.bytes = pt->bytes;
+      req.n_ranks = pt->n_ranks;
+      req.ranks = pt->ranks;
+      req.algo = pt->algo;
+      SpCollEstimate est;
+      g_autoptr (GError) e = NULL;
+      if (!sp_sim_estimate (topo, f->model, &req, &est, &e))
+        {
+          g_set_error (error, SP_ERROR, e->code, "op %u of %s (%s of %" G_GUINT64_FORMAT
+                       " bytes over %u ranks): %s", pt->op_id,
+                       sp_calib_data_source_name (f->data, pt->source),
+                       sp_coll_name (pt->coll) ? sp_coll_name (pt->coll) : "?", pt->bytes,
+                       pt->n_ranks, e->message);
+          return FALSE;
+        }
+      out_ns[i] = MAX (1.0, (double) est.time_ns);
+      if (protos != NULL && !pt->holdout && (guint) est.proto < 3)
+        *protos |= 1u << est.proto;
+    }
+  return TRUE;
+}
+
+/* Residuals of the fit points (log sim − log measured) and ½ Σ r². */
+static gboolean
+residuals (const Fit *f, const double *x, double *sim_ns, double *r, double *out_cost,
+           GError **error)
+{
+  SpTopoSpec s;
+  spec_of (f, x, &s);
+  if (!simulate (f, &s, TRUE, sim_ns, NULL, error))
+    return FALSE;
+  double cost = 0;
+  gsize m = 0;
+  for (gsize i = 0; i < f->n_pts; i++)
+    if (!f->pts[i].holdout)
+      {
+        r[m] = log (sim_ns[i]) - log (f->pts[i].measured_ns);
+        cost += 0.5 * r[m] * r[m];
+        m++;
+      }
+  *out_cost = cost;
+  return TRUE;
+}
+
+/* Forward-difference Jacobian (m × n_free, row-major) at x with residuals r. */
+static gboolean
+jacobian (const Fit *f, const double *x, const double *r, gsize m, double *J, double *sim_ns,
+          double *r_tmp, GError **error)
+{
+  double xs[P];
+  for (guint k = 0; k < f->n_free; k++)
+    {
+      memcpy (xs, x, sizeof (double) * f->n_free);
+      guint p = f->idx[k];
+      double lo, hi;
+      bounds (p, &lo, &hi);
+      double h = is_efficiency (p) ? STEP_LOG_EFF : MAX (STEP_US_MIN, STEP_REL * fabs (x[k]));
+      if (x[k] + h > hi)
+        h = -h;
+      xs[k] = x[k] + h;
+      double cost;
+      if (!residuals (f, xs, sim_ns, r_tmp, &cost, error))
+        return FALSE;
+      for (gsize i = 0; i < m; i++)
+        J[i * f->n_free + k] = (r_tmp[i] - r[i]) / h;
+    }
+  return TRUE;
+}
+
+/* Solve the n × n system A x = b (Gaussian elimination, partial pivoting).
+ * FALSE when singular. */
+static gboolean
+solve (double *A, double *b, guint n, double *x)
+{
+  for (guint c = 0; c < n; c++)
+    {
+      guint piv = c;
+      for (guint i = c + 1; i < n; i++)
+        if (fabs (A[i * n + c]) > fabs (A[piv * n + c]))
+          piv = i;
+      if (!(fabs (A[piv * n + c]) > 1e-300))
+        return FALSE;
+      if (piv != c)
+        {
+          for (guint j = 0; j < n; j++)
+            {
+              double t = A[c * n + j];
+              A[c * n + j] = A[piv * n + j];
+              A[piv * n + j] = t;
+            }
+          double t = b[c];
+          b[c] = b[piv];
+          b[piv] = t;
+        }
+      for (guint i = c + 1; i < n; i++)
+        {
+          double fct = A[i * n + c] / A[c * n + c];
+          for (guint j = c; j < n; j++)
+            A[i * n + j] -= fct * A[c * n + j];
+          b[i] -= fct * b[c];
+        }
+    }
+  for (guint i = n; i-- > 0;)
+    {
+      double s = b[i];
+      for (guint j = i + 1; j < n; j++)
+        s -= A[i * n + j] * x[j];
+      x[i] = s / A[i * n + i];
+    }
+  return TRUE;
+}
+
+/* Levenberg–Marquardt from x (updated in place).  Returns iterations. */
+static gboolean
+levenberg_marquardt (const Fit *f, double *x, guint32 max_iter, guint32 *out_iter,
+                     GError **error)
+{
+  guint n = f->n_free;
+  gsize m = 0;
+  for (gsize i = 0; i < f->n_pts; i++)
+    m += f->pts[i].holdout ? 0 : 1;
+  g_autofree double *sim = g_new (double, f->n_pts);
+  g_autofree double *r = g_new (double, m);
+  g_autofree double *r_new = g_new (double, m);
+  g_autofree double *J = g_new (double, m * n);
+  double cost;
+  if (!residuals (f, x, sim, r, &cost, error))
+    return FALSE;
+  double lambda = 1e-3;
+  guint32 it = 0;
+  for (; it < max_iter; it++)
+    {
+      if (!jacobian (f, x, r, m, J, sim, r_new, error))
+        return FALSE;
+      double A[P * P], g[P];
+      for (guint a = 0; a < n; a++)
+        {
+          g[a] = 0;
+          for (gsize i = 0; i < m; i++)
+            g[a] += J[i * n + a] * r[i];
+          for (guint b = 0; b < n; b++)
+            {
+              double s = 0;
+              for (gsize i = 0; i < m; i++)
+                s += J[i * n + a] * J[i * n + b];
+              A[a * n + b] = s;
+            }
+        }
+      /* parameters on a bound that the gradient pushes outward stay put */
+      gboolean active[P];
+      double max_diag = 0;
+      for (guint a = 0; a < n; a++)
+        {
+          double lo, hi;
+          bounds (f->idx[a], &lo, &hi);
+          active[a] = !((x[a] <= lo && g[a] > 0) || (x[a] >= hi && g[a] < 0)) && A[a * n + a] > 0;
+          max_diag = MAX (max_diag, A[a * n + a]);
+        }
+      gboolean accepted = FALSE, converged = FALSE;
+      while (!accepted)
+        {
+          double M[P * P], b[P], d[P] = { 0 };
+          guint map[P], k = 0;
+          for (guint a = 0; a < n; a++)
+            if (active[a])
+              map[k++] = a;
+          if (k == 0)
+            {
+              converged = TRUE;
+              break;
+            }
+          for (guint i = 0; i < k; i++)
+            {
+              for (guint j = 0; j < k; j++)
+                M[i * k + j] = A[map[i] * n + map[j]];
+              M[i * k + i] += lambda * MAX (A[map[i] * n + map[i]], 1e-12 * max_diag);
+              b[i] = -g[map[i]];
+            }
+          double sol[P];
+          if (solve (M, b, k, sol))
+            for (guint i = 0; i < k; i++)
+              d[map[i]] = sol[i];
+          double xn[P], step = 0;
+          for (guint a = 0; a < n; a++)
+            {
+              double lo, hi;
+              bounds (f->idx[a], &lo, &hi);
+              xn[a] = CLAMP (x[a] + d[a], lo, hi);
+              step = MAX (step, fabs (xn[a] - x[a]) / (1.0 + fabs (x[a])));
+            }
+          if (step < 1e-12)
+            {
+              converged = TRUE;
+              break;
+            }
+          double cost_new;
+          if (!residuals (f, xn, sim, r_new, &cost_new, error))
+            return FALSE;
+          if (cost_new < cost)
+            {
+              double gain = cost - cost_new;
+              memcpy (x, xn, sizeof (double) * n);
+              memcpy (r, r_new, sizeof (double) * m);
+              cost = cost_new;
+              lambda = MAX (lambda / 10, 1e-12);
+              accepted = TRUE;
+              if (gain < 1e-12 * (1.0 + cost) && step < 1e-9)
+                converged = TRUE;
+            }
+          else
+            {
+              lambda *= 10;
+              if (lambda > 1e12)
+                {
+                  converged = TRUE;
+                  break;
+                }
+            }
+        }
+      if (converged)
+        break;
+    }
+  *out_iter = it + (it < max_iter ? 1 : 0);
+  return TRUE;
+}
+
+static void
+error_stats (const SpCalibPoint *pts, gsize n, const double *sim, gboolean holdout,
+             SpCalibErrorStats *out)
+{
+  g_autofree double *e = g_new (double, n + 1);
+  gsize k = 0;
+  for (gsize i = 0; i < n; i++)
+    if (pts[i].holdout == holdout)
+      e[k++] = sim[i] / pts[i].measured_ns - 1.0;
+  sp_calib_error_stats (e, k, out);
+}
+
+static double
+rms_log (const SpCalibPoint *pts, gsize n, const double *sim)
+{
+  double s = 0;
+  gsize k = 0;
+  for (gsize i = 0; i < n; i++)
+    if (!pts[i].holdout)
+      {
+        double d = log (sim[i]) - log (pts[i].measured_ns);
+        s += d * d;
+        k++;
+      }
+  return k ? sqrt (s / k) : 0;
+}
+
+SpCalibResult *
+sp_calibrate_fit (const SpTopo *topo, const SpCalibData *data, const SpCalibOptions *options,
+                  GError **error)
+{
+  g_return_val_if_fail (topo != NULL && data != NULL, NULL);
+  SpCalibOptions opt;
+  if (options)
+    opt = *options;
+  else
+    sp_calib_options_init (&opt);
+  const SpTopoSpec *spec = sp_topo_spec (topo);
+  Fit f = { .base = spec, .data = data, .model = opt.model,
+            .world = sp_topo_world_size (topo) };
+  f.pts = sp_calib_data_points (data, &f.n_pts);
+  if (sp_calib_data_n_fit (data) == 0)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "no measured op to fit (%" G_GSIZE_FORMAT " points, all held out)", f.n_pts);
+      return NULL;
+    }
+  /* what the fit set can say something about */
+  gboolean intra_data = FALSE, inter_data = FALSE;
+  guint32 g = spec->gpus_per_node;
+  for (gsize i = 0; i < f.n_pts; i++)
+    {
+      const SpCalibPoint *pt = &f.pts[i];
+      for (guint32 k = 0; k < pt->n_ranks; k++)
+        if (pt->ranks[k] >= f.world)
+          {
+            g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                         "op %u of %s has rank %u, the topology %u ranks", pt->op_id,
+                         sp_calib_data_source_name (data, pt->source), pt->ranks[k], f.world);
+            return NULL;
+          }
+      if (pt->holdout || pt->n_ranks < 2)
+        continue;
+      g_autoptr (GHashTable) per_node = g_hash_table_new (g_direct_hash, g_direct_equal);
+      for (guint32 k = 0; k < pt->n_ranks; k++)
+        {
+          gpointer key = GUINT_TO_POINTER (pt->ranks[k] / g + 1);
+          guint c = GPOINTER_TO_UINT (g_hash_table_lookup (per_node, key)) + 1;
+          g_hash_table_insert (per_node, key, GUINT_TO_POINTER (c));
+          if (c >= 2)
+            intra_data = TRUE;
+        }
+      if (g_hash_table_size (per_node) > 1)
+        inter_data = TRUE;
+    }
+
+  g_autoptr (SpCalibResult) res = g_new0 (SpCalibResult, 1);
+  res->sim_before = g_new (double, f.n_pts);
+  res->sim_after = g_new (double, f.n_pts);
+  guint protos0 = 0;
+  if (!simulate (&f, spec, FALSE, res->sim_before, &protos0, error))
+    return NULL;
+
+  double x[P];
+  for (guint p = 0; p < P; p++)
+    {
+      res->before[p] = spec_get (spec, p);
+      const char *why = NULL;
+      if ((p == SP_CALIB_INTRA_LATENCY || p == SP_CALIB_INTRA_EFFICIENCY) && !intra_data)
+        why = "no fitted op has two ranks on one node";
+      else if ((p == SP_CALIB_INTER_LATENCY || p == SP_CALIB_NIC_EFFICIENCY) && !inter_data)
+        why = "no fitted op spans more than one node";
+      else if (p >= SP_CALIB_LL_OVERHEAD && !(protos0 & (1u << (p - SP_CALIB_LL_OVERHEAD))))
+        why = "the model chooses this protocol for no fitted op";
+      res->reason[p] = why;
+      if (why == NULL)
+        {
+          x[f.n_free] = is_efficiency (p) ? log (CLAMP (res->before[p], SP_CALIB_EFF_MIN, 4.0))
+                                          : res->before[p];
+          f.idx[f.n_free++] = p;
+        }
+    }
+
+  /* drop the candidates the fit-set times do not depend on */
+  if (f.n_free > 0)
+    {
+      gsize m = sp_calib_data_n_fit (data);
+      g_autofree double *sim = g_new (double, f.n_pts);
+      g_autofree double *r = g_new (double, m);
+      g_autofree double *r_tmp = g_new (double, m);
+      g_autofree double *J = g_new (double, m * f.n_free);
+      double cost;
+      if (!residuals (&f, x, sim, r, &cost, error)
+          || !jacobian (&f, x, r, m, J, sim, r_tmp, error))
+        return NULL;
+      guint keep = 0;
+      double xk[P];
+      guint idx[P];
+      for (guint k = 0; k < f.n_free; k++)
+        {
+          double mx = 0;
+          for (gsize i = 0; i < m; i++)
+            mx = MAX (mx, fabs (J[i * f.n_free + k]));
+          if (mx < JAC_ZERO)
+            res->reason[f.idx[k]] = "the fitted ops' times do not depend on it";
+          else
+            {
+              idx[keep] = f.idx[k];
+              xk[keep++] = x[k];
+            }
+        }
+      memcpy (f.idx, idx, sizeof (guint) * keep);
+      memcpy (x, xk, sizeof (double) * keep);
+      f.n_free = keep;
+    }
+
+  if (f.n_free > 0
+      && !levenberg_marquardt (&f, x, opt.max_iterations, &res->iterations, error))
+    return NULL;
+
+  SpTopoSpec fitted;
+  spec_of (&f, x, &fitted);
+  res->topo = sp_topo_new (&fitted, error);
+  if (res->topo == NULL)
+    return NULL;
+  if (!simulate (&f, &fitted, FALSE, res->sim_after, &res->protocols, error))
+    return NULL;
+  for (guint p = 0; p < P; p++)
+    {
+      res->fitted[p] = res->reason[p] == NULL;
+      res->after[p] = spec_get (&fitted, p);
+      double d = fabs (res->after[p] - res->before[p]);
+      res->moved[p] = d > MOVED_TOL * MAX (1.0, fabs (res->before[p]));
+    }
+  for (int h = 0; h < 2; h++)
+    {
+      error_stats (f.pts, f.n_pts, res->sim_before, h, &res->err[h][0]);
+      error_stats (f.pts, f.n_pts, res->sim_after, h, &res->err[h][1]);
+    }
+  res->rms_before = rms_log (f.pts, f.n_pts, res->sim_before);
+  res->rms_after = rms_log (f.pts, f.n_pts, res->sim_after);
+  return g_steal_pointer (&res);
+}
+
+const SpTopo *
+sp_calib_result_topology (const SpCalibResult *r)
+{
+  g_return_val_if_fail (r != NULL, NULL);
+  return r->topo;
+}
+
+void
+sp_calib_result_param (const SpCalibResult *r, SpCalibParam p, double *out_before,
+                       double *out_after, gboolean *out_fitted, gboolean *out_moved,
+                       const char **out_reason)
+{
+  g_return_if_fail (r != NULL && (guint) p < P);
+  if (out_before)
+    *out_before = r->before[p];
+  if (out_after)
+    *out_after = r->after[p];
+  if (out_fitted)
+    *out_fitted = r->fitted[p];
+  if (out_moved)
+    *out_moved = r->moved[p];
+  if (out_reason)
+    *out_reason = r->reason[p];
+}
+
+const SpCalibErrorStats *
+sp_calib_result_errors (const SpCalibResult *r, gboolean holdout, gboolean after)
+{
+  g_return_val_if_fail (r != NULL, NULL);
+  return &r->err[holdout ? 1 : 0][after ? 1 : 0];
+}
+
+const double *
+sp_calib_result_sim_before (const SpCalibResult *r)
+{
+  g_return_val_if_fail (r != NULL, NULL);
+  return r->sim_before;
+}
+
+const double *
+sp_calib_result_sim_after (const SpCalibResult *r)
+{
+  g_return_val_if_fail (r != NULL, NULL);
+  return r->sim_after;
+}
+
+guint32
+sp_calib_result_iterations (const SpCalibResult *r)
+{
+  g_return_val_if_fail (r != NULL, 0);
+  return r->iterations;
+}
+
+double
+sp_calib_result_rms_log_before (const SpCalibResult *r)
+{
+  g_return_val_if_fail (r != NULL, 0);
+  return r->rms_before;
+}
+
+double
+sp_calib_result_rms_log_after (const SpCalibResult *r)
+{
+  g_return_val_if_fail (r != NULL, 0);
+  return r->rms_after;
+}
+
+guint
+sp_calib_result_protocols (const SpCalibResult *r)
+{
+  g_return_val_if_fail (r != NULL, 0);
+  return r->protocols;
+}

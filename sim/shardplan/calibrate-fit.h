@@ -1,0 +1,111 @@
+/* shardplan/calibrate-fit.h — fit the simulator's link and protocol
+ * parameters to measured collectives (`shardplan calibrate`).  Part of
+ * libspsim (the fit runs the simulator); the measured points come from
+ * shardplan/calibrate.h (libshardplan).
+ *
+ * The forward model of point i is sp_sim_estimate() of its collective
+ * (kind, bytes, the group's explicit rank list, the op's algorithm hint,
+ * protocol AUTO) on a topology whose spec carries the candidate values.
+ * The fit minimises   Σ_i (log sim_i(θ) − log measured_i)²   over the fit
+ * set (points not held out) with Levenberg–Marquardt: forward-difference
+ * Jacobian, Marquardt's diagonal scaling, steps clipped to the box of
+ * each parameter (the INI ranges of topo.h, efficiencies kept >= 0.001),
+ * efficiencies fitted as log(efficiency).  Deterministic: no random
+ * starts, the same data gives the same result bit for bit.
+ *
+ * The parameters (SpCalibParam) and when they are fitted:
+ *   [intra] latency_us        some fit point has >= 2 ranks on one node
+ *   [inter] latency_us        some fit point spans > 1 node
+ *   intra_efficiency          some fit point has >= 2 ranks on one node
+ *   nic_efficiency            some fit point spans > 1 node
+ *   <proto>_overhead_us       the model (with the input values) chooses
+ *                             that protocol for some fit point
+ * and, of those, only the ones the fit-set times depend on (a Jacobian
+ * column that is zero at the start: e.g. an efficiency when every op is
+ * latency-bound below the time's ns resolution).  Every other parameter
+ * keeps its input value, and sp_calib_result_param says why.
+ * An efficiency that was 0 ("the model's own", topo.h) starts from the
+ * value the model derives (sim/README-model.md §2) and is written out
+ * explicitly when it moved.
+ */
+#pragma once
+#include <glib.h>
+#include "shardplan/topo.h"
+#include "shardplan/calibrate.h"
+#include "shardplan/sim.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  SP_CALIB_INTRA_LATENCY = 0, /* [intra] latency_us, µs */
+  SP_CALIB_INTER_LATENCY,     /* [inter] latency_us, µs */
+  SP_CALIB_INTRA_EFFICIENCY,  /* [calibration] intra_efficiency */
+  SP_CALIB_NIC_EFFICIENCY,    /* [calibration] nic_efficiency */
+  SP_CALIB_LL_OVERHEAD,       /* [calibration] ll_overhead_us, µs */
+  SP_CALIB_LL128_OVERHEAD,    /* [calibration] ll128_overhead_us, µs */
+  SP_CALIB_SIMPLE_OVERHEAD,   /* [calibration] simple_overhead_us, µs */
+  SP_CALIB_N_PARAMS,
+} SpCalibParam;
+
+/* "[intra] latency_us", "[calibration] nic_efficiency" … (static). */
+const char *sp_calib_param_name (SpCalibParam param);
+
+typedef struct {
+  SpSimModel model;       /* forward model (default SP_SIM_ANALYTIC) */
+  guint32 max_iterations; /* Levenberg–Marquardt iterations (default 200) */
+} SpCalibOptions;
+
+/* Defaults above. */
+void sp_calib_options_init (SpCalibOptions *options);
+
+typedef struct _SpCalibResult SpCalibResult;
+
+/* Fit `topo`'s parameters to the fit set of `data` (sp_calib_data_apply_
+ * holdout decides which points are held out; none by default).  Fails with
+ * SP_ERROR_INVALID_ARGUMENT when the data has no fit point or a point's
+ * rank lies outside the topology ("op 3 of m.h5 has rank 9, the topology
+ * 8 ranks"); SP_ERROR_UNSUPPORTED when the simulator cannot cost a point
+ * (naming the op and source); SP_ERROR_SIMULATION from the simulator.
+ * `options` NULL: defaults.  Cost: (fitted parameters + 1) × points
+ * estimates per iteration.  Free with sp_calib_result_free(). */
+SpCalibResult *sp_calibrate_fit (const SpTopo *topo, const SpCalibData *data,
+                                 const SpCalibOptions *options, GError **error);
+void sp_calib_result_free (SpCalibResult *result);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpCalibResult, sp_calib_result_free)
+
+/* The calibrated topology (owned by the result): the input spec with the
+ * fitted values; to write it, sp_topo_to_ini(). */
+const SpTopo *sp_calib_result_topology (const SpCalibResult *result);
+
+/* One parameter: its value in the input topology and after the fit (for
+ * the efficiencies, the effective value, i.e. the model's own when the
+ * spec holds 0), whether it was fitted, and whether it moved (|after −
+ * before| > 1e-6 relative or absolute).  When not fitted, *out_reason says
+ * why (static, e.g. "no op spans more than one node"); NULL otherwise.
+ * Any out pointer may be NULL. */
+void sp_calib_result_param (const SpCalibResult *result, SpCalibParam param,
+                            double *out_before, double *out_after, gboolean *out_fitted,
+                            gboolean *out_moved, const char **out_reason);
+
+/* Error summaries (relative errors sim / measured − 1 per point) with the
+ * input topology (`after` FALSE) or the calibrated one, on the fit set
+ * (`holdout` FALSE) or the held-out set (n = 0 when nothing is held out). */
+const SpCalibErrorStats *sp_calib_result_errors (const SpCalibResult *result, gboolean holdout,
+                                                 gboolean after);
+
+/* Per point, in the data's order: simulated time before and after (ns).
+ * Arrays of sp_calib_data_n_points() entries owned by the result. */
+const double *sp_calib_result_sim_before (const SpCalibResult *result);
+const double *sp_calib_result_sim_after (const SpCalibResult *result);
+
+/* Levenberg–Marquardt iterations taken, and the final and initial root
+ * mean square of the log residuals over the fit set. */
+guint32 sp_calib_result_iterations (const SpCalibResult *result);
+double sp_calib_result_rms_log_before (const SpCalibResult *result);
+double sp_calib_result_rms_log_after (const SpCalibResult *result);
+
+/* The protocols the calibrated model chose for the fit points: a bitmask
+ * of 1 << SpProto. */
+guint sp_calib_result_protocols (const SpCalibResult *result);
+
+G_END_DECLS

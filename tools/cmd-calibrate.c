@@ -1,0 +1,389 @@
+/* `shardplan calibrate MEASURED.h5 … --topology T -o calibrated.ini`: fit
+ * the simulator's link and protocol parameters to measured collectives and
+ * write the calibrated topology (shardplan/calibrate.h for the data,
+ * shardplan/calibrate-fit.h for the fit). */
+#include "config.h"
+#include "cli.h"
+#include "commands.h"
+#include "shardplan/shardplan.h"
+#include "shardplan/calibrate.h"
+#include "shardplan/calibrate-fit.h"
+
+#include <string.h>
+
+#define CMD "calibrate"
+
+static const char description[] =
+  "Reads the ok, timed collective rows (all_reduce, all_gather, reduce_scatter,\n"
+  "all_to_all, broadcast, reduce; composite spans, kernels and send/recv are left\n"
+  "out) of measured traces ('shardplan run', 'shardplan trace import-nccl-tests'),\n"
+  "takes each op's median time over iterations and ranks, and fits by least\n"
+  "squares on log(simulated / measured time) (Levenberg-Marquardt):\n"
+  "  [intra] latency_us, [calibration] intra_efficiency   (ops with 2+ ranks on a node)\n"
+  "  [inter] latency_us, [calibration] nic_efficiency     (ops spanning 2+ nodes)\n"
+  "  [calibration] <proto>_overhead_us   (protocols the model chooses for the ops)\n"
+  "Parameters the data does not determine keep their value; the report says why.\n"
+  "The calibrated topology (with a comment block on the fit) is written to -o\n"
+  "atomically; estimate, sim and sweep read it like any other topology.\n"
+  "\n"
+  "  --holdout size:>=BYTES | size:<BYTES | ranks:N | file:PATH\n"
+  "        keep those ops out of the fit and report the error on them (file:PATH\n"
+  "        holds out the ops of one trace; it is read even if not listed).\n"
+  "  --model analytic (default) | des   the simulator used as forward model.\n"
+  "  --format text (default) | json     the report on standard output.\n"
+  "\n"
+  "Exit status: 0 ok; 2 bad input (unreadable trace, a world size other than the\n"
+  "topology's, no usable op, a hold-out that leaves nothing to fit or holds out\n"
+  "nothing); nothing is written then.\n"
+  "\n"
+  "Example: shardplan calibrate measured.h5 --topology cpu-shm --holdout size:>=1M\n"
+  "           -o calibrated.ini";
+
+/* A name fit for a one-line comment: control characters become '?'. */
+static char *
+comment_safe (const char *s)
+{
+  char *c = g_strdup (s);
+  for (char *p = c; *p; p++)
+    if ((unsigned char) *p < 0x20 || *p == 0x7f)
+      *p = '?';
+  return c;
+}
+
+static char *
+format_value (double v)
+{
+  return g_strdup_printf ("%.6g", v);
+}
+
+static const char *const proto_names[3] = { "ll", "ll128", "simple" };
+
+static void
+report_text (FILE *out, const SpCalibData *data, const SpCalibResult *res, const char *topology,
+             const char *holdout, SpSimModel model, double seconds, const char *output)
+{
+  const SpCalibCounts *c = sp_calib_data_counts (data);
+  fprintf (out, "inputs:     ");
+  for (guint32 s = 0; s < sp_calib_data_n_sources (data); s++)
+    fprintf (out, "%s%s", s ? ", " : "", sp_calib_data_source_name (data, s));
+  fprintf (out, "\ntopology:   %s (%u ranks), %s model\n", topology,
+           sp_topo_world_size (sp_calib_result_topology (res)), sp_sim_model_name (model));
+  fprintf (out, "rows:       %" G_GUINT64_FORMAT " read, %" G_GUINT64_FORMAT " used; left out: %"
+                G_GUINT64_FORMAT " not ok, %" G_GUINT64_FORMAT " composite, %" G_GUINT64_FORMAT
+                " not a group collective, %" G_GUINT64_FORMAT " modelled, %" G_GUINT64_FORMAT
+                " zero time\n",
+           c->rows, c->used, c->not_ok, c->composite, c->not_collective, c->modelled, c->zero);
+  fprintf (out, "ops:        %" G_GSIZE_FORMAT " fitted, %" G_GSIZE_FORMAT " held out (%s)\n",
+           sp_calib_data_n_fit (data), sp_calib_data_n_holdout (data), holdout);
+  fprintf (out, "fit:        %u Levenberg-Marquardt iterations, rms log error %.3f -> %.3f, %.2f s\n\n",
+           sp_calib_result_iterations (res), sp_calib_result_rms_log_before (res),
+           sp_calib_result_rms_log_after (res), seconds);
+  fprintf (out, "%-34s %12s %12s\n", "parameter", "before", "after");
+  for (guint p = 0; p < SP_CALIB_N_PARAMS; p++)
+    {
+      double before, after;
+      gboolean fitted, moved;
+      const char *why;
+      sp_calib_result_param (res, p, &before, &after, &fitted, &moved, &why);
+      g_autofree char *b = format_value (before);
+      g_autofree char *a = format_value (after);
+      fprintf (out, "%-34s %12s %12s  %s%s\n", sp_calib_param_name (p), b, a,
+               !fitted ? "kept: " : moved ? "moved" : "fitted, unchanged", fitted ? "" : why);
+    }
+  fprintf (out, "\nerror = simulated / measured - 1 per op\n");
+  fprintf (out, "%-22s %6s %14s %11s %13s\n", "", "ops", "median |err|", "p90 |err|",
+           "worst |err|");
+  for (int h = 0; h < 2; h++)
+    for (int a = 0; a < 2; a++)
+      {
+        const SpCalibErrorStats *st = sp_calib_result_errors (res, h, a);
+        if (st->n == 0)
+          continue;
+        g_autofree char *label = g_strdup_printf ("%s, %s", h ? "held out" : "fit set",
+                                                  a ? "calibrated" : "input");
+        fprintf (out, "%-22s %6u %12.1f %% %9.1f %% %11.1f %%\n", label, st->n,
+                 100 * st->median_abs, 100 * st->p90_abs, 100 * st->worst_abs);
+      }
+  guint protos = sp_calib_result_protocols (res);
+  fprintf (out, "\nprotocols the calibrated model chooses:");
+  for (guint p = 0; p < 3; p++)
+    if (protos & (1u << p))
+      fprintf (out, " %s", proto_names[p]);
+  fprintf (out, "\nwrote %s\n", output);
+}
+
+static void
+add_stats (JsonBuilder *b, const char *name, const SpCalibErrorStats *st)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "ops");
+  json_builder_add_int_value (b, st->n);
+  json_builder_set_member_name (b, "median_abs_error");
+  json_builder_add_double_value (b, st->median_abs);
+  json_builder_set_member_name (b, "p90_abs_error");
+  json_builder_add_double_value (b, st->p90_abs);
+  json_builder_set_member_name (b, "worst_abs_error");
+  json_builder_add_double_value (b, st->worst_abs);
+  json_builder_end_object (b);
+}
+
+static char *
+report_json (const SpCalibData *data, const SpCalibResult *res, const char *topology,
+             const char *holdout, SpSimModel model, double seconds, const char *output)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "inputs");
+  json_builder_begin_array (b);
+  for (guint32 s = 0; s < sp_calib_data_n_sources (data); s++)
+    json_builder_add_string_value (b, sp_calib_data_source_name (data, s));
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "topology");
+  json_builder_add_string_value (b, topology);
+  json_builder_set_member_name (b, "model");
+  json_builder_add_string_value (b, sp_sim_model_name (model));
+  json_builder_set_member_name (b, "holdout");
+  json_builder_add_string_value (b, holdout);
+  json_builder_set_member_name (b, "output");
+  json_builder_add_string_value (b, output);
+  const SpCalibCounts *c = sp_calib_data_counts (data);
+  json_builder_set_member_name (b, "rows");
+  json_builder_begin_object (b);
+  const struct { const char *k; guint64 v; } counts[] = {
+    { "read", c->rows }, { "used", c->used }, { "not_ok", c->not_ok },
+    { "composite", c->composite }, { "not_collective", c->not_collective },
+    { "modelled", c->modelled }, { "zero", c->zero },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (counts); i++)
+    {
+      json_builder_set_member_name (b, counts[i].k);
+      json_builder_add_int_value (b, (gint64) counts[i].v);
+    }
+  json_builder_end_object (b);
+  json_builder_set_member_name (b, "fit_ops");
+  json_builder_add_int_value (b, (gint64) sp_calib_data_n_fit (data));
+  json_builder_set_member_name (b, "holdout_ops");
+  json_builder_add_int_value (b, (gint64) sp_calib_data_n_holdout (data));
+  json_builder_set_member_name (b, "iterations");
+  json_builder_add_int_value (b, sp_calib_result_iterations (res));
+  json_builder_set_member_name (b, "fit_seconds");
+  json_builder_add_double_value (b, seconds);
+  json_builder_set_member_name (b, "rms_log_error_before");
+  json_builder_add_double_value (b, sp_calib_result_rms_log_before (res));
+  json_builder_set_member_name (b, "rms_log_error_after");
+  json_builder_add_double_value (b, sp_calib_result_rms_log_after (res));
+  json_builder_set_member_name (b, "parameters");
+  json_builder_begin_array (b);
+  for (guint p = 0; p < SP_CALIB_N_PARAMS; p++)
+    {
+      double before, after;
+      gboolean fitted, moved;
+      const char *why;
+      sp_calib_result_param (res, p, &before, &after, &fitted, &moved, &why);
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "name");
+      json_builder_add_string_value (b, sp_calib_param_name (p));
+      json_builder_set_member_name (b, "before");
+      json_builder_add_double_value (b, before);
+      json_builder_set_member_name (b, "after");
+      json_builder_add_double_value (b, after);
+      json_builder_set_member_name (b, "fitted");
+      json_builder_add_boolean_value (b, fitted);
+      json_builder_set_member_name (b, "moved");
+      json_builder_add_boolean_value (b, moved);
+      json_builder_set_member_name (b, "reason");
+      if (why)
+        json_builder_add_string_value (b, why);
+      else
+        json_builder_add_null_value (b);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "errors");
+  json_builder_begin_object (b);
+  for (int h = 0; h < 2; h++)
+    {
+      json_builder_set_member_name (b, h ? "holdout" : "fit");
+      json_builder_begin_object (b);
+      add_stats (b, "before", sp_calib_result_errors (res, h, FALSE));
+      add_stats (b, "after", sp_calib_result_errors (res, h, TRUE));
+      json_builder_end_object (b);
+    }
+  json_builder_end_object (b);
+  json_builder_set_member_name (b, "protocols");
+  json_builder_begin_array (b);
+  guint protos = sp_calib_result_protocols (res);
+  for (guint p = 0; p < 3; p++)
+    if (protos & (1u << p))
+      json_builder_add_string_value (b, proto_names[p]);
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  return sp_cli_json_text (b, TRUE);
+}
+
+/* The INI: a comment block on the fit, then the topology. */
+static char *
+calibrated_ini (const SpCalibData *data, const SpCalibResult *res, const char *topology,
+                const char *holdout, SpSimModel model)
+{
+  GString *s = g_string_new (NULL);
+  g_autofree char *topo_safe = comment_safe (topology);
+  g_string_append_printf (s, "# Calibrated by shardplan calibrate %s (%s model) from topology %s\n",
+                          sp_version (), sp_sim_model_name (model), topo_safe);
+  gsize n_pts = 0;
+  const SpCalibPoint *pts = sp_calib_data_points (data, &n_pts);
+  for (guint32 src = 0; src < sp_calib_data_n_sources (data); src++)
+    {
+      gsize n = 0;
+      for (gsize i = 0; i < n_pts; i++)
+        n += pts[i].source == src;
+      g_autofree char *name = comment_safe (sp_calib_data_source_name (data, src));
+      g_string_append_printf (s, "# input: %s (%" G_GSIZE_FORMAT " ops)\n", name, n);
+    }
+  g_autofree char *ho_safe = comment_safe (holdout);
+  g_string_append_printf (s, "# fit on %" G_GSIZE_FORMAT " ops; held out (%s): %" G_GSIZE_FORMAT
+                          " ops\n", sp_calib_data_n_fit (data), ho_safe,
+                          sp_calib_data_n_holdout (data));
+  for (int h = 0; h < 2; h++)
+    {
+      const SpCalibErrorStats *b = sp_calib_result_errors (res, h, FALSE);
+      const SpCalibErrorStats *a = sp_calib_result_errors (res, h, TRUE);
+      if (b->n == 0)
+        continue;
+      g_string_append_printf (s, "# median |simulated/measured - 1| on the %s: %.1f %% before, "
+                              "%.1f %% after\n", h ? "held-out ops" : "fitted ops",
+                              100 * b->median_abs, 100 * a->median_abs);
+    }
+  for (guint p = 0; p < SP_CALIB_N_PARAMS; p++)
+    {
+      double before, after;
+      gboolean fitted, moved;
+      const char *why;
+      sp_calib_result_param (res, p, &before, &after, &fitted, &moved, &why);
+      if (!fitted)
+        g_string_append_printf (s, "# %s: kept at %.6g (%s)\n", sp_calib_param_name (p), before,
+                                why);
+      else
+        g_string_append_printf (s, "# %s: %.6g -> %.6g%s\n", sp_calib_param_name (p), before,
+                                after, moved ? "" : " (unchanged)");
+    }
+  g_string_append (s, "\n");
+  g_autofree char *ini = sp_topo_to_ini (sp_calib_result_topology (res));
+  g_string_append (s, ini);
+  return g_string_free (s, FALSE);
+}
+
+int
+sp_cmd_calibrate (int argc, char **argv)
+{
+  g_autofree char *topology = NULL, *nodes_s = NULL, *output = NULL, *holdout_s = NULL,
+                  *model_s = NULL, *format_s = NULL;
+  GOptionEntry entries[] = {
+    { "topology", 't', 0, G_OPTION_ARG_FILENAME, &topology,
+      "Topology INI file or preset the traces were measured on (required)", "FILE|PRESET" },
+    { "nodes", 'n', 0, G_OPTION_ARG_STRING, &nodes_s, "Node count (default: the topology's)", "N" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Calibrated topology INI to write (required)",
+      "FILE" },
+    { "holdout", 0, 0, G_OPTION_ARG_STRING, &holdout_s,
+      "Ops kept out of the fit: size:>=BYTES, size:<BYTES, ranks:N or file:PATH", "SPEC" },
+    { "model", 0, 0, G_OPTION_ARG_STRING, &model_s, "Forward model: analytic (default) or des",
+      "MODEL" },
+    { "format", 'f', 0, G_OPTION_ARG_STRING, &format_s, "Report as text (default) or json",
+      "text|json" },
+    { NULL },
+  };
+  int status = SP_EXIT_OK;
+  if (!sp_cli_parse (CMD, "MEASURED.h5 [MEASURED.h5 ...]",
+                     "Fit the simulator's link and protocol parameters to measured traces.",
+                     description, entries, &argc, &argv, &status))
+    return status;
+  SpFormat format;
+  if (!sp_cli_format (CMD, format_s, (1u << SP_FORMAT_TEXT) | (1u << SP_FORMAT_JSON), &format))
+    return SP_EXIT_USAGE;
+  if (argc < 2)
+    return sp_cli_fail (CMD, SP_EXIT_USAGE,
+                        "expected at least one measured trace (see 'shardplan calibrate --help')");
+  if (topology == NULL)
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--topology is required (a preset or an INI file)");
+  if (output == NULL || output[0] == '\0')
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "-o/--output is required (the calibrated INI)");
+  guint32 nodes = 0;
+  if (!sp_cli_u32 (CMD, "--nodes", nodes_s, 1, 1u << 24, &nodes))
+    return SP_EXIT_USAGE;
+  SpCalibOptions opt;
+  sp_calib_options_init (&opt);
+  if (model_s != NULL && !sp_sim_model_from_name (model_s, &opt.model))
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--model '%s': expected analytic or des", model_s);
+
+  g_autoptr (GError) error = NULL;
+  SpCalibHoldout holdout = { SP_CALIB_HOLDOUT_NONE, 0, NULL };
+  if (holdout_s != NULL && !sp_calib_holdout_parse (holdout_s, &holdout, &error))
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
+  g_autofree char *holdout_file = holdout.file; /* freed with the command */
+  g_autoptr (SpTopo) topo = sp_topo_open (topology, nodes, &error);
+  if (topo == NULL)
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
+
+  /* the inputs, plus a file:PATH hold-out that is not one of them */
+  g_autoptr (GPtrArray) paths = g_ptr_array_new ();
+  for (int i = 1; i < argc; i++)
+    g_ptr_array_add (paths, argv[i]);
+  g_autoptr (SpCalibData) data = sp_calib_data_new ();
+  for (guint i = 0; i <= paths->len; i++)
+    {
+      const char *path = i < paths->len ? g_ptr_array_index (paths, i) : holdout_file;
+      if (i == paths->len)
+        {
+          if (path == NULL)
+            break;
+          gboolean listed = FALSE;
+          for (guint s = 0; s < sp_calib_data_n_sources (data); s++)
+            listed |= strcmp (sp_calib_data_source_name (data, s), path) == 0;
+          if (listed)
+            break;
+        }
+      g_autoptr (SpTrace) trace = sp_trace_open (path, &error);
+      if (trace == NULL || !sp_calib_data_add_trace (data, trace, path, sp_topo_world_size (topo),
+                                                    &error))
+        return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
+      if (sp_trace_header (trace)->source != SP_TRACE_SOURCE_MEASURED)
+        fprintf (stderr, "shardplan " CMD ": warning: %s is a %s trace, not a measured one\n",
+                 path, sp_trace_source_name (sp_trace_header (trace)->source));
+      if (!sp_trace_is_complete (trace))
+        fprintf (stderr, "shardplan " CMD ": warning: %s is partial (%s)\n", path,
+                 sp_trace_incomplete_reason (trace));
+    }
+  if (!sp_calib_data_apply_holdout (data, &holdout, &error))
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
+  g_autofree char *holdout_text = sp_calib_holdout_to_string (&holdout);
+
+  gint64 t0 = g_get_monotonic_time ();
+  g_autoptr (SpCalibResult) res = sp_calibrate_fit (topo, data, &opt, &error);
+  if (res == NULL)
+    return sp_cli_error (CMD, g_steal_pointer (&error));
+  double seconds = (double) (g_get_monotonic_time () - t0) / 1e6;
+
+  g_autofree char *ini = calibrated_ini (data, res, topology, holdout_text, opt.model);
+  /* what we write must read back to the fitted topology */
+  g_autoptr (SpTopo) check = sp_topo_load_data (ini, -1, output, &error);
+  if (check == NULL)
+    return sp_cli_fail (CMD, SP_EXIT_FAILURE, "internal error: the calibrated INI does not read "
+                        "back: %s", error->message);
+  if (!sp_cli_write_output (output, ini, strlen (ini), &error))
+    return sp_cli_error (CMD, g_steal_pointer (&error));
+
+  gboolean to_stdout = strcmp (output, "-") == 0;
+  FILE *out = to_stdout ? stderr : stdout;
+  if (format == SP_FORMAT_JSON)
+    {
+      g_autofree char *json = report_json (data, res, topology, holdout_text, opt.model, seconds,
+                                           output);
+      fputs (json, out);
+    }
+  else
+    report_text (out, data, res, topology, holdout_text, opt.model, seconds, output);
+  if (fflush (out) != 0)
+    return sp_cli_fail (CMD, SP_EXIT_FAILURE, "cannot write the report");
+  return SP_EXIT_OK;
+}
