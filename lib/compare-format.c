@@ -34,8 +34,10 @@ append_csv_field (GString *out, const char *text)
 char *
 sp_compare_to_csv (const SpCompare *cmp)
 {
+  gboolean nccl = sp_compare_has_nccl (cmp);
   GString *out = g_string_new ("op_id,name,kind,family,bytes,size_band,samples,measured_ns,"
-                               "sim_ns,error\n");
+                               "sim_ns,error");
+  g_string_append (out, nccl ? ",nccl_samples,nccl_ns,nccl_error\n" : "\n");
   for (guint i = 0; i < cmp->ops->len; i++)
     {
       const SpCompareOp *op = &g_array_index (cmp->ops, SpCompareOp, i);
@@ -52,13 +54,55 @@ sp_compare_to_csv (const SpCompare *cmp)
       append_double (out, op->sim_ns);
       g_string_append_c (out, ',');
       append_double (out, op->error);
+      if (nccl)
+        {
+          g_string_append_printf (out, ",%" G_GUINT64_FORMAT ",", op->nccl_samples);
+          if (op->nccl_samples > 0)
+            {
+              append_double (out, op->nccl_ns);
+              g_string_append_c (out, ',');
+              append_double (out, op->nccl_error);
+            }
+          else
+            g_string_append_c (out, ',');
+        }
       g_string_append_c (out, '\n');
     }
   return g_string_free (out, FALSE);
 }
 
 static void
-add_stats (JsonBuilder *b, const SpCompareStats *st)
+add_member_double (JsonBuilder *b, const char *name, double v)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_add_double_value (b, v);
+}
+
+/* <stats>.nccl: NCCL's estimate over the set's ops that have one, or null. */
+static void
+add_nccl_stats (JsonBuilder *b, const SpCompareStats *st)
+{
+  json_builder_set_member_name (b, "nccl");
+  if (st->nccl_n_ops == 0)
+    {
+      json_builder_add_null_value (b);
+      return;
+    }
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "ops");
+  json_builder_add_int_value (b, st->nccl_n_ops);
+  add_member_double (b, "median_abs_error", st->nccl_median_abs);
+  add_member_double (b, "p90_abs_error", st->nccl_p90_abs);
+  add_member_double (b, "worst_abs_error", st->nccl_worst_abs);
+  json_builder_set_member_name (b, "worst_op_id");
+  json_builder_add_int_value (b, st->nccl_worst_op_id);
+  add_member_double (b, "median_signed_error", st->nccl_median_signed);
+  add_member_double (b, "sim_median_abs_error", st->sim_median_abs_nccl_ops);
+  json_builder_end_object (b);
+}
+
+static void
+add_stats (JsonBuilder *b, const SpCompareStats *st, gboolean nccl)
 {
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "label");
@@ -75,11 +119,13 @@ add_stats (JsonBuilder *b, const SpCompareStats *st)
   json_builder_add_int_value (b, st->worst_op_id);
   json_builder_set_member_name (b, "median_signed_error");
   json_builder_add_double_value (b, st->median_signed);
+  if (nccl)
+    add_nccl_stats (b, st);
   json_builder_end_object (b);
 }
 
 static void
-add_op (JsonBuilder *b, const SpCompareOp *op)
+add_op (JsonBuilder *b, const SpCompareOp *op, gboolean nccl)
 {
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "op_id");
@@ -104,6 +150,21 @@ add_op (JsonBuilder *b, const SpCompareOp *op)
   json_builder_add_double_value (b, op->error);
   json_builder_set_member_name (b, "worst_sample_error");
   json_builder_add_double_value (b, op->worst_sample_error);
+  if (nccl)
+    {
+      json_builder_set_member_name (b, "nccl_samples");
+      json_builder_add_int_value (b, (gint64) op->nccl_samples);
+      json_builder_set_member_name (b, "nccl_ns");
+      if (op->nccl_samples > 0)
+        json_builder_add_double_value (b, op->nccl_ns);
+      else
+        json_builder_add_null_value (b);
+      json_builder_set_member_name (b, "nccl_error");
+      if (op->nccl_samples > 0)
+        json_builder_add_double_value (b, op->nccl_error);
+      else
+        json_builder_add_null_value (b);
+    }
   json_builder_end_object (b);
 }
 
@@ -132,6 +193,7 @@ add_count (JsonBuilder *b, const char *name, guint64 v)
 char *
 sp_compare_to_json (const SpCompare *cmp, gsize top_n)
 {
+  gboolean nccl = sp_compare_has_nccl (cmp);
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_object (b);
   add_trace (b, "sim", cmp->sim_name, cmp->sim_source, cmp->sim_producer);
@@ -151,6 +213,8 @@ sp_compare_to_json (const SpCompare *cmp, gsize top_n)
   add_count (b, "excluded_composite", c->excluded_composite);
   add_count (b, "excluded_zero", c->excluded_zero);
   add_count (b, "samples", c->samples);
+  if (nccl)
+    add_count (b, "nccl_samples", c->nccl_samples);
   json_builder_end_object (b);
 
   json_builder_set_member_name (b, "stats");
@@ -161,12 +225,12 @@ sp_compare_to_json (const SpCompare *cmp, gsize top_n)
       json_builder_set_member_name (b, sp_compare_by_name ((SpCompareBy) by));
       if (by == SP_COMPARE_BY_ALL)
         {
-          add_stats (b, &g_array_index (a, SpCompareStats, 0));
+          add_stats (b, &g_array_index (a, SpCompareStats, 0), nccl);
           continue;
         }
       json_builder_begin_array (b);
       for (guint i = 0; i < a->len; i++)
-        add_stats (b, &g_array_index (a, SpCompareStats, i));
+        add_stats (b, &g_array_index (a, SpCompareStats, i), nccl);
       json_builder_end_array (b);
     }
   json_builder_end_object (b);
@@ -176,13 +240,13 @@ sp_compare_to_json (const SpCompare *cmp, gsize top_n)
   json_builder_set_member_name (b, "worst");
   json_builder_begin_array (b);
   for (gsize i = 0; i < n_worst; i++)
-    add_op (b, worst[i]);
+    add_op (b, worst[i], nccl);
   json_builder_end_array (b);
 
   json_builder_set_member_name (b, "ops");
   json_builder_begin_array (b);
   for (guint i = 0; i < cmp->ops->len; i++)
-    add_op (b, &g_array_index (cmp->ops, SpCompareOp, i));
+    add_op (b, &g_array_index (cmp->ops, SpCompareOp, i), nccl);
   json_builder_end_array (b);
   json_builder_end_object (b);
 

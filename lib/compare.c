@@ -22,6 +22,7 @@ typedef struct {
   guint32 group_id;
   guint64 bytes;
   gint64 dur_ns;
+  gint64 nccl_est_ns;   /* NCCL's estimate, -1: none */
   guint8 coll;
   guint8 status;
   guint8 composite;
@@ -88,6 +89,7 @@ read_samples (SpTrace *trace, const char *name, GError **error)
           const SpTraceRow *r = &buf[i];
           Sample s = { .op_id = r->op_id, .iter = r->iter, .rank = r->rank,
                        .group_id = r->group_id, .bytes = r->bytes, .dur_ns = r->dur_ns,
+                       .nccl_est_ns = r->nccl_est_ns,
                        .coll = (guint8) r->coll, .status = (guint8) r->status,
                        .composite = (r->flags & SP_TRACE_FLAG_COMPOSITE) != 0 };
           g_array_append_val (out, s);
@@ -132,6 +134,7 @@ quantile (double *values, gsize n, double q)
 /* Per-op accumulation while walking one op's joined samples. */
 typedef struct {
   GArray *sim, *meas;    /* double */
+  GArray *nccl;          /* double: the samples' NCCL estimates (those that have one) */
   double worst;          /* signed sample error of largest magnitude */
 } OpAcc;
 
@@ -143,7 +146,8 @@ finish_op (SpCompare *cmp, const Sample *m, OpAcc *acc, const SpPlan *plan, SpTr
   SpCompareOp op = { .op_id = m->op_id, .coll = (SpColl) m->coll, .bytes = m->bytes,
                      .band = sp_compare_band_of (m->bytes), .n_samples = acc->sim->len,
                      .worst_sample_error = acc->worst, .family_id = SP_TRACE_NO_GROUP,
-                     .family = "none", .name = "" };
+                     .family = "none", .name = "", .nccl_samples = acc->nccl->len,
+                     .nccl_ns = NAN, .nccl_error = NAN };
   guint32 fam = 0, index = 0;
   if (sp_trace_group_info (measured, m->group_id, &fam, &index))
     {
@@ -156,9 +160,15 @@ finish_op (SpCompare *cmp, const Sample *m, OpAcc *acc, const SpPlan *plan, SpTr
   op.sim_ns = quantile ((double *) (void *) acc->sim->data, acc->sim->len, 0.5);
   op.measured_ns = quantile ((double *) (void *) acc->meas->data, acc->meas->len, 0.5);
   op.error = (op.sim_ns - op.measured_ns) / op.measured_ns;
+  if (acc->nccl->len > 0)
+    {
+      op.nccl_ns = quantile ((double *) (void *) acc->nccl->data, acc->nccl->len, 0.5);
+      op.nccl_error = (op.nccl_ns - op.measured_ns) / op.measured_ns;
+    }
   g_array_append_val (cmp->ops, op);
   g_array_set_size (acc->sim, 0);
   g_array_set_size (acc->meas, 0);
+  g_array_set_size (acc->nccl, 0);
   acc->worst = 0;
 }
 
@@ -167,6 +177,7 @@ join (SpCompare *cmp, GArray *sim, GArray *meas, const SpPlan *plan, SpTrace *me
 {
   SpCompareCounts *c = &cmp->counts;
   OpAcc acc = { g_array_new (FALSE, FALSE, sizeof (double)),
+                g_array_new (FALSE, FALSE, sizeof (double)),
                 g_array_new (FALSE, FALSE, sizeof (double)), 0 };
   const Sample *cur = NULL;  /* measured sample of the op being accumulated */
   guint i = 0, j = 0;
@@ -205,12 +216,19 @@ join (SpCompare *cmp, GArray *sim, GArray *meas, const SpPlan *plan, SpTrace *me
           if (fabs (e) > fabs (acc.worst))
             acc.worst = e;
           c->samples++;
+          if (m->nccl_est_ns >= 0)
+            {
+              double nv = (double) m->nccl_est_ns;
+              g_array_append_val (acc.nccl, nv);
+              c->nccl_samples++;
+            }
         }
     }
   if (cur != NULL)
     finish_op (cmp, cur, &acc, plan, measured);
   g_array_unref (acc.sim);
   g_array_unref (acc.meas);
+  g_array_unref (acc.nccl);
 }
 
 /* Statistics of the ops for which key(op) == value. */
@@ -221,7 +239,11 @@ stats_of (const SpCompare *cmp, const char *label, gboolean (*member) (const SpC
   SpCompareStats st = { .label = label };
   g_autoptr (GArray) abs_err = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr (GArray) signed_err = g_array_new (FALSE, FALSE, sizeof (double));
-  double worst = -1;
+  /* NCCL's errors, and the simulator's on the same ops */
+  g_autoptr (GArray) n_abs = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr (GArray) n_signed = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr (GArray) s_abs = g_array_new (FALSE, FALSE, sizeof (double));
+  double worst = -1, n_worst = -1;
   for (guint i = 0; i < cmp->ops->len; i++)
     {
       const SpCompareOp *op = &g_array_index (cmp->ops, SpCompareOp, i);
@@ -232,7 +254,21 @@ stats_of (const SpCompare *cmp, const char *label, gboolean (*member) (const SpC
       g_array_append_val (signed_err, op->error);
       if (a > worst)
         worst = a, st.worst_op_id = op->op_id;
+      if (op->nccl_samples == 0)
+        continue;
+      double na = fabs (op->nccl_error);
+      g_array_append_val (n_abs, na);
+      g_array_append_val (n_signed, op->nccl_error);
+      g_array_append_val (s_abs, a);
+      if (na > n_worst)
+        n_worst = na, st.nccl_worst_op_id = op->op_id;
     }
+  st.nccl_n_ops = n_abs->len;
+  st.nccl_worst_abs = n_abs->len ? n_worst : NAN;
+  st.nccl_median_abs = quantile ((double *) (void *) n_abs->data, n_abs->len, 0.5);
+  st.nccl_p90_abs = quantile ((double *) (void *) n_abs->data, n_abs->len, 0.9);
+  st.nccl_median_signed = quantile ((double *) (void *) n_signed->data, n_signed->len, 0.5);
+  st.sim_median_abs_nccl_ops = quantile ((double *) (void *) s_abs->data, s_abs->len, 0.5);
   st.n_ops = abs_err->len;
   st.worst_abs = worst;
   st.median_abs = quantile ((double *) (void *) abs_err->data, abs_err->len, 0.5);
@@ -428,6 +464,12 @@ const char *
 sp_compare_measured_name (const SpCompare *cmp)
 {
   return cmp->measured_name;
+}
+
+gboolean
+sp_compare_has_nccl (const SpCompare *cmp)
+{
+  return cmp->counts.nccl_samples > 0;
 }
 
 const SpCompareOp *

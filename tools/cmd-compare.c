@@ -34,9 +34,29 @@ print_stats_row (const SpCompareStats *st, const char *indent)
           st->worst_op_id);
 }
 
+/* The NCCL-estimate row of a set: its statistics and, last, the
+ * simulator's median |error| over the same ops; "-" when NCCL estimated
+ * none of the set's ops. */
+static void
+print_nccl_row (const SpCompareStats *st, const char *indent)
+{
+  g_autofree char *label = g_strdup_printf ("%s%s", indent, st->label);
+  if (st->nccl_n_ops == 0)
+    {
+      printf ("%-26s %6u %14s %11s %11s %11s   %-8s %13s\n", label, 0u, "-", "-", "-", "-", "-",
+              "-");
+      return;
+    }
+  printf ("%-26s %6u %12.1f %% %9.1f %% %9.1f %% %9.1f %%   op %-5u %11.1f %%\n", label,
+          st->nccl_n_ops, 100 * st->nccl_median_abs, 100 * st->nccl_p90_abs,
+          100 * st->nccl_worst_abs, 100 * st->nccl_median_signed, st->nccl_worst_op_id,
+          100 * st->sim_median_abs_nccl_ops);
+}
+
 static void
 print_text (const SpCompare *cmp, gsize top_n)
 {
+  gboolean nccl = sp_compare_has_nccl (cmp);
   const SpCompareCounts *c = sp_compare_counts (cmp);
   gsize n_ops = 0;
   sp_compare_ops (cmp, &n_ops);
@@ -63,21 +83,52 @@ print_text (const SpCompare *cmp, gsize top_n)
       for (gsize i = 0; i < n; i++)
         print_stats_row (&st[i], titles[by] ? "  " : "");
     }
+  if (nccl)
+    {
+      printf ("\nNCCL's own estimate (ncclGroupSimulateEnd, in the measured trace): %"
+              G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " samples\n"
+              "error = NCCL's estimate / measured - 1, over the ops NCCL estimated;\n"
+              "sim median = the simulator's median |err| on those same ops\n\n",
+              c->nccl_samples, c->samples);
+      printf ("%-26s %6s %14s %11s %11s %11s   %-8s %13s\n", "", "ops", "median |err|",
+              "p90 |err|", "worst |err|", "bias", "worst", "sim median");
+      for (guint by = 0; by < SP_COMPARE_BY_N; by++)
+        {
+          gsize n = 0;
+          const SpCompareStats *st = sp_compare_stats (cmp, (SpCompareBy) by, &n);
+          if (titles[by])
+            printf ("%s\n", titles[by]);
+          for (gsize i = 0; i < n; i++)
+            print_nccl_row (&st[i], titles[by] ? "  " : "");
+        }
+    }
 
   gsize n_worst = 0;
   g_autofree const SpCompareOp **worst = sp_compare_worst (cmp, top_n, &n_worst);
   if (n_worst == 0)
     return;
-  printf ("\nworst %" G_GSIZE_FORMAT " ops:\n%6s  %-36s %-16s %-12s %12s %11s %11s %9s\n",
-          n_worst, "op", "name", "kind", "family", "bytes", "measured", "simulated", "error");
+  printf ("\nworst %" G_GSIZE_FORMAT " ops:\n%6s  %-36s %-16s %-12s %12s %11s %11s %9s", n_worst,
+          "op", "name", "kind", "family", "bytes", "measured", "simulated", "error");
+  if (nccl)
+    printf (" %11s %9s", "NCCL est", "NCCL err");
+  printf ("\n");
   for (gsize i = 0; i < n_worst; i++)
     {
       const SpCompareOp *op = worst[i];
       g_autofree char *m = format_time (op->measured_ns);
       g_autofree char *s = format_time (op->sim_ns);
-      printf ("%6u  %-36s %-16s %-12s %12" G_GUINT64_FORMAT " %11s %11s %+8.1f %%\n", op->op_id,
+      printf ("%6u  %-36s %-16s %-12s %12" G_GUINT64_FORMAT " %11s %11s %+8.1f %%", op->op_id,
               op->name, sp_coll_name (op->coll) ? sp_coll_name (op->coll) : "?", op->family,
               op->bytes, m, s, 100 * op->error);
+      if (!nccl)
+        printf ("\n");
+      else if (op->nccl_samples == 0)
+        printf (" %11s %9s\n", "-", "-");
+      else
+        {
+          g_autofree char *e = format_time (op->nccl_ns);
+          printf (" %11s %+8.1f %%\n", e, 100 * op->nccl_error);
+        }
     }
 }
 
@@ -98,10 +149,14 @@ write_plot (const SpCompare *cmp, const char *path, GError **error)
 {
   gsize n = 0;
   const SpCompareOp *ops = sp_compare_ops (cmp, &n);
+  gboolean nccl = sp_compare_has_nccl (cmp);
   g_autoptr (SpPlot) plot = sp_plot_new (2, "simulated vs measured");
-  sp_plot_set_axes (plot, 0, "time per op", "measured (us)", TRUE, "simulated (us)", TRUE);
-  sp_plot_set_axes (plot, 1, "error distribution", "simulated / measured - 1 (%)", FALSE,
-                    "ops", FALSE);
+  sp_plot_set_axes (plot, 0, "time per op", "measured (us)", TRUE,
+                    nccl ? "simulated, NCCL's estimate (us)" : "simulated (us)", TRUE);
+  sp_plot_set_axes (plot, 1, "error distribution",
+                    nccl ? "simulated (or NCCL's estimate) / measured - 1 (%)"
+                         : "simulated / measured - 1 (%)",
+                    FALSE, "ops", FALSE);
 
   /* panel 0: one scatter series per collective kind */
   g_autofree double *x = g_new (double, n);
@@ -122,12 +177,30 @@ write_plot (const SpCompare *cmp, const char *path, GError **error)
         }
       sp_plot_add_series (plot, 0, kinds[k].label, SP_PLOT_MARKERS, x, y, m);
     }
+  /* NCCL's own estimate, when the measured trace has it: one series of
+   * crosses over every kind */
+  if (nccl)
+    {
+      gsize m = 0;
+      for (gsize i = 0; i < n; i++)
+        if (ops[i].nccl_samples > 0)
+          {
+            x[m] = ops[i].measured_ns / 1e3;
+            y[m] = ops[i].nccl_ns / 1e3;
+            m++;
+          }
+      sp_plot_add_series (plot, 0, "NCCL's estimate", SP_PLOT_CROSSES, x, y, m);
+    }
   sp_plot_add_diagonal (plot, 0, "y = x");
 
-  /* panel 1: histogram of the signed error, in % */
+  /* panel 1: histogram of the signed error, in % (bins over NCCL's errors too) */
   double lo = INFINITY, hi = -INFINITY;
   for (gsize i = 0; i < n; i++)
-    lo = MIN (lo, 100 * ops[i].error), hi = MAX (hi, 100 * ops[i].error);
+    {
+      lo = MIN (lo, 100 * ops[i].error), hi = MAX (hi, 100 * ops[i].error);
+      if (ops[i].nccl_samples > 0)
+        lo = MIN (lo, 100 * ops[i].nccl_error), hi = MAX (hi, 100 * ops[i].nccl_error);
+    }
   double w = nice_width (hi - lo);
   double start = floor (lo / w) * w;
   gsize bins = (gsize) floor ((hi - start) / w) + 1;
@@ -140,8 +213,28 @@ write_plot (const SpCompare *cmp, const char *path, GError **error)
       gsize b = (gsize) floor ((100 * ops[i].error - start) / w);
       by[MIN (b, bins - 1)] += 1;
     }
-  g_autofree char *label = g_strdup_printf ("ops per %g %% bin", w);
+  g_autofree char *label =
+      g_strdup_printf (nccl ? "simulator, ops per %g %% bin" : "ops per %g %% bin", w);
   sp_plot_add_series (plot, 1, label, SP_PLOT_BARS, bx, by, bins);
+  if (nccl)
+    {
+      /* NCCL's errors over the same bins, as crosses on the bin centres */
+      g_autofree double *ny = g_new0 (double, bins);
+      for (gsize i = 0; i < n; i++)
+        if (ops[i].nccl_samples > 0)
+          {
+            gsize b = (gsize) floor ((100 * ops[i].nccl_error - start) / w);
+            ny[MIN (b, bins - 1)] += 1;
+          }
+      /* empty bins get no cross */
+      g_autofree double *cx = g_new (double, bins);
+      g_autofree double *cy = g_new (double, bins);
+      gsize m = 0;
+      for (gsize b = 0; b < bins; b++)
+        if (ny[b] > 0)
+          cx[m] = bx[b], cy[m] = ny[b], m++;
+      sp_plot_add_series (plot, 1, "NCCL's estimate, ops per bin", SP_PLOT_CROSSES, cx, cy, m);
+    }
   return sp_plot_save (plot, path, error);
 }
 
@@ -166,7 +259,9 @@ sp_cmd_compare (int argc, char **argv)
         "Rows are joined on (op_id, iter, rank); rows whose status is not ok in either trace\n"
         "are left out and counted.  Per op, error = simulated / measured - 1 of the median\n"
         "durations; aggregates: median, p90 and worst |error| and the median signed error,\n"
-        "overall and by collective kind, size band and group family.",
+        "overall and by collective kind, size band and group family.  When the measured\n"
+        "trace carries NCCL's own estimate of each op (the nccl backend, ncclGroupSimulateEnd),\n"
+        "its error is reported beside the simulator's, in every format and in the plot.",
         entries, &argc, &argv, &status))
     return status;
   SpFormat format;

@@ -415,6 +415,17 @@ draw_panel (cairo_t *cr, const Panel *p, double ox, double oy)
             double x = g_array_index (s->x, double, k), y = g_array_index (s->y, double, k);
             if (!usable (&xr, x) || !usable (&yr, y))
               continue;
+            if (s->style == SP_PLOT_CROSSES)
+              {
+                /* an x of 7 px, 1.5 px strokes */
+                cairo_set_line_width (cr, 1.5);
+                cairo_move_to (cr, PX (x) - 3.5, PY (y) - 3.5);
+                cairo_line_to (cr, PX (x) + 3.5, PY (y) + 3.5);
+                cairo_move_to (cr, PX (x) - 3.5, PY (y) + 3.5);
+                cairo_line_to (cr, PX (x) + 3.5, PY (y) - 3.5);
+                cairo_stroke (cr);
+                continue;
+              }
             cairo_arc (cr, PX (x), PY (y), s->style == SP_PLOT_MARKERS ? 2.5 : 3.2, 0, 2 * G_PI);
             cairo_fill (cr);
           }
@@ -432,8 +443,20 @@ draw_panel (cairo_t *cr, const Panel *p, double ox, double oy)
       if (!s->name)
         continue;
       cairo_set_source_rgb (cr, c[0], c[1], c[2]);
-      cairo_rectangle (cr, x0 + 8, ly - 5, 12, 4);
-      cairo_fill (cr);
+      if (s->style == SP_PLOT_CROSSES)
+        {
+          cairo_set_line_width (cr, 1.5);
+          cairo_move_to (cr, x0 + 10.5, ly - 6.5);
+          cairo_line_to (cr, x0 + 17.5, ly + 0.5);
+          cairo_move_to (cr, x0 + 10.5, ly + 0.5);
+          cairo_line_to (cr, x0 + 17.5, ly - 6.5);
+          cairo_stroke (cr);
+        }
+      else
+        {
+          cairo_rectangle (cr, x0 + 8, ly - 5, 12, 4);
+          cairo_fill (cr);
+        }
       cairo_set_source_rgb (cr, 0.1, 0.1, 0.1);
       text_at (cr, x0 + 26, ly - 3, s->name, 0.0, 0.5);
       ly += 14;

@@ -14,6 +14,7 @@ typedef enum {
   SP_PLOT_LINES = 0,   /* line through the points, with markers */
   SP_PLOT_MARKERS,     /* markers only (scatter) */
   SP_PLOT_BARS,        /* vertical bars from y = 0 (histograms) */
+  SP_PLOT_CROSSES,     /* scatter with x-shaped markers, told apart from SP_PLOT_MARKERS */
 } SpPlotStyle;
 
 typedef struct _SpPlot SpPlot;

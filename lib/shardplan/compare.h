@@ -27,8 +27,17 @@
  * Rows present in one trace only, or excluded for their status, a zero
  * measured duration or being composite, are counted (SpCompareCounts).
  *
- * NCCL's own per-op estimate (ncclGroupSimulateEnd) is not in the trace
- * schema 1.0, so no third series is shown yet.
+ * NCCL's own estimate, a third series: a measured trace of the NCCL
+ * backend carries NCCL's estimate of each op (nccl_est_ns >= 0, trace
+ * schema 1.1; -1 where there is none).  Where samples have one:
+ *   NCCL error for op_id: (N − M) / M with N the median nccl_est_ns over
+ *            the op's samples that carry one and M the op's measured median
+ *            as above (the same M as the simulator's error).
+ *   NCCL aggregates: the same statistics over the ops of the set that have
+ *            an NCCL error, and beside them the simulator's median |error|
+ *            over those same ops, so that the two compare like for like.
+ * When no sample carries an estimate (simulated, MPI, imported or 1.0
+ * traces) the nccl fields are NaN / 0 and the reports leave them out.
  */
 #pragma once
 #include <glib.h>
@@ -75,6 +84,9 @@ typedef struct {
   double measured_ns;      /* median measured dur_ns, ns */
   double error;            /* (sim_ns − measured_ns) / measured_ns */
   double worst_sample_error; /* the signed sample error (s − m)/m of largest magnitude */
+  guint64 nccl_samples;    /* samples whose measured row carries NCCL's estimate */
+  double nccl_ns;          /* median NCCL estimate over those, ns; NaN when none */
+  double nccl_error;       /* (nccl_ns − measured_ns) / measured_ns; NaN when none */
 } SpCompareOp;
 
 /* Aggregate error of a set of ops; label and counts as described above. */
@@ -86,6 +98,15 @@ typedef struct {
   double worst_abs;
   guint32 worst_op_id;
   double median_signed;    /* bias: > 0 the simulator is slow on these ops */
+  /* NCCL's estimate over the ops of the set that have one (nccl_n_ops;
+   * when 0 the doubles are NaN and nccl_worst_op_id 0). */
+  guint32 nccl_n_ops;
+  double nccl_median_abs;
+  double nccl_p90_abs;
+  double nccl_worst_abs;
+  guint32 nccl_worst_op_id;
+  double nccl_median_signed;
+  double sim_median_abs_nccl_ops; /* the simulator's median |error| over those same ops */
 } SpCompareStats;
 
 typedef struct {
@@ -98,6 +119,7 @@ typedef struct {
   guint64 excluded_composite; /* joined composite spans */
   guint64 excluded_zero;   /* joined, measured dur_ns <= 0 */
   guint64 samples;         /* joined rows in the statistics */
+  guint64 nccl_samples;    /* of those, rows whose measured row has nccl_est_ns >= 0 */
 } SpCompareCounts;
 
 typedef struct _SpCompare SpCompare;
@@ -108,7 +130,7 @@ typedef struct _SpCompare SpCompare;
  * digests differ ("sim.h5 (plan 3fa2…) and measured.h5 (plan 9c01…) ran
  * different plans"), or when no sample is left to compare;
  * SP_ERROR_INVALID_TRACE when a trace has two rows for one key; errors of
- * sp_trace_read_rows otherwise.  Reads every row of both traces (about 40
+ * sp_trace_read_rows otherwise.  Reads every row of both traces (about 48
  * bytes of memory per row).  Free with sp_compare_free(). */
 SpCompare *sp_compare_traces (SpTrace *sim, const char *sim_name, SpTrace *measured,
                               const char *measured_name, GError **error);
@@ -120,6 +142,9 @@ const SpCompareCounts *sp_compare_counts (const SpCompare *cmp);
 const char *sp_compare_plan_digest (const SpCompare *cmp);
 const char *sp_compare_sim_name (const SpCompare *cmp);
 const char *sp_compare_measured_name (const SpCompare *cmp);
+/* TRUE when some compared sample carries NCCL's estimate (counts.nccl_samples
+ * > 0): the reports then show it as a third series. */
+gboolean sp_compare_has_nccl (const SpCompare *cmp);
 
 /* Ops with samples, by op id (owned by the comparison). */
 const SpCompareOp *sp_compare_ops (const SpCompare *cmp, gsize *out_n);
@@ -133,7 +158,9 @@ const SpCompareOp **sp_compare_worst (const SpCompare *cmp, gsize n, gsize *out_
 
 /* Per-op CSV, one header line then one line per op:
  *   op_id,name,kind,family,bytes,size_band,samples,measured_ns,sim_ns,error
- * (error as a fraction; names quoted per RFC 4180 when needed).  g_free. */
+ * (error as a fraction; names quoted per RFC 4180 when needed), and when
+ * sp_compare_has_nccl() three more columns nccl_samples,nccl_ns,nccl_error
+ * (the last two empty for an op without an estimate).  g_free. */
 char *sp_compare_to_csv (const SpCompare *cmp);
 
 /* Everything as one JSON object (g_free):
@@ -145,7 +172,13 @@ char *sp_compare_to_csv (const SpCompare *cmp);
  * "worst_abs_error", "worst_op_id", "median_signed_error"} and <op> =
  * {"op_id", "name", "kind", "family", "bytes", "size_band", "samples",
  * "measured_ns", "sim_ns", "error", "worst_sample_error"}; errors are
- * fractions, source and producer those of each trace's header. */
+ * fractions, source and producer those of each trace's header.
+ * When sp_compare_has_nccl(): counts gains "nccl_samples"; every <stats>
+ * gains "nccl": {"ops", "median_abs_error", "p90_abs_error",
+ * "worst_abs_error", "worst_op_id", "median_signed_error",
+ * "sim_median_abs_error"} (null when no op of the set has an estimate);
+ * every <op> gains "nccl_samples", "nccl_ns" and "nccl_error" (null when
+ * the op has none).  Without an estimate none of these keys appear. */
 char *sp_compare_to_json (const SpCompare *cmp, gsize top_n);
 
 G_END_DECLS

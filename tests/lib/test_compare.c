@@ -14,13 +14,32 @@
  * Signed sorted: −.20, −.05, 0, .10, .30, .50 → bias (0+.10)/2 = .05.
  * Measured durations vary by rank and iteration (100 µs + 1 µs·rank +
  * 10 µs·iter); the simulated ones are the same times the factor, so each
- * op's error is exactly its factor − 1 whichever samples are left out. */
+ * op's error is exactly its factor − 1 whichever samples are left out.
+ *
+ * NCCL's own estimate (TRACE_MEASURED_NCCL): the measured rows also carry
+ * nccl_est_ns, one value per op as NCCL gives it, against the op's measured
+ * median M (the samples left out below make M 108.5 µs for ops 0 and 5 and
+ * 107 µs for ops 1-4: the 8th of 15 values 100..107, 110..117 less one):
+ *
+ *   op  nccl_est_ns          NCCL error       simulator's error
+ *   0   130200 = 1.2·108500  +0.20            +0.10
+ *   1    53500 = 0.5·107000  −0.50            −0.20
+ *   2   107000               0                +0.50
+ *   3    21400 = 0.2·107000  −0.80 (ranks 0-3 only: 7 samples)   0
+ *   4   117700 = 1.1·107000  +0.10            −0.05
+ *   5   −1 (compute)         none             +0.30
+ *
+ * NCCL |error| sorted 0, .1, .2, .5, .8: median .2, p90 at 3.6 → .5 + .6·.3
+ * = .68, worst .8 (op 3); signed −.8 −.5 0 .1 .2: bias 0; the simulator's
+ * |error| on those five ops 0 .05 .1 .2 .5: median .1.  nccl_samples = 16 +
+ * 15 + 15 + 7 + 15 = 68. */
 #include "config.h"
 #include "testutil.h"
 #include "shardplan/shardplan.h"
 #include "shardplan/compare.h"
 
 #include <json-glib/json-glib.h>
+#include <math.h>
 #include <string.h>
 
 #define WORLD 8
@@ -79,7 +98,18 @@ typedef enum {
   TRACE_MEASURED,
   TRACE_SIM,
   TRACE_SIM_DUPLICATE,   /* one key twice */
+  TRACE_MEASURED_NCCL,   /* measured, with NCCL's estimates (table above) */
 } TraceKind;
+
+/* nccl_est_ns of op o on rank r (the table above). */
+static gint64
+nccl_estimate (guint32 o, guint32 r)
+{
+  static const gint64 est[N_OPS] = { 130200, 53500, 107000, 21400, 117700, -1 };
+  if (o == 3 && r >= 4)
+    return -1;
+  return est[o];
+}
 
 static char *
 write_trace (const char *dir, const char *file, TraceKind kind, const char *model,
@@ -89,7 +119,7 @@ write_trace (const char *dir, const char *file, TraceKind kind, const char *mode
   g_autoptr (SpPlan) plan = make_plan (groups, model);
   g_autoptr (GError) error = NULL;
   char *path = g_build_filename (dir, file, NULL);
-  gboolean sim = kind != TRACE_MEASURED;
+  gboolean sim = kind == TRACE_SIM || kind == TRACE_SIM_DUPLICATE;
   SpTraceHeader h = { .source = sim ? SP_TRACE_SOURCE_SIMULATED : SP_TRACE_SOURCE_MEASURED,
                       .producer = sim ? "test sim" : "test run", .producer_version = "0",
                       .clock = "test", .timing_mode = "test", .iters = ITERS,
@@ -127,6 +157,8 @@ write_trace (const char *dir, const char *file, TraceKind kind, const char *mode
           gint64 measured = 100000 + 1000 * (gint64) r + 10000 * iter;
           row.dur_ns = sim ? measured * ops[o].num / ops[o].den : measured;
           row.t_end_ns = row.dur_ns;
+          if (kind == TRACE_MEASURED_NCCL)
+            row.nccl_est_ns = nccl_estimate (o, r);
           if (!sim && o == 1 && iter == 1 && r == 3)
             row.status = SP_TRACE_STATUS_WRONG;            /* excluded_status */
           if (!sim && o == 4 && iter == 1 && r == 0)
@@ -383,6 +415,156 @@ START_TEST (test_formats)
 }
 END_TEST
 
+static void
+assert_nccl_stats (const SpCompareStats *st, const char *label, guint n, double median,
+                   double p90, double worst, guint worst_op, double bias, double sim_median)
+{
+  ck_assert_str_eq (st->label, label);
+  ck_assert_uint_eq (st->nccl_n_ops, n);
+  ck_assert_double_eq_tol (st->nccl_median_abs, median, TOL);
+  ck_assert_double_eq_tol (st->nccl_p90_abs, p90, TOL);
+  ck_assert_double_eq_tol (st->nccl_worst_abs, worst, TOL);
+  ck_assert_uint_eq (st->nccl_worst_op_id, worst_op);
+  ck_assert_double_eq_tol (st->nccl_median_signed, bias, TOL);
+  ck_assert_double_eq_tol (st->sim_median_abs_nccl_ops, sim_median, TOL);
+}
+
+START_TEST (test_nccl_estimate)
+{
+  g_autofree char *dir = sp_test_tmpdir ();
+  g_autofree char *sim = write_trace (dir, "sim.h5", TRACE_SIM, "m", TRUE);
+  g_autofree char *meas = write_trace (dir, "measured-nccl.h5", TRACE_MEASURED_NCCL, "m", TRUE);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SpTrace) ts = sp_trace_open (sim, &error);
+  g_autoptr (SpTrace) tm = sp_trace_open (meas, &error);
+  SP_ASSERT_NO_ERROR (error);
+  g_autoptr (SpCompare) cmp = sp_compare_traces (ts, "sim.h5", tm, "measured-nccl.h5", &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert (sp_compare_has_nccl (cmp));
+  const SpCompareCounts *c = sp_compare_counts (cmp);
+  ck_assert_uint_eq (c->samples, 92);
+  ck_assert_uint_eq (c->nccl_samples, 68);
+
+  gsize n = 0;
+  const SpCompareOp *o = sp_compare_ops (cmp, &n);
+  ck_assert_uint_eq (n, N_OPS);
+  static const double want_err[N_OPS] = { 0.10, -0.20, 0.50, 0.0, -0.05, 0.30 };
+  static const double want_nccl[N_OPS] = { 0.20, -0.50, 0.0, -0.80, 0.10, 0 };
+  static const double want_ns[N_OPS] = { 130200, 53500, 107000, 21400, 117700, 0 };
+  static const guint want_nccl_samples[N_OPS] = { 16, 15, 15, 7, 15, 0 };
+  for (guint i = 0; i < N_OPS; i++)
+    {
+      /* the simulator's errors are the same as without the estimate */
+      ck_assert_double_eq_tol (o[i].error, want_err[i], TOL);
+      ck_assert_uint_eq (o[i].nccl_samples, want_nccl_samples[i]);
+      if (i == 5)
+        {
+          ck_assert (isnan (o[i].nccl_ns) && isnan (o[i].nccl_error));
+          continue;
+        }
+      ck_assert_double_eq_tol (o[i].nccl_ns, want_ns[i], TOL);
+      ck_assert_double_eq_tol (o[i].nccl_error, want_nccl[i], TOL);
+    }
+  ck_assert_double_eq_tol (o[0].measured_ns, 108500, TOL);
+  ck_assert_double_eq_tol (o[1].measured_ns, 107000, TOL);
+
+  const SpCompareStats *st = sp_compare_stats (cmp, SP_COMPARE_BY_ALL, &n);
+  assert_stats (&st[0], "all", 6, 0.15, 0.40, 0.50, 2, 0.05);  /* unchanged */
+  assert_nccl_stats (&st[0], "all", 5, 0.20, 0.68, 0.80, 3, 0.0, 0.10);
+
+  st = sp_compare_stats (cmp, SP_COMPARE_BY_KIND, &n);
+  ck_assert_uint_eq (n, 4);
+  /* all_reduce: ops 2, 4: |.0|, |.1|; the simulator's .5, .05 */
+  assert_nccl_stats (&st[0], "all_reduce", 2, 0.05, 0.09, 0.10, 4, 0.05, 0.275);
+  /* all_gather: ops 0, 3: +.2, −.8; the simulator's .1, 0 */
+  assert_nccl_stats (&st[1], "all_gather", 2, 0.50, 0.2 + 0.9 * 0.6, 0.80, 3, -0.30, 0.05);
+  assert_nccl_stats (&st[2], "reduce_scatter", 1, 0.50, 0.50, 0.50, 1, -0.50, 0.20);
+  /* compute: no estimate */
+  ck_assert_str_eq (st[3].label, "compute");
+  ck_assert_uint_eq (st[3].nccl_n_ops, 0);
+  ck_assert (isnan (st[3].nccl_median_abs) && isnan (st[3].sim_median_abs_nccl_ops));
+
+  st = sp_compare_stats (cmp, SP_COMPARE_BY_FAMILY, &n);
+  /* shard: ops 0, 1, 3: |.2| |.5| |.8|, signed .2 −.5 −.8; the simulator's .1 .2 0 */
+  assert_nccl_stats (&st[0], "shard", 3, 0.50, 0.5 + 0.8 * 0.3, 0.80, 3, -0.50, 0.10);
+
+  /* CSV: three more columns, empty for op 5 */
+  g_autofree char *csv = sp_compare_to_csv (cmp);
+  g_auto (GStrv) lines = g_strsplit (csv, "\n", -1);
+  ck_assert_str_eq (lines[0], "op_id,name,kind,family,bytes,size_band,samples,measured_ns,sim_ns,"
+                              "error,nccl_samples,nccl_ns,nccl_error");
+  g_auto (GStrv) f0 = g_strsplit (lines[1], ",", -1);
+  ck_assert_uint_eq (g_strv_length (f0), 13);
+  ck_assert_str_eq (f0[10], "16");
+  ck_assert_str_eq (f0[11], "130200");
+  ck_assert_double_eq_tol (g_ascii_strtod (f0[12], NULL), 0.2, TOL);
+  ck_assert (g_str_has_suffix (lines[6], ",0,,"));
+  g_auto (GStrv) f4 = g_strsplit (lines[4], ",", -1); /* op 3: a quoted name with a comma */
+  ck_assert_uint_eq (g_strv_length (f4), 14);
+  ck_assert_str_eq (f4[11], "7");
+  ck_assert_str_eq (f4[12], "21400");
+  ck_assert_double_eq_tol (g_ascii_strtod (f4[13], NULL), -0.8, TOL);
+
+  /* JSON: nccl members in counts, stats and ops; null where there is none */
+  g_autofree char *json = sp_compare_to_json (cmp, 1);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  ck_assert_msg (json_parser_load_from_data (parser, json, -1, &error), "%s",
+                 error ? error->message : "");
+  JsonObject *root = json_node_get_object (json_parser_get_root (parser));
+  ck_assert_int_eq (json_object_get_int_member (json_object_get_object_member (root, "counts"),
+                                                "nccl_samples"), 68);
+  JsonObject *stats = json_object_get_object_member (root, "stats");
+  JsonObject *nall = json_object_get_object_member (json_object_get_object_member (stats, "all"),
+                                                    "nccl");
+  ck_assert_int_eq (json_object_get_int_member (nall, "ops"), 5);
+  ck_assert_double_eq_tol (json_object_get_double_member (nall, "median_abs_error"), 0.2, TOL);
+  ck_assert_double_eq_tol (json_object_get_double_member (nall, "p90_abs_error"), 0.68, TOL);
+  ck_assert_int_eq (json_object_get_int_member (nall, "worst_op_id"), 3);
+  ck_assert_double_eq_tol (json_object_get_double_member (nall, "sim_median_abs_error"), 0.1, TOL);
+  JsonArray *kinds = json_object_get_array_member (stats, "kind");
+  JsonObject *compute = json_array_get_object_element (kinds, 3);
+  ck_assert_str_eq (json_object_get_string_member (compute, "label"), "compute");
+  ck_assert (json_object_get_null_member (compute, "nccl"));
+  JsonArray *ops_json = json_object_get_array_member (root, "ops");
+  JsonObject *op3 = json_array_get_object_element (ops_json, 3);
+  ck_assert_int_eq (json_object_get_int_member (op3, "nccl_samples"), 7);
+  ck_assert_double_eq_tol (json_object_get_double_member (op3, "nccl_ns"), 21400, TOL);
+  ck_assert_double_eq_tol (json_object_get_double_member (op3, "nccl_error"), -0.8, TOL);
+  JsonObject *op5 = json_array_get_object_element (ops_json, 5);
+  ck_assert (json_object_get_null_member (op5, "nccl_ns"));
+  ck_assert (json_object_get_null_member (op5, "nccl_error"));
+  JsonObject *w0 = json_array_get_object_element (json_object_get_array_member (root, "worst"), 0);
+  ck_assert_double_eq_tol (json_object_get_double_member (w0, "nccl_error"), 0.0, TOL); /* op 2 */
+  g_unlink (sim);
+  g_unlink (meas);
+  g_rmdir (dir);
+}
+END_TEST
+
+/* Without an estimate (the usual fixture) nothing about NCCL appears. */
+START_TEST (test_no_nccl_estimate)
+{
+  Fixture f;
+  fixture_open (&f);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SpCompare) cmp = sp_compare_traces (f.ts, "sim.h5", f.tm, "measured.h5", &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert (!sp_compare_has_nccl (cmp));
+  ck_assert_uint_eq (sp_compare_counts (cmp)->nccl_samples, 0);
+  gsize n = 0;
+  const SpCompareOp *o = sp_compare_ops (cmp, &n);
+  for (gsize i = 0; i < n; i++)
+    ck_assert (o[i].nccl_samples == 0 && isnan (o[i].nccl_error));
+  const SpCompareStats *st = sp_compare_stats (cmp, SP_COMPARE_BY_ALL, &n);
+  ck_assert_uint_eq (st[0].nccl_n_ops, 0);
+  g_autofree char *json = sp_compare_to_json (cmp, 10);
+  ck_assert_ptr_null (strstr (json, "nccl"));
+  g_autofree char *csv = sp_compare_to_csv (cmp);
+  ck_assert_ptr_null (strstr (csv, "nccl"));
+  fixture_close (&f);
+}
+END_TEST
+
 START_TEST (test_bands)
 {
   ck_assert_int_eq (sp_compare_band_of (0), SP_COMPARE_BAND_ZERO);
@@ -407,13 +589,36 @@ compare_suite (void)
   tcase_add_test (tc, test_join_stats);
   tcase_add_test (tc, test_refusals);
   tcase_add_test (tc, test_formats);
+  tcase_add_test (tc, test_nccl_estimate);
+  tcase_add_test (tc, test_no_nccl_estimate);
   tcase_add_test (tc, test_bands);
   suite_add_tcase (s, tc);
   return s;
 }
 
-int
-main (void)
+/* `test_compare --write-nccl DIR` writes DIR/sim.h5 and
+ * DIR/measured-nccl.h5 (the traces of test_nccl_estimate) for the CLI test
+ * of the text output, and exits (inside a Check test: write_trace asserts). */
+static const char *write_dir;
+
+START_TEST (write_nccl_pair)
 {
+  g_free (write_trace (write_dir, "sim.h5", TRACE_SIM, "m", TRUE));
+  g_free (write_trace (write_dir, "measured-nccl.h5", TRACE_MEASURED_NCCL, "m", TRUE));
+}
+END_TEST
+
+int
+main (int argc, char **argv)
+{
+  if (argc == 3 && strcmp (argv[1], "--write-nccl") == 0)
+    {
+      write_dir = argv[2];
+      Suite *s = suite_create ("write");
+      TCase *tc = tcase_create ("write");
+      tcase_add_test (tc, write_nccl_pair);
+      suite_add_tcase (s, tc);
+      return sp_test_run (s);
+    }
   return sp_test_run (compare_suite ());
 }

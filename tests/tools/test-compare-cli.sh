@@ -2,7 +2,9 @@
 # `shardplan trace import-nccl-tests` and `shardplan compare` end to end on
 # the nccl-tests fixtures: every layout imports, bad logs and bad usage exit
 # 2 with one line on stderr and leave no file, and a log compared with a
-# copy whose times are doubled shows +100 % on every op in every format.
+# copy whose times are doubled shows +100 % on every op in every format;
+# NCCL's own estimate shows as a third series only when the measured trace
+# has it (traces written by tests/lib/test_compare --write-nccl).
 # (Exact parsed values and statistics are checked by tests/lib.)
 set -u
 : "${SHARDPLAN:?SHARDPLAN must name the built shardplan binary}"
@@ -132,6 +134,50 @@ if command -v jq >/dev/null 2>&1; then
 else
   grep -q '"median_abs_error" : 1' "$tmp/out" || fail "json: median"
   grep -q '"samples" : 352' "$tmp/out" || fail "json: samples"
+fi
+
+# Without NCCL's estimate (imported logs have none) nothing about it is shown.
+expect_ok compare "$tmp/ag2.h5" "$tmp/ag.h5"
+grep -qi 'nccl' "$tmp/out" && fail "text mentions NCCL without an estimate: $(cat "$tmp/out")"
+expect_ok compare "$tmp/ag2.h5" "$tmp/ag.h5" --format json
+grep -q '"nccl[_"]' "$tmp/out" && fail "json has nccl members without an estimate"
+
+# NCCL's own estimate as a third series: the traces of tests/lib/test_compare
+# (hand-computed values in its header comment).
+if "$SP_BUILDDIR/tests/lib/test_compare" --write-nccl "$tmp" >"$tmp/write-out" 2>&1; then
+  expect_ok compare "$tmp/sim.h5" "$tmp/measured-nccl.h5" --top 3
+  grep -q "NCCL's own estimate (ncclGroupSimulateEnd, in the measured trace): 68 of 92 samples" \
+    "$tmp/out" || fail "nccl text: no sample count: $(cat "$tmp/out")"
+  grep -Eq '^all +6 +15\.0 % +40\.0 % +50\.0 % +5\.0 % +op 2$' "$tmp/out" \
+    || fail "nccl text: the simulator's 'all' row changed"
+  grep -Eq '^all +5 +20\.0 % +68\.0 % +80\.0 % +0\.0 % +op 3 +10\.0 %$' "$tmp/out" \
+    || fail "nccl text: no NCCL 'all' row: $(cat "$tmp/out")"
+  grep -Eq '^  compute +0 +- +- +- +- +- +-$' "$tmp/out" || fail "nccl text: compute row"
+  grep -Eq 'error +NCCL est +NCCL err$' "$tmp/out" || fail "nccl text: worst-ops header"
+  grep -Eq '^ +2  step\.allreduce .* \+50\.0 % +107 us +\+0\.0 %$' "$tmp/out" \
+    || fail "nccl text: op 2 row"
+  grep -Eq '^ +5  L0\.fwd\.compute .* \+30\.0 % +- +-$' "$tmp/out" || fail "nccl text: op 5 row"
+  expect_ok compare "$tmp/sim.h5" "$tmp/measured-nccl.h5" --format csv
+  [ "$(head -n 1 "$tmp/out")" = "op_id,name,kind,family,bytes,size_band,samples,measured_ns,sim_ns,error,nccl_samples,nccl_ns,nccl_error" ] \
+    || fail "nccl csv header: $(head -n 1 "$tmp/out")"
+  grep -q '^5,L0.fwd.compute,.*,0,,$' "$tmp/out" || fail "nccl csv: op 5 has no estimate"
+  grep -q '^1,L0.bwd.reduce_scatter,.*,15,53500,-0.5$' "$tmp/out" || fail "nccl csv: op 1"
+  expect_ok compare "$tmp/sim.h5" "$tmp/measured-nccl.h5" --format json
+  if command -v jq >/dev/null 2>&1; then
+    [ "$(jq '.stats.all.nccl.ops' "$tmp/out")" = "5" ] || fail "nccl json: ops"
+    [ "$(jq '.stats.all.nccl.worst_op_id' "$tmp/out")" = "3" ] || fail "nccl json: worst op"
+    [ "$(jq '.counts.nccl_samples' "$tmp/out")" = "68" ] || fail "nccl json: samples"
+    [ "$(jq '.ops[5].nccl_error' "$tmp/out")" = "null" ] || fail "nccl json: op 5 not null"
+    [ "$(jq '.stats.kind[3].nccl' "$tmp/out")" = "null" ] || fail "nccl json: compute not null"
+  else
+    grep -q '"nccl_samples" : 68' "$tmp/out" || fail "nccl json: samples"
+  fi
+  if "$SHARDPLAN" info | grep -q 'cairo=yes'; then
+    expect_ok compare "$tmp/sim.h5" "$tmp/measured-nccl.h5" --plot "$tmp/nccl.svg" --format csv
+    grep -q '<svg' "$tmp/nccl.svg" || fail "nccl plot: not an SVG"
+  fi
+else
+  fail "test_compare --write-nccl failed: $(cat "$tmp/write-out")"
 fi
 
 # different plans, missing files, non-traces, bad options
