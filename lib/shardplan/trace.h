@@ -56,8 +56,9 @@
  *
  * Compatibility: a reader accepts any file with the same major version; new
  * fields are only ever added at the end of a table with a minor version
- * bump, and fields a file lacks read as their sp_trace_row_init() value
- * (0 for most, -1 for nccl_est_ns).  A newer major version is refused.  Fields are matched by name and enums by member name.
+ * bump; /ops/ops fields a file lacks read as their sp_trace_row_init()
+ * value (0 for most, -1 for nccl_est_ns), those of the other tables as 0.
+ * A newer major version is refused.  Fields are matched by name and enums by member name.
  *
  * Crash safety: the writer writes to a temporary file next to `path`
  * ("path.tmp-XXXXXX") and renames it to `path` in sp_trace_writer_finish(),
