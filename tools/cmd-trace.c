@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Rows per read: 64 Ki × 136 B ≈ 9 MB of SpTraceRow. */
+/* Rows per read: 64 Ki × 144 B ≈ 9.4 MB of SpTraceRow. */
 #define BATCH_ROWS 65536
 
 SpTrace *
