@@ -1,18 +1,18 @@
-/* sp_sim_run_plan(): every op of a plan on a topology (sim/shardplan/sim.h).
+/* sp_sim_run_plan_full(): every op of a plan on a topology
+ * (sim/shardplan/sim.h).
  *
- * A list scheduler over ranks: per (stream, rank) the time the stream is
- * free; an op starts on a group when every member is ready (its deps done
- * there and its stream free), so the cost of one op is O(W) plus the cost
- * of its collective, which is computed once per (kind, bytes, family,
- * algorithm) and reused for every later op of that shape. */
+ * Contention none / family: a list scheduler over ranks: per (stream, rank)
+ * the time the stream is free; an op starts on a group when every member is
+ * ready (its deps done there and its stream free), so the cost of one op is
+ * O(W) plus the cost of its collective, which is computed once per (kind,
+ * bytes, family, algorithm) and reused for every later op of that shape.
+ * The same scheduler with every collective costing 0 gives the compute-only
+ * path of every mode.  Contention step: plan-step.c. */
 #include "config.h"
-#include "sim-internal.h"
-#include "shardplan/plan.h"
+#include "plan-run.h"
 
 #include <math.h>
 #include <string.h>
-
-#define UNSET G_MAXUINT64
 
 /* HBM bandwidth (GB/s) by GPU model, for kernels given by bytes only
  * (quantize / dequantize / quant_reduce with 0 FLOPs).  NVIDIA datasheets:
@@ -38,10 +38,6 @@ hbm_gbs (const char *model)
 }
 
 typedef struct {
-  guint64 start, end;
-} Span;
-
-typedef struct {
   SpColl coll;
   guint64 bytes;
   SpFamily family;
@@ -49,40 +45,14 @@ typedef struct {
   guint64 *dur; /* per group of the family, ns */
 } CostEntry;
 
-struct _SpSimResult {
-  const SpGroups *groups;
-  guint32 n_ops, world;
-  guint64 *off;      /* per op: first span */
-  gboolean *per_rank; /* per op: spans indexed by rank (kernels, composites) */
-  Span *spans;
-  guint64 *dur;      /* per op: longest span */
-  guint64 step_ns, compute_only_ns, comm_ns;
-  guint64 family_ns[SP_FAMILY_N];
-  guint64 kind_ns[256];
-  guint32 contention_fallbacks;
-};
-
-typedef struct {
-  const SpTopo *topo;
-  const SpTopoSpec *spec;
-  SpSimModel model;
-  const SpPlan *plan;
-  const SpGroups *groups;
-  guint32 W;
-  double efficiency;
-  GArray *cache; /* CostEntry */
-  SpNet *net;
-  guint32 contention_fallbacks;
-} Ctx;
-
 static void
 cost_entry_clear (gpointer p)
 {
   g_free (((CostEntry *) p)->dur);
 }
 
-static gboolean
-shape_equal (const SpShape *a, const SpShape *b)
+gboolean
+sp_plan_shape_equal (const SpShape *a, const SpShape *b)
 {
   return a->n == b->n && a->nodes == b->nodes && a->ppn == b->ppn && a->nics_used == b->nics_used
          && a->n_channels == b->n_channels && a->intra_gbs == b->intra_gbs
@@ -96,7 +66,7 @@ shape_equal (const SpShape *a, const SpShape *b)
 /* Every group alone (no contention between groups): sp_sim_estimate per
  * distinct group shape. */
 static gboolean
-cost_isolated (Ctx *c, const SpOp *op, SpSimModel model, guint64 *dur, GError **error)
+cost_isolated (SpPlanCtx *c, const SpOp *op, SpSimModel model, guint64 *dur, GError **error)
 {
   guint32 ng = sp_groups_n_groups (c->groups, op->family);
   g_autoptr (GArray) shapes = g_array_new (FALSE, FALSE, sizeof (SpShape));
@@ -113,7 +83,7 @@ cost_isolated (Ctx *c, const SpOp *op, SpSimModel model, guint64 *dur, GError **
         return FALSE;
       guint i;
       for (i = 0; i < shapes->len; i++)
-        if (shape_equal (&g_array_index (shapes, SpShape, i), &sh))
+        if (sp_plan_shape_equal (&g_array_index (shapes, SpShape, i), &sh))
           break;
       if (i == shapes->len)
         {
@@ -142,7 +112,7 @@ cost_isolated (Ctx *c, const SpOp *op, SpSimModel model, guint64 *dur, GError **
  * shared links).  FALSE without error when the DES cannot hold them all
  * (too many flows): the caller falls back to cost_isolated(). */
 static gboolean
-cost_concurrent (Ctx *c, const SpOp *op, guint64 *dur, gboolean *out_fallback, GError **error)
+cost_concurrent (SpPlanCtx *c, const SpOp *op, guint64 *dur, gboolean *out_fallback, GError **error)
 {
   guint32 ng = sp_groups_n_groups (c->groups, op->family);
   if (c->net == NULL)
@@ -201,8 +171,20 @@ cost_concurrent (Ctx *c, const SpOp *op, guint64 *dur, gboolean *out_fallback, G
   return ok;
 }
 
+gboolean
+sp_plan_check_supported (const SpOp *op, GError **error)
+{
+  if (sp_sim_coll_supported (op->kind))
+    return TRUE;
+  g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,
+               "op %u (%s): collective '%s' is not simulated (accepted: all_reduce, "
+               "all_gather, reduce_scatter, all_to_all, broadcast, reduce, send)",
+               op->id, op->name, sp_coll_name (op->kind) ? sp_coll_name (op->kind) : "?");
+  return FALSE;
+}
+
 static const CostEntry *
-cost_lookup (Ctx *c, const SpOp *op, GError **error)
+cost_lookup (SpPlanCtx *c, const SpOp *op, GError **error)
 {
   for (guint i = 0; i < c->cache->len; i++)
     {
@@ -211,23 +193,17 @@ cost_lookup (Ctx *c, const SpOp *op, GError **error)
           && e->algo == op->algorithm)
         return e;
     }
-  if (!sp_sim_coll_supported (op->kind))
-    {
-      g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,
-                   "op %u (%s): collective '%s' is not simulated (accepted: all_reduce, "
-                   "all_gather, reduce_scatter, all_to_all, broadcast, reduce, send)",
-                   op->id, op->name, sp_coll_name (op->kind) ? sp_coll_name (op->kind) : "?");
-      return NULL;
-    }
+  if (!sp_plan_check_supported (op, error))
+    return NULL;
   guint32 ng = sp_groups_n_groups (c->groups, op->family);
   CostEntry e = { op->kind, op->bytes, op->family, op->algorithm, g_new0 (guint64, ng ? ng : 1) };
   gboolean ok = TRUE;
   if (op->bytes > 0)
     {
       gboolean fallback = FALSE;
-      if (c->model == SP_SIM_DES)
+      if (c->contention == SP_SIM_CONTENTION_FAMILY)
         ok = cost_concurrent (c, op, e.dur, &fallback, error);
-      if (c->model == SP_SIM_ANALYTIC || fallback)
+      if (c->contention == SP_SIM_CONTENTION_NONE || fallback)
         {
           c->contention_fallbacks += fallback;
           ok = cost_isolated (c, op, c->model, e.dur, error);
@@ -243,8 +219,8 @@ cost_lookup (Ctx *c, const SpOp *op, GError **error)
 }
 
 /* Duration of a kernel op (compute / quantize / dequantize / quant_reduce), ns. */
-static guint64
-kernel_ns (const Ctx *c, const SpOp *op)
+guint64
+sp_plan_kernel_ns (const SpPlanCtx *c, const SpOp *op)
 {
   if (op->flops > 0)
     return (guint64) llround ((double) op->flops / (c->spec->gpu_tflops * 1e3 * c->efficiency));
@@ -254,19 +230,19 @@ kernel_ns (const Ctx *c, const SpOp *op)
 }
 
 /* Span of op `d` on rank r, NULL when r does not run it. */
-static const Span *
-span_at (const SpSimResult *res, const SpPlan *plan, guint32 d, guint32 r)
+const SpSpan *
+sp_plan_span_at (const SpSimResult *res, const SpPlan *plan, guint32 d, guint32 r)
 {
   if (res->per_rank[d])
     {
-      const Span *s = &res->spans[res->off[d] + r];
-      return s->end == UNSET ? NULL : s;
+      const SpSpan *s = &res->spans[res->off[d] + r];
+      return s->end == SP_SPAN_UNSET ? NULL : s;
     }
   guint32 gi, gr;
   if (!sp_groups_find (res->groups, sp_plan_op (plan, d)->family, r, &gi, &gr))
     return NULL;
-  const Span *s = &res->spans[res->off[d] + gi];
-  return s->end == UNSET ? NULL : s;
+  const SpSpan *s = &res->spans[res->off[d] + gi];
+  return s->end == SP_SPAN_UNSET ? NULL : s;
 }
 
 static guint64
@@ -281,7 +257,7 @@ deps_ready (const SpSimResult *res, const SpPlan *plan, const SpOp *op, const Sp
         continue;
       for (guint32 i = 0; i < o->n_deps; i++)
         {
-          const Span *s = span_at (res, plan, o->deps[i], r);
+          const SpSpan *s = sp_plan_span_at (res, plan, o->deps[i], r);
           if (s != NULL && s->end > t)
             t = s->end;
         }
@@ -289,17 +265,53 @@ deps_ready (const SpSimResult *res, const SpPlan *plan, const SpOp *op, const Sp
   return t;
 }
 
+gboolean
+sp_plan_composite_spans (const SpPlanCtx *c, SpSimResult *res, const SpOp *parent, guint32 last,
+                         GError **error)
+{
+  const SpPlan *plan = c->plan;
+  SpSpan *cs = res->spans + res->off[parent->id];
+  for (guint32 r = 0; r < c->W; r++)
+    {
+      cs[r].start = cs[r].end = SP_SPAN_UNSET;
+      for (guint32 s = parent->id + 1; s <= last; s++)
+        {
+          if (sp_plan_op (plan, s)->parent != (gint64) parent->id)
+            continue;
+          const SpSpan *x = sp_plan_span_at (res, plan, s, r);
+          if (x == NULL)
+            continue;
+          if (cs[r].end == SP_SPAN_UNSET)
+            cs[r] = *x;
+          else
+            {
+              cs[r].start = MIN (cs[r].start, x->start);
+              cs[r].end = MAX (cs[r].end, x->end);
+            }
+        }
+      guint32 gi, gr;
+      if (cs[r].end == SP_SPAN_UNSET && sp_groups_find (c->groups, parent->family, r, &gi, &gr))
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_SIMULATION,
+                       "composite op %u (%s) ran none of its sub-ops on rank %u", parent->id,
+                       parent->name, r);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 /* One pass of the schedule into res->spans; zero_comm costs every
  * collective 0 (the compute-only critical path). */
 static gboolean
-schedule (Ctx *c, SpSimResult *res, gboolean zero_comm, GHashTable *stream_index,
+schedule (SpPlanCtx *c, SpSimResult *res, gboolean zero_comm, const guint32 *stream_of,
           guint32 n_streams, const gint64 *last_sub, GError **error)
 {
   const SpPlan *plan = c->plan;
   guint32 W = c->W;
   guint64 n_spans = res->off[res->n_ops];
   for (guint64 i = 0; i < n_spans; i++)
-    res->spans[i].start = res->spans[i].end = UNSET;
+    res->spans[i].start = res->spans[i].end = SP_SPAN_UNSET;
   g_autofree guint64 *ready = g_new0 (guint64, (gsize) n_streams * W);
   guint64 step = 0;
   for (guint32 o = 0; o < res->n_ops; o++)
@@ -308,13 +320,11 @@ schedule (Ctx *c, SpSimResult *res, gboolean zero_comm, GHashTable *stream_index
       if (sp_coll_is_composite (op->kind))
         continue;
       const SpOp *parent = op->parent >= 0 ? sp_plan_op (plan, (guint32) op->parent) : NULL;
-      guint32 si = GPOINTER_TO_UINT (g_hash_table_lookup (stream_index,
-                                                          GUINT_TO_POINTER (op->stream + 1))) - 1;
-      guint64 *rd = ready + (gsize) si * W;
-      Span *sp = res->spans + res->off[o];
+      guint64 *rd = ready + (gsize) stream_of[o] * W;
+      SpSpan *sp = res->spans + res->off[o];
       if (op->family == SP_FAMILY_NONE)
         {
-          guint64 d = kernel_ns (c, op);
+          guint64 d = sp_plan_kernel_ns (c, op);
           for (guint32 r = 0; r < W; r++)
             {
               guint64 t = MAX (rd[r], deps_ready (res, plan, op, parent, r));
@@ -344,37 +354,9 @@ schedule (Ctx *c, SpSimResult *res, gboolean zero_comm, GHashTable *stream_index
               step = MAX (step, end);
             }
         }
-      if (parent != NULL && (gint64) o == last_sub[parent->id])
-        {
-          /* the composite spans its sub-ops on every rank */
-          Span *cs = res->spans + res->off[parent->id];
-          for (guint32 r = 0; r < W; r++)
-            {
-              for (guint32 s = parent->id + 1; s <= o; s++)
-                {
-                  if (sp_plan_op (plan, s)->parent != (gint64) parent->id)
-                    continue;
-                  const Span *x = span_at (res, plan, s, r);
-                  if (x == NULL)
-                    continue;
-                  if (cs[r].end == UNSET)
-                    cs[r] = *x;
-                  else
-                    {
-                      cs[r].start = MIN (cs[r].start, x->start);
-                      cs[r].end = MAX (cs[r].end, x->end);
-                    }
-                }
-              guint32 gi, gr;
-              if (cs[r].end == UNSET && sp_groups_find (c->groups, parent->family, r, &gi, &gr))
-                {
-                  g_set_error (error, SP_ERROR, SP_ERROR_SIMULATION,
-                               "composite op %u (%s) ran none of its sub-ops on rank %u",
-                               parent->id, parent->name, r);
-                  return FALSE;
-                }
-            }
-        }
+      if (parent != NULL && (gint64) o == last_sub[parent->id]
+          && !sp_plan_composite_spans (c, res, parent, o, error))
+        return FALSE;
     }
   if (zero_comm)
     res->compute_only_ns = step;
@@ -386,7 +368,7 @@ schedule (Ctx *c, SpSimResult *res, gboolean zero_comm, GHashTable *stream_index
 /* Fail loud: every rank of every group ran the op, no span ends before it
  * starts, and every dependency ended before its dependant started. */
 static gboolean
-check (const Ctx *c, const SpSimResult *res, GError **error)
+check (const SpPlanCtx *c, const SpSimResult *res, GError **error)
 {
   const SpPlan *plan = c->plan;
   for (guint32 o = 0; o < res->n_ops; o++)
@@ -398,7 +380,7 @@ check (const Ctx *c, const SpSimResult *res, GError **error)
           guint32 gi, gr;
           gboolean member = op->family == SP_FAMILY_NONE
                             || sp_groups_find (c->groups, op->family, r, &gi, &gr);
-          const Span *s = span_at (res, plan, o, r);
+          const SpSpan *s = sp_plan_span_at (res, plan, o, r);
           if (member != (s != NULL))
             {
               g_set_error (error, SP_ERROR, SP_ERROR_SIMULATION,
@@ -430,15 +412,78 @@ check (const Ctx *c, const SpSimResult *res, GError **error)
   return TRUE;
 }
 
+const char *
+sp_sim_contention_name (SpSimContention contention)
+{
+  switch (contention)
+    {
+    case SP_SIM_CONTENTION_DEFAULT:
+      return "default";
+    case SP_SIM_CONTENTION_NONE:
+      return "none";
+    case SP_SIM_CONTENTION_FAMILY:
+      return "family";
+    case SP_SIM_CONTENTION_STEP:
+      return "step";
+    default:
+      return NULL;
+    }
+}
+
+gboolean
+sp_sim_contention_from_name (const char *name, SpSimContention *out)
+{
+  static const SpSimContention all[] = { SP_SIM_CONTENTION_DEFAULT, SP_SIM_CONTENTION_NONE,
+                                         SP_SIM_CONTENTION_FAMILY, SP_SIM_CONTENTION_STEP };
+  for (guint i = 0; name != NULL && i < G_N_ELEMENTS (all); i++)
+    if (strcmp (name, sp_sim_contention_name (all[i])) == 0)
+      {
+        *out = all[i];
+        return TRUE;
+      }
+  return FALSE;
+}
+
+void
+sp_sim_plan_options_init (SpSimPlanOptions *options)
+{
+  memset (options, 0, sizeof *options);
+  options->contention = SP_SIM_CONTENTION_DEFAULT;
+}
+
 SpSimResult *
 sp_sim_run_plan (const SpTopo *topo, SpSimModel model, const SpPlan *plan,
                  const SpGroups *groups, GError **error)
+{
+  return sp_sim_run_plan_full (topo, model, plan, groups, NULL, error);
+}
+
+SpSimResult *
+sp_sim_run_plan_full (const SpTopo *topo, SpSimModel model, const SpPlan *plan,
+                      const SpGroups *groups, const SpSimPlanOptions *options, GError **error)
 {
   g_return_val_if_fail (topo != NULL && plan != NULL && groups != NULL, NULL);
   guint32 W = sp_topo_world_size (topo);
   if (model != SP_SIM_ANALYTIC && model != SP_SIM_DES)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT, "unknown model %d", (int) model);
+      return NULL;
+    }
+  SpSimContention contention = options ? options->contention : SP_SIM_CONTENTION_DEFAULT;
+  if (sp_sim_contention_name (contention) == NULL)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "unknown contention model %d (accepted: default, none, family, step)",
+                   (int) contention);
+      return NULL;
+    }
+  if (contention == SP_SIM_CONTENTION_DEFAULT)
+    contention = model == SP_SIM_DES ? SP_SIM_PLAN_DES_DEFAULT : SP_SIM_CONTENTION_NONE;
+  if (model == SP_SIM_ANALYTIC && contention != SP_SIM_CONTENTION_NONE)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "contention '%s' needs the des model (the analytic model has no network: "
+                   "accepted with analytic: none)", sp_sim_contention_name (contention));
       return NULL;
     }
   if (sp_plan_world_size (plan) != W || sp_groups_world_size (groups) != W)
@@ -471,6 +516,7 @@ sp_sim_run_plan (const SpTopo *topo, SpSimModel model, const SpPlan *plan,
   res->dur = g_new0 (guint64, n_ops ? n_ops : 1);
   g_autofree gint64 *last_sub = g_new (gint64, n_ops ? n_ops : 1);
   g_autoptr (GHashTable) streams = g_hash_table_new (NULL, NULL);
+  g_autofree guint32 *stream_of = g_new (guint32, n_ops ? n_ops : 1);
   guint32 n_streams = 0;
   for (guint32 o = 0; o < n_ops; o++)
     {
@@ -490,8 +536,12 @@ sp_sim_run_plan (const SpTopo *topo, SpSimModel model, const SpPlan *plan,
       res->off[o + 1] = res->off[o]
                         + (res->per_rank[o] ? W : sp_groups_n_groups (groups, op->family));
       gpointer key = GUINT_TO_POINTER (op->stream + 1);
-      if (!sp_coll_is_composite (op->kind) && !g_hash_table_contains (streams, key))
+      stream_of[o] = G_MAXUINT32; /* composites are on no stream */
+      if (sp_coll_is_composite (op->kind))
+        continue;
+      if (!g_hash_table_contains (streams, key))
         g_hash_table_insert (streams, key, GUINT_TO_POINTER (++n_streams));
+      stream_of[o] = GPOINTER_TO_UINT (g_hash_table_lookup (streams, key)) - 1;
     }
   for (guint32 o = 0; o < n_ops; o++)
     if (sp_coll_is_composite (sp_plan_op (plan, o)->kind) && last_sub[o] < 0)
@@ -501,14 +551,18 @@ sp_sim_run_plan (const SpTopo *topo, SpSimModel model, const SpPlan *plan,
         sp_sim_result_free (res);
         return NULL;
       }
-  res->spans = g_new (Span, res->off[n_ops] ? res->off[n_ops] : 1);
-  Ctx c = { topo, sp_topo_spec (topo), model, plan, groups, W, eff, NULL, NULL, 0 };
+  res->spans = g_new (SpSpan, res->off[n_ops] ? res->off[n_ops] : 1);
+  SpPlanCtx c = { topo, sp_topo_spec (topo), model, contention, plan, groups, W, eff,
+                  NULL, NULL, 0 };
   c.cache = g_array_new (FALSE, FALSE, sizeof (CostEntry));
   g_array_set_clear_func (c.cache, cost_entry_clear);
   /* compute-only pass first, then the real one (whose spans are kept) */
-  gboolean ok = schedule (&c, res, TRUE, streams, n_streams, last_sub, error)
-                && schedule (&c, res, FALSE, streams, n_streams, last_sub, error)
-                && check (&c, res, error);
+  gboolean ok = schedule (&c, res, TRUE, stream_of, n_streams, last_sub, error);
+  if (ok && contention == SP_SIM_CONTENTION_STEP)
+    ok = sp_plan_run_step (&c, res, last_sub, stream_of, n_streams, error);
+  else if (ok)
+    ok = schedule (&c, res, FALSE, stream_of, n_streams, last_sub, error);
+  ok = ok && check (&c, res, error);
   g_array_free (c.cache, TRUE);
   sp_net_free (c.net);
   if (!ok)
@@ -517,12 +571,13 @@ sp_sim_run_plan (const SpTopo *topo, SpSimModel model, const SpPlan *plan,
       return NULL;
     }
   res->contention_fallbacks = c.contention_fallbacks;
+  res->contention = contention;
   for (guint32 o = 0; o < n_ops; o++)
     {
       const SpOp *op = sp_plan_op (plan, o);
       guint64 d = 0;
       for (guint64 i = res->off[o]; i < res->off[o + 1]; i++)
-        if (res->spans[i].end != UNSET)
+        if (res->spans[i].end != SP_SPAN_UNSET)
           d = MAX (d, res->spans[i].end - res->spans[i].start);
       res->dur[o] = d;
       if (sp_coll_is_composite (op->kind))
@@ -560,7 +615,7 @@ sp_sim_result_op_time (const SpSimResult *res, const SpPlan *plan, guint32 op, g
 {
   if (op >= res->n_ops || rank >= res->world)
     return FALSE;
-  const Span *s = span_at (res, plan, op, rank);
+  const SpSpan *s = sp_plan_span_at (res, plan, op, rank);
   if (s == NULL)
     return FALSE;
   if (out_start_ns)
@@ -616,4 +671,10 @@ guint32
 sp_sim_result_contention_fallbacks (const SpSimResult *res)
 {
   return res->contention_fallbacks;
+}
+
+SpSimContention
+sp_sim_result_contention (const SpSimResult *res)
+{
+  return res->contention;
 }

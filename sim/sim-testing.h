@@ -17,4 +17,9 @@ typedef enum {
 /* Process-global; tests set it and reset it to SP_SIM_FAULT_NONE. */
 extern SpSimFault sp_sim_testing_fault;
 
+/* The flow limit of the step-wide plan simulation (contention step) when
+ * not 0, instead of SP_DES_MAX_FLOWS, so a test can reach its fallback with
+ * a small plan.  Process-global; tests reset it to 0. */
+extern guint64 sp_sim_testing_max_flows;
+
 G_END_DECLS

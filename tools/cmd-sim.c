@@ -17,12 +17,15 @@
 #define SIM_CREATED_UTC "1970-01-01T00:00:00Z"
 
 static const char description[] =
-  "Simulates every op of the plan (sp_sim_run_plan: ops wait for their deps and\n"
-  "their stream, collectives start when every member of their group is ready;\n"
-  "with --sim-model des the groups of one family contend for links, different\n"
-  "ops overlapping in time do not).  The trace has one row per (op, rank); its\n"
-  "run_id is derived from the plan digest so two runs of one plan on one\n"
-  "topology give byte-identical files.  The summary lists the longest ops,\n"
+  "Simulates every op of the plan (sp_sim_run_plan_full: ops wait for their deps\n"
+  "and their stream, collectives start when every member of their group is ready).\n"
+  "--contention (des only): step (default) runs the whole step on one flow\n"
+  "network, so every collective shares links with the collectives running at the\n"
+  "same time (other streams, other families); family costs each op once with\n"
+  "the groups of its family contending, ops overlapping in time not; none costs\n"
+  "every group alone (the only choice with --sim-model analytic).  The trace has\n"
+  "one row per (op, rank); its run_id is derived from the plan digest so two runs\n"
+  "of one plan on one topology give byte-identical files.  The summary lists the longest ops,\n"
   "totals per family and kind, the step time and the communication exposed\n"
   "after overlap with compute (step time minus the compute-only critical path).\n"
   "\n"
@@ -173,9 +176,10 @@ print_text (GString *out, const SpPlan *plan, const SpTopo *topo, SpSimModel mod
 {
   const SpTopoSpec *t = sp_topo_spec (topo);
   guint32 n = sp_plan_n_ops (plan);
-  g_string_append_printf (out, "sim: %u ops on %s: %u nodes x %u GPUs = %u ranks, model %s\n", n,
-                          t->name, t->nodes, t->gpus_per_node, sp_topo_world_size (topo),
-                          sp_sim_model_name (model));
+  g_string_append_printf (out, "sim: %u ops on %s: %u nodes x %u GPUs = %u ranks, model %s, "
+                               "contention %s\n", n, t->name, t->nodes, t->gpus_per_node,
+                          sp_topo_world_size (topo), sp_sim_model_name (model),
+                          sp_sim_contention_name (sp_sim_result_contention (res)));
   g_string_append_printf (out, "step time:               %14.3f us\n",
                           sp_sim_result_step_ns (res) / 1e3);
   g_string_append_printf (out, "compute-only path:       %14.3f us\n",
@@ -211,7 +215,12 @@ print_text (GString *out, const SpPlan *plan, const SpTopo *topo, SpSimModel mod
                               op->family == SP_FAMILY_NONE ? "-" : sp_family_name (op->family),
                               sp_sim_result_op_duration (res, ids[i]) / 1e3);
     }
-  if (sp_sim_result_contention_fallbacks (res))
+  if (sp_sim_result_contention_fallbacks (res) && sp_sim_result_contention (res) == SP_SIM_CONTENTION_STEP)
+    g_string_append_printf (out, "note: %u ops had groups run for their alone duration (the flows "
+                                 "in flight would have exceeded the des model's limit): no "
+                                 "contention for those groups\n",
+                            sp_sim_result_contention_fallbacks (res));
+  else if (sp_sim_result_contention_fallbacks (res))
     g_string_append_printf (out, "note: %u op shapes were costed group by group (too many flows "
                                  "for one DES run): no contention between their groups\n",
                             sp_sim_result_contention_fallbacks (res));
@@ -228,6 +237,10 @@ format_json (const SpPlan *plan, const SpTopo *topo, SpSimModel model, const SpS
   json_builder_add_int_value (b, sp_topo_world_size (topo));
   json_builder_set_member_name (b, "sim_model");
   json_builder_add_string_value (b, sp_sim_model_name (model));
+  json_builder_set_member_name (b, "contention");
+  json_builder_add_string_value (b, sp_sim_contention_name (sp_sim_result_contention (res)));
+  json_builder_set_member_name (b, "contention_fallbacks");
+  json_builder_add_int_value (b, sp_sim_result_contention_fallbacks (res));
   json_builder_set_member_name (b, "step_us");
   json_builder_add_double_value (b, sp_sim_result_step_ns (res) / 1e3);
   json_builder_set_member_name (b, "compute_only_us");
@@ -275,17 +288,43 @@ format_json (const SpPlan *plan, const SpTopo *topo, SpSimModel model, const SpS
   return sp_cli_json_text (b, FALSE);
 }
 
+/* --contention: a name of sp_sim_contention_from_name ("default" excluded),
+ * which with the analytic model must be none.  FALSE after a usage line. */
+static gboolean
+parse_contention (const char *text, SpSimModel model, SpSimContention *out)
+{
+  *out = SP_SIM_CONTENTION_DEFAULT;
+  if (text == NULL)
+    return TRUE;
+  if (!sp_sim_contention_from_name (text, out) || *out == SP_SIM_CONTENTION_DEFAULT)
+    {
+      sp_cli_fail (CMD, SP_EXIT_USAGE, "--contention '%s' is not a contention model "
+                   "(accepted: none, family, step)", text);
+      return FALSE;
+    }
+  if (model == SP_SIM_ANALYTIC && *out != SP_SIM_CONTENTION_NONE)
+    {
+      sp_cli_fail (CMD, SP_EXIT_USAGE, "--contention %s needs --sim-model des (the analytic "
+                   "model has no network; accepted with analytic: none)", text);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 int
 sp_cmd_sim (int argc, char **argv)
 {
   g_autofree char *plan_s = NULL, *topology = NULL, *nodes_s = NULL, *sim_s = NULL,
-                  *output = NULL, *format_s = NULL;
+                  *output = NULL, *format_s = NULL, *contention_s = NULL;
   GOptionEntry entries[] = {
     { "plan", 'p', 0, G_OPTION_ARG_FILENAME, &plan_s, "Plan JSON (from 'shardplan plan')", "FILE" },
     { "topology", 't', 0, G_OPTION_ARG_FILENAME, &topology, "Topology INI file or preset",
       "FILE|PRESET" },
     { "nodes", 'n', 0, G_OPTION_ARG_STRING, &nodes_s, "Node count (default: the topology's)", "N" },
     { "sim-model", 0, 0, G_OPTION_ARG_STRING, &sim_s, "des (default) or analytic", "analytic|des" },
+    { "contention", 0, 0, G_OPTION_ARG_STRING, &contention_s,
+      "Contention between collectives: step (des default), family, or none (analytic default)",
+      "none|family|step" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write the simulated trace here (HDF5)",
       "FILE" },
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format_s, "Summary as text (default) or json",
@@ -310,6 +349,10 @@ sp_cmd_sim (int argc, char **argv)
   if (sim_s && !sp_sim_model_from_name (sim_s, &model))
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--sim-model '%s' is not a model (accepted: analytic, des)",
                         sim_s);
+  SpSimPlanOptions sim_opts;
+  sp_sim_plan_options_init (&sim_opts);
+  if (!parse_contention (contention_s, model, &sim_opts.contention))
+    return SP_EXIT_USAGE;
   guint32 nodes = 0;
   if (!sp_cli_u32 (CMD, "--nodes", nodes_s, 1, 1u << 24, &nodes))
     return SP_EXIT_USAGE;
@@ -327,7 +370,7 @@ sp_cmd_sim (int argc, char **argv)
   g_autoptr (SpGroups) groups = sp_groups_build (sp_plan_groups_options (plan), &error);
   if (groups == NULL)
     return sp_cli_error (CMD, error);
-  g_autoptr (SpSimResult) res = sp_sim_run_plan (topo, model, plan, groups, &error);
+  g_autoptr (SpSimResult) res = sp_sim_run_plan_full (topo, model, plan, groups, &sim_opts, &error);
   if (res == NULL)
     return sp_cli_error (CMD, error);
   if (output && !write_trace (output, topo, plan, groups, res, &error))

@@ -22,7 +22,11 @@ static const char description[] =
   "plain ZeRO-3, S < W MiCS) flat, and hierarchical where DeepSpeed accepts it\n"
   "(S // D >= 2 and S %% (S // D) == 0, D = GPUs per node): the plan of one\n"
   "training step (sp_workload_build_plan, every micro-step), simulated with\n"
-  "--sim-model (sp_sim_run_plan), and the memory per GPU (sp_memory_estimate).\n"
+  "--sim-model and --contention (sp_sim_run_plan_full), and the memory per GPU\n"
+  "(sp_memory_estimate).  --contention (des only): step (default) runs the whole\n"
+  "step on one flow network, so collectives running at the same time share links;\n"
+  "family lets only the groups of one op's family contend; none costs every group\n"
+  "alone (the only choice with --sim-model analytic).\n"
   "Columns: comm_us = sum of the communication ops' durations, exposed_comm_us =\n"
   "step time minus the compute-only critical path, step_us, memory_gib (GiB =\n"
   "2^30 B, 2 GiB reserve estimate included), fits = memory_gib <= the GPU's.\n"
@@ -43,6 +47,7 @@ typedef struct {
 typedef struct {
   const SpModel *model;
   SpSimModel sim_model;
+  SpSimPlanOptions sim_opts;
   Row *rows;
   gint done;
 } Sweep;
@@ -70,7 +75,8 @@ simulate_row (gpointer data, gpointer user_data)
   if (sp_memory_estimate (sw->model, &sh, row->world, &mo, &mem, &row->error)
       && (plan = sp_workload_build_plan (sw->model, &sh, &po, &row->error)) != NULL
       && (groups = sp_groups_build (sp_plan_groups_options (plan), &row->error)) != NULL
-      && (res = sp_sim_run_plan (row->topo, sw->sim_model, plan, groups, &row->error)) != NULL)
+      && (res = sp_sim_run_plan_full (row->topo, sw->sim_model, plan, groups, &sw->sim_opts,
+                                          &row->error)) != NULL)
     {
       row->comm_us = sp_sim_result_comm_ns (res) / 1e3;
       row->exposed_us = sp_sim_result_exposed_comm_ns (res) / 1e3;
@@ -232,11 +238,34 @@ write_plot (const char *path, const Row *rows, guint n, const GArray *nodes, dou
   return sp_plot_save (plot, path, error);
 }
 
+/* --contention: a name of sp_sim_contention_from_name ("default" excluded),
+ * which with the analytic model must be none.  FALSE after a usage line. */
+static gboolean
+parse_contention (const char *text, SpSimModel model, SpSimContention *out)
+{
+  *out = SP_SIM_CONTENTION_DEFAULT;
+  if (text == NULL)
+    return TRUE;
+  if (!sp_sim_contention_from_name (text, out) || *out == SP_SIM_CONTENTION_DEFAULT)
+    {
+      sp_cli_fail (CMD, SP_EXIT_USAGE, "--contention '%s' is not a contention model "
+                   "(accepted: none, family, step)", text);
+      return FALSE;
+    }
+  if (model == SP_SIM_ANALYTIC && *out != SP_SIM_CONTENTION_NONE)
+    {
+      sp_cli_fail (CMD, SP_EXIT_USAGE, "--contention %s needs --sim-model des (the analytic "
+                   "model has no network; accepted with analytic: none)", text);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 int
 sp_cmd_sweep (int argc, char **argv)
 {
   g_autofree char *model_s = NULL, *topology = NULL, *nodes_s = NULL, *sim_s = NULL,
-                  *format_s = NULL, *plot_s = NULL, *jobs_s = NULL;
+                  *format_s = NULL, *plot_s = NULL, *jobs_s = NULL, *contention_s = NULL;
   GOptionEntry entries[] = {
     { "model", 'm', 0, G_OPTION_ARG_FILENAME, &model_s,
       "Model preset (gpt-1b, gpt-13b, gpt-70b) or model JSON file (default gpt-13b)", "NAME|FILE" },
@@ -245,7 +274,10 @@ sp_cmd_sweep (int argc, char **argv)
     { "nodes", 'n', 0, G_OPTION_ARG_STRING, &nodes_s,
       "Node counts, comma-separated (default 16)", "A,B,..." },
     { "sim-model", 0, 0, G_OPTION_ARG_STRING, &sim_s,
-      "Simulator model: des (default, contention within a family) or analytic", "analytic|des" },
+      "Simulator model: des (default) or analytic", "analytic|des" },
+    { "contention", 0, 0, G_OPTION_ARG_STRING, &contention_s,
+      "Contention between collectives: step (des default), family, or none (analytic default)",
+      "none|family|step" },
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format_s, "text (default), csv or json",
       "text|csv|json" },
     { "plot", 'p', 0, G_OPTION_ARG_FILENAME, &plot_s,
@@ -270,6 +302,10 @@ sp_cmd_sweep (int argc, char **argv)
   if (sim_s && !sp_sim_model_from_name (sim_s, &sim_model))
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--sim-model '%s' is not a model (accepted: analytic, des)",
                         sim_s);
+  SpSimPlanOptions sim_opts;
+  sp_sim_plan_options_init (&sim_opts);
+  if (!parse_contention (contention_s, sim_model, &sim_opts.contention))
+    return SP_EXIT_USAGE;
   guint32 jobs = g_get_num_processors ();
   if (!sp_cli_u32 (CMD, "--jobs", jobs_s, 1, 4096, &jobs))
     return SP_EXIT_USAGE;
@@ -322,7 +358,7 @@ sp_cmd_sweep (int argc, char **argv)
             }
         }
     }
-  Sweep sw = { &model, sim_model, (Row *) rows->data, 0 };
+  Sweep sw = { &model, sim_model, sim_opts, (Row *) rows->data, 0 };
   GThreadPool *pool = g_thread_pool_new (simulate_row, &sw, (gint) jobs, FALSE, NULL);
   for (guint i = 0; i < rows->len; i++)
     g_thread_pool_push (pool, GUINT_TO_POINTER (i + 1), NULL);
@@ -373,9 +409,14 @@ sp_cmd_sweep (int argc, char **argv)
     }
   else
     {
-      g_string_append_printf (out, "sweep: %s (%.4g parameters) on %s (%s, %.4g GiB), sim model %s\n",
+      SpSimContention used = sim_opts.contention;
+      if (used == SP_SIM_CONTENTION_DEFAULT)
+        used = sim_model == SP_SIM_DES ? SP_SIM_CONTENTION_STEP : SP_SIM_CONTENTION_NONE;
+      g_string_append_printf (out, "sweep: %s (%.4g parameters) on %s (%s, %.4g GiB), sim model %s, "
+                                   "contention %s\n",
                               model.name, (double) sp_model_n_params (&model), ts->name,
-                              ts->gpu_model, ts->gpu_memory_gib, sp_sim_model_name (sim_model));
+                              ts->gpu_model, ts->gpu_memory_gib, sp_sim_model_name (sim_model),
+                              sp_sim_contention_name (used));
       g_string_append_printf (out, "%5s %10s %10s %12s %14s %16s %14s %10s %4s\n", "nodes",
                               "world_size", "shard_size", "hierarchical", "comm_us",
                               "exposed_comm_us", "step_us", "memory_gib", "fits");

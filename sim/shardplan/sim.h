@@ -92,45 +92,95 @@ gboolean sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequ
 /* What sp_sim_run_plan() computed.  Free with sp_sim_result_free(). */
 typedef struct _SpSimResult SpSimResult;
 
+/* How sp_sim_run_plan_full() models contention between collectives.
+ *   NONE    every group of every op costed alone (sp_sim_estimate of the
+ *           group, once per distinct group shape): no contention at all.
+ *           The only mode of SP_SIM_ANALYTIC.
+ *   FAMILY  (des) each op's cost computed once per (kind, bytes, family,
+ *           algorithm) with every group of its family at once on one flow
+ *           network, so the groups of a family contend (the replicate
+ *           all-reduce of every column); ops that overlap in time do not
+ *           slow each other down.  Then a list schedule with those costs.
+ *   STEP    (des) ONE flow network for the whole step: every collective op
+ *           instance (op, group) is a job started when its group is ready
+ *           and runs while every other started job runs, so ops that overlap
+ *           in time — a prefetch all-gather on one stream and a gradient
+ *           reduce-scatter on another, ops of different families — share
+ *           links by max-min fairness and slow each other down.
+ *   DEFAULT STEP for des, NONE for analytic. */
+typedef enum {
+  SP_SIM_CONTENTION_DEFAULT = 0,
+  SP_SIM_CONTENTION_NONE = 1,
+  SP_SIM_CONTENTION_FAMILY = 2,
+  SP_SIM_CONTENTION_STEP = 3,
+} SpSimContention;
+
+/* "default", "none", "family", "step" (static strings); NULL / FALSE for
+ * unknown. */
+const char *sp_sim_contention_name (SpSimContention contention);
+gboolean sp_sim_contention_from_name (const char *name, SpSimContention *out_contention);
+
+/* Options of sp_sim_run_plan_full().  Initialise with
+ * sp_sim_plan_options_init() (every field its default) and set fields. */
+typedef struct {
+  SpSimContention contention;
+} SpSimPlanOptions;
+
+void sp_sim_plan_options_init (SpSimPlanOptions *options);
+
 /* Simulate every op of `plan` on `topo` with `model`, over `groups` (built
  * from sp_plan_groups_options (plan); the result keeps a pointer to it, so
- * it must outlive the result).  Semantics:
+ * it must outlive the result).  `options` NULL: defaults.  Semantics:
  *   - an op is ready on a rank when its deps (and, for a sub-op, its
  *     composite's deps) are done on that rank and the previous op of the
  *     same stream is done there;
  *   - a collective runs on every group of its family (ranks in no group of
  *     the family skip it); it starts on a group when all members are ready
- *     and ends at start + its cost;
+ *     and ends when its transfers are done (contention below);
  *   - kernels (compute, quantize, dequantize, quant_reduce) run on every
  *     rank and take flops / (gpu_tflops·1e12·e), e = plan meta
  *     "compute_efficiency" (0.5 if absent); a kernel with 0 FLOPs and
  *     bytes > 0 (quantize …) takes bytes / HBM bandwidth of the GPU model
  *     (NVIDIA datasheets: H100 3.35 TB/s, H200 4.8, B200 8, A100 80GB
- *     2.039, A100 40GB 1.555, V100 0.9; other models 1 TB/s);
+ *     2.039, A100 40GB 1.555, V100 0.9; other models 1 TB/s); kernels
+ *     never contend with anything (a collective does not slow compute down,
+ *     nor compute a collective);
  *   - a composite costs nothing itself: its sub-ops run, and its span on
  *     a rank is its first sub-op's start to its last sub-op's end.
- * Collective cost is computed once per (kind, bytes, family, algorithm
- * hint) and reused.  SP_SIM_ANALYTIC: sp_sim_estimate() of each group
- * (one call per distinct group shape), no contention.  SP_SIM_DES: every
- * group of the op's family runs at once on one flow network, so the groups
- * of a family contend for shared links (NICs, leaf uplinks) — e.g. the
- * replicate all-reduce of every column; when the DES cannot hold all
- * groups at once (SP_DES_MAX_FLOWS) each group is costed alone and
- * sp_sim_result_contention_fallbacks() counts it.  NOT modelled: contention
- * between different ops that overlap in time (an all-gather on stream 1
- * and a reduce-scatter on stream 2, or ops of different families) — each
- * op's cost is that of its family alone on the network; nor does a
- * collective slow compute down.
+ * Collective cost by options->contention (SpSimContention above):
+ *   NONE: sp_sim_estimate() of each group alone, once per (kind, bytes,
+ *     family, algorithm hint, group shape).
+ *   FAMILY: once per (kind, bytes, family, algorithm hint) every group of
+ *     the family at once on one DES network; when the DES cannot hold a
+ *     group (more than 2^22 flows) the family is costed group by group and
+ *     sp_sim_result_contention_fallbacks() counts the op shape.
+ *   STEP: the whole step is one discrete-event run; each (op, group) job
+ *     starts when its group is ready, its duration is what max-min sharing
+ *     with every job running at the same time leaves it.  When the flows of
+ *     the jobs in flight could exceed 2^22 (the des model's memory guard),
+ *     the job that would overflow is given its alone duration
+ *     (sp_sim_estimate, des) as a fixed delay instead, and
+ *     sp_sim_result_contention_fallbacks() counts the ops that had such a
+ *     group.
  * Fails loud (SP_ERROR_SIMULATION) when a rank of a family's groups did not
- * run an op, a span ends before it starts, or an op started before one of
- * its deps ended; SP_ERROR_INVALID_ARGUMENT when the plan's or groups'
- * world size differs from the topology's; SP_ERROR_UNSUPPORTED naming the
- * op for a kind the simulator does not cost; SP_ERROR_INVALID_PLAN for a
- * family the groups lack, a composite without sub-ops, or a bad
- * compute_efficiency.  Deterministic.  Time O(ops × W × deps) plus one
- * collective simulation per distinct op shape; memory 16 bytes per
- * (op, group) for collectives and per (op, rank) for kernels and
- * composites. */
+ * run an op, a span ends before it starts, an op started before one of its
+ * deps ended, or a DES job fails its own checks (bytes, α-β bound);
+ * SP_ERROR_INVALID_ARGUMENT when the plan's or groups' world size differs
+ * from the topology's, or for contention FAMILY / STEP with the analytic
+ * model; SP_ERROR_UNSUPPORTED naming the op for a kind the simulator does
+ * not cost; SP_ERROR_INVALID_PLAN for a family the groups lack, a composite
+ * without sub-ops, or a bad compute_efficiency.  Deterministic (same inputs,
+ * identical result).  Time: O(ops × W × deps) scheduling plus, for NONE /
+ * FAMILY, one collective simulation per distinct op shape, for STEP one
+ * max-min solve over the flows in flight per event (an op start or end).
+ * Memory: 16 bytes per (op, group) for collectives and per (op, rank) for
+ * kernels and composites; STEP adds ~4 bytes per (op, group), 1 bit per
+ * (op, rank), 4 bytes per (stream, rank) and per (composite, rank), and
+ * the flows in flight. */
+SpSimResult *sp_sim_run_plan_full (const SpTopo *topo, SpSimModel model, const SpPlan *plan,
+                                   const SpGroups *groups, const SpSimPlanOptions *options,
+                                   GError **error);
+/* sp_sim_run_plan_full (…, NULL, error): the default contention. */
 SpSimResult *sp_sim_run_plan (const SpTopo *topo, SpSimModel model, const SpPlan *plan,
                               const SpGroups *groups, GError **error);
 void sp_sim_result_free (SpSimResult *result);
@@ -156,8 +206,12 @@ guint64 sp_sim_result_exposed_comm_ns (const SpSimResult *result);
 guint64 sp_sim_result_comm_ns (const SpSimResult *result);
 guint64 sp_sim_result_family_ns (const SpSimResult *result, SpFamily family);
 guint64 sp_sim_result_kind_ns (const SpSimResult *result, SpColl kind);
-/* Ops whose family was costed group by group (no contention) because the
- * DES could not hold every group at once. */
+/* FAMILY: op shapes whose family was costed group by group (no contention)
+ * because the DES could not hold every group at once.  STEP: ops of which
+ * at least one group ran for its alone duration because the flows in flight
+ * could have exceeded the des model's 2^22.  0 otherwise. */
 guint32 sp_sim_result_contention_fallbacks (const SpSimResult *result);
+/* The contention model the result was computed with (never DEFAULT). */
+SpSimContention sp_sim_result_contention (const SpSimResult *result);
 
 G_END_DECLS
