@@ -702,6 +702,81 @@ START_TEST (test_examples)
 }
 END_TEST
 
+/* [calibration] (written by `shardplan calibrate`): every key round-trips
+ * through sp_topo_to_ini / sp_topo_load_data, an uncalibrated topology
+ * writes no such section, and the ranges of topo.h are enforced. */
+START_TEST (test_calibration_round_trip)
+{
+  GError *error = NULL;
+  g_autoptr (SpTopo) p = sp_topo_new_preset ("cpu-shm", 1, &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert (!sp_topo_spec_calibrated (sp_topo_spec (p)));
+  g_autofree char *plain = sp_topo_to_ini (p);
+  ck_assert_ptr_null (strstr (plain, "[calibration]"));
+
+  SpTopoSpec s = *sp_topo_spec (p);
+  s.cal_intra_efficiency = 0.3141592653589793;
+  s.cal_nic_efficiency = 4;
+  s.cal_overhead_us[0] = -1000;
+  s.cal_overhead_us[1] = 0.1;
+  s.cal_overhead_us[2] = 1e6;
+  ck_assert (sp_topo_spec_calibrated (&s));
+  g_autoptr (SpTopo) c = sp_topo_new (&s, &error);
+  SP_ASSERT_NO_ERROR (error);
+  g_autofree char *ini = sp_topo_to_ini (c);
+  ck_assert_ptr_nonnull (strstr (ini, "[calibration]\n"));
+  ck_assert_ptr_nonnull (strstr (ini, "intra_efficiency=0.3141592653589793\n"));
+  ck_assert_ptr_nonnull (strstr (ini, "ll_overhead_us=-1000\n"));
+  g_autoptr (SpTopo) back = sp_topo_load_data (ini, -1, "cal.ini", &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert (sp_topo_spec_equal (&s, sp_topo_spec (back)));
+  /* one key alone is a calibrated topology; the others read as 0 */
+  g_autofree char *one = g_strconcat (plain, "\n[calibration]\nsimple_overhead_us=2.5\n", NULL);
+  g_autoptr (SpTopo) o = sp_topo_load_data (one, -1, "one.ini", &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert (sp_topo_spec (o)->cal_overhead_us[2] == 2.5);
+  ck_assert (sp_topo_spec (o)->cal_intra_efficiency == 0 && sp_topo_spec (o)->cal_overhead_us[0] == 0);
+  ck_assert (sp_topo_spec_calibrated (sp_topo_spec (o)));
+  /* spec_equal sees the calibration */
+  SpTopoSpec t = s;
+  t.cal_overhead_us[1] = 0.2;
+  ck_assert (!sp_topo_spec_equal (&s, &t));
+}
+END_TEST
+
+static const struct {
+  const char *line;
+  const char *message;
+} bad_calibration[] = {
+  { "intra_efficiency=4.5", "[calibration] intra_efficiency 4.5 is out of range" },
+  { "nic_efficiency=-0.1", "[calibration] nic_efficiency -0.1 is out of range" },
+  { "ll_overhead_us=-1000.5", "[calibration] ll_overhead_us -1000.5 is out of range" },
+  { "simple_overhead_us=2e6", "[calibration] simple_overhead_us 2e6 is out of range" },
+  { "ll128_overhead_us=fast", "[calibration] ll128_overhead_us" },
+  { "lL_overhead_us=1", "lL_overhead_us" },
+};
+
+START_TEST (test_calibration_range_errors)
+{
+  g_autoptr (SpTopo) p = sp_topo_new_preset ("cpu-shm", 1, NULL);
+  g_autofree char *plain = sp_topo_to_ini (p);
+  g_autofree char *text = g_strdup_printf ("%s\n[calibration]\n%s\n", plain, bad_calibration[_i].line);
+  GError *error = NULL;
+  g_autoptr (SpTopo) t = sp_topo_load_data (text, -1, "cal.ini", &error);
+  ck_assert_ptr_null (t);
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_msg (strstr (error->message, bad_calibration[_i].message) != NULL, "%s", error->message);
+  ck_assert_ptr_null (strchr (error->message, '\n'));
+  g_clear_error (&error);
+  /* and the same ranges through sp_topo_new */
+  SpTopoSpec s = *sp_topo_spec (p);
+  s.cal_intra_efficiency = 4.5;
+  ck_assert_ptr_null (sp_topo_new (&s, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  g_clear_error (&error);
+}
+END_TEST
+
 static Suite *
 topo_suite (void)
 {
@@ -733,6 +808,11 @@ topo_suite (void)
   tcase_add_test (tc, test_new_spec_checks);
   tcase_add_test (tc, test_rank_location);
   tcase_add_test (tc, test_names);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("calibration");
+  tcase_add_test (tc, test_calibration_round_trip);
+  tcase_add_loop_test (tc, test_calibration_range_errors, 0, G_N_ELEMENTS (bad_calibration));
   suite_add_tcase (s, tc);
   return s;
 }

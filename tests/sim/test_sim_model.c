@@ -220,6 +220,84 @@ START_TEST (arch_detection)
 }
 END_TEST
 
+/* [calibration] in the cost model.  cpu-shm: 4 ranks on one node over
+ * shm, whose derived efficiency is 1 (README-model §2). */
+static guint64
+shm_time (const SpTopoSpec *s, SpSimModel model, SpColl coll, guint64 bytes, SpProto proto)
+{
+  GError *error = NULL;
+  g_autoptr (SpTopo) t = sp_topo_new (s, &error);
+  SP_ASSERT_NO_ERROR (error);
+  SpCollRequest r;
+  sp_coll_request_init (&r);
+  r.coll = coll;
+  r.bytes = bytes;
+  r.algo = SP_ALGO_RING;
+  r.proto = proto;
+  SpCollEstimate e;
+  ck_assert_msg (sp_sim_estimate (t, model, &r, &e, &error), "%s", error ? error->message : "");
+  ck_assert_int_eq (e.proto, proto);
+  return e.time_ns;
+}
+
+START_TEST (calibrated_overhead_adds_exactly)
+{
+  /* a protocol's overhead adds exactly that many µs to every collective
+   * using it (analytic and des), and nothing to the other protocol */
+  g_autoptr (SpTopo) p = sp_topo_new_preset ("cpu-shm", 1, NULL);
+  SpTopoSpec s = *sp_topo_spec (p);
+  SpTopoSpec c = s;
+  c.cal_overhead_us[SP_PROTO_SIMPLE] = 7.5;
+  c.cal_overhead_us[SP_PROTO_LL] = 0.25;
+  for (SpSimModel m = SP_SIM_ANALYTIC; m <= SP_SIM_DES; m++)
+    for (guint64 bytes = 4096; bytes <= (4u << 20); bytes *= 32)
+      {
+        gint64 d_simple = (gint64) shm_time (&c, m, SP_COLL_ALL_REDUCE, bytes, SP_PROTO_SIMPLE)
+                          - (gint64) shm_time (&s, m, SP_COLL_ALL_REDUCE, bytes, SP_PROTO_SIMPLE);
+        gint64 d_ll = (gint64) shm_time (&c, m, SP_COLL_ALL_GATHER, bytes, SP_PROTO_LL)
+                      - (gint64) shm_time (&s, m, SP_COLL_ALL_GATHER, bytes, SP_PROTO_LL);
+        ck_assert_msg (d_simple >= 7499 && d_simple <= 7501, "%s %" G_GUINT64_FORMAT " B: simple +%"
+                       G_GINT64_FORMAT " ns", sp_sim_model_name (m), bytes, d_simple);
+        ck_assert_msg (d_ll >= 249 && d_ll <= 251, "%s ll +%" G_GINT64_FORMAT " ns",
+                       sp_sim_model_name (m), d_ll);
+      }
+  /* a negative overhead removes latency but never below 0: ring simple
+   * all-reduce on 4 shm ranks has latency 14 + 6 × (1 + 0) µs ... */
+  c.cal_overhead_us[SP_PROTO_SIMPLE] = -1000;
+  guint64 t = shm_time (&c, SP_SIM_ANALYTIC, SP_COLL_ALL_REDUCE, 1 << 20, SP_PROTO_SIMPLE);
+  /* ... so what is left is the transfer: 2·3/4 · 1 MiB at 10 GB/s */
+  ck_assert_msg (t >= 157286 && t <= 157287, "t = %" G_GUINT64_FORMAT, t);
+}
+END_TEST
+
+START_TEST (calibrated_efficiency_scales_bandwidth)
+{
+  /* ring/simple all-gather of S = 12 MiB on 4 shm ranks: busBw = eff ×
+   * 10 GB/s, algBw = busBw × 4/3, transfer = S / algBw.  eff 1 → 943.7184
+   * µs, eff 0.5 → 1887.4368 µs; the latency is the same in both. */
+  g_autoptr (SpTopo) p = sp_topo_new_preset ("cpu-shm", 1, NULL);
+  SpTopoSpec one = *sp_topo_spec (p), half = one;
+  one.cal_intra_efficiency = 1.0;
+  half.cal_intra_efficiency = 0.5;
+  guint64 S = 12u << 20;
+  guint64 t_model = shm_time (sp_topo_spec (p), SP_SIM_ANALYTIC, SP_COLL_ALL_GATHER, S, SP_PROTO_SIMPLE);
+  guint64 t1 = shm_time (&one, SP_SIM_ANALYTIC, SP_COLL_ALL_GATHER, S, SP_PROTO_SIMPLE);
+  guint64 t2 = shm_time (&half, SP_SIM_ANALYTIC, SP_COLL_ALL_GATHER, S, SP_PROTO_SIMPLE);
+  ck_assert_uint_eq (t_model, t1); /* shm's own efficiency is 1 */
+  gint64 d = (gint64) t2 - (gint64) t1;
+  ck_assert_msg (d >= 943717 && d <= 943719, "eff 0.5 adds %" G_GINT64_FORMAT " ns", d);
+  /* the link rates the model derives: intra = eff × 10 GB/s; NIC =
+   * 10 Gbit/s / 8 × the model's own 0.96 until nic_efficiency is set */
+  double intra, nic;
+  sp_sim_link_rates (&half, &intra, &nic);
+  ASSERT_NEAR (intra, 5.0, 1e-12);
+  ASSERT_NEAR (nic, 10.0 / 8 * 0.96, 1e-12);
+  half.cal_nic_efficiency = 0.5;
+  sp_sim_link_rates (&half, &intra, &nic);
+  ASSERT_NEAR (nic, 10.0 / 8 * 0.5, 1e-12);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -233,6 +311,8 @@ main (void)
   tcase_add_test (tc, automatic_choice_is_the_minimum);
   tcase_add_test (tc, refusals);
   tcase_add_test (tc, arch_detection);
+  tcase_add_test (tc, calibrated_overhead_adds_exactly);
+  tcase_add_test (tc, calibrated_efficiency_scales_bandwidth);
   suite_add_tcase (s, tc);
   return sp_test_run (s);
 }
