@@ -53,6 +53,32 @@ sp_calib_param_name (SpCalibParam p)
   return (guint) p < P ? param_names[p] : NULL;
 }
 
+const char *
+sp_calib_loss_name (SpCalibLoss loss)
+{
+  switch (loss)
+    {
+    case SP_CALIB_LOSS_LEAST_SQUARES:
+      return "least-squares";
+    case SP_CALIB_LOSS_SOFT_L1:
+      return "soft-l1";
+    default:
+      return NULL;
+    }
+}
+
+gboolean
+sp_calib_loss_from_name (const char *name, SpCalibLoss *out_loss)
+{
+  if (g_strcmp0 (name, "least-squares") == 0)
+    *out_loss = SP_CALIB_LOSS_LEAST_SQUARES;
+  else if (g_strcmp0 (name, "soft-l1") == 0)
+    *out_loss = SP_CALIB_LOSS_SOFT_L1;
+  else
+    return FALSE;
+  return TRUE;
+}
+
 void
 sp_calib_options_init (SpCalibOptions *o)
 {
@@ -153,6 +179,7 @@ typedef struct {
   const SpCalibPoint *pts;
   gsize n_pts;
   SpSimModel model;
+  SpCalibLoss loss;
   guint idx[P];      /* fitted parameters, in order */
   guint n_free;
   guint32 world;
@@ -209,7 +236,8 @@ simulate (const Fit *f, const SpTopoSpec *spec, gboolean fit_only, double *out_n
   return TRUE;
 }
 
-/* Residuals of the fit points (log sim − log measured) and ½ Σ r². */
+/* Residuals of the fit points (log sim − log measured, transformed by the
+ * loss) and ½ Σ r². */
 static gboolean
 residuals (const Fit *f, const double *x, double *sim_ns, double *r, double *out_cost,
            GError **error)
@@ -223,7 +251,15 @@ residuals (const Fit *f, const double *x, double *sim_ns, double *r, double *out
   for (gsize i = 0; i < f->n_pts; i++)
     if (!f->pts[i].holdout)
       {
-        r[m] = log (sim_ns[i]) - log (f->pts[i].measured_ns);
+        double d = log (sim_ns[i]) - log (f->pts[i].measured_ns);
+        if (f->loss == SP_CALIB_LOSS_SOFT_L1)
+          {
+            /* least squares on r~ = sign(d)·√ρ(d) minimises Σ ρ(d) */
+            double dl = SP_CALIB_SOFT_L1_SCALE;
+            double rho = 2 * dl * dl * (sqrt (1 + (d / dl) * (d / dl)) - 1);
+            d = copysign (sqrt (rho), d);
+          }
+        r[m] = d;
         cost += 0.5 * r[m] * r[m];
         m++;
       }
@@ -451,7 +487,7 @@ sp_calibrate_fit (const SpTopo *topo, const SpCalibData *data, const SpCalibOpti
   else
     sp_calib_options_init (&opt);
   const SpTopoSpec *spec = sp_topo_spec (topo);
-  Fit f = { .base = spec, .data = data, .model = opt.model,
+  Fit f = { .base = spec, .data = data, .model = opt.model, .loss = opt.loss,
             .world = sp_topo_world_size (topo) };
   f.pts = sp_calib_data_points (data, &f.n_pts);
   if (sp_calib_data_n_fit (data) == 0)

@@ -30,6 +30,9 @@ static const char description[] =
   "        keep those ops out of the fit and report the error on them (file:PATH\n"
   "        holds out the ops of one trace; it is read even if not listed).\n"
   "  --model analytic (default) | des   the simulator used as forward model.\n"
+  "  --loss least-squares (default) | soft-l1   soft-l1 is quadratic below 10 %\n"
+  "        log error and linear above, so that a few ops slowed by a preempted\n"
+  "        rank or a busy machine do not drag the fit.\n"
   "  --format text (default) | json     the report on standard output.\n"
   "\n"
   "Exit status: 0 ok; 2 bad input (unreadable trace, a world size other than the\n"
@@ -60,14 +63,15 @@ static const char *const proto_names[3] = { "ll", "ll128", "simple" };
 
 static void
 report_text (FILE *out, const SpCalibData *data, const SpCalibResult *res, const char *topology,
-             const char *holdout, SpSimModel model, double seconds, const char *output)
+             const char *holdout, const SpCalibOptions *opt, double seconds, const char *output)
 {
   const SpCalibCounts *c = sp_calib_data_counts (data);
   fprintf (out, "inputs:     ");
   for (guint32 s = 0; s < sp_calib_data_n_sources (data); s++)
     fprintf (out, "%s%s", s ? ", " : "", sp_calib_data_source_name (data, s));
-  fprintf (out, "\ntopology:   %s (%u ranks), %s model\n", topology,
-           sp_topo_world_size (sp_calib_result_topology (res)), sp_sim_model_name (model));
+  fprintf (out, "\ntopology:   %s (%u ranks), %s model, %s loss\n", topology,
+           sp_topo_world_size (sp_calib_result_topology (res)), sp_sim_model_name (opt->model),
+           sp_calib_loss_name (opt->loss));
   fprintf (out, "rows:       %" G_GUINT64_FORMAT " read, %" G_GUINT64_FORMAT " used; left out: %"
                 G_GUINT64_FORMAT " not ok, %" G_GUINT64_FORMAT " composite, %" G_GUINT64_FORMAT
                 " not a group collective, %" G_GUINT64_FORMAT " modelled, %" G_GUINT64_FORMAT
@@ -130,7 +134,7 @@ add_stats (JsonBuilder *b, const char *name, const SpCalibErrorStats *st)
 
 static char *
 report_json (const SpCalibData *data, const SpCalibResult *res, const char *topology,
-             const char *holdout, SpSimModel model, double seconds, const char *output)
+             const char *holdout, const SpCalibOptions *opt, double seconds, const char *output)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_object (b);
@@ -142,7 +146,9 @@ report_json (const SpCalibData *data, const SpCalibResult *res, const char *topo
   json_builder_set_member_name (b, "topology");
   json_builder_add_string_value (b, topology);
   json_builder_set_member_name (b, "model");
-  json_builder_add_string_value (b, sp_sim_model_name (model));
+  json_builder_add_string_value (b, sp_sim_model_name (opt->model));
+  json_builder_set_member_name (b, "loss");
+  json_builder_add_string_value (b, sp_calib_loss_name (opt->loss));
   json_builder_set_member_name (b, "holdout");
   json_builder_add_string_value (b, holdout);
   json_builder_set_member_name (b, "output");
@@ -225,12 +231,13 @@ report_json (const SpCalibData *data, const SpCalibResult *res, const char *topo
 /* The INI: a comment block on the fit, then the topology. */
 static char *
 calibrated_ini (const SpCalibData *data, const SpCalibResult *res, const char *topology,
-                const char *holdout, SpSimModel model)
+                const char *holdout, const SpCalibOptions *opt)
 {
   GString *s = g_string_new (NULL);
   g_autofree char *topo_safe = comment_safe (topology);
-  g_string_append_printf (s, "# Calibrated by shardplan calibrate %s (%s model) from topology %s\n",
-                          sp_version (), sp_sim_model_name (model), topo_safe);
+  g_string_append_printf (s, "# Calibrated by shardplan calibrate %s (%s model, %s loss) from "
+                          "topology %s\n", sp_version (), sp_sim_model_name (opt->model),
+                          sp_calib_loss_name (opt->loss), topo_safe);
   gsize n_pts = 0;
   const SpCalibPoint *pts = sp_calib_data_points (data, &n_pts);
   for (guint32 src = 0; src < sp_calib_data_n_sources (data); src++)
@@ -278,7 +285,7 @@ int
 sp_cmd_calibrate (int argc, char **argv)
 {
   g_autofree char *topology = NULL, *nodes_s = NULL, *output = NULL, *holdout_s = NULL,
-                  *model_s = NULL, *format_s = NULL;
+                  *model_s = NULL, *format_s = NULL, *loss_s = NULL;
   GOptionEntry entries[] = {
     { "topology", 't', 0, G_OPTION_ARG_FILENAME, &topology,
       "Topology INI file or preset the traces were measured on (required)", "FILE|PRESET" },
@@ -289,6 +296,8 @@ sp_cmd_calibrate (int argc, char **argv)
       "Ops kept out of the fit: size:>=BYTES, size:<BYTES, ranks:N or file:PATH", "SPEC" },
     { "model", 0, 0, G_OPTION_ARG_STRING, &model_s, "Forward model: analytic (default) or des",
       "MODEL" },
+    { "loss", 0, 0, G_OPTION_ARG_STRING, &loss_s,
+      "least-squares (default) or soft-l1 (robust to a few outlying ops)", "LOSS" },
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format_s, "Report as text (default) or json",
       "text|json" },
     { NULL },
@@ -315,6 +324,9 @@ sp_cmd_calibrate (int argc, char **argv)
   sp_calib_options_init (&opt);
   if (model_s != NULL && !sp_sim_model_from_name (model_s, &opt.model))
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--model '%s': expected analytic or des", model_s);
+  if (loss_s != NULL && !sp_calib_loss_from_name (loss_s, &opt.loss))
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--loss '%s': expected least-squares or soft-l1",
+                        loss_s);
 
   g_autoptr (GError) error = NULL;
   SpCalibHoldout holdout = { SP_CALIB_HOLDOUT_NONE, 0, NULL };
@@ -364,7 +376,7 @@ sp_cmd_calibrate (int argc, char **argv)
     return sp_cli_error (CMD, g_steal_pointer (&error));
   double seconds = (double) (g_get_monotonic_time () - t0) / 1e6;
 
-  g_autofree char *ini = calibrated_ini (data, res, topology, holdout_text, opt.model);
+  g_autofree char *ini = calibrated_ini (data, res, topology, holdout_text, &opt);
   /* what we write must read back to the fitted topology */
   g_autoptr (SpTopo) check = sp_topo_load_data (ini, -1, output, &error);
   if (check == NULL)
@@ -377,12 +389,12 @@ sp_cmd_calibrate (int argc, char **argv)
   FILE *out = to_stdout ? stderr : stdout;
   if (format == SP_FORMAT_JSON)
     {
-      g_autofree char *json = report_json (data, res, topology, holdout_text, opt.model, seconds,
+      g_autofree char *json = report_json (data, res, topology, holdout_text, &opt, seconds,
                                            output);
       fputs (json, out);
     }
   else
-    report_text (out, data, res, topology, holdout_text, opt.model, seconds, output);
+    report_text (out, data, res, topology, holdout_text, &opt, seconds, output);
   if (fflush (out) != 0)
     return sp_cli_fail (CMD, SP_EXIT_FAILURE, "cannot write the report");
   return SP_EXIT_OK;

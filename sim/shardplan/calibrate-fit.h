@@ -7,7 +7,8 @@
  * (kind, bytes, the group's explicit rank list, the op's algorithm hint,
  * protocol AUTO) on a topology whose spec carries the candidate values.
  * The fit minimises   Σ_i (log sim_i(θ) − log measured_i)²   over the fit
- * set (points not held out) with Levenberg–Marquardt: forward-difference
+ * set (points not held out) — or, with SP_CALIB_LOSS_SOFT_L1, a robust
+ * loss of the same residuals — with Levenberg–Marquardt: forward-difference
  * Jacobian, Marquardt's diagonal scaling, steps clipped to the box of
  * each parameter (the INI ranges of topo.h, efficiencies kept >= 0.001),
  * efficiencies fitted as log(efficiency).  Deterministic: no random
@@ -50,8 +51,23 @@ typedef enum {
 /* "[intra] latency_us", "[calibration] nic_efficiency" … (static). */
 const char *sp_calib_param_name (SpCalibParam param);
 
+typedef enum {
+  SP_CALIB_LOSS_LEAST_SQUARES = 0, /* Σ r², r = log sim − log measured */
+  SP_CALIB_LOSS_SOFT_L1,           /* Σ 2δ²(√(1 + (r/δ)²) − 1), δ = SP_CALIB_SOFT_L1_SCALE:
+                                    * r² for |r| << δ, 2δ|r| for |r| >> δ, so a few ops
+                                    * slowed 10× by a preempted rank do not drag the fit */
+} SpCalibLoss;
+
+/* δ of the soft-L1 loss, in log time (0.1 ≈ 10 %). */
+#define SP_CALIB_SOFT_L1_SCALE 0.1
+
+/* "least-squares", "soft-l1" (static); NULL / FALSE for unknown. */
+const char *sp_calib_loss_name (SpCalibLoss loss);
+gboolean sp_calib_loss_from_name (const char *name, SpCalibLoss *out_loss);
+
 typedef struct {
   SpSimModel model;       /* forward model (default SP_SIM_ANALYTIC) */
+  SpCalibLoss loss;       /* default SP_CALIB_LOSS_LEAST_SQUARES */
   guint32 max_iterations; /* Levenberg–Marquardt iterations (default 200) */
 } SpCalibOptions;
 
