@@ -9,7 +9,7 @@
  * family (kernels everywhere; compute only in replay mode; a composite's
  * sub-ops where the composite runs) — with the plan's coll, dtype, redop,
  * bytes and count, the group's id/rank/size, status ok, the CHECKED flag on
- * checked kinds, 0 <= dur = end - start (host-timed MPI), and times that
+ * checked kinds, nccl_est_ns -1 (no NCCL estimate on MPI), 0 <= dur = end - start (host-timed MPI), and times that
  * never go backwards on one rank: in isolated mode every op of a rank starts
  * after the previous one ended, iteration after iteration; the stage rows of
  * reduce_scatter_coalesced and qgZ lie inside their composite's span.
@@ -157,6 +157,9 @@ main (int argc, char **argv)
                                op->kind != SP_COLL_HIER_ALL_GATHER;
             if (checked != !!(r->flags & SP_TRACE_FLAG_CHECKED))
               BAD ("op %u iter %u rank %u: CHECKED flag %s", o, it, rk, checked ? "missing" : "set");
+            if (r->nccl_est_ns != -1) /* the MPI backend has no NCCL estimate */
+              BAD ("op %u iter %u rank %u: nccl_est_ns %" G_GINT64_FORMAT ", expected -1", o, it, rk,
+                   r->nccl_est_ns);
             if (op->kind == SP_COLL_COMPUTE && !(r->flags & SP_TRACE_FLAG_MODELLED))
               BAD ("op %u: compute row without the MODELLED flag", o);
             if (r->t_end_ns < r->t_start_ns || r->dur_ns != r->t_end_ns - r->t_start_ns ||
