@@ -9,6 +9,7 @@
 #include "shardplan/calibrate.h"
 #include "shardplan/calibrate-fit.h"
 
+#include <glib/gstdio.h>
 #include <string.h>
 
 #define CMD "calibrate"
@@ -51,6 +52,18 @@ comment_safe (const char *s)
     if ((unsigned char) *p < 0x20 || *p == 0x7f)
       *p = '?';
   return c;
+}
+
+/* TRUE when `a` and `b` name the same file (same string, or same device
+ * and inode). */
+static gboolean
+same_file (const char *a, const char *b)
+{
+  if (strcmp (a, b) == 0)
+    return TRUE;
+  GStatBuf sa, sb;
+  return g_stat (a, &sa) == 0 && g_stat (b, &sb) == 0 && sa.st_dev == sb.st_dev
+         && sa.st_ino == sb.st_ino;
 }
 
 static char *
@@ -340,7 +353,13 @@ sp_cmd_calibrate (int argc, char **argv)
   /* the inputs, plus a file:PATH hold-out that is not one of them */
   g_autoptr (GPtrArray) paths = g_ptr_array_new ();
   for (int i = 1; i < argc; i++)
-    g_ptr_array_add (paths, argv[i]);
+    {
+      for (int j = 1; j < i; j++)
+        if (same_file (argv[i], argv[j]))
+          return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s is given twice (as %s and %s)", argv[i],
+                              argv[j], argv[i]);
+      g_ptr_array_add (paths, argv[i]);
+    }
   g_autoptr (SpCalibData) data = sp_calib_data_new ();
   for (guint i = 0; i <= paths->len; i++)
     {
@@ -351,7 +370,7 @@ sp_cmd_calibrate (int argc, char **argv)
             break;
           gboolean listed = FALSE;
           for (guint s = 0; s < sp_calib_data_n_sources (data); s++)
-            listed |= strcmp (sp_calib_data_source_name (data, s), path) == 0;
+            listed |= same_file (sp_calib_data_source_name (data, s), path);
           if (listed)
             break;
         }

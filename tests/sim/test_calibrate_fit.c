@@ -153,6 +153,43 @@ START_TEST (noisy_data_lands_close)
 }
 END_TEST
 
+START_TEST (soft_l1_ignores_outliers)
+{
+  /* exact data, but every 7th op measured 10x slower (a preempted rank):
+   * least squares is dragged, soft-l1 recovers the truth */
+  SpTopoSpec truth = true_spec ();
+  g_autoptr (SpCalibData) clean = synthetic (&truth, SP_SIM_ANALYTIC, 0, NULL);
+  g_autoptr (SpCalibData) d = sp_calib_data_new ();
+  gsize n;
+  const SpCalibPoint *pts = sp_calib_data_points (clean, &n);
+  for (gsize i = 0; i < n; i++)
+    {
+      SpCalibPoint p = pts[i];
+      if (i % 7 == 3)
+        p.measured_ns *= 10;
+      ck_assert (sp_calib_data_add_point (d, &p, "outliers", NULL));
+    }
+  g_autoptr (SpTopo) start = start_topo ();
+  SpCalibOptions o;
+  sp_calib_options_init (&o);
+  ck_assert_int_eq (o.loss, SP_CALIB_LOSS_LEAST_SQUARES);
+  g_autoptr (SpCalibResult) ls = sp_calibrate_fit (start, d, &o, NULL);
+  o.loss = SP_CALIB_LOSS_SOFT_L1;
+  g_autoptr (SpCalibResult) rob = sp_calibrate_fit (start, d, &o, NULL);
+  ck_assert (ls && rob);
+  double m_ls = sp_calib_result_errors (ls, FALSE, TRUE)->median_abs;
+  double m_rob = sp_calib_result_errors (rob, FALSE, TRUE)->median_abs;
+  ck_assert_msg (m_rob < 0.03 && m_rob < m_ls / 10, "median |error|: soft-l1 %g, least squares %g",
+                 m_rob, m_ls);
+  ASSERT_REL (param_after (rob, SP_CALIB_INTRA_EFFICIENCY), 0.55, 0.05);
+  ASSERT_REL (param_after (rob, SP_CALIB_NIC_EFFICIENCY), 0.7, 0.05);
+  ck_assert_str_eq (sp_calib_loss_name (SP_CALIB_LOSS_SOFT_L1), "soft-l1");
+  SpCalibLoss l;
+  ck_assert (sp_calib_loss_from_name ("least-squares", &l) && l == SP_CALIB_LOSS_LEAST_SQUARES);
+  ck_assert (!sp_calib_loss_from_name ("huber", &l));
+}
+END_TEST
+
 START_TEST (holdout_is_predicted)
 {
   /* fit below 64 MiB, predict 64 MiB and up */
@@ -343,6 +380,7 @@ suite (void)
   tcase_set_timeout (tc, 120);
   tcase_add_test (tc, recovers_known_parameters);
   tcase_add_test (tc, noisy_data_lands_close);
+  tcase_add_test (tc, soft_l1_ignores_outliers);
   tcase_add_test (tc, holdout_is_predicted);
   tcase_add_test (tc, single_node_keeps_inter_parameters);
   tcase_add_test (tc, unidentifiable_efficiency_is_kept);

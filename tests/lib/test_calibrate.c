@@ -1,0 +1,331 @@
+/* shardplan/calibrate.h: measured points out of traces (medians, groups,
+ * hints, what is left out), the hold-out syntax and split, error stats —
+ * against hand-written traces and hand-computed numbers. */
+#include "config.h"
+#include "testutil.h"
+#include "trace-sample.h"
+#include "shardplan/calibrate.h"
+
+#include <math.h>
+#include <string.h>
+
+static char *
+sample_path (const char *dir, const char *name)
+{
+  char *path = g_build_filename (dir, name, NULL);
+  GError *e = NULL;
+  ck_assert_msg (sp_sample_trace_write (path, FALSE, &e), "%s", e ? e->message : "");
+  return path;
+}
+
+START_TEST (sample_trace_points)
+{
+  /* trace-sample.h: 3 ops × 2 iters × 8 ranks, constant durations */
+  g_autofree char *dir = sp_test_tmpdir ();
+  g_autofree char *path = sample_path (dir, "s.h5");
+  GError *e = NULL;
+  g_autoptr (SpTrace) t = sp_trace_open (path, &e);
+  SP_ASSERT_NO_ERROR (e);
+  g_autoptr (SpCalibData) d = sp_calib_data_new ();
+  /* a topology of another world size is refused, and nothing is added */
+  ck_assert (!sp_calib_data_add_trace (d, t, "s.h5", 4, &e));
+  SP_ASSERT_ERROR (e, SP_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull (strstr (e->message, "s.h5 has world size 8, the topology 4 ranks"));
+  g_clear_error (&e);
+  ck_assert_uint_eq (sp_calib_data_n_points (d), 0);
+  ck_assert_uint_eq (sp_calib_data_n_sources (d), 0);
+
+  ck_assert (sp_calib_data_add_trace (d, t, "s.h5", 8, &e));
+  SP_ASSERT_NO_ERROR (e);
+  gsize n;
+  const SpCalibPoint *p = sp_calib_data_points (d, &n);
+  ck_assert_uint_eq (n, 3);
+  static const double want_ns[3] = { 100000, 110000, 120000 };
+  static const SpColl want_coll[3] = { SP_COLL_ALL_GATHER, SP_COLL_REDUCE_SCATTER,
+                                       SP_COLL_ALL_REDUCE };
+  for (guint i = 0; i < 3; i++)
+    {
+      ck_assert_uint_eq (p[i].op_id, i);
+      ck_assert_uint_eq (p[i].source, 0);
+      ck_assert (p[i].measured_ns == want_ns[i]);
+      ck_assert_int_eq (p[i].coll, want_coll[i]);
+      ck_assert_uint_eq (p[i].n_samples, 16);
+      ck_assert_int_eq (p[i].algo, SP_ALGO_AUTO);
+      ck_assert (!p[i].holdout);
+    }
+  ck_assert_uint_eq (p[0].bytes, 8u << 20);
+  ck_assert_uint_eq (p[2].bytes, 2u << 20);
+  /* shard group 0 = ranks 0-3; replicate's lowest group {0, 4} */
+  ck_assert_uint_eq (p[0].n_ranks, 4);
+  for (guint32 r = 0; r < 4; r++)
+    ck_assert_uint_eq (p[0].ranks[r], r);
+  ck_assert_uint_eq (p[2].n_ranks, 2);
+  ck_assert_uint_eq (p[2].ranks[0], 0);
+  ck_assert_uint_eq (p[2].ranks[1], 4);
+  const SpCalibCounts *c = sp_calib_data_counts (d);
+  ck_assert_uint_eq (c->rows, SP_SAMPLE_ROWS);
+  ck_assert_uint_eq (c->used, SP_SAMPLE_ROWS);
+  ck_assert_str_eq (sp_calib_data_source_name (d, 0), "s.h5");
+  ck_assert_ptr_null (sp_calib_data_source_name (d, 1));
+}
+END_TEST
+
+/* A 4-rank trace with varied durations and rows that must be left out:
+ *   op 0 all_reduce (hint ring)  dur 1000·(1 + 4·iter + rank): 1000..12000
+ *   op 1 compute                 kernel: left out (not a group collective)
+ *   op 2 all_gather              dur 5000 + 100·k, k = 4·iter + rank, with
+ *                                k = 0 status wrong and k = 11 dur 0
+ *   op 3 broadcast               every row MODELLED: left out */
+static char *
+write_varied (const char *dir)
+{
+  SpGroupsOptions o;
+  sp_groups_options_init (&o);
+  o.world_size = 4;
+  o.devices_per_node = 4;
+  GError *e = NULL;
+  g_autoptr (SpGroups) g = sp_groups_build (&o, &e);
+  SP_ASSERT_NO_ERROR (e);
+  g_autoptr (SpPlan) plan = sp_plan_new (&o);
+  SpOp ops[4] = {
+    { .parent = -1, .name = "ar", .kind = SP_COLL_ALL_REDUCE, .family = SP_FAMILY_WORLD,
+      .bytes = 4096, .count = 1024, .dtype = SP_DTYPE_FLOAT32, .redop = SP_REDOP_SUM,
+      .algorithm = SP_ALGO_RING },
+    { .parent = -1, .name = "mm", .kind = SP_COLL_COMPUTE, .family = SP_FAMILY_NONE,
+      .dtype = SP_DTYPE_NONE, .redop = SP_REDOP_NONE, .algorithm = SP_ALGO_AUTO, .flops = 1000 },
+    { .parent = -1, .name = "ag", .kind = SP_COLL_ALL_GATHER, .family = SP_FAMILY_WORLD,
+      .bytes = 65536, .count = 16384, .dtype = SP_DTYPE_FLOAT32, .redop = SP_REDOP_NONE,
+      .algorithm = SP_ALGO_AUTO },
+    { .parent = -1, .name = "bc", .kind = SP_COLL_BROADCAST, .family = SP_FAMILY_WORLD,
+      .bytes = 64, .count = 16, .dtype = SP_DTYPE_FLOAT32, .redop = SP_REDOP_NONE,
+      .algorithm = SP_ALGO_AUTO },
+  };
+  for (guint i = 0; i < 4; i++)
+    {
+      ck_assert_msg (sp_plan_add_op (plan, &ops[i], NULL, &e), "%s", e ? e->message : "");
+    }
+  char *path = g_build_filename (dir, "varied.h5", NULL);
+  SpTraceHeader h = { .source = SP_TRACE_SOURCE_MEASURED, .producer = "test",
+                      .producer_version = "0", .clock = "CLOCK_MONOTONIC",
+                      .timing_mode = "isolated", .iters = 3, .world_size = 4 };
+  g_autoptr (SpTraceWriter) w = sp_trace_writer_new (path, &h, &e);
+  SP_ASSERT_NO_ERROR (e);
+  ck_assert (sp_trace_writer_set_plan (w, plan, NULL, &e));
+  ck_assert (sp_trace_writer_set_groups (w, g, &e));
+  /* rows in reverse order: the reader must not depend on it */
+  for (gint32 k = 47; k >= 0; k--)
+    {
+      guint32 op = (guint32) k / 12, iter = ((guint32) k % 12) / 4, rank = (guint32) k % 4;
+      guint32 kk = 4 * iter + rank;
+      SpTraceRow r;
+      sp_trace_row_init (&r);
+      r.op_id = op;
+      r.iter = (gint32) iter;
+      r.rank = rank;
+      r.coll = ops[op].kind;
+      r.dtype = ops[op].dtype;
+      r.redop = ops[op].redop;
+      r.bytes = ops[op].bytes;
+      r.count = ops[op].count;
+      r.status = SP_TRACE_STATUS_OK;
+      if (op != 1)
+        {
+          r.group_id = sp_trace_group_id (g, SP_FAMILY_WORLD, 0);
+          r.group_rank = rank;
+          r.group_size = 4;
+        }
+      r.dur_ns = op == 0 ? 1000 * (1 + (gint64) kk) : op == 2 ? 5000 + 100 * (gint64) kk : 777;
+      if (op == 2 && kk == 0)
+        r.status = SP_TRACE_STATUS_WRONG;
+      if (op == 2 && kk == 11)
+        r.dur_ns = 0;
+      if (op == 3)
+        r.flags |= SP_TRACE_FLAG_MODELLED;
+      r.t_end_ns = r.t_start_ns + r.dur_ns;
+      ck_assert (sp_trace_writer_append (w, &r, 1, &e));
+    }
+  ck_assert_msg (sp_trace_writer_finish (w, &e), "%s", e ? e->message : "");
+  return path;
+}
+
+START_TEST (medians_and_left_out_rows)
+{
+  g_autofree char *dir = sp_test_tmpdir ();
+  g_autofree char *path = write_varied (dir);
+  GError *e = NULL;
+  g_autoptr (SpTrace) t = sp_trace_open (path, &e);
+  SP_ASSERT_NO_ERROR (e);
+  g_autoptr (SpCalibData) d = sp_calib_data_new ();
+  ck_assert (sp_calib_data_add_trace (d, t, path, 0, &e));
+  gsize n;
+  const SpCalibPoint *p = sp_calib_data_points (d, &n);
+  ck_assert_uint_eq (n, 2);
+  ck_assert_uint_eq (p[0].op_id, 0);
+  ck_assert (p[0].measured_ns == 6500);   /* median of 1000..12000 */
+  ck_assert_uint_eq (p[0].n_samples, 12);
+  ck_assert_int_eq (p[0].algo, SP_ALGO_RING);
+  ck_assert_uint_eq (p[1].op_id, 2);
+  ck_assert (p[1].measured_ns == 5550);   /* median of 5100..6000 */
+  ck_assert_uint_eq (p[1].n_samples, 10);
+  ck_assert_uint_eq (p[1].n_ranks, 4);
+  const SpCalibCounts *c = sp_calib_data_counts (d);
+  ck_assert_uint_eq (c->rows, 48);
+  ck_assert_uint_eq (c->used, 22);
+  ck_assert_uint_eq (c->not_ok, 1);
+  ck_assert_uint_eq (c->zero, 1);
+  ck_assert_uint_eq (c->not_collective, 12);
+  ck_assert_uint_eq (c->modelled, 12);
+  ck_assert_uint_eq (c->composite, 0);
+}
+END_TEST
+
+START_TEST (holdout_parse)
+{
+  SpCalibHoldout h;
+  GError *e = NULL;
+  ck_assert (sp_calib_holdout_parse ("size:>=1M", &h, &e));
+  ck_assert_int_eq (h.kind, SP_CALIB_HOLDOUT_SIZE_GE);
+  ck_assert_uint_eq (h.value, 1u << 20);
+  g_autofree char *s1 = sp_calib_holdout_to_string (&h);
+  ck_assert_str_eq (s1, "size:>=1048576");
+  ck_assert (sp_calib_holdout_parse ("size:<4096", &h, &e));
+  ck_assert_int_eq (h.kind, SP_CALIB_HOLDOUT_SIZE_LT);
+  ck_assert_uint_eq (h.value, 4096);
+  ck_assert (sp_calib_holdout_parse ("ranks:128", &h, &e));
+  ck_assert_int_eq (h.kind, SP_CALIB_HOLDOUT_RANKS);
+  ck_assert_uint_eq (h.value, 128);
+  ck_assert (sp_calib_holdout_parse ("file:a b.h5", &h, &e));
+  ck_assert_int_eq (h.kind, SP_CALIB_HOLDOUT_FILE);
+  ck_assert_str_eq (h.file, "a b.h5");
+  g_autofree char *s2 = sp_calib_holdout_to_string (&h);
+  ck_assert_str_eq (s2, "file:a b.h5");
+  sp_calib_holdout_clear (&h);
+  ck_assert_ptr_null (h.file);
+  static const char *const bad[] = { "size:>=0", "size:>=lots", "size:4096", "ranks:0",
+                                     "ranks:-3", "file:", "bytes:>=1", "", "size:<" };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      ck_assert_msg (!sp_calib_holdout_parse (bad[i], &h, &e), "'%s' accepted", bad[i]);
+      SP_ASSERT_ERROR (e, SP_ERROR_INVALID_ARGUMENT);
+      ck_assert_ptr_null (strchr (e->message, '\n'));
+      g_clear_error (&e);
+    }
+}
+END_TEST
+
+static void
+expect_apply_error (SpCalibData *d, const char *spec, const char *needle)
+{
+  SpCalibHoldout h;
+  GError *e = NULL;
+  ck_assert (sp_calib_holdout_parse (spec, &h, &e));
+  ck_assert_msg (!sp_calib_data_apply_holdout (d, &h, &e), "%s applied", spec);
+  SP_ASSERT_ERROR (e, SP_ERROR_INVALID_ARGUMENT);
+  ck_assert_msg (strstr (e->message, needle) != NULL, "%s: %s", spec, e->message);
+  g_clear_error (&e);
+  sp_calib_holdout_clear (&h);
+  ck_assert_uint_eq (sp_calib_data_n_holdout (d), 0);
+}
+
+static gsize
+apply (SpCalibData *d, const char *spec)
+{
+  SpCalibHoldout h;
+  GError *e = NULL;
+  ck_assert (sp_calib_holdout_parse (spec, &h, &e));
+  ck_assert_msg (sp_calib_data_apply_holdout (d, &h, &e), "%s: %s", spec, e ? e->message : "");
+  sp_calib_holdout_clear (&h);
+  return sp_calib_data_n_holdout (d);
+}
+
+START_TEST (holdout_split)
+{
+  g_autofree char *dir = sp_test_tmpdir ();
+  g_autofree char *a = sample_path (dir, "a.h5");
+  g_autofree char *b = write_varied (dir);
+  GError *e = NULL;
+  g_autoptr (SpCalibData) d = sp_calib_data_new ();
+  SpCalibHoldout none = { SP_CALIB_HOLDOUT_NONE, 0, NULL };
+  ck_assert (!sp_calib_data_apply_holdout (d, &none, &e)); /* no points at all */
+  SP_ASSERT_ERROR (e, SP_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&e);
+  g_autoptr (SpTrace) ta = sp_trace_open (a, &e);
+  g_autoptr (SpTrace) tb = sp_trace_open (b, &e);
+  ck_assert (sp_calib_data_add_trace (d, ta, a, 0, &e));
+  ck_assert (sp_calib_data_add_trace (d, tb, b, 0, &e));
+  /* points: a: 8 MiB, 8 MiB, 2 MiB (4, 4, 2 ranks); b: 4 KiB, 64 KiB (4 ranks) */
+  ck_assert_uint_eq (sp_calib_data_n_points (d), 5);
+  ck_assert_uint_eq (apply (d, "size:>=2M"), 3);
+  ck_assert_uint_eq (sp_calib_data_n_fit (d), 2);
+  ck_assert_uint_eq (apply (d, "size:<65536"), 1);
+  ck_assert_uint_eq (apply (d, "ranks:2"), 1);
+  ck_assert_uint_eq (apply (d, "ranks:4"), 4);
+  ck_assert_uint_eq (apply (d, "size:<64K"), 1);
+  g_autofree char *fb = g_strdup_printf ("file:%s", b);
+  ck_assert_uint_eq (apply (d, fb), 2);
+  gsize n;
+  const SpCalibPoint *p = sp_calib_data_points (d, &n);
+  for (gsize i = 0; i < n; i++)
+    ck_assert (p[i].holdout == (p[i].source == 1));
+  ck_assert (sp_calib_data_apply_holdout (d, &none, &e));
+  ck_assert_uint_eq (sp_calib_data_n_holdout (d), 0);
+  expect_apply_error (d, "size:>=1G", "holds out no op");
+  expect_apply_error (d, "size:>=1", "nothing left to fit");
+  expect_apply_error (d, "ranks:3", "holds out no op");
+  expect_apply_error (d, "file:/nonexistent.h5", "names none of the inputs");
+}
+END_TEST
+
+START_TEST (error_stats_by_hand)
+{
+  static const double e[5] = { 0.1, -0.2, 0.3, -0.4, 0.5 };
+  SpCalibErrorStats s;
+  sp_calib_error_stats (e, 5, &s);
+  ck_assert_uint_eq (s.n, 5);
+  ck_assert (fabs (s.median_abs - 0.3) < 1e-15);
+  ck_assert (fabs (s.p90_abs - 0.46) < 1e-15); /* position 3.6 between 0.4 and 0.5 */
+  ck_assert (s.worst_abs == 0.5);
+  sp_calib_error_stats (e, 2, &s);
+  ck_assert (fabs (s.median_abs - 0.15) < 1e-15);
+  sp_calib_error_stats (NULL, 0, &s);
+  ck_assert (s.n == 0 && s.median_abs == 0 && s.worst_abs == 0);
+}
+END_TEST
+
+START_TEST (add_point_checks)
+{
+  g_autoptr (SpCalibData) d = sp_calib_data_new ();
+  static const guint32 r[2] = { 0, 1 };
+  SpCalibPoint p = { .source = 0, .op_id = 3, .coll = SP_COLL_ALL_REDUCE, .bytes = 8,
+                     .algo = SP_ALGO_AUTO, .n_ranks = 2, .ranks = r, .measured_ns = 0 };
+  GError *e = NULL;
+  ck_assert (!sp_calib_data_add_point (d, &p, NULL, &e));
+  SP_ASSERT_ERROR (e, SP_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&e);
+  p.measured_ns = 100;
+  p.source = 1; /* not the next input */
+  ck_assert (!sp_calib_data_add_point (d, &p, NULL, &e));
+  g_clear_error (&e);
+  p.source = 0;
+  ck_assert (sp_calib_data_add_point (d, &p, NULL, &e));
+  ck_assert_str_eq (sp_calib_data_source_name (d, 0), "points");
+  gsize n;
+  const SpCalibPoint *q = sp_calib_data_points (d, &n);
+  ck_assert (q[0].ranks != r && q[0].ranks[1] == 1); /* copied */
+}
+END_TEST
+
+int
+main (void)
+{
+  Suite *s = suite_create ("calibrate");
+  TCase *tc = tcase_create ("data");
+  tcase_add_test (tc, sample_trace_points);
+  tcase_add_test (tc, medians_and_left_out_rows);
+  tcase_add_test (tc, holdout_parse);
+  tcase_add_test (tc, holdout_split);
+  tcase_add_test (tc, error_stats_by_hand);
+  tcase_add_test (tc, add_point_checks);
+  suite_add_tcase (s, tc);
+  return sp_test_run (s);
+}

@@ -1,0 +1,107 @@
+#!/bin/sh
+# `shardplan calibrate` as a command: usage and bad input exit 2 with one
+# line on stderr and write nothing (an existing output file is left as it
+# was); a good run writes a topology that reads back and reports in text
+# and JSON; --holdout file:PATH reads and holds out another trace.
+# Measured traces come from the nccl-tests fixtures (8 ranks, p3dn);
+# the fit itself is checked by tests/sim/test_calibrate_fit.
+set -u
+: "${SHARDPLAN:?SHARDPLAN must name the built shardplan binary}"
+: "${SP_SRCDIR:?SP_SRCDIR must name the source tree}"
+fx="$SP_SRCDIR/tests/fixtures/nccltests"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardplan-calibrate-XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+fail () {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# run ARGS…: runs shardplan calibrate, leaves $status, $tmp/out, $tmp/err.
+run () {
+  "$SHARDPLAN" calibrate "$@" >"$tmp/out" 2>"$tmp/err"
+  status=$?
+}
+
+# expect_usage WHAT ARGS…: exit 2, one line "shardplan calibrate: …", and
+# the output file untouched.
+expect_usage () {
+  what=$1
+  shift
+  printf 'keep\n' >"$tmp/out.ini"
+  run "$@"
+  [ "$status" -eq 2 ] || fail "$what: exit $status, expected 2 ($(cat "$tmp/err"))"
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$what: expected one line on stderr, got: $(cat "$tmp/err")"
+  grep -q '^shardplan calibrate: ' "$tmp/err" || fail "$what: message not prefixed: $(cat "$tmp/err")"
+  [ "$(cat "$tmp/out.ini")" = keep ] || fail "$what: the output file was written"
+  ls "$tmp" | grep -q 'out.ini.' && fail "$what: a temporary file was left: $(ls "$tmp")"
+}
+
+"$SHARDPLAN" trace import-nccl-tests "$fx/all_reduce-2019.txt" --topology p3dn -o "$tmp/ar.h5" \
+  >/dev/null 2>&1 || { echo "FAIL: cannot import the fixture"; exit 1; }
+"$SHARDPLAN" trace import-nccl-tests "$fx/reduce_scatter-nocheck.txt" --topology p3dn \
+  -o "$tmp/rs.h5" >/dev/null 2>&1 || { echo "FAIL: cannot import the fixture"; exit 1; }
+printf 'not a trace\n' >"$tmp/text.h5"
+
+run --help
+[ "$status" -eq 0 ] || fail "--help: exit $status"
+grep -q -- '--holdout' "$tmp/out" || fail "--help does not describe --holdout"
+grep -q 'Usage:' "$tmp/out" || fail "--help has no usage line"
+
+o="$tmp/out.ini"
+expect_usage "no trace" --topology p3dn -o "$o"
+expect_usage "no topology" "$tmp/ar.h5" -o "$o"
+expect_usage "no output" "$tmp/ar.h5" --topology p3dn
+expect_usage "unknown option" "$tmp/ar.h5" --topology p3dn -o "$o" --bogus
+expect_usage "missing file" "$tmp/none.h5" --topology p3dn -o "$o"
+expect_usage "not a trace" "$tmp/text.h5" --topology p3dn -o "$o"
+expect_usage "unknown topology" "$tmp/ar.h5" --topology no-such-preset -o "$o"
+expect_usage "other world size" "$tmp/ar.h5" --topology cpu-shm -o "$o"
+grep -q 'world size 8' "$tmp/err" || fail "world size message: $(cat "$tmp/err")"
+expect_usage "bad nodes" "$tmp/ar.h5" --topology p3dn --nodes 0 -o "$o"
+expect_usage "bad holdout" "$tmp/ar.h5" --topology p3dn -o "$o" --holdout size:4K
+expect_usage "holdout of everything" "$tmp/ar.h5" --topology p3dn -o "$o" --holdout "size:>=1"
+grep -q 'nothing left to fit' "$tmp/err" || fail "holdout message: $(cat "$tmp/err")"
+expect_usage "holdout of nothing" "$tmp/ar.h5" --topology p3dn -o "$o" --holdout "size:>=1T"
+expect_usage "holdout of a missing file" "$tmp/ar.h5" --topology p3dn -o "$o" --holdout "file:$tmp/none.h5"
+expect_usage "bad model" "$tmp/ar.h5" --topology p3dn -o "$o" --model exact
+expect_usage "bad loss" "$tmp/ar.h5" --topology p3dn -o "$o" --loss huber
+expect_usage "csv format" "$tmp/ar.h5" --topology p3dn -o "$o" --format csv
+expect_usage "a trace twice" "$tmp/ar.h5" "$tmp/../$(basename "$tmp")/ar.h5" --topology p3dn -o "$o"
+
+# a good run: text report, an INI that reads back
+rm -f "$o"
+run "$tmp/ar.h5" --topology p3dn -o "$o" --holdout "size:>=16M"
+[ "$status" -eq 0 ] || fail "calibrate: exit $status: $(cat "$tmp/err")"
+[ -s "$tmp/err" ] && fail "calibrate printed on stderr: $(cat "$tmp/err")"
+for want in 'fit set, input' 'fit set, calibrated' 'held out, calibrated' '\[intra\] latency_us' \
+  'kept: no fitted op spans more than one node' "wrote $o"; do
+  grep -q "$want" "$tmp/out" || fail "text report lacks '$want': $(cat "$tmp/out")"
+done
+grep -q '^# Calibrated by shardplan calibrate' "$o" || fail "no comment block: $(cat "$o")"
+grep -q '^# fit on 14 ops; held out (size:>=16777216): 4 ops' "$o" || fail "comment: $(cat "$o")"
+grep -q '^\[calibration\]' "$o" || fail "no [calibration] section"
+"$SHARDPLAN" estimate --topology "$o" --collective all_reduce --bytes 1M >/dev/null 2>"$tmp/est.err" \
+  || fail "estimate does not read the calibrated file: $(cat "$tmp/est.err")"
+ls "$tmp" | grep -q 'out.ini.' && fail "a temporary file was left: $(ls "$tmp")"
+
+# JSON report; file:PATH reads a trace that is not listed and holds it out
+run "$tmp/ar.h5" --topology p3dn -o "$o" --holdout "file:$tmp/rs.h5" --format json --loss soft-l1
+[ "$status" -eq 0 ] || fail "calibrate --format json: exit $status: $(cat "$tmp/err")"
+tr -d ' \n' <"$tmp/out" >"$tmp/flat"
+for want in '"fit_ops":18' '"holdout_ops":' '"loss":"soft-l1"' '"model":"analytic"' \
+  '"parameters":\[{"name":"\[intra\]latency_us"' '"errors":{"fit":{"before":{"ops":18'; do
+  grep -q "$want" "$tmp/flat" || fail "JSON lacks $want: $(cat "$tmp/out")"
+done
+n_rs=$(grep -o '"holdout_ops":[0-9]*' "$tmp/flat" | cut -d: -f2)
+[ "${n_rs:-0}" -gt 0 ] || fail "file:$tmp/rs.h5 held out nothing"
+if command -v python3 >/dev/null 2>&1; then
+  python3 -m json.tool "$tmp/out" >/dev/null || fail "the JSON report does not parse"
+fi
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures failure(s)" >&2
+  exit 1
+fi
+exit 0
