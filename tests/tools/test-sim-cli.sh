@@ -27,8 +27,22 @@ cmp -s "$tmp/a.h5" "$tmp/b.h5" || fail "two runs are not byte-identical"
 "$SHARDPLAN" sim --plan "$tmp/plan.json" -t "$topo" -f json >"$tmp/j" 2>/dev/null || fail "json"
 grep -q '"step_us"' "$tmp/j" || fail "json: no step_us"
 
+# Contention models: step is the des default, family and none on request.
+grep -q 'model des, contention step$' "$tmp/out" || fail "default contention: $(head -n 1 "$tmp/out")"
+grep -q '"contention":"step"' "$tmp/j" || fail "json: contention"
+for c in family none; do
+  "$SHARDPLAN" sim --plan "$tmp/plan.json" -t "$topo" --contention $c >"$tmp/c" 2>"$tmp/e" \
+    || fail "--contention $c exited $?: $(cat "$tmp/e")"
+  grep -q "contention $c\$" "$tmp/c" || fail "--contention $c: $(head -n 1 "$tmp/c")"
+done
+"$SHARDPLAN" sim --plan "$tmp/plan.json" -t "$topo" --sim-model analytic >"$tmp/c" 2>/dev/null \
+  && grep -q 'model analytic, contention none$' "$tmp/c" || fail "analytic: contention none"
+
 # Bad input: exit 2, one line, no output file.
 for args in "" "--plan $tmp/plan.json" "--plan $tmp/plan.json -t $topo --sim-model x" \
+            "--plan $tmp/plan.json -t $topo --contention fabric" \
+            "--plan $tmp/plan.json -t $topo --contention default" \
+            "--plan $tmp/plan.json -t $topo --sim-model analytic --contention step" \
             "--plan $tmp/plan.json -t dgx-h100 --nodes 3"; do
   # shellcheck disable=SC2086
   "$SHARDPLAN" sim $args -o "$tmp/bad.h5" >/dev/null 2>"$tmp/e"

@@ -65,8 +65,19 @@ tail -n 1 "$tmp/t2" | grep -q '^recommended: none' || fail "tiny: expected 'reco
 "$SHARDPLAN" sweep -m gpt-1b -t "$topo" --nodes 1,2 --jobs 3 -f csv >"$tmp/b" 2>/dev/null
 cmp -s "$tmp/a" "$tmp/b" || fail "--jobs changes the output"
 
+# Contention: the des default is step; family may only be faster or equal
+# (it ignores contention between ops that overlap in time), same memory.
+"$SHARDPLAN" sweep -m gpt-1b -t "$topo" --nodes 2 -f csv >"$tmp/step" 2>/dev/null || fail "step sweep"
+"$SHARDPLAN" sweep -m gpt-1b -t "$topo" --nodes 2 --contention family -f csv >"$tmp/fam" 2>/dev/null \
+  || fail "family sweep"
+"$SHARDPLAN" sweep -m gpt-1b -t "$topo" --nodes 2 | head -n 1 | grep -q 'contention step$' \
+  || fail "text header: contention"
+paste -d, "$tmp/step" "$tmp/fam" | tail -n +2 | awk -F, '
+  $5 + 0.001 < $14 || $7 + 0.001 < $16 || $8 != $17 { bad = 1; print "row " NR ": " $0 }
+  END { exit bad }' >&2 || fail "step faster than family, or memory differs"
+
 # Bad input: exit 2, one line.
-for args in "--sim-model foo" "--nodes 0" "--nodes 2,x" "--format xml" "--plot out.jpg" "--model nosuch"; do
+for args in "--sim-model foo" "--contention x" "--sim-model analytic --contention family" "--nodes 0" "--nodes 2,x" "--format xml" "--plot out.jpg" "--model nosuch"; do
   # shellcheck disable=SC2086
   "$SHARDPLAN" sweep -t "$topo" $args >/dev/null 2>"$tmp/e"
   st=$?
