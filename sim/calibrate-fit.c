@@ -24,6 +24,9 @@
 /* "moved": the value changed by more than this, relative (or absolute for
  * values near 0). */
 #define MOVED_TOL 1e-6
+/* Fits in a row when the fitted model picks a protocol the previous fit
+ * did not calibrate. */
+#define SP_CALIB_PROTO_ROUNDS 3
 
 struct _SpCalibResult {
   SpTopo *topo;
@@ -449,6 +452,43 @@ levenberg_marquardt (const Fit *f, double *x, guint32 max_iter, guint32 *out_ite
   return TRUE;
 }
 
+/* Drop the candidates the fit-set times do not depend on (a Jacobian
+ * column below JAC_ZERO), giving them a reason. */
+static gboolean
+drop_unidentifiable (Fit *f, double *x, const char **reason, GError **error)
+{
+  if (f->n_free == 0)
+    return TRUE;
+  gsize m = sp_calib_data_n_fit (f->data);
+  g_autofree double *sim = g_new (double, f->n_pts);
+  g_autofree double *r = g_new (double, m);
+  g_autofree double *r_tmp = g_new (double, m);
+  g_autofree double *J = g_new (double, m * f->n_free);
+  double cost;
+  if (!residuals (f, x, sim, r, &cost, error) || !jacobian (f, x, r, m, J, sim, r_tmp, error))
+    return FALSE;
+  guint keep = 0;
+  double xk[P];
+  guint idx[P];
+  for (guint k = 0; k < f->n_free; k++)
+    {
+      double mx = 0;
+      for (gsize i = 0; i < m; i++)
+        mx = MAX (mx, fabs (J[i * f->n_free + k]));
+      if (mx < JAC_ZERO)
+        reason[f->idx[k]] = "the fitted ops' times do not depend on it";
+      else
+        {
+          idx[keep] = f->idx[k];
+          xk[keep++] = x[k];
+        }
+    }
+  memcpy (f->idx, idx, sizeof (guint) * keep);
+  memcpy (x, xk, sizeof (double) * keep);
+  f->n_free = keep;
+  return TRUE;
+}
+
 static void
 error_stats (const SpCalibPoint *pts, gsize n, const double *sim, gboolean holdout,
              SpCalibErrorStats *out)
@@ -532,65 +572,56 @@ sp_calibrate_fit (const SpTopo *topo, const SpCalibData *data, const SpCalibOpti
   if (!simulate (&f, spec, FALSE, res->sim_before, &protos0, error))
     return NULL;
 
-  double x[P];
   for (guint p = 0; p < P; p++)
-    {
-      res->before[p] = spec_get (spec, p);
-      const char *why = NULL;
-      if ((p == SP_CALIB_INTRA_LATENCY || p == SP_CALIB_INTRA_EFFICIENCY) && !intra_data)
-        why = "no fitted op has two ranks on one node";
-      else if ((p == SP_CALIB_INTER_LATENCY || p == SP_CALIB_NIC_EFFICIENCY) && !inter_data)
-        why = "no fitted op spans more than one node";
-      else if (p >= SP_CALIB_LL_OVERHEAD && !(protos0 & (1u << (p - SP_CALIB_LL_OVERHEAD))))
-        why = "the model chooses this protocol for no fitted op";
-      res->reason[p] = why;
-      if (why == NULL)
-        {
-          x[f.n_free] = is_efficiency (p) ? log (CLAMP (res->before[p], SP_CALIB_EFF_MIN, 4.0))
-                                          : res->before[p];
-          f.idx[f.n_free++] = p;
-        }
-    }
+    res->before[p] = spec_get (spec, p);
 
-  /* drop the candidates the fit-set times do not depend on */
-  if (f.n_free > 0)
+  /* Fit; then, if the fitted model chooses a protocol for some fit op
+   * whose overhead was not a parameter (the choice moved with the fit),
+   * add it and fit again from there (at most SP_CALIB_PROTO_ROUNDS). */
+  SpTopoSpec cur = *spec;
+  guint protos = protos0;
+  double x[P];
+  for (guint round = 0;; round++)
     {
-      gsize m = sp_calib_data_n_fit (data);
-      g_autofree double *sim = g_new (double, f.n_pts);
-      g_autofree double *r = g_new (double, m);
-      g_autofree double *r_tmp = g_new (double, m);
-      g_autofree double *J = g_new (double, m * f.n_free);
-      double cost;
-      if (!residuals (&f, x, sim, r, &cost, error)
-          || !jacobian (&f, x, r, m, J, sim, r_tmp, error))
-        return NULL;
-      guint keep = 0;
-      double xk[P];
-      guint idx[P];
-      for (guint k = 0; k < f.n_free; k++)
+      f.base = &cur;
+      f.n_free = 0;
+      for (guint p = 0; p < P; p++)
         {
-          double mx = 0;
-          for (gsize i = 0; i < m; i++)
-            mx = MAX (mx, fabs (J[i * f.n_free + k]));
-          if (mx < JAC_ZERO)
-            res->reason[f.idx[k]] = "the fitted ops' times do not depend on it";
-          else
+          const char *why = NULL;
+          if ((p == SP_CALIB_INTRA_LATENCY || p == SP_CALIB_INTRA_EFFICIENCY) && !intra_data)
+            why = "no fitted op has two ranks on one node";
+          else if ((p == SP_CALIB_INTER_LATENCY || p == SP_CALIB_NIC_EFFICIENCY) && !inter_data)
+            why = "no fitted op spans more than one node";
+          else if (p >= SP_CALIB_LL_OVERHEAD && !(protos & (1u << (p - SP_CALIB_LL_OVERHEAD))))
+            why = "the model chooses this protocol for no fitted op";
+          res->reason[p] = why;
+          if (why == NULL)
             {
-              idx[keep] = f.idx[k];
-              xk[keep++] = x[k];
+              double v = spec_get (&cur, p);
+              x[f.n_free] = is_efficiency (p) ? log (CLAMP (v, SP_CALIB_EFF_MIN, 4.0)) : v;
+              f.idx[f.n_free++] = p;
             }
         }
-      memcpy (f.idx, idx, sizeof (guint) * keep);
-      memcpy (x, xk, sizeof (double) * keep);
-      f.n_free = keep;
+      if (!drop_unidentifiable (&f, x, res->reason, error))
+        return NULL;
+      guint32 iters = 0;
+      if (f.n_free > 0 && !levenberg_marquardt (&f, x, opt.max_iterations, &iters, error))
+        return NULL;
+      res->iterations += iters;
+      SpTopoSpec next;
+      spec_of (&f, x, &next);
+      guint now = 0;
+      if (!simulate (&f, &next, TRUE, res->sim_after, &now, error))
+        return NULL;
+      cur = next;
+      if ((now & ~protos) == 0 || round + 1 >= SP_CALIB_PROTO_ROUNDS)
+        break;
+      protos |= now;
     }
+  f.base = spec;
+  f.n_free = 0;
 
-  if (f.n_free > 0
-      && !levenberg_marquardt (&f, x, opt.max_iterations, &res->iterations, error))
-    return NULL;
-
-  SpTopoSpec fitted;
-  spec_of (&f, x, &fitted);
+  SpTopoSpec fitted = cur;
   res->topo = sp_topo_new (&fitted, error);
   if (res->topo == NULL)
     return NULL;

@@ -21,7 +21,9 @@
  *   nic_efficiency            some fit point spans > 1 node
  *   <proto>_overhead_us       the model (with the input values) chooses
  *                             that protocol for some fit point
- * and, of those, only the ones the fit-set times depend on (a Jacobian
+ * (when the fitted model then chooses another protocol for some fit op,
+ * that protocol's overhead is added and the fit runs again from there, up
+ * to 3 fits in all) and, of those, only the ones the fit-set times depend on (a Jacobian
  * column that is zero at the start: e.g. an efficiency when every op is
  * latency-bound below the time's ns resolution).  Every other parameter
  * keeps its input value, and sp_calib_result_param says why.
