@@ -21,6 +21,8 @@
 /* A parameter whose Jacobian column stays below this (d log t per unit of
  * the parameter) at the start is not identifiable from the data. */
 #define JAC_ZERO 1e-9
+/* Two Jacobian columns with |cos| >= 1 − JAC_PARALLEL are one direction. */
+#define JAC_PARALLEL 1e-3
 /* "moved": the value changed by more than this, relative (or absolute for
  * values near 0). */
 #define MOVED_TOL 1e-6
@@ -453,7 +455,8 @@ levenberg_marquardt (const Fit *f, double *x, guint32 max_iter, guint32 *out_ite
 }
 
 /* Drop the candidates the fit-set times do not depend on (a Jacobian
- * column below JAC_ZERO), giving them a reason. */
+ * column below JAC_ZERO) or cannot tell from an earlier candidate
+ * (parallel columns), giving them a reason. */
 static gboolean
 drop_unidentifiable (Fit *f, double *x, const char **reason, GError **error)
 {
@@ -467,22 +470,51 @@ drop_unidentifiable (Fit *f, double *x, const char **reason, GError **error)
   double cost;
   if (!residuals (f, x, sim, r, &cost, error) || !jacobian (f, x, r, m, J, sim, r_tmp, error))
     return FALSE;
-  guint keep = 0;
+  guint keep = 0, n = f->n_free;
   double xk[P];
   guint idx[P];
-  for (guint k = 0; k < f->n_free; k++)
+  gboolean drop[P] = { FALSE };
+  for (guint k = 0; k < n; k++)
     {
       double mx = 0;
       for (gsize i = 0; i < m; i++)
-        mx = MAX (mx, fabs (J[i * f->n_free + k]));
+        mx = MAX (mx, fabs (J[i * n + k]));
       if (mx < JAC_ZERO)
-        reason[f->idx[k]] = "the fitted ops' times do not depend on it";
-      else
         {
-          idx[keep] = f->idx[k];
-          xk[keep++] = x[k];
+          reason[f->idx[k]] = "the fitted ops' times do not depend on it";
+          drop[k] = TRUE;
         }
     }
+  /* A column parallel to an earlier one (e.g. the per-step latency and a
+   * protocol overhead when every op has the same group shape and kind:
+   * both add a constant to each op) can only move with it along a valley:
+   * the later one (an overhead after a latency) keeps its value. */
+  for (guint l = 0; l < n; l++)
+    for (guint k = 0; k < l && !drop[l]; k++)
+      {
+        if (drop[k])
+          continue;
+        double kk = 0, ll = 0, kl = 0;
+        for (gsize i = 0; i < m; i++)
+          {
+            double a = J[i * n + k], b = J[i * n + l];
+            kk += a * a;
+            ll += b * b;
+            kl += a * b;
+          }
+        if (fabs (kl) >= (1 - JAC_PARALLEL) * sqrt (kk * ll))
+          {
+            reason[f->idx[l]] = "moves only together with an earlier parameter on these ops "
+                                "(e.g. latency and overhead on one group shape)";
+            drop[l] = TRUE;
+          }
+      }
+  for (guint k = 0; k < n; k++)
+    if (!drop[k])
+      {
+        idx[keep] = f->idx[k];
+        xk[keep++] = x[k];
+      }
   memcpy (f->idx, idx, sizeof (guint) * keep);
   memcpy (x, xk, sizeof (double) * keep);
   f->n_free = keep;

@@ -25,7 +25,10 @@
  * that protocol's overhead is added and the fit runs again from there, up
  * to 3 fits in all) and, of those, only the ones the fit-set times depend on (a Jacobian
  * column that is zero at the start: e.g. an efficiency when every op is
- * latency-bound below the time's ns resolution).  Every other parameter
+ * latency-bound below the time's ns resolution), and not one whose column
+ * is parallel to an earlier parameter's (|cos| >= 0.999: e.g. a protocol
+ * overhead next to the per-step latency when every op has one group shape
+ * and kind — both add a constant, only their sum is determined).  Every other parameter
  * keeps its input value, and sp_calib_result_param says why.
  * An efficiency that was 0 ("the model's own", topo.h) starts from the
  * value the model derives (sim/README-model.md §2) and is written out

@@ -305,6 +305,45 @@ START_TEST (unidentifiable_efficiency_is_kept)
 }
 END_TEST
 
+START_TEST (collinear_overhead_is_kept)
+{
+  /* one group shape and one kind: the per-step latency and the protocol
+   * overhead both add a constant to every op, so only the first moves */
+  g_autoptr (SpTopo) shm = sp_topo_new_preset ("cpu-shm", 1, NULL);
+  SpTopoSpec truth = *sp_topo_spec (shm);
+  truth.intra_latency_us = 4;
+  g_autoptr (SpTopo) tt = sp_topo_new (&truth, NULL);
+  g_autoptr (SpCalibData) d = sp_calib_data_new ();
+  static const guint32 all4[4] = { 0, 1, 2, 3 };
+  guint32 op = 0;
+  for (guint64 bytes = 1024; bytes <= 16384; bytes *= 2)
+    {
+      SpCollRequest req;
+      sp_coll_request_init (&req);
+      req.coll = SP_COLL_ALL_REDUCE;
+      req.bytes = bytes;
+      req.n_ranks = 4;
+      req.ranks = all4;
+      req.proto = SP_PROTO_LL;
+      SpCollEstimate est;
+      ck_assert (sp_sim_estimate (tt, SP_SIM_ANALYTIC, &req, &est, NULL));
+      SpCalibPoint p = { .op_id = op++, .coll = req.coll, .bytes = bytes, .algo = SP_ALGO_AUTO,
+                         .n_ranks = 4, .ranks = all4, .n_samples = 4,
+                         .measured_ns = (double) est.time_ns };
+      ck_assert (sp_calib_data_add_point (d, &p, NULL, NULL));
+    }
+  GError *e = NULL;
+  g_autoptr (SpCalibResult) r = sp_calibrate_fit (shm, d, NULL, &e);
+  SP_ASSERT_NO_ERROR (e);
+  gboolean fitted, moved;
+  const char *why;
+  sp_calib_result_param (r, SP_CALIB_LL_OVERHEAD, NULL, NULL, &fitted, &moved, &why);
+  ck_assert (!fitted && !moved);
+  ck_assert_msg (g_str_has_prefix (why, "moves only together"), "%s", why);
+  ASSERT_REL (param_after (r, SP_CALIB_INTRA_LATENCY), 4, 0.02);
+}
+END_TEST
+
 START_TEST (deterministic)
 {
   SpTopoSpec truth = true_spec ();
@@ -384,6 +423,7 @@ suite (void)
   tcase_add_test (tc, holdout_is_predicted);
   tcase_add_test (tc, single_node_keeps_inter_parameters);
   tcase_add_test (tc, unidentifiable_efficiency_is_kept);
+  tcase_add_test (tc, collinear_overhead_is_kept);
   tcase_add_test (tc, deterministic);
   tcase_add_test (tc, des_forward_model);
   tcase_add_test (tc, bad_input);
