@@ -102,12 +102,13 @@ typedef struct _SpSimResult SpSimResult;
  *           all-reduce of every column); ops that overlap in time do not
  *           slow each other down.  Then a list schedule with those costs.
  *   STEP    (des) ONE flow network for the whole step: every collective op
- *           instance (op, group) is a job started when its group is ready
- *           and runs while every other started job runs, so ops that overlap
- *           in time — a prefetch all-gather on one stream and a gradient
- *           reduce-scatter on another, ops of different families — share
- *           links by max-min fairness and slow each other down.
- *   DEFAULT STEP for des, NONE for analytic. */
+ *           instance (op, group) is a job, started when its group is ready,
+ *           that shares links by max-min fairness with every job running at
+ *           the same time, so ops that overlap in time — a prefetch
+ *           all-gather on one stream and a gradient reduce-scatter on
+ *           another, ops of different families — slow each other down.
+ *   DEFAULT STEP for des (fast enough for the speed targets: see
+ *           bench/RESULTS.md), NONE for analytic. */
 typedef enum {
   SP_SIM_CONTENTION_DEFAULT = 0,
   SP_SIM_CONTENTION_NONE = 1,
@@ -174,9 +175,10 @@ void sp_sim_plan_options_init (SpSimPlanOptions *options);
  * FAMILY, one collective simulation per distinct op shape, for STEP one
  * max-min solve over the flows in flight per event (an op start or end).
  * Memory: 16 bytes per (op, group) for collectives and per (op, rank) for
- * kernels and composites; STEP adds ~4 bytes per (op, group), 1 bit per
+ * kernels and composites; STEP adds ~200 bytes per (op, group) of more
+ * than one rank (its engine job, kept to the end of the run), 1 bit per
  * (op, rank), 4 bytes per (stream, rank) and per (composite, rank), and
- * the flows in flight. */
+ * ~100 bytes per flow in flight. */
 SpSimResult *sp_sim_run_plan_full (const SpTopo *topo, SpSimModel model, const SpPlan *plan,
                                    const SpGroups *groups, const SpSimPlanOptions *options,
                                    GError **error);
