@@ -172,6 +172,35 @@ finish_op (SpCompare *cmp, const Sample *m, OpAcc *acc, const SpPlan *plan, SpTr
   acc->worst = 0;
 }
 
+/* A simulated trace of one iteration (what `shardplan sim` writes: the
+ * simulator is deterministic) stands for every measured iteration: its row
+ * (op, 0, rank) is joined with (op, k, rank) for every k the measurement
+ * has.  Replaces *sim by the spread copy (at most as many samples as the
+ * measurement has iterations × simulated rows). */
+static void
+spread_iterations (GArray **sim, const GArray *meas)
+{
+  gint32 max_sim = -1, max_meas = -1;
+  for (guint i = 0; i < (*sim)->len; i++)
+    max_sim = MAX (max_sim, g_array_index (*sim, Sample, i).iter);
+  for (guint i = 0; i < meas->len; i++)
+    max_meas = MAX (max_meas, g_array_index (meas, Sample, i).iter);
+  if (max_sim != 0 || max_meas <= 0)
+    return;
+  guint n = (*sim)->len;
+  GArray *out = g_array_sized_new (FALSE, FALSE, sizeof (Sample), n * (guint) (max_meas + 1));
+  for (gint32 k = 0; k <= max_meas; k++)
+    for (guint i = 0; i < n; i++)
+      {
+        Sample x = g_array_index (*sim, Sample, i);
+        x.iter = k;
+        g_array_append_val (out, x);
+      }
+  qsort (out->data, out->len, sizeof (Sample), sample_cmp);
+  g_array_unref (*sim);
+  *sim = out;
+}
+
 static void
 join (SpCompare *cmp, GArray *sim, GArray *meas, const SpPlan *plan, SpTrace *measured)
 {
@@ -406,6 +435,7 @@ sp_compare_traces (SpTrace *sim, const char *sim_name, SpTrace *measured,
   if (text != NULL)
     plan = sp_plan_from_json (text, -1, 0, NULL);
 
+  spread_iterations (&s, m);
   join (cmp, s, m, plan, measured);
   if (cmp->ops->len == 0)
     {

@@ -8,6 +8,10 @@
  *   sample   a key (op_id, iter, rank) present in both traces whose rows
  *            both have status ok, are not composite spans (their sub-ops are
  *            compared instead) and whose measured dur_ns is > 0.
+ *            A simulated trace of ONE iteration (what `shardplan sim`
+ *            writes; the simulator is deterministic) stands for every
+ *            measured iteration: its row (op, 0, rank) joins (op, k, rank)
+ *            for every iteration k of the measurement.
  *   op error for op_id: (S − M) / M with S, M the medians of the simulated
  *            and measured dur_ns over the op's samples (over iterations and
  *            ranks).  Each op counts once in the aggregates, however many

@@ -98,6 +98,7 @@ typedef enum {
   TRACE_MEASURED,
   TRACE_SIM,
   TRACE_SIM_DUPLICATE,   /* one key twice */
+  TRACE_SIM_ONE_ITER,    /* iteration 0 only, as `shardplan sim` writes */
   TRACE_MEASURED_NCCL,   /* measured, with NCCL's estimates (table above) */
 } TraceKind;
 
@@ -119,17 +120,18 @@ write_trace (const char *dir, const char *file, TraceKind kind, const char *mode
   g_autoptr (SpPlan) plan = make_plan (groups, model);
   g_autoptr (GError) error = NULL;
   char *path = g_build_filename (dir, file, NULL);
-  gboolean sim = kind == TRACE_SIM || kind == TRACE_SIM_DUPLICATE;
+  gboolean sim = kind == TRACE_SIM || kind == TRACE_SIM_DUPLICATE || kind == TRACE_SIM_ONE_ITER;
+  gint32 iters = kind == TRACE_SIM_ONE_ITER ? 1 : ITERS;
   SpTraceHeader h = { .source = sim ? SP_TRACE_SOURCE_SIMULATED : SP_TRACE_SOURCE_MEASURED,
                       .producer = sim ? "test sim" : "test run", .producer_version = "0",
-                      .clock = "test", .timing_mode = "test", .iters = ITERS,
+                      .clock = "test", .timing_mode = "test", .iters = (guint32) iters,
                       .world_size = WORLD };
   g_autoptr (SpTraceWriter) w = sp_trace_writer_new (path, &h, &error);
   SP_ASSERT_NO_ERROR (error);
   if (with_plan)
     ck_assert (sp_trace_writer_set_plan (w, plan, NULL, &error));
   ck_assert (sp_trace_writer_set_groups (w, groups, &error));
-  for (gint32 iter = 0; iter < ITERS; iter++)
+  for (gint32 iter = 0; iter < iters; iter++)
     for (guint32 o = 0; o < N_OPS; o++)
       for (guint32 r = 0; r < WORLD; r++)
         {
@@ -171,7 +173,7 @@ write_trace (const char *dir, const char *file, TraceKind kind, const char *mode
           if (kind == TRACE_SIM_DUPLICATE && o == 0 && iter == 0 && r == 5)
             ck_assert (sp_trace_writer_append (w, &row, 1, &error));
         }
-  if (sim)
+  if (sim && kind != TRACE_SIM_ONE_ITER)
     {
       SpTraceRow extra;                                    /* only_sim */
       sp_trace_row_init (&extra);
@@ -305,6 +307,43 @@ START_TEST (test_join_stats)
   ck_assert_uint_eq (nw, 6);
   ck_assert_uint_eq (all[5]->op_id, 3);
   fixture_close (&f);
+}
+END_TEST
+
+/* One simulated iteration joins every measured iteration: the 48 simulated
+ * rows (dur = (100 µs + 1 µs·rank) × factor) stand for both measured
+ * iterations, so all 96 measured keys join and 93 are samples (the three
+ * excluded rows above).  Op 0: simulated 1.1 × 100..107 µs, each value
+ * twice → median 1.1 × 103.5 = 113.85 µs; measured median 108.5 µs. */
+START_TEST (test_one_sim_iteration)
+{
+  g_autofree char *dir = sp_test_tmpdir ();
+  g_autofree char *sim = write_trace (dir, "sim1.h5", TRACE_SIM_ONE_ITER, "m", TRUE);
+  g_autofree char *meas = write_trace (dir, "measured.h5", TRACE_MEASURED, "m", TRUE);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SpTrace) ts = sp_trace_open (sim, &error);
+  SP_ASSERT_NO_ERROR (error);
+  g_autoptr (SpTrace) tm = sp_trace_open (meas, &error);
+  SP_ASSERT_NO_ERROR (error);
+  g_autoptr (SpCompare) cmp = sp_compare_traces (ts, "sim1.h5", tm, "measured.h5", &error);
+  SP_ASSERT_NO_ERROR (error);
+  const SpCompareCounts *c = sp_compare_counts (cmp);
+  ck_assert_uint_eq (c->sim_rows, 48);
+  ck_assert_uint_eq (c->measured_rows, 96);
+  ck_assert_uint_eq (c->joined, 96);
+  ck_assert_uint_eq (c->only_sim, 0);
+  ck_assert_uint_eq (c->only_measured, 0);
+  ck_assert_uint_eq (c->samples, 93);
+  gsize n = 0;
+  const SpCompareOp *o = sp_compare_ops (cmp, &n);
+  ck_assert_uint_eq (n, N_OPS);
+  ck_assert_uint_eq (o[0].n_samples, 16);
+  ck_assert_double_eq_tol (o[0].sim_ns, 113850, 1e-6);
+  ck_assert_double_eq_tol (o[0].measured_ns, 108500, TOL);
+  ck_assert_double_eq_tol (o[0].error, 113850.0 / 108500.0 - 1, 1e-12);
+  g_unlink (sim);
+  g_unlink (meas);
+  g_rmdir (dir);
 }
 END_TEST
 
@@ -587,6 +626,7 @@ compare_suite (void)
   Suite *s = suite_create ("compare");
   TCase *tc = tcase_create ("join");
   tcase_add_test (tc, test_join_stats);
+  tcase_add_test (tc, test_one_sim_iteration);
   tcase_add_test (tc, test_refusals);
   tcase_add_test (tc, test_formats);
   tcase_add_test (tc, test_nccl_estimate);
