@@ -444,6 +444,13 @@ sp_sim_contention_from_name (const char *name, SpSimContention *out)
   return FALSE;
 }
 
+SpSimContention
+sp_sim_contention_default (SpSimModel model)
+{
+  /* step for des: it meets the speed targets (bench/RESULTS.md) */
+  return model == SP_SIM_DES ? SP_SIM_CONTENTION_STEP : SP_SIM_CONTENTION_NONE;
+}
+
 void
 sp_sim_plan_options_init (SpSimPlanOptions *options)
 {
@@ -478,7 +485,7 @@ sp_sim_run_plan_full (const SpTopo *topo, SpSimModel model, const SpPlan *plan,
       return NULL;
     }
   if (contention == SP_SIM_CONTENTION_DEFAULT)
-    contention = model == SP_SIM_DES ? SP_SIM_PLAN_DES_DEFAULT : SP_SIM_CONTENTION_NONE;
+    contention = sp_sim_contention_default (model);
   if (model == SP_SIM_ANALYTIC && contention != SP_SIM_CONTENTION_NONE)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,

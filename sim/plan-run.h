@@ -9,10 +9,6 @@
 
 G_BEGIN_DECLS
 
-/* What SP_SIM_CONTENTION_DEFAULT means for the des model (the analytic
- * model has only NONE).  Chosen by measurement: bench/RESULTS.md. */
-#define SP_SIM_PLAN_DES_DEFAULT SP_SIM_CONTENTION_STEP
-
 /* A span not (yet) set. */
 #define SP_SPAN_UNSET G_MAXUINT64
 

@@ -411,7 +411,7 @@ sp_cmd_sweep (int argc, char **argv)
     {
       SpSimContention used = sim_opts.contention;
       if (used == SP_SIM_CONTENTION_DEFAULT)
-        used = sim_model == SP_SIM_DES ? SP_SIM_CONTENTION_STEP : SP_SIM_CONTENTION_NONE;
+        used = sp_sim_contention_default (sim_model);
       g_string_append_printf (out, "sweep: %s (%.4g parameters) on %s (%s, %.4g GiB), sim model %s, "
                                    "contention %s\n",
                               model.name, (double) sp_model_n_params (&model), ts->name,

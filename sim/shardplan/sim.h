@@ -120,6 +120,9 @@ typedef enum {
  * unknown. */
 const char *sp_sim_contention_name (SpSimContention contention);
 gboolean sp_sim_contention_from_name (const char *name, SpSimContention *out_contention);
+/* What SP_SIM_CONTENTION_DEFAULT means for `model`: STEP for des, NONE for
+ * analytic. */
+SpSimContention sp_sim_contention_default (SpSimModel model);
 
 /* Options of sp_sim_run_plan_full().  Initialise with
  * sp_sim_plan_options_init() (every field its default) and set fields. */

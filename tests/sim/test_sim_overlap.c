@@ -532,6 +532,8 @@ START_TEST (test_names)
   SpSimPlanOptions o;
   sp_sim_plan_options_init (&o);
   ck_assert_int_eq (o.contention, SP_SIM_CONTENTION_DEFAULT);
+  ck_assert_int_eq (sp_sim_contention_default (SP_SIM_DES), SP_SIM_CONTENTION_STEP);
+  ck_assert_int_eq (sp_sim_contention_default (SP_SIM_ANALYTIC), SP_SIM_CONTENTION_NONE);
 }
 END_TEST
 
