@@ -7,11 +7,21 @@
  * and the run ends in order (rows gathered, partial trace, exit 1 on every
  * rank).  If the sync itself misses its deadline a peer is gone or stuck:
  * the loop returns with abort_job and the driver takes the no-collective
- * path (exec.c). */
+ * path (exec.c).
+ *
+ * Deadline inside a backend call: the MPI backend runs an isolated op as
+ * the blocking collective (the call a bare loop makes), which cannot be
+ * interrupted.  A watchdog thread, armed around every start(), checks the
+ * op's deadline every min(100 ms, timeout / 4); when it passes while the
+ * call has not returned, the watchdog records the op as timed out, flushes
+ * the spill file and hands over to loop->stuck, which writes the partial
+ * trace (rank 0) and ends the process: the main thread never leaves the
+ * call.  The watchdog makes no MPI call (MPI is initialised FUNNELED). */
 #include "config.h"
 #include "exec-loop.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,6 +40,20 @@ env_int (const char *name)
   return v && *v ? g_ascii_strtoll (v, NULL, 10) : -1;
 }
 
+/* Watchdog word: generation << 2 | state.  Arming bumps the generation so
+ * that the thread never fires an op with a deadline read for another. */
+enum { WD_IDLE = 0, WD_ARMED = 1, WD_FIRED = 2, WD_QUIT = 3 };
+
+typedef struct {
+  GThread *thread;
+  atomic_llong word;
+  atomic_llong deadline_us;     /* g_get_monotonic_time clock */
+  SpExecTask *task;             /* written before arming */
+  gint64 period_us;
+  GMutex lock;                  /* with cond: the thread's sleep, ended early at quit */
+  GCond cond;
+} Watchdog;
+
 typedef struct {
   SpExecLoop *L;
   SpExecCtx *ctx;
@@ -37,6 +61,7 @@ typedef struct {
   gint32 iter;                  /* < 0 during warm-up */
   guint32 seq[SP_FAMILY_N];
   GError *failure;              /* this rank's first failure */
+  Watchdog wd;
 } Run;
 
 static gint64
@@ -70,6 +95,108 @@ fail_task (Run *R, SpExecTask *t, SpTraceStatus status, const char *fmt, ...)
                                                             : R->iter, what);
 }
 
+/* ---------------------------------------------------------------- watchdog */
+
+static void
+wd_arm (Watchdog *w, SpExecTask *t, double timeout_s)
+{
+  if (!w->thread)
+    return;
+  long long v = atomic_load (&w->word);
+  w->task = t;
+  atomic_store (&w->deadline_us, g_get_monotonic_time () + (gint64) (timeout_s * 1e6));
+  atomic_store (&w->word, ((v >> 2) + 1) << 2 | WD_ARMED);
+}
+
+static void
+wd_disarm (Watchdog *w)
+{
+  if (!w->thread)
+    return;
+  long long v = atomic_load (&w->word);
+  if ((v & 3) == WD_ARMED && atomic_compare_exchange_strong (&w->word, &v, (v & ~3LL) | WD_IDLE))
+    return;
+  /* Fired while the call was returning: the watchdog owns the run now and
+   * ends the process. */
+  for (;;)
+    pause ();
+}
+
+/* The deadline passed inside start(): the main thread is stuck in the call. */
+static void
+wd_fire (Run *R)
+{
+  SpExecLoop *L = R->L;
+  SpExecTask *t = R->wd.task;
+  fail_task (R, t, SP_TRACE_STATUS_TIMEOUT, "no completion within the %g s deadline (--timeout); "
+             "a peer may be gone or stuck", R->ctx->opts->timeout_s);
+  sp_exec_recorder_flush (L->rec);
+  L->abort_job = TRUE;
+  if (L->ctx->world > 1)
+    g_prefix_error (&R->failure, "rank %u: ", L->ctx->rank);
+  L->partial_reason = g_strdup (R->failure->message);
+  L->stuck (L, R->failure, L->stuck_data);
+  g_error ("the executor's stuck handler returned"); /* aborts */
+}
+
+static gpointer
+wd_main (gpointer data)
+{
+  Run *R = data;
+  Watchdog *w = &R->wd;
+  g_mutex_lock (&w->lock);
+  for (;;)
+    {
+      long long v = atomic_load (&w->word);
+      if ((v & 3) == WD_QUIT)
+        break;
+      if ((v & 3) == WD_ARMED)
+        {
+          gint64 deadline = atomic_load (&w->deadline_us);
+          if (atomic_load (&w->word) == v && g_get_monotonic_time () > deadline &&
+              atomic_compare_exchange_strong (&w->word, &v, (v & ~3LL) | WD_FIRED))
+            {
+              g_mutex_unlock (&w->lock);
+              wd_fire (R); /* does not return */
+            }
+        }
+      g_cond_wait_until (&w->cond, &w->lock, g_get_monotonic_time () + w->period_us);
+    }
+  g_mutex_unlock (&w->lock);
+  return NULL;
+}
+
+/* Start the watchdog (only when a stuck handler is set). */
+static void
+wd_start (Run *R)
+{
+  Watchdog *w = &R->wd;
+  atomic_init (&w->word, WD_IDLE);
+  atomic_init (&w->deadline_us, G_MAXINT64);
+  if (!R->L->stuck)
+    return;
+  w->period_us = CLAMP ((gint64) (R->ctx->opts->timeout_s * 1e6 / 4), 1000, 100000);
+  g_mutex_init (&w->lock);
+  g_cond_init (&w->cond);
+  w->thread = g_thread_new ("sp-exec-watchdog", wd_main, R);
+}
+
+static void
+wd_stop (Run *R)
+{
+  Watchdog *w = &R->wd;
+  if (!w->thread)
+    return;
+  g_mutex_lock (&w->lock);
+  atomic_store (&w->word, WD_QUIT);
+  g_cond_signal (&w->cond);
+  g_mutex_unlock (&w->lock);
+  g_thread_join (w->thread);
+  w->thread = NULL;
+  g_cond_clear (&w->cond);
+  g_mutex_clear (&w->lock);
+}
+
 static void
 issue (Run *R, SpExecTask *t)
 {
@@ -91,7 +218,10 @@ issue (Run *R, SpExecTask *t)
   t->flags &= ~SP_TRACE_FLAG_CHECKED;
   t->deadline_ns = now (R) + (gint64) (R->ctx->opts->timeout_s * 1e9);
   t->in_flight = TRUE;
-  if (R->L->be->start (R->ctx, t) != SP_EXEC_OK)
+  wd_arm (&R->wd, t, R->ctx->opts->timeout_s);
+  SpExecStatus s = R->L->be->start (R->ctx, t);
+  wd_disarm (&R->wd);
+  if (s != SP_EXEC_OK)
     fail_task (R, t, SP_TRACE_STATUS_ERROR, "%s", R->L->be->last_error (R->ctx));
 }
 
@@ -326,6 +456,7 @@ sp_exec_loop_run (SpExecLoop *L, GError **error)
   R.hooks.corrupt_op = env_int ("SP_TEST_CORRUPT_OP");
   const SpExecOptions *o = L->ctx->opts;
   gboolean coordinated = TRUE, ok = TRUE;
+  wd_start (&R);
   /* Start together. */
   ok = sync_all (&R, &coordinated);
   for (guint32 it = 0; ok && it < o->warmup + o->iters; it++)
@@ -339,6 +470,7 @@ sp_exec_loop_run (SpExecLoop *L, GError **error)
                                             : iter_replay (&R, &coordinated);
       sp_exec_recorder_flush (L->rec);
     }
+  wd_stop (&R);
   sp_exec_recorder_set_iter (L->rec, -1);
   if (ok)
     return TRUE;

@@ -5,7 +5,8 @@
 
 G_BEGIN_DECLS
 
-typedef struct {
+typedef struct SpExecLoop SpExecLoop;
+struct SpExecLoop {
   SpExecCtx *ctx;
   SpExecBackend *be;        /* the recording wrapper */
   SpExecRecorder *rec;
@@ -13,7 +14,14 @@ typedef struct {
   gint64 epoch_ns;          /* rank 0: local start of the first timed iteration */
   char *partial_reason;     /* set when the run failed (g_free) */
   gboolean abort_job;       /* the failure could not be agreed on */
-} SpExecLoop;
+  /* Called on the watchdog thread when an op overran its deadline inside a
+   * backend call that has not returned (a blocking MPI collective): the
+   * main thread is stuck in it, so this must write what it can (the
+   * failure is recorded and the spill flushed; abort_job and
+   * partial_reason are set) and end the process.  It must not return. */
+  void (*stuck) (SpExecLoop *loop, const GError *failure, gpointer data);
+  gpointer stuck_data;
+};
 
 /* Warm-up and timed iterations in the options' mode.  FALSE with *error
  * (this rank's view, "rank R: …" for a failure agreed on by all) when the

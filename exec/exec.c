@@ -411,6 +411,37 @@ gather_and_write (SpExecCtx *ctx, SpExecRecorder *rec, SpExecTraceInfo *info, Sp
   return sp_exec_agree (ctx, &local, TRUE, error);
 }
 
+/* The watchdog's way out (exec-loop.h): an op overran its deadline inside
+ * a blocking backend call that will not return, so this rank cannot take
+ * part in any collective again.  Like the abort_job path of run_backend
+ * and sp_exec_exit, but on the watchdog thread: rank 0 writes the partial
+ * trace alone, every rank prints what it saw and exits 1 (rank 0 at once,
+ * which makes the launcher end the job; the others after 10 s, so that
+ * rank 0 can still read their spill files).  No MPI call is made here. */
+typedef struct {
+  SpExecCtx *ctx;
+  SpExecRecorder *rec;
+  SpExecTraceInfo *info;
+} Stuck;
+
+static void
+stuck_exit (SpExecLoop *L, const GError *failure, gpointer data)
+{
+  Stuck *s = data;
+  s->info->epoch_ns = L->epoch_ns;
+  s->info->partial_reason = L->partial_reason;
+  SpExecResult res = { .rank = s->ctx->rank };
+  GError *e = g_error_copy (failure);
+  write_partial_alone (s->ctx, s->rec, s->info, &res, &e);
+  fprintf (stderr, "shardplan run: %s\n", e->message);
+  fflush (stderr);
+  fflush (stdout);
+  g_error_free (e);
+  if (s->ctx->rank != 0)
+    g_usleep (10 * G_USEC_PER_SEC);
+  _exit (1);
+}
+
 /* Set up the backend, run, write the trace. */
 static gboolean
 run_backend (SpExecCtx *ctx, const SpExecBackend *inner, SpExecRecorder *rec, const SpTopo *topo,
@@ -440,13 +471,9 @@ run_backend (SpExecCtx *ctx, const SpExecBackend *inner, SpExecRecorder *rec, co
       return FALSE;
     }
 
-  SpExecLoop loop = { .ctx = ctx, .be = be, .rec = rec };
-  gboolean ok = sp_exec_loop_run (&loop, error);
-
   SpExecTraceInfo info = { .ctx = ctx, .plan_text = plan_text, .topo = topo, .topo_text = topo_text,
                            .backend_name = inner->name,
-                           .software = g_ptr_array_new_with_free_func (g_free),
-                           .epoch_ns = loop.epoch_ns, .partial_reason = loop.partial_reason };
+                           .software = g_ptr_array_new_with_free_func (g_free) };
   g_autofree gint64 *offsets = g_new0 (gint64, ctx->world);
   for (guint32 r = 0; r < ctx->world; r++)
     offsets[r] = all[r].offset_ns;
@@ -459,6 +486,12 @@ run_backend (SpExecCtx *ctx, const SpExecBackend *inner, SpExecRecorder *rec, co
     if (strcmp (g_ptr_array_index (info.software, i), "gpu") == 0)
       gpu_model = g_ptr_array_index (info.software, i + 1);
   build_cluster (all, ctx->world, inner != &sp_exec_backend_mpi, gpu_model, &info);
+
+  Stuck stuck = { .ctx = ctx, .rec = rec, .info = &info };
+  SpExecLoop loop = { .ctx = ctx, .be = be, .rec = rec, .stuck = stuck_exit, .stuck_data = &stuck };
+  gboolean ok = sp_exec_loop_run (&loop, error);
+  info.epoch_ns = loop.epoch_ns;
+  info.partial_reason = loop.partial_reason;
 
   if (loop.abort_job)
     {

@@ -171,21 +171,101 @@ run_kernel (SpExecCtx *ctx, SpExecTask *t)
   return SP_EXEC_OK;
 }
 
-static SpExecStatus
-mpi_start (SpExecCtx *ctx, SpExecTask *t)
+/* Start (or, blocking, run) one plain collective.  MPI's return code. */
+static int
+call_coll (SpExecCtx *ctx, SpExecTask *t, gboolean blocking)
 {
   SpMpiState *st = ctx->backend_state;
   SpMpiTask *mt = t->be;
   const SpOp *op = t->op;
   MPI_Comm comm = t->family < SP_FAMILY_N ? st->comm[t->family] : MPI_COMM_NULL;
   const int n = (int) t->group_size, g = (int) t->group_rank;
-  int rc = MPI_SUCCESS;
-  MPI_Datatype dt;
-  MPI_Op mop;
-  t->times.t_enqueue = t->times.t_start = (gint64) (MPI_Wtime () * 1e9);
-  t->times.t_end = 0;
+  MPI_Datatype dt = MPI_BYTE;
+  MPI_Op mop = MPI_OP_NULL;
+  MPI_Request *rq = &mt->req[0];
+  switch (op->kind)
+    {
+    case SP_COLL_ALL_GATHER:
+      return blocking ? MPI_Allgather (t->in, (int) t->in_bytes, MPI_BYTE, t->out, (int) t->in_bytes,
+                                       MPI_BYTE, comm)
+                      : MPI_Iallgather (t->in, (int) t->in_bytes, MPI_BYTE, t->out, (int) t->in_bytes,
+                                        MPI_BYTE, comm, rq);
+    case SP_COLL_REDUCE_SCATTER:
+    case SP_COLL_REDUCE_SCATTER_BLOCK:
+      sp_exec_mpi_reduction (st, op->dtype, op->redop, &dt, &mop);
+      return blocking ? MPI_Reduce_scatter_block (t->in, t->out, (int) (op->count / n), dt, mop, comm)
+                      : MPI_Ireduce_scatter_block (t->in, t->out, (int) (op->count / n), dt, mop, comm,
+                                                   rq);
+    case SP_COLL_ALL_REDUCE:
+      sp_exec_mpi_reduction (st, op->dtype, op->redop, &dt, &mop);
+      return blocking ? MPI_Allreduce (t->in, t->out, (int) op->count, dt, mop, comm)
+                      : MPI_Iallreduce (t->in, t->out, (int) op->count, dt, mop, comm, rq);
+    case SP_COLL_REDUCE:
+      sp_exec_mpi_reduction (st, op->dtype, op->redop, &dt, &mop);
+      return blocking ? MPI_Reduce (t->in, t->out, (int) op->count, dt, mop, 0, comm)
+                      : MPI_Ireduce (t->in, t->out, (int) op->count, dt, mop, 0, comm, rq);
+    case SP_COLL_ALL_TO_ALL:
+      return blocking ? MPI_Alltoall (t->in, (int) (t->in_bytes / n), MPI_BYTE, t->out,
+                                      (int) (t->in_bytes / n), MPI_BYTE, comm)
+                      : MPI_Ialltoall (t->in, (int) (t->in_bytes / n), MPI_BYTE, t->out,
+                                       (int) (t->in_bytes / n), MPI_BYTE, comm, rq);
+    case SP_COLL_BROADCAST:
+      return blocking ? MPI_Bcast (t->out, (int) t->out_bytes, MPI_BYTE, 0, comm)
+                      : MPI_Ibcast (t->out, (int) t->out_bytes, MPI_BYTE, 0, comm, rq);
+    case SP_COLL_BARRIER:
+      return blocking ? MPI_Barrier (comm) : MPI_Ibarrier (comm, rq);
+    case SP_COLL_SEND:
+    case SP_COLL_RECV:
+      {
+        int next = (g + 1) % n, prev = (g + n - 1) % n;
+        int to = op->kind == SP_COLL_SEND ? next : prev, from = op->kind == SP_COLL_SEND ? prev : next;
+        if (blocking)
+          return MPI_Sendrecv (t->in, (int) t->in_bytes, MPI_BYTE, to, 5, t->out, (int) t->out_bytes,
+                               MPI_BYTE, from, 5, comm, MPI_STATUS_IGNORE);
+        int rc = MPI_Irecv (t->out, (int) t->out_bytes, MPI_BYTE, from, 5, comm, &mt->req[0]);
+        if (rc == MPI_SUCCESS)
+          rc = MPI_Isend (t->in, (int) t->in_bytes, MPI_BYTE, to, 5, comm, &mt->req[1]);
+        return rc;
+      }
+    default:
+      g_return_val_if_reached (MPI_ERR_OTHER);
+    }
+}
+
+static gint
+n_requests (SpColl kind)
+{
+  return kind == SP_COLL_SEND || kind == SP_COLL_RECV ? 2 : 1;
+}
+
+static SpExecStatus
+mpi_error (SpExecCtx *ctx, const SpOp *op, const char *doing, int rc)
+{
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string (rc, msg, &len);
+  sp_exec_set_error (ctx, "op %u (%s): MPI error %s %s: %.*s", op->id, op->name, doing,
+                     sp_coll_name (op->kind), len, msg);
+  return SP_EXEC_ERROR;
+}
+
+/* Isolated mode runs one op at a time, so a plain collective is the
+ * blocking MPI call — the very call a bare loop makes (Open MPI's
+ * non-blocking collectives go through libnbc, a different and slower
+ * implementation).  Its deadline is kept by the driver's watchdog thread
+ * (exec/exec-loop.c), which ends the process if the call never returns.
+ * Replay mode has several ops in flight and uses the non-blocking calls,
+ * polled against the deadline. */
+static SpExecStatus
+mpi_start (SpExecCtx *ctx, SpExecTask *t)
+{
+  SpMpiTask *mt = t->be;
+  const SpOp *op = t->op;
   mt->n_req = 0;
   mt->stage = 0;
+  mt->completed = FALSE;
+  t->times.t_end = 0;
+  t->times.t_enqueue = t->times.t_start = (gint64) (MPI_Wtime () * 1e9);
   if (sp_coll_is_composite (op->kind))
     {
       gboolean done;
@@ -193,63 +273,38 @@ mpi_start (SpExecCtx *ctx, SpExecTask *t)
     }
   switch (op->kind)
     {
-    case SP_COLL_ALL_GATHER:
-      rc = MPI_Iallgather (t->in, (int) t->in_bytes, MPI_BYTE, t->out, (int) t->in_bytes, MPI_BYTE,
-                           comm, &mt->req[mt->n_req++]);
-      break;
-    case SP_COLL_REDUCE_SCATTER:
-    case SP_COLL_REDUCE_SCATTER_BLOCK:
-      sp_exec_mpi_reduction (st, op->dtype, op->redop, &dt, &mop);
-      rc = MPI_Ireduce_scatter_block (t->in, t->out, (int) (op->count / n), dt, mop, comm,
-                                      &mt->req[mt->n_req++]);
-      break;
-    case SP_COLL_ALL_REDUCE:
-      sp_exec_mpi_reduction (st, op->dtype, op->redop, &dt, &mop);
-      rc = MPI_Iallreduce (t->in, t->out, (int) op->count, dt, mop, comm, &mt->req[mt->n_req++]);
-      break;
-    case SP_COLL_REDUCE:
-      sp_exec_mpi_reduction (st, op->dtype, op->redop, &dt, &mop);
-      rc = MPI_Ireduce (t->in, t->out, (int) op->count, dt, mop, 0, comm, &mt->req[mt->n_req++]);
-      break;
-    case SP_COLL_ALL_TO_ALL:
-      rc = MPI_Ialltoall (t->in, (int) (t->in_bytes / n), MPI_BYTE, t->out, (int) (t->in_bytes / n),
-                          MPI_BYTE, comm, &mt->req[mt->n_req++]);
-      break;
-    case SP_COLL_BROADCAST:
-      rc = MPI_Ibcast (t->out, (int) t->out_bytes, MPI_BYTE, 0, comm, &mt->req[mt->n_req++]);
-      break;
-    case SP_COLL_BARRIER:
-      rc = MPI_Ibarrier (comm, &mt->req[mt->n_req++]);
-      break;
-    case SP_COLL_SEND:
-    case SP_COLL_RECV:
-      {
-        int next = (g + 1) % n, prev = (g + n - 1) % n;
-        int to = op->kind == SP_COLL_SEND ? next : prev, from = op->kind == SP_COLL_SEND ? prev : next;
-        rc = MPI_Irecv (t->out, (int) t->out_bytes, MPI_BYTE, from, 5, comm, &mt->req[mt->n_req++]);
-        if (rc == MPI_SUCCESS)
-          rc = MPI_Isend (t->in, (int) t->in_bytes, MPI_BYTE, to, 5, comm, &mt->req[mt->n_req++]);
-        break;
-      }
     case SP_COLL_QUANTIZE:
     case SP_COLL_DEQUANTIZE:
       return run_kernel (ctx, t);
     case SP_COLL_COMPUTE:
       return SP_EXEC_OK; /* modelled: test() completes it after sleep_ns */
+    case SP_COLL_ALL_GATHER: case SP_COLL_REDUCE_SCATTER: case SP_COLL_REDUCE_SCATTER_BLOCK:
+    case SP_COLL_ALL_REDUCE: case SP_COLL_REDUCE: case SP_COLL_ALL_TO_ALL: case SP_COLL_BROADCAST:
+    case SP_COLL_BARRIER: case SP_COLL_SEND: case SP_COLL_RECV:
+      break;
     default:
       sp_exec_set_error (ctx, "op %u (%s): %s is not an MPI op", op->id, op->name,
                          sp_coll_name (op->kind));
       return SP_EXEC_ERROR;
     }
-  if (rc != MPI_SUCCESS)
+  if (ctx->opts->mode == SP_EXEC_MODE_ISOLATED)
     {
-      char msg[MPI_MAX_ERROR_STRING];
-      int len = 0;
-      MPI_Error_string (rc, msg, &len);
-      sp_exec_set_error (ctx, "op %u (%s): MPI error starting %s: %.*s", op->id, op->name,
-                         sp_coll_name (op->kind), len, msg);
-      return SP_EXEC_ERROR;
+      /* t_start again right before the call, as a bare loop takes it. */
+      t->times.t_start = (gint64) (MPI_Wtime () * 1e9);
+      int rc = call_coll (ctx, t, TRUE);
+      if (rc != MPI_SUCCESS)
+        return mpi_error (ctx, op, "in", rc);
+      if (op->redop == SP_REDOP_AVG && t->out_bytes)
+        sp_exec_mpi_divide (t->out, t->out_bytes / sp_exec_reduce_elem_size (op->dtype), op->dtype,
+                            t->group_size);
+      t->times.t_end = (gint64) (MPI_Wtime () * 1e9);
+      mt->completed = TRUE;
+      return SP_EXEC_OK;
     }
+  int rc = call_coll (ctx, t, FALSE);
+  if (rc != MPI_SUCCESS)
+    return mpi_error (ctx, op, "starting", rc);
+  mt->n_req = n_requests (op->kind);
   return SP_EXEC_OK;
 }
 
@@ -271,19 +326,17 @@ mpi_test (SpExecCtx *ctx, SpExecTask *t, gboolean *out_done)
         }
       return SP_EXEC_OK;
     }
+  if (mt->completed)
+    {
+      *out_done = TRUE; /* run to completion by start() */
+      return SP_EXEC_OK;
+    }
   int flag = 1;
   if (mt->n_req > 0)
     {
       int rc = MPI_Testall (mt->n_req, mt->req, &flag, MPI_STATUSES_IGNORE);
       if (rc != MPI_SUCCESS)
-        {
-          char msg[MPI_MAX_ERROR_STRING];
-          int len = 0;
-          MPI_Error_string (rc, msg, &len);
-          sp_exec_set_error (ctx, "op %u (%s): MPI error in %s: %.*s", op->id, op->name,
-                             sp_coll_name (op->kind), len, msg);
-          return SP_EXEC_ERROR;
-        }
+        return mpi_error (ctx, op, "in", rc);
     }
   if (!flag)
     return SP_EXEC_OK;

@@ -40,13 +40,17 @@ boot_init (gboolean *out_owned, GError **error)
   *out_owned = FALSE;
   if (!inited)
     {
+      /* FUNNELED: the driver's watchdog thread (exec/exec-loop.c) makes no
+       * MPI call, only the main thread does. */
       int provided;
-      if (!sp_exec_mpi_check (MPI_Init_thread (NULL, NULL, MPI_THREAD_SINGLE, &provided), "MPI_Init", error))
+      if (!sp_exec_mpi_check (MPI_Init_thread (NULL, NULL, MPI_THREAD_FUNNELED, &provided), "MPI_Init", error))
         return FALSE;
       *out_owned = TRUE;
     }
   MPI_Comm_set_errhandler (MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  if (!sp_exec_mpi_check (MPI_Comm_dup (MPI_COMM_WORLD, &boot_comm), "MPI_Comm_dup", error))
+  /* A second run in the same process (bench-exec) keeps the first's duplicate. */
+  if (boot_comm == MPI_COMM_NULL &&
+      !sp_exec_mpi_check (MPI_Comm_dup (MPI_COMM_WORLD, &boot_comm), "MPI_Comm_dup", error))
     return FALSE;
   MPI_Comm_set_errhandler (boot_comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank (boot_comm, &boot_rank);

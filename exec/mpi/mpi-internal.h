@@ -22,6 +22,7 @@ typedef struct {
   MPI_Request req[2];
   int n_req;
   guint stage;                   /* composites: the stage being run */
+  gboolean completed;            /* run to completion by start() (blocking call) */
   guint8 *buf, *buf2, *buf3, *buf4; /* composite scratch */
   float *sc, *sc2, *sc3, *sc4;
 } SpMpiTask;

@@ -33,6 +33,10 @@ took=$(( $(date +%s) - start ))
 [ "$took" -le 30 ] || fail "a stuck rank: the job took $took s (> 30 s)"
 grep -q "deadline\|sync" "$tmp/err" || fail "stuck rank: no deadline message: $(cat "$tmp/err")"
 partial "$tmp/stall.h5" "rank 0:"
+# Rank 0 shares op 1's group with the stuck rank: it waits inside the
+# blocking collective, and the watchdog thread records the op as timed out.
+"$SHARDPLAN" trace export "$tmp/stall.h5" --format csv | grep -q "^1,-1,0,0,.*,timeout," ||
+  fail "stuck rank: no timeout row for op 1 on rank 0"
 
 # 3. SIGKILL one rank of a long run; the rest must be gone within 30 s.
 mpi_bg_out="$tmp/kill.h5"
