@@ -326,14 +326,35 @@ gboolean
 sp_calib_holdout_parse (const char *text, SpCalibHoldout *out, GError **error)
 {
   g_return_val_if_fail (text != NULL && out != NULL, FALSE);
-  static const char accepted[] = "expected size:>=BYTES, size:<BYTES, ranks:N or file:PATH";
-  SpCalibHoldout h = { SP_CALIB_HOLDOUT_NONE, 0, NULL };
+  static const char accepted[] =
+      "expected size:>=BYTES, size:<BYTES, size:=BYTES[,BYTES...], ranks:N or file:PATH";
+  SpCalibHoldout h = { .kind = SP_CALIB_HOLDOUT_NONE };
   g_autofree char *what = g_strdup_printf ("--holdout %s", text);
   if (g_str_has_prefix (text, "size:>="))
     {
       h.kind = SP_CALIB_HOLDOUT_SIZE_GE;
       if (!sp_parse_bytes (what, text + 7, 1, G_MAXUINT64, &h.value, error))
         return FALSE;
+    }
+  else if (g_str_has_prefix (text, "size:="))
+    {
+      h.kind = SP_CALIB_HOLDOUT_SIZES;
+      g_auto (GStrv) parts = g_strsplit (text + 6, ",", -1);
+      h.n_sizes = g_strv_length (parts);
+      h.sizes = g_new0 (guint64, MAX (h.n_sizes, 1));
+      for (guint i = 0; i < h.n_sizes; i++)
+        if (!sp_parse_bytes (what, parts[i], 1, G_MAXUINT64, &h.sizes[i], error))
+          {
+            g_free (h.sizes);
+            return FALSE;
+          }
+      if (h.n_sizes == 0)
+        {
+          g_free (h.sizes);
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT, "--holdout '%s': %s", text,
+                       accepted);
+          return FALSE;
+        }
     }
   else if (g_str_has_prefix (text, "size:<"))
     {
@@ -368,6 +389,8 @@ sp_calib_holdout_clear (SpCalibHoldout *h)
   if (h == NULL)
     return;
   g_clear_pointer (&h->file, g_free);
+  g_clear_pointer (&h->sizes, g_free);
+  h->n_sizes = 0;
   h->kind = SP_CALIB_HOLDOUT_NONE;
   h->value = 0;
 }
@@ -386,6 +409,13 @@ sp_calib_holdout_to_string (const SpCalibHoldout *h)
       return g_strdup_printf ("ranks:%" G_GUINT64_FORMAT, h->value);
     case SP_CALIB_HOLDOUT_FILE:
       return g_strdup_printf ("file:%s", h->file ? h->file : "");
+    case SP_CALIB_HOLDOUT_SIZES:
+      {
+        GString *out = g_string_new ("size:=");
+        for (guint i = 0; i < h->n_sizes; i++)
+          g_string_append_printf (out, "%s%" G_GUINT64_FORMAT, i ? "," : "", h->sizes[i]);
+        return g_string_free (out, FALSE);
+      }
     default:
       return g_strdup ("none");
     }
@@ -443,6 +473,11 @@ sp_calib_data_apply_holdout (SpCalibData *d, const SpCalibHoldout *h, GError **e
           break;
         case SP_CALIB_HOLDOUT_FILE:
           p->holdout = p->source == (guint32) file_source;
+          break;
+        case SP_CALIB_HOLDOUT_SIZES:
+          p->holdout = FALSE;
+          for (guint k = 0; k < h->n_sizes && !p->holdout; k++)
+            p->holdout = p->bytes == h->sizes[k];
           break;
         default:
           p->holdout = FALSE;

@@ -27,7 +27,7 @@ static const char description[] =
   "The calibrated topology (with a comment block on the fit) is written to -o\n"
   "atomically; estimate, sim and sweep read it like any other topology.\n"
   "\n"
-  "  --holdout size:>=BYTES | size:<BYTES | ranks:N | file:PATH\n"
+  "  --holdout size:>=BYTES | size:<BYTES | size:=BYTES[,BYTES...] | ranks:N | file:PATH\n"
   "        keep those ops out of the fit and report the error on them (file:PATH\n"
   "        holds out the ops of one trace; it is read even if not listed).\n"
   "  --model analytic (default) | des   the simulator used as forward model.\n"
@@ -306,7 +306,7 @@ sp_cmd_calibrate (int argc, char **argv)
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Calibrated topology INI to write (required)",
       "FILE" },
     { "holdout", 0, 0, G_OPTION_ARG_STRING, &holdout_s,
-      "Ops kept out of the fit: size:>=BYTES, size:<BYTES, ranks:N or file:PATH", "SPEC" },
+      "Ops kept out of the fit: size:>=BYTES, size:<BYTES, size:=BYTES[,BYTES...], ranks:N or file:PATH", "SPEC" },
     { "model", 0, 0, G_OPTION_ARG_STRING, &model_s, "Forward model: analytic (default) or des",
       "MODEL" },
     { "loss", 0, 0, G_OPTION_ARG_STRING, &loss_s,
@@ -342,7 +342,7 @@ sp_cmd_calibrate (int argc, char **argv)
                         loss_s);
 
   g_autoptr (GError) error = NULL;
-  SpCalibHoldout holdout = { SP_CALIB_HOLDOUT_NONE, 0, NULL };
+  SpCalibHoldout holdout = { .kind = SP_CALIB_HOLDOUT_NONE };
   if (holdout_s != NULL && !sp_calib_holdout_parse (holdout_s, &holdout, &error))
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
   g_autofree char *holdout_file = holdout.file; /* freed with the command */

@@ -101,18 +101,22 @@ typedef enum {
   SP_CALIB_HOLDOUT_SIZE_LT,   /* bytes < value */
   SP_CALIB_HOLDOUT_RANKS,     /* n_ranks == value */
   SP_CALIB_HOLDOUT_FILE,      /* source named `file` */
+  SP_CALIB_HOLDOUT_SIZES,     /* bytes is one of sizes[0..n_sizes) */
 } SpCalibHoldoutKind;
 
 typedef struct {
   SpCalibHoldoutKind kind;
   guint64 value;
   char *file;                 /* FILE: the path (owned; sp_calib_holdout_clear) */
+  guint64 *sizes;             /* SIZES: the sizes (owned; sp_calib_holdout_clear) */
+  guint n_sizes;
 } SpCalibHoldout;
 
-/* Parse "size:>=BYTES", "size:<BYTES", "ranks:N" or "file:PATH" (BYTES as
- * sp_parse_bytes, >= 1; N in [1, 2^31]).  SP_ERROR_INVALID_ARGUMENT naming
- * the text and the accepted forms.  Free out->file with
- * sp_calib_holdout_clear(). */
+/* Parse "size:>=BYTES", "size:<BYTES", "size:=BYTES[,BYTES…]" (sizes
+ * between fitted ones: interpolation rather than extrapolation), "ranks:N"
+ * or "file:PATH" (BYTES as sp_parse_bytes, >= 1; N in [1, 2^31]).
+ * SP_ERROR_INVALID_ARGUMENT naming the text and the accepted forms.  Free
+ * with sp_calib_holdout_clear(). */
 gboolean sp_calib_holdout_parse (const char *text, SpCalibHoldout *out_holdout, GError **error);
 void sp_calib_holdout_clear (SpCalibHoldout *holdout);
 /* The hold-out as the user writes it ("size:>=1048576"; g_free). */

@@ -201,8 +201,18 @@ START_TEST (holdout_parse)
   ck_assert_str_eq (s2, "file:a b.h5");
   sp_calib_holdout_clear (&h);
   ck_assert_ptr_null (h.file);
+  ck_assert (sp_calib_holdout_parse ("size:=4K,64K", &h, &e));
+  ck_assert_int_eq (h.kind, SP_CALIB_HOLDOUT_SIZES);
+  ck_assert_uint_eq (h.n_sizes, 2);
+  ck_assert_uint_eq (h.sizes[0], 4096);
+  ck_assert_uint_eq (h.sizes[1], 65536);
+  g_autofree char *s3 = sp_calib_holdout_to_string (&h);
+  ck_assert_str_eq (s3, "size:=4096,65536");
+  sp_calib_holdout_clear (&h);
+  ck_assert_ptr_null (h.sizes);
   static const char *const bad[] = { "size:>=0", "size:>=lots", "size:4096", "ranks:0",
-                                     "ranks:-3", "file:", "bytes:>=1", "", "size:<" };
+                                     "ranks:-3", "file:", "bytes:>=1", "", "size:<",
+                                     "size:=", "size:=4K,", "size:=0", "size:=4K,,8K" };
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
     {
       ck_assert_msg (!sp_calib_holdout_parse (bad[i], &h, &e), "'%s' accepted", bad[i]);
@@ -245,7 +255,7 @@ START_TEST (holdout_split)
   g_autofree char *b = write_varied (dir);
   GError *e = NULL;
   g_autoptr (SpCalibData) d = sp_calib_data_new ();
-  SpCalibHoldout none = { SP_CALIB_HOLDOUT_NONE, 0, NULL };
+  SpCalibHoldout none = { .kind = SP_CALIB_HOLDOUT_NONE };
   ck_assert (!sp_calib_data_apply_holdout (d, &none, &e)); /* no points at all */
   SP_ASSERT_ERROR (e, SP_ERROR_INVALID_ARGUMENT);
   g_clear_error (&e);
@@ -261,6 +271,8 @@ START_TEST (holdout_split)
   ck_assert_uint_eq (apply (d, "ranks:2"), 1);
   ck_assert_uint_eq (apply (d, "ranks:4"), 4);
   ck_assert_uint_eq (apply (d, "size:<64K"), 1);
+  ck_assert_uint_eq (apply (d, "size:=8M,4K"), 3);
+  ck_assert_uint_eq (apply (d, "size:=2M"), 1);
   g_autofree char *fb = g_strdup_printf ("file:%s", b);
   ck_assert_uint_eq (apply (d, fb), 2);
   gsize n;
