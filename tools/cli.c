@@ -152,3 +152,25 @@ sp_cli_json_text (JsonBuilder *builder, gboolean pretty)
   g_autofree char *text = json_generator_to_data (gen, NULL);
   return g_strconcat (text, "\n", NULL);
 }
+
+gboolean
+sp_cli_contention (const char *command, const char *text, SpSimModel model,
+                   SpSimContention *out)
+{
+  *out = SP_SIM_CONTENTION_DEFAULT;
+  if (text == NULL)
+    return TRUE;
+  if (!sp_sim_contention_from_name (text, out) || *out == SP_SIM_CONTENTION_DEFAULT)
+    {
+      sp_cli_fail (command, SP_EXIT_USAGE, "--contention '%s' is not a contention model "
+                   "(accepted: none, family, step)", text);
+      return FALSE;
+    }
+  if (model == SP_SIM_ANALYTIC && *out != SP_SIM_CONTENTION_NONE)
+    {
+      sp_cli_fail (command, SP_EXIT_USAGE, "--contention %s needs --sim-model des (the analytic "
+                   "model has no network; accepted with analytic: none)", text);
+      return FALSE;
+    }
+  return TRUE;
+}

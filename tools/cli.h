@@ -9,6 +9,7 @@
 #include <glib.h>
 #include <stdio.h>
 #include <json-glib/json-glib.h>
+#include "shardplan/sim.h"
 
 G_BEGIN_DECLS
 
@@ -45,6 +46,13 @@ gboolean sp_cli_format (const char *command, const char *text, guint allowed, Sp
 /* Print "shardplan <command>: <message>" on stderr and return `status`.
  * Bad input (SP_ERROR_INVALID_*) should use SP_EXIT_USAGE. */
 int sp_cli_fail (const char *command, int status, const char *fmt, ...) G_GNUC_PRINTF (3, 4);
+
+/* --contention TEXT of `sim` and `sweep`: a name of
+ * sp_sim_contention_from_name ("default" excluded), which with the analytic
+ * model must be none; NULL leaves SP_SIM_CONTENTION_DEFAULT.  FALSE after
+ * a usage line (sp_cli_fail, exit status SP_EXIT_USAGE). */
+gboolean sp_cli_contention (const char *command, const char *text, SpSimModel model,
+                            SpSimContention *out);
 
 /* Report a GError: exit 2 for SP_ERROR_INVALID_* and SP_ERROR_UNSUPPORTED
  * and G_OPTION_ERROR, 1 otherwise.  Frees the error. */

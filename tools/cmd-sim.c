@@ -288,29 +288,6 @@ format_json (const SpPlan *plan, const SpTopo *topo, SpSimModel model, const SpS
   return sp_cli_json_text (b, FALSE);
 }
 
-/* --contention: a name of sp_sim_contention_from_name ("default" excluded),
- * which with the analytic model must be none.  FALSE after a usage line. */
-static gboolean
-parse_contention (const char *text, SpSimModel model, SpSimContention *out)
-{
-  *out = SP_SIM_CONTENTION_DEFAULT;
-  if (text == NULL)
-    return TRUE;
-  if (!sp_sim_contention_from_name (text, out) || *out == SP_SIM_CONTENTION_DEFAULT)
-    {
-      sp_cli_fail (CMD, SP_EXIT_USAGE, "--contention '%s' is not a contention model "
-                   "(accepted: none, family, step)", text);
-      return FALSE;
-    }
-  if (model == SP_SIM_ANALYTIC && *out != SP_SIM_CONTENTION_NONE)
-    {
-      sp_cli_fail (CMD, SP_EXIT_USAGE, "--contention %s needs --sim-model des (the analytic "
-                   "model has no network; accepted with analytic: none)", text);
-      return FALSE;
-    }
-  return TRUE;
-}
-
 int
 sp_cmd_sim (int argc, char **argv)
 {
@@ -351,7 +328,7 @@ sp_cmd_sim (int argc, char **argv)
                         sim_s);
   SpSimPlanOptions sim_opts;
   sp_sim_plan_options_init (&sim_opts);
-  if (!parse_contention (contention_s, model, &sim_opts.contention))
+  if (!sp_cli_contention (CMD, contention_s, model, &sim_opts.contention))
     return SP_EXIT_USAGE;
   guint32 nodes = 0;
   if (!sp_cli_u32 (CMD, "--nodes", nodes_s, 1, 1u << 24, &nodes))
