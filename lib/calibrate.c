@@ -433,6 +433,16 @@ same_file (const char *a, const char *b)
          && sa.st_ino == sb.st_ino;
 }
 
+gint64
+sp_calib_data_find_source (const SpCalibData *d, const char *path)
+{
+  g_return_val_if_fail (d != NULL && path != NULL, -1);
+  for (guint s = 0; s < d->sources->len; s++)
+    if (same_file (path, g_ptr_array_index (d->sources, s)))
+      return s;
+  return -1;
+}
+
 gboolean
 sp_calib_data_apply_holdout (SpCalibData *d, const SpCalibHoldout *h, GError **error)
 {
@@ -446,9 +456,7 @@ sp_calib_data_apply_holdout (SpCalibData *d, const SpCalibHoldout *h, GError **e
   gint64 file_source = -1;
   if (h->kind == SP_CALIB_HOLDOUT_FILE)
     {
-      for (guint s = 0; s < d->sources->len && file_source < 0; s++)
-        if (same_file (h->file, g_ptr_array_index (d->sources, s)))
-          file_source = s;
+      file_source = sp_calib_data_find_source (d, h->file);
       if (file_source < 0)
         {
           g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,

@@ -9,7 +9,6 @@
 #include "shardplan/calibrate.h"
 #include "shardplan/calibrate-fit.h"
 
-#include <glib/gstdio.h>
 #include <string.h>
 
 #define CMD "calibrate"
@@ -52,18 +51,6 @@ comment_safe (const char *s)
     if ((unsigned char) *p < 0x20 || *p == 0x7f)
       *p = '?';
   return c;
-}
-
-/* TRUE when `a` and `b` name the same file (same string, or same device
- * and inode). */
-static gboolean
-same_file (const char *a, const char *b)
-{
-  if (strcmp (a, b) == 0)
-    return TRUE;
-  GStatBuf sa, sb;
-  return g_stat (a, &sa) == 0 && g_stat (b, &sb) == 0 && sa.st_dev == sb.st_dev
-         && sa.st_ino == sb.st_ino;
 }
 
 static char *
@@ -345,35 +332,25 @@ sp_cmd_calibrate (int argc, char **argv)
   SpCalibHoldout holdout = { .kind = SP_CALIB_HOLDOUT_NONE };
   if (holdout_s != NULL && !sp_calib_holdout_parse (holdout_s, &holdout, &error))
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
-  g_autofree char *holdout_file = holdout.file; /* freed with the command */
+  g_autofree char *holdout_file = holdout.file;      /* both freed with the command */
+  g_autofree guint64 *holdout_sizes = holdout.sizes;
   g_autoptr (SpTopo) topo = sp_topo_open (topology, nodes, &error);
   if (topo == NULL)
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
 
   /* the inputs, plus a file:PATH hold-out that is not one of them */
-  g_autoptr (GPtrArray) paths = g_ptr_array_new ();
-  for (int i = 1; i < argc; i++)
-    {
-      for (int j = 1; j < i; j++)
-        if (same_file (argv[i], argv[j]))
-          return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s is given twice (as %s and %s)", argv[i],
-                              argv[j], argv[i]);
-      g_ptr_array_add (paths, argv[i]);
-    }
   g_autoptr (SpCalibData) data = sp_calib_data_new ();
-  for (guint i = 0; i <= paths->len; i++)
+  for (int i = 1; i <= argc; i++)
     {
-      const char *path = i < paths->len ? g_ptr_array_index (paths, i) : holdout_file;
-      if (i == paths->len)
-        {
-          if (path == NULL)
-            break;
-          gboolean listed = FALSE;
-          for (guint s = 0; s < sp_calib_data_n_sources (data); s++)
-            listed |= same_file (sp_calib_data_source_name (data, s), path);
-          if (listed)
-            break;
-        }
+      const char *path = i < argc ? argv[i] : holdout_file;
+      if (path == NULL)
+        break;
+      gint64 twice = sp_calib_data_find_source (data, path);
+      if (twice >= 0 && i < argc)
+        return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s is given twice (as %s and %s)", path,
+                            sp_calib_data_source_name (data, (guint32) twice), path);
+      if (twice >= 0)
+        break; /* the hold-out file is one of the inputs */
       g_autoptr (SpTrace) trace = sp_trace_open (path, &error);
       if (trace == NULL || !sp_calib_data_add_trace (data, trace, path, sp_topo_world_size (topo),
                                                     &error))

@@ -92,6 +92,9 @@ gsize sp_calib_data_n_points (const SpCalibData *data);
 /* Inputs so far, and the name of input `source` (owned). */
 guint32 sp_calib_data_n_sources (const SpCalibData *data);
 const char *sp_calib_data_source_name (const SpCalibData *data, guint32 source);
+/* The input that names the same file as `path` (the same string, or the
+ * same device and inode), or -1. */
+gint64 sp_calib_data_find_source (const SpCalibData *data, const char *path);
 /* Row counts over every trace added. */
 const SpCalibCounts *sp_calib_data_counts (const SpCalibData *data);
 
