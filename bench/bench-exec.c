@@ -1,22 +1,35 @@
 /* bench/bench-exec.c — the executor's overhead against a bare loop of the
- * same MPI collectives, same sizes, same run (mpirun -np 4 bench-exec …):
+ * same MPI collectives, same sizes, same run (mpirun -np 2 bench-exec …):
  *
- *   bare      MPI_Barrier, then MPI_Allreduce / MPI_Allgather /
- *             MPI_Reduce_scatter_block timed with MPI_Wtime — the loop a
- *             user would write (nccl-tests' shape);
- *   executor  sp_exec_run() on a plan of the same ops, isolated mode (a
- *             barrier between ops, results checked outside the timing), its
- *             trace's dur_ns.
- * The bare loop runs before and after the executor; its time is the mean
- * of both.  Per (kind, size) it prints the mean per-op time of each (over
- * iterations and ranks), busbw, and the overhead (executor / bare - 1).
- * Usage: bench-exec [--iters K] [--warmup W] [--csv FILE] BYTES… */
+ *   bare      the plan's ops in plan order, iteration after iteration,
+ *             each as MPI_Barrier, then MPI_Allreduce / MPI_Allgather /
+ *             MPI_Reduce_scatter_block with the executor's arguments (fp32
+ *             SUM for the reductions, bytes for the gather) on its own
+ *             buffers, timed with MPI_Wtime around the call, then
+ *             MPI_Barrier again (isolated mode's shape: a sync before and
+ *             after every op) — the loop a user would write for the plan;
+ *   exec      sp_exec_run() on a plan of the same ops, isolated mode (a
+ *             sync between ops), its trace's dur_ns (MPI_Wtime around the
+ *             call, too), once with --no-check ("nochk": the loop alone)
+ *             and once checking every result outside the timing ("check":
+ *             the default; its input fill and check are CPU work between
+ *             ops that a bare loop does not do).
+ * Each pass runs the three in a rotated order (bare, nochk, check; nochk,
+ * check, bare; …) so that slow drifts of the machine's load hit all alike.
+ * A sample is one rank's time for one iteration; per (kind, size) it
+ * prints the median and the mean of each and the overheads (exec / bare −
+ * 1) of both.
+ * Usage: bench-exec [--iters K] [--warmup W] [--passes P] [--csv FILE] BYTES…
+ * (K timed iterations per pass and configuration, P passes). */
 #include "config.h"
 #include "shardplan/shardplan.h"
 #include "shardplan/exec.h"
 
 #include <glib/gstdio.h>
 #include <mpi.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,42 +38,117 @@ enum { K_AR, K_AG, K_RS, K_N };
 static const char *const kind_names[K_N] = { "all_reduce", "all_gather", "reduce_scatter" };
 static const SpColl kind_colls[K_N] = { SP_COLL_ALL_REDUCE, SP_COLL_ALL_GATHER, SP_COLL_REDUCE_SCATTER };
 
-/* Mean seconds per op of the bare loop, summed over ranks then divided. */
-static double
-bare (int kind, guint64 bytes, int warmup, int iters, float *in, float *out)
+/* One bare pass: the plan's ops in plan order, iteration after iteration
+ * (as the executor runs them), each op on its own buffers.  Appends this
+ * rank's time (s) of op i in every timed iteration to samples[i]. */
+static void
+bare (const guint64 *op_bytes, const int *op_kind, guint n_ops, int warmup, int iters, float **in,
+      float **out, GArray **samples)
 {
   int n, rank;
   MPI_Comm_size (MPI_COMM_WORLD, &n);
   MPI_Comm_rank (MPI_COMM_WORLD, &rank);
-  int count = (int) (bytes / 4);
-  double sum = 0;
+  /* As the executor: the ops on a communicator of their own (its world
+   * family's split), the syncs on another. */
+  MPI_Comm comm;
+  MPI_Comm_split (MPI_COMM_WORLD, 0, rank, &comm);
   for (int it = 0; it < warmup + iters; it++)
+    for (guint i = 0; i < n_ops; i++)
+      {
+        int count = (int) (op_bytes[i] / 4);
+        MPI_Barrier (MPI_COMM_WORLD);
+        double t0 = MPI_Wtime ();
+        if (op_kind[i] == K_AR)
+          MPI_Allreduce (in[i], out[i], count, MPI_FLOAT, MPI_SUM, comm);
+        else if (op_kind[i] == K_AG)
+          MPI_Allgather (in[i], (int) (op_bytes[i] / n), MPI_BYTE, out[i], (int) (op_bytes[i] / n),
+                         MPI_BYTE, comm);
+        else
+          MPI_Reduce_scatter_block (in[i], out[i], count / n, MPI_FLOAT, MPI_SUM, comm);
+        double t1 = MPI_Wtime ();
+        MPI_Barrier (MPI_COMM_WORLD); /* isolated mode's sync after the op */
+        if (it >= warmup)
+          {
+            double d = t1 - t0;
+            g_array_append_val (samples[i], d);
+          }
+      }
+  MPI_Comm_free (&comm);
+}
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+static void
+stats (GArray *a, double *out_mean, double *out_median)
+{
+  *out_mean = *out_median = 0;
+  if (a->len == 0)
+    return;
+  qsort (a->data, a->len, sizeof (double), cmp_double);
+  double sum = 0;
+  for (guint i = 0; i < a->len; i++)
+    sum += g_array_index (a, double, i);
+  *out_mean = sum / a->len;
+  guint m = a->len / 2;
+  *out_median = a->len % 2 ? g_array_index (a, double, m)
+                           : (g_array_index (a, double, m - 1) + g_array_index (a, double, m)) / 2;
+}
+
+enum { C_BARE, C_NOCHK, C_CHECK, C_N };
+
+/* Rank 0: append every row's duration (s) of `trace_path` to ex[op_id]. */
+static gboolean
+read_exec (const char *trace_path, GArray **ex, guint n_ops, guint *wrong)
+{
+  GError *e = NULL;
+  g_autoptr (SpTrace) tr = sp_trace_open (trace_path, &e);
+  if (!tr)
     {
-      MPI_Barrier (MPI_COMM_WORLD);
-      double t0 = MPI_Wtime ();
-      if (kind == K_AR)
-        MPI_Allreduce (in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-      else if (kind == K_AG)
-        MPI_Allgather (in, count / n, MPI_FLOAT, out, count / n, MPI_FLOAT, MPI_COMM_WORLD);
-      else
-        MPI_Reduce_scatter_block (in, out, count / n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-      double t1 = MPI_Wtime ();
-      if (it >= warmup)
-        sum += t1 - t0;
+      fprintf (stderr, "bench-exec: %s\n", e->message);
+      g_error_free (e);
+      return FALSE;
     }
-  double all = 0;
-  MPI_Allreduce (&sum, &all, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  return all / n / iters;
+  guint64 nr = sp_trace_n_rows (tr);
+  g_autofree SpTraceRow *rows = g_new (SpTraceRow, MAX (nr, 1));
+  if (!sp_trace_read_rows (tr, 0, nr, rows, &e))
+    {
+      fprintf (stderr, "bench-exec: %s\n", e->message);
+      g_error_free (e);
+      return FALSE;
+    }
+  for (guint64 i = 0; i < nr; i++)
+    {
+      if (rows[i].op_id >= n_ops || rows[i].status != SP_TRACE_STATUS_OK)
+        {
+          (*wrong)++;
+          continue;
+        }
+      double d = rows[i].dur_ns * 1e-9;
+      g_array_append_val (ex[rows[i].op_id], d);
+    }
+  return TRUE;
 }
 
 int
 main (int argc, char **argv)
 {
-  MPI_Init (&argc, &argv);
+  /* The allocator settings sp_exec_run() applies (exec/exec.c), from the
+   * start, so that bare passes before the first executor run have them. */
+#ifdef __GLIBC__
+  mallopt (M_TRIM_THRESHOLD, G_MAXINT);
+  mallopt (M_MMAP_THRESHOLD, 32 << 20);
+#endif
+  int provided;
+  MPI_Init_thread (&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rank, n;
   MPI_Comm_rank (MPI_COMM_WORLD, &rank);
   MPI_Comm_size (MPI_COMM_WORLD, &n);
-  int iters = 20, warmup = 5;
+  int iters = 20, warmup = 5, passes = 5;
   const char *csv = NULL;
   GArray *sizes = g_array_new (FALSE, FALSE, sizeof (guint64));
   for (int i = 1; i < argc; i++)
@@ -69,6 +157,8 @@ main (int argc, char **argv)
         iters = atoi (argv[++i]);
       else if (strcmp (argv[i], "--warmup") == 0 && i + 1 < argc)
         warmup = atoi (argv[++i]);
+      else if (strcmp (argv[i], "--passes") == 0 && i + 1 < argc)
+        passes = atoi (argv[++i]);
       else if (strcmp (argv[i], "--csv") == 0 && i + 1 < argc)
         csv = argv[++i];
       else
@@ -84,17 +174,36 @@ main (int argc, char **argv)
           g_array_append_val (sizes, b);
         }
     }
+  if (iters < 1 || warmup < 0 || passes < 1)
+    {
+      if (rank == 0)
+        fprintf (stderr, "bench-exec: --iters and --passes must be >= 1, --warmup >= 0\n");
+      MPI_Finalize ();
+      return 2;
+    }
   if (sizes->len == 0)
     {
-      guint64 def[] = { 65536, 1 << 20, 4 << 20, 16 << 20 };
+      guint64 def[] = { 1 << 20, 4 << 20, 16 << 20 };
       g_array_append_vals (sizes, def, G_N_ELEMENTS (def));
     }
-  guint64 max = 0;
-  for (guint i = 0; i < sizes->len; i++)
-    max = MAX (max, g_array_index (sizes, guint64, i));
-  float *in = g_malloc (max), *out = g_malloc (max);
-  for (guint64 i = 0; i < max / 4; i++)
-    in[i] = (float) (i % 17) - 8;
+  /* Buffers as the executor's isolated mode has them (plans under 1 GiB):
+   * an input and an output per op. */
+  const guint n_ops = sizes->len * K_N;
+  guint64 *op_bytes = g_new (guint64, n_ops);
+  int *op_kind = g_new (int, n_ops);
+  float **in = g_new (float *, n_ops), **out = g_new (float *, n_ops);
+  for (guint s = 0; s < sizes->len; s++)
+    for (int k = 0; k < K_N; k++)
+      {
+        guint i = s * K_N + k;
+        guint64 b = g_array_index (sizes, guint64, s);
+        op_bytes[i] = b, op_kind[i] = k;
+        in[i] = g_malloc (b);
+        out[i] = g_malloc (b);
+        for (guint64 j = 0; j < b / 4; j++)
+          in[i][j] = (float) (j % 17) - 8;
+        memset (out[i], 0, b);
+      }
 
   /* The plan: the same ops, world family, fp32. */
   SpGroupsOptions go;
@@ -125,89 +234,116 @@ main (int argc, char **argv)
     sp_plan_save (plan, plan_path, NULL);
   MPI_Barrier (MPI_COMM_WORLD);
 
-  double *bare_s = g_new0 (double, sizes->len * K_N);
-  for (int pass = 0; pass < 2; pass++)
+  GArray **smp[C_N];
+  for (int c = 0; c < C_N; c++)
     {
-      if (pass == 1)
-        {
-          SpExecOptions o;
-          sp_exec_options_init (&o);
-          o.plan_path = plan_path;
-          o.output = trace_path;
-          o.backend = SP_EXEC_BACKEND_MPI;
-          o.iters = (guint32) iters;
-          o.warmup = (guint32) warmup;
-          SpExecResult res;
-          GError *e = NULL;
-          if (!sp_exec_run (&o, &res, &e))
-            {
-              if (res.report_error)
-                fprintf (stderr, "bench-exec: %s\n", e->message);
-              MPI_Abort (MPI_COMM_WORLD, 1);
-            }
-        }
-      for (guint s = 0; s < sizes->len; s++)
-        for (int k = 0; k < K_N; k++)
-          bare_s[s * K_N + k] += bare (k, g_array_index (sizes, guint64, s), warmup, iters, in, out) / 2;
+      smp[c] = g_new (GArray *, n_ops);
+      for (guint i = 0; i < n_ops; i++)
+        smp[c][i] = g_array_new (FALSE, FALSE, sizeof (double));
     }
+  guint wrong = 0;
+  for (int pass = 0; pass < passes; pass++)
+    for (int step = 0; step < C_N; step++)
+      {
+        int c = (pass + step) % C_N;
+        if (c != C_BARE)
+          {
+            SpExecOptions o;
+            sp_exec_options_init (&o);
+            o.plan_path = plan_path;
+            o.output = trace_path;
+            o.backend = SP_EXEC_BACKEND_MPI;
+            o.mode = SP_EXEC_MODE_ISOLATED;
+            o.iters = (guint32) iters;
+            o.warmup = (guint32) warmup;
+            o.check = c == C_CHECK;
+            SpExecResult res;
+            GError *e = NULL;
+            if (!sp_exec_run (&o, &res, &e))
+              {
+                if (res.report_error)
+                  fprintf (stderr, "bench-exec: %s\n", e->message);
+                MPI_Abort (MPI_COMM_WORLD, 1);
+              }
+            if (rank == 0 && !read_exec (trace_path, smp[c], n_ops, &wrong))
+              MPI_Abort (MPI_COMM_WORLD, 1);
+            if (rank == 0)
+              g_unlink (trace_path);
+            continue;
+          }
+        GArray **mine = g_new (GArray *, n_ops);
+        for (guint i = 0; i < n_ops; i++)
+          mine[i] = g_array_new (FALSE, FALSE, sizeof (double));
+        bare (op_bytes, op_kind, n_ops, warmup, iters, in, out, mine);
+        double *all = rank == 0 ? g_new (double, (gsize) iters * n) : NULL;
+        for (guint i = 0; i < n_ops; i++)
+          {
+            MPI_Gather (mine[i]->data, iters, MPI_DOUBLE, all, iters, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+            if (rank == 0)
+              g_array_append_vals (smp[C_BARE][i], all, (guint) iters * n);
+            g_array_unref (mine[i]);
+          }
+        g_free (all);
+        g_free (mine);
+      }
 
   if (rank == 0)
     {
-      GError *e = NULL;
-      g_autoptr (SpTrace) tr = sp_trace_open (trace_path, &e);
-      if (!tr)
-        {
-          fprintf (stderr, "bench-exec: %s\n", e->message);
-          MPI_Abort (MPI_COMM_WORLD, 1);
-        }
-      guint64 nr = sp_trace_n_rows (tr);
-      SpTraceRow *rows = g_new (SpTraceRow, nr);
-      sp_trace_read_rows (tr, 0, nr, rows, NULL);
-      double *ex = g_new0 (double, sizes->len * K_N);
-      guint *cnt = g_new0 (guint, sizes->len * K_N);
-      guint wrong = 0;
-      for (guint64 i = 0; i < nr; i++)
-        {
-          ex[rows[i].op_id] += rows[i].dur_ns * 1e-9;
-          cnt[rows[i].op_id]++;
-          wrong += rows[i].status != SP_TRACE_STATUS_OK;
-        }
       FILE *cf = csv ? fopen (csv, "w") : NULL;
       if (cf)
-        fprintf (cf, "kind,bytes,ranks,iters,bare_us,exec_us,overhead_pct,bare_busbw_gbs,exec_busbw_gbs\n");
-      printf ("# %d ranks, %d warm-up + %d timed iterations, fp32, world group; executor rows "
-              "not ok: %u\n", n, warmup, iters, wrong);
-      printf ("# %-14s %12s %12s %12s %10s %12s %12s\n", "kind", "bytes", "bare_us", "exec_us",
-              "overhead", "bare_busbw", "exec_busbw");
+        fprintf (cf, "kind,bytes,ranks,samples,bare_median_us,nochk_median_us,check_median_us,"
+                 "bare_mean_us,nochk_mean_us,check_mean_us,nochk_ovh_median_pct,check_ovh_median_pct,"
+                 "nochk_ovh_mean_pct,check_ovh_mean_pct,bare_busbw_gbs\n");
+      printf ("# %d ranks, %d passes (rotated order), each %d warm-up + %d timed iterations, fp32, "
+              "world group; executor rows not ok: %u\n", n, passes, warmup, iters, wrong);
+      printf ("# times in us; ovh = exec / bare - 1 (median | mean)\n");
+      printf ("# %-14s %9s %6s %9s %9s %9s %8s %8s %9s %9s %9s %8s %8s\n", "kind", "bytes", "smp",
+              "bare_med", "nochk_med", "check_med", "nochk%", "check%", "bare_mean", "nochk_mean",
+              "check_mean", "nochk%", "check%");
       for (guint s = 0; s < sizes->len; s++)
         for (int k = 0; k < K_N; k++)
           {
             guint i = s * K_N + k;
             guint64 b = g_array_index (sizes, guint64, s);
-            double e_s = cnt[i] ? ex[i] / cnt[i] : 0, b_s = bare_s[i];
-            double ab, bb, ae, be;
-            sp_coll_bandwidths (kind_colls[k], b, (guint32) n, (guint64) (b_s * 1e9), &ab, &bb);
-            sp_coll_bandwidths (kind_colls[k], b, (guint32) n, (guint64) (e_s * 1e9), &ae, &be);
-            double ov = b_s > 0 ? (e_s / b_s - 1) * 100 : 0;
-            printf ("  %-14s %12" G_GUINT64_FORMAT " %12.1f %12.1f %9.2f%% %12.3f %12.3f\n", kind_names[k],
-                    b, b_s * 1e6, e_s * 1e6, ov, bb, be);
+            double mean[C_N], med[C_N], ab, bb;
+            for (int c = 0; c < C_N; c++)
+              stats (smp[c][i], &mean[c], &med[c]);
+            sp_coll_bandwidths (kind_colls[k], b, (guint32) n, (guint64) (med[C_BARE] * 1e9), &ab, &bb);
+#define OVH(x, y) ((y) > 0 ? ((x) / (y) - 1) * 100 : 0)
+            printf ("  %-14s %9" G_GUINT64_FORMAT " %6u %9.1f %9.1f %9.1f %7.2f%% %7.2f%% %9.1f %9.1f "
+                    "%9.1f %7.2f%% %7.2f%%\n", kind_names[k], b, smp[C_CHECK][i]->len, med[0] * 1e6,
+                    med[1] * 1e6, med[2] * 1e6, OVH (med[1], med[0]), OVH (med[2], med[0]),
+                    mean[0] * 1e6, mean[1] * 1e6, mean[2] * 1e6, OVH (mean[1], mean[0]),
+                    OVH (mean[2], mean[0]));
             if (cf)
-              fprintf (cf, "%s,%" G_GUINT64_FORMAT ",%d,%d,%.3f,%.3f,%.3f,%.4f,%.4f\n", kind_names[k], b,
-                       n, iters, b_s * 1e6, e_s * 1e6, ov, bb, be);
+              fprintf (cf, "%s,%" G_GUINT64_FORMAT ",%d,%u,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,"
+                       "%.3f,%.4f\n", kind_names[k], b, n, smp[C_CHECK][i]->len, med[0] * 1e6,
+                       med[1] * 1e6, med[2] * 1e6, mean[0] * 1e6, mean[1] * 1e6, mean[2] * 1e6,
+                       OVH (med[1], med[0]), OVH (med[2], med[0]), OVH (mean[1], mean[0]),
+                       OVH (mean[2], mean[0]), bb);
+#undef OVH
           }
       if (cf)
         fclose (cf);
-      g_free (rows);
-      g_free (ex);
-      g_free (cnt);
-      g_unlink (trace_path);
       g_unlink (plan_path);
       g_rmdir (dbuf);
     }
-  g_free (bare_s);
+  for (int c = 0; c < C_N; c++)
+    {
+      for (guint i = 0; i < n_ops; i++)
+        g_array_unref (smp[c][i]);
+      g_free (smp[c]);
+    }
+  for (guint i = 0; i < n_ops; i++)
+    {
+      g_free (in[i]);
+      g_free (out[i]);
+    }
   g_free (in);
   g_free (out);
+  g_free (op_bytes);
+  g_free (op_kind);
   g_array_unref (sizes);
   MPI_Finalize ();
-  return 0;
+  return wrong ? 1 : 0;
 }

@@ -62,6 +62,11 @@ typedef struct {
   guint32 seq[SP_FAMILY_N];
   GError *failure;              /* this rank's first failure */
   Watchdog wd;
+  /* --no-check with a buffer pair per op: inputs are filled in the first
+   * iteration only (nothing reads them but the op), so that no CPU work
+   * runs between ops, as in a bare loop.  filled[i]: task i's input is. */
+  gboolean fill_once;
+  guint8 *filled;
 } Run;
 
 static gint64
@@ -318,6 +323,21 @@ sync_all (Run *R, gboolean *coordinated)
   return s == SP_EXEC_OK && flags == 0;
 }
 
+/* Fill the task's input for this iteration (once, with fill_once) and
+ * stage it in. */
+static void
+fill (Run *R, SpExecTask *t)
+{
+  SpExecCtx *ctx = R->ctx;
+  guint32 i = (guint32) (t - ctx->tasks);
+  if (R->fill_once && R->filled[i])
+    return;
+  sp_exec_data_fill (ctx, t, R->iter);
+  R->filled[i] = 1;
+  if (R->L->be->stage_in (ctx, t) != SP_EXEC_OK)
+    fail_task (R, t, SP_TRACE_STATUS_ERROR, "%s", R->L->be->last_error (ctx));
+}
+
 /* One op at a time.  A sync (barrier + failure flag) sits right before
  * each op, after its inputs are filled, so that every rank enters the op
  * together as in nccl-tests, and another right after it; the check of an
@@ -334,11 +354,7 @@ iter_isolated (Run *R, gboolean *coordinated)
         continue;
       gboolean runs = t->runs && !t->virtual_composite;
       if (runs)
-        {
-          sp_exec_data_fill (ctx, t, R->iter);
-          if (R->L->be->stage_in (ctx, t) != SP_EXEC_OK)
-            fail_task (R, t, SP_TRACE_STATUS_ERROR, "%s", R->L->be->last_error (ctx));
-        }
+        fill (R, t);
       if (!sync_all (R, coordinated))
         return FALSE;
       if (runs)
@@ -405,11 +421,7 @@ iter_replay (Run *R, gboolean *coordinated)
       SpExecTask *t = &ctx->tasks[i];
       t->done = FALSE;
       if (t->runs && !t->handled_by_parent && !t->virtual_composite)
-        {
-          sp_exec_data_fill (ctx, t, R->iter);
-          if (R->L->be->stage_in (ctx, t) != SP_EXEC_OK)
-            fail_task (R, t, SP_TRACE_STATUS_ERROR, "%s", R->L->be->last_error (ctx));
-        }
+        fill (R, t);
     }
   for (guint32 i = 0; i < ctx->n_tasks && !R->failure; i++)
     {
@@ -456,6 +468,14 @@ sp_exec_loop_run (SpExecLoop *L, GError **error)
   R.hooks.corrupt_op = env_int ("SP_TEST_CORRUPT_OP");
   const SpExecOptions *o = L->ctx->opts;
   gboolean coordinated = TRUE, ok = TRUE;
+  R.filled = g_new0 (guint8, MAX (L->ctx->n_tasks, 1));
+  R.fill_once = !o->check;
+  for (guint32 i = 0; i < L->ctx->n_tasks; i++)
+    {
+      const SpExecTask *t = &L->ctx->tasks[i];
+      if (t->runs && !t->handled_by_parent && !t->virtual_composite && !t->own_buffers)
+        R.fill_once = FALSE; /* shared buffers: every op overwrites the pair */
+    }
   wd_start (&R);
   /* Start together. */
   ok = sync_all (&R, &coordinated);
@@ -471,6 +491,7 @@ sp_exec_loop_run (SpExecLoop *L, GError **error)
       sp_exec_recorder_flush (L->rec);
     }
   wd_stop (&R);
+  g_clear_pointer (&R.filled, g_free);
   sp_exec_recorder_set_iter (L->rec, -1);
   if (ok)
     return TRUE;

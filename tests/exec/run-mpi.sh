@@ -18,6 +18,18 @@ for mode in isolated replay; do
   "$CHECK_TRACE" "$tmp/rep-$mode.h5" "$tmp/rep.json" "$mode" 2 0 || fail "rep.json $mode: trace check"
 done
 
+# --no-check (each op on its own buffers, inputs filled once): every op
+# kind still runs and records its rows.
+mpi 4 --plan "$tmp/all.json" -o "$tmp/nochk.h5" --iters 2 --warmup 1 --no-check --timeout 60 \
+  --topology dgx-h100 --backend mpi
+[ "$status" -eq 0 ] || fail "--no-check: exit $status: $(cat "$tmp/err")"
+"$SHARDPLAN" trace export "$tmp/nochk.h5" --format csv | tail -n +2 >"$tmp/nochk.csv"
+"$SHARDPLAN" trace export "$tmp/all-isolated.h5" --format csv | tail -n +2 >"$tmp/iso.csv"
+n_nochk=$(wc -l <"$tmp/nochk.csv"); n_iso=$(wc -l <"$tmp/iso.csv")
+[ "$n_nochk" -gt 0 ] && [ $((n_nochk * 3)) -eq $((n_iso * 2)) ] ||
+  fail "--no-check: $n_nochk rows for 2 iterations, checked run $n_iso for 3"
+grep -v ",ok," "$tmp/nochk.csv" | head -1 | grep -q . && fail "--no-check: a row not ok"
+
 # DeepSpeed's qgZ value (D x mean) is checked against its own expectation.
 mpi 4 --plan "$tmp/all.json" -o "$tmp/compat.h5" --iters 1 --warmup 0 --deepspeed-compat
 [ "$status" -eq 0 ] || fail "--deepspeed-compat: exit $status: $(cat "$tmp/err")"
