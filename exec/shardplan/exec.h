@@ -4,8 +4,13 @@
  *
  * Backends (exec/exec-internal.h has the tables):
  *   mpi   every op as the matching MPI collective on CPU buffers, one
- *         MPI_Comm_split per group family, non-blocking calls polled
- *         against a per-op deadline (communicators use MPI_ERRORS_RETURN).
+ *         MPI_Comm_split per group family (communicators use
+ *         MPI_ERRORS_RETURN).  Isolated mode makes the blocking call, as a
+ *         bare loop does, with a watchdog thread keeping the per-op
+ *         deadline (on expiry the op is recorded as timed out, rank 0
+ *         writes the partial trace and the process exits 1); replay mode
+ *         polls the non-blocking calls against the deadline.  sp_exec_run
+ *         sets glibc's M_TRIM_THRESHOLD / M_MMAP_THRESHOLD (exec/exec.c).
  *   nccl  one GPU per rank (local rank from MPI_Comm_split_type SHARED),
  *         one ncclCommSplit per family, non-blocking communicators, CUDA
  *         events mapped to the host clock.  Bootstrapped over MPI.
