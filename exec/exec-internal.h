@@ -166,12 +166,147 @@ struct SpExecCtx {
 /* A backend failure message for ctx->error_text (printf-like). */
 void sp_exec_set_error (SpExecCtx *ctx, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
 
+/* ---------------------------------------------------------------- spill files
+ *
+ * Each rank appends what it measures to OUTPUT.rank<R>.spill while it runs
+ * (exec/spill.c writes and reads the format, exec/record.c appends), so
+ * that a crash of any rank — rank 0 included — keeps what was measured:
+ * `shardplan trace recover` turns the files left into a partial trace.
+ * Layout, in the writer's native byte order (the reader refuses another):
+ *
+ *   file header, 16 bytes: magic "SPSPILL\0" (8 bytes), u32 spill format
+ *     version (SP_EXEC_SPILL_VERSION), u32 byte-order mark 0x01020304.
+ *   records, each a 16-byte header {u32 type, u32 0, u64 payload bytes}
+ *   and the payload:
+ *     1 RUN   (first, exactly once) a JSON object: format =
+ *             "shardplan-spill", spill_version, schema = "shardplan-trace",
+ *             schema_version ("1.1"), byte_order ("little"|"big"),
+ *             row_size (bytes), row_fields [[name, kind, byte offset], …]
+ *             (SpTraceRow's layout: kind u8|u32|i32|u64|i64|f64, or
+ *             coll|dtype|redop|status for C enums of 4 bytes), rank,
+ *             world_size, run_id, output, producer, producer_version,
+ *             clock, timing_mode, warmup_iters, iters, plan_digest, plan
+ *             (the plan JSON as used), topology (INI text or null),
+ *             software {key: value}, env [[key, value], …].
+ *     2 INFO  (any number, later members win) a JSON object with some of:
+ *             backend, hostname, local_rank, device (-1: CPU), gpu_model,
+ *             clock_offset_ns (this rank's clock minus rank 0's),
+ *             software {key: value}, epoch_ns (this rank's clock at the
+ *             start of the first timed iteration).
+ *     3 ROWS  payload bytes / row_size SpTraceRow structs, times on the
+ *             rank's raw clock (ns).
+ * A file cut short mid-row keeps its whole rows (dropped_bytes counts the
+ * rest); one cut inside the RUN record is refused. */
+
+#define SP_EXEC_SPILL_VERSION 1
+
+/* The run's identity and header, the same in every rank's file except
+ * rank.  Strings and arrays are owned by whoever fills it (the reader's
+ * belong to the SpExecSpill). */
+typedef struct {
+  guint32 rank, world_size;
+  char *run_id;               /* UUID shared by the ranks of one run */
+  char *output;               /* the run's -o */
+  char *producer, *producer_version, *clock, *timing_mode;
+  guint32 warmup_iters, iters;
+  char *plan_digest;          /* sp_plan_digest */
+  char *plan_text;            /* the plan JSON as used */
+  char *topology_text;        /* INI text, NULL: none */
+  GPtrArray *software;        /* key, value, key, value … (may be NULL) */
+  GPtrArray *env;             /* key, value, … (may be NULL) */
+} SpExecSpillRun;
+
+/* What a rank knows after setup. */
+typedef struct {
+  char *backend, *hostname, *gpu_model;
+  guint32 local_rank;
+  gint32 device;              /* -1: a CPU rank */
+  gint64 clock_offset_ns;     /* this rank's clock minus rank 0's */
+  GPtrArray *software;        /* key, value, … (may be NULL) */
+} SpExecSpillRank;
+
+/* A spill file as read. */
+typedef struct {
+  char *path;
+  SpExecSpillRun run;
+  gboolean has_info;          /* an INFO record with the setup facts */
+  SpExecSpillRank info;
+  gboolean has_epoch;
+  gint64 epoch_ns;            /* raw clock of this rank */
+  GArray *rows;               /* SpTraceRow, raw clock */
+  guint64 dropped_bytes;      /* of a last row or record cut short */
+} SpExecSpill;
+
+/* Write the file header and the RUN record to `f`.  SP_ERROR_IO. */
+gboolean sp_exec_spill_write_run (FILE *f, const SpExecSpillRun *run, GError **error);
+/* Append an INFO record; `info` may be NULL when only the epoch is known
+ * (has_epoch).  Errors show at the next fflush (the hot path ignores them). */
+void sp_exec_spill_write_info (FILE *f, const SpExecSpillRank *info, gboolean has_epoch,
+                               gint64 epoch_ns);
+/* Append a ROWS record of n rows (n = 0: nothing). */
+void sp_exec_spill_write_rows (FILE *f, const SpTraceRow *rows, gsize n);
+
+/* Read and check a spill file.  Refused with one line naming the file:
+ * SP_ERROR_IO when it cannot be read; SP_ERROR_INVALID_TRACE for a bad
+ * magic, a newer spill version, another byte order, another row layout
+ * (schema version, row size or fields), a RUN record missing, cut short or
+ * not valid, an unknown record type, a row of another rank.  Free with
+ * sp_exec_spill_free. */
+SpExecSpill *sp_exec_spill_read (const char *path, GError **error);
+void sp_exec_spill_free (SpExecSpill *spill);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpExecSpill, sp_exec_spill_free)
+
+/* The launcher's and libraries' variables (NCCL_*, CUDA_*, SLURM_*, OMPI_*,
+ * PMIX_*, UCX_*, MPICH_*, I_MPI_*, SP_TEST_*), sorted: key, value, … */
+GPtrArray *sp_exec_env_capture (void);
+
+/* Everything a measured trace holds besides its rows (exec/recover.c writes
+ * it for both the run and `trace recover`). */
+typedef struct {
+  SpTraceHeader header;
+  const char *backend_name;
+  GPtrArray *software;          /* key, value, … after "backend" (may be NULL) */
+  GPtrArray *software_more;     /* key, value, … written after those (may be NULL) */
+  GPtrArray *env;               /* key, value, … */
+  const SpTraceNode *nodes;
+  gsize n_nodes;
+  const SpTraceRank *ranks;
+  gsize n_ranks;
+  const SpPlan *plan;
+  const char *plan_text;
+  const SpTopo *topo;           /* NULL: topo_text or none */
+  const char *topo_text;        /* may be NULL */
+  const SpGroups *groups;
+  gint64 epoch_ns;              /* reference clock (rank 0's) */
+  const gint64 *offsets_ns;     /* [header.world_size], each rank's clock minus rank 0's */
+  const char *partial_reason;   /* NULL: complete */
+} SpExecTraceDesc;
+
+/* Convert the rows' raw clocks (t -= offsets_ns[rank] + epoch_ns) and write
+ * the trace to `path` (atomically: sp_trace_writer_*). */
+gboolean sp_exec_trace_write (const char *path, const SpExecTraceDesc *desc, GArray *rows,
+                              GError **error);
+
+/* `shardplan trace recover`: a partial trace at `output` from the spill
+ * files `paths[n]` of one run (any subset of its ranks).  `plan_path`
+ * (may be NULL) replaces the plan stored in the files and must have the
+ * same digest.  SP_ERROR_INVALID_* for bad input (nothing is written),
+ * SP_ERROR_IO when the trace cannot be written.  *out_rows: rows written;
+ * *out_warnings (may be NULL): one line per file cut short (g_strfreev). */
+gboolean sp_exec_spill_recover (const char *const *paths, gsize n, const char *plan_path,
+                                const char *output, guint64 *out_rows, char ***out_warnings,
+                                GError **error);
+
 /* ---------------------------------------------------------------- recording */
 
 typedef struct SpExecRecorder SpExecRecorder;
 
-/* A recorder that spills rows to `spill_path` as they come. */
-SpExecRecorder *sp_exec_recorder_new (const char *spill_path, guint32 rank, GError **error);
+/* A recorder that spills rows to `spill_path` as they come; the file starts
+ * with `run`'s header record (exec/spill.c).  `now_ns` (the bootstrap's
+ * clock) timestamps the start of the first timed iteration for the spill
+ * file's epoch record. */
+SpExecRecorder *sp_exec_recorder_new (const char *spill_path, const SpExecSpillRun *run,
+                                      gint64 (*now_ns) (void), GError **error);
 void sp_exec_recorder_free (SpExecRecorder *rec);
 /* Rows are only recorded while an iteration >= 0 is set. */
 void sp_exec_recorder_set_iter (SpExecRecorder *rec, gint32 iter);
@@ -187,14 +322,14 @@ void sp_exec_recorder_flush (SpExecRecorder *rec);
 const GArray *sp_exec_recorder_rows (const SpExecRecorder *rec);
 /* Remove the spill file (after a complete run). */
 void sp_exec_recorder_remove_spill (SpExecRecorder *rec);
+/* Append this rank's facts known after setup (an info record) and flush. */
+void sp_exec_recorder_info (SpExecRecorder *rec, const SpExecSpillRank *info);
 
 /* The recording wrapper: a backend table whose start/test call `inner` and,
  * when a task finishes, record it with `rec`. */
 SpExecBackend *sp_exec_record_wrap (const SpExecBackend *inner, SpExecRecorder *rec);
 void sp_exec_record_unwrap (SpExecBackend *wrapped);
 
-/* Read a spill file's rows (for a partial trace). */
-GArray *sp_exec_spill_read (const char *path);
 
 /* ---------------------------------------------------------------- data */
 
@@ -227,6 +362,7 @@ typedef struct {
   gint64 epoch_ns;              /* rank 0's local start of the first timed iteration */
   const gint64 *offsets_ns;     /* [world] */
   const char *partial_reason;   /* NULL: complete */
+  const char *run_id;           /* shared with the spill files */
 } SpExecTraceInfo;
 
 gboolean sp_exec_write_trace (const SpExecTraceInfo *info, GArray *rows, GError **error);

@@ -382,10 +382,13 @@ write_partial_alone (SpExecCtx *ctx, SpExecRecorder *rec, SpExecTraceInfo *info,
   g_array_append_vals (rows, own->data, own->len);
   for (guint32 r = 1; r < ctx->world; r++)
     {
+      /* A file that is missing, damaged or of another run adds nothing (its
+       * rank is then absent from the trace); one cut mid-row adds its whole
+       * rows. */
       g_autofree char *p = g_strdup_printf ("%s.rank%u.spill", ctx->opts->output, r);
-      GArray *more = sp_exec_spill_read (p);
-      g_array_append_vals (rows, more->data, more->len);
-      g_array_unref (more);
+      g_autoptr (SpExecSpill) more = sp_exec_spill_read (p, NULL);
+      if (more && more->run.rank == r && g_strcmp0 (more->run.run_id, info->run_id) == 0)
+        g_array_append_vals (rows, more->rows->data, more->rows->len);
     }
   GError *we = NULL;
   if (sp_exec_write_trace (info, rows, &we))
@@ -460,7 +463,8 @@ stuck_exit (SpExecLoop *L, const GError *failure, gpointer data)
 /* Set up the backend, run, write the trace. */
 static gboolean
 run_backend (SpExecCtx *ctx, const SpExecBackend *inner, SpExecRecorder *rec, const SpTopo *topo,
-             const char *plan_text, const char *topo_text, SpExecResult *res, GError **error)
+             const char *plan_text, const char *topo_text, const char *run_id, SpExecResult *res,
+             GError **error)
 {
   GError *local = NULL;
   SpExecBackend *be = sp_exec_record_wrap (inner, rec);
@@ -501,6 +505,13 @@ run_backend (SpExecCtx *ctx, const SpExecBackend *inner, SpExecRecorder *rec, co
     if (strcmp (g_ptr_array_index (info.software, i), "gpu") == 0)
       gpu_model = g_ptr_array_index (info.software, i + 1);
   build_cluster (all, ctx->world, inner != &sp_exec_backend_mpi, gpu_model, &info);
+  info.run_id = run_id;
+  /* What a recovery without rank 0 needs from this rank. */
+  SpExecSpillRank spill_info = { .backend = (char *) inner->name, .hostname = mine.host,
+                                 .gpu_model = (char *) gpu_model, .local_rank = mine.local_rank,
+                                 .device = mine.device, .clock_offset_ns = mine.offset_ns,
+                                 .software = info.software };
+  sp_exec_recorder_info (rec, &spill_info);
 
   Stuck stuck = { .ctx = ctx, .rec = rec, .info = &info };
   SpExecLoop loop = { .ctx = ctx, .be = be, .rec = rec, .stuck = stuck_exit, .stuck_data = &stuck };
@@ -630,14 +641,41 @@ run_inner (SpExecCtx *ctx, SpExecResult *res, GError **error)
       alloc_buffers (ctx, &local);
       ok = sp_exec_agree (ctx, &local, TRUE, error);
     }
+  char run_id[40] = "";
+  if (ok)
+    {
+      /* One run id for the trace and every rank's spill file. */
+      if (ctx->rank == 0)
+        {
+          g_autofree char *id = g_uuid_string_random ();
+          g_strlcpy (run_id, id, sizeof run_id);
+        }
+      ok = ctx->boot->bcast (run_id, sizeof run_id, 0, error);
+    }
   if (ok)
     {
       g_autofree char *spill = g_strdup_printf ("%s.rank%u.spill", opts->output, ctx->rank);
-      rec = sp_exec_recorder_new (spill, ctx->rank, &local);
+      g_autofree char *digest = sp_plan_digest (plan);
+      g_autofree char *topo_ini = topo && !topo_text ? sp_topo_to_ini (topo) : NULL;
+      g_autoptr (GPtrArray) software = g_ptr_array_new ();
+      g_ptr_array_add (software, (gpointer) "compiler");
+      g_ptr_array_add (software, (gpointer) SP_CC_VERSION);
+      g_ptr_array_add (software, (gpointer) "shardplan_build");
+      g_ptr_array_add (software, (gpointer) sp_build_config ());
+      g_autoptr (GPtrArray) env = sp_exec_env_capture ();
+      SpExecSpillRun run = {
+        .rank = ctx->rank, .world_size = ctx->world, .run_id = run_id,
+        .output = (char *) opts->output, .producer = (char *) "shardplan run",
+        .producer_version = (char *) sp_version (), .clock = (char *) "MPI_Wtime",
+        .timing_mode = (char *) sp_exec_mode_name (opts->mode), .warmup_iters = opts->warmup,
+        .iters = opts->iters, .plan_digest = digest, .plan_text = plan_text,
+        .topology_text = topo_text ? topo_text : topo_ini, .software = software, .env = env,
+      };
+      rec = sp_exec_recorder_new (spill, &run, ctx->boot->now_ns, &local);
       ok = sp_exec_agree (ctx, &local, TRUE, error);
     }
   if (ok)
-    ok = run_backend (ctx, inner, rec, topo, plan_text, topo_text, res, error);
+    ok = run_backend (ctx, inner, rec, topo, plan_text, topo_text, run_id, res, error);
   else if (rec)
     sp_exec_recorder_remove_spill (rec);
   if (rec && !ok && !res->abort_job && !res->partial_written)

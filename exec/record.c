@@ -18,10 +18,14 @@ struct SpExecRecorder {
   gint32 iter;
   GArray *rows;        /* SpTraceRow */
   guint flushed;       /* rows already in the spill file */
+  gint64 (*now_ns) (void);
+  gboolean epoch_set, epoch_spilled;
+  gint64 epoch_ns;     /* local clock at set_iter (0) */
 };
 
 SpExecRecorder *
-sp_exec_recorder_new (const char *spill_path, guint32 rank, GError **error)
+sp_exec_recorder_new (const char *spill_path, const SpExecSpillRun *run, gint64 (*now_ns) (void),
+                      GError **error)
 {
   FILE *f = g_fopen (spill_path, "wb");
   if (!f)
@@ -34,9 +38,17 @@ sp_exec_recorder_new (const char *spill_path, guint32 rank, GError **error)
   SpExecRecorder *rec = g_new0 (SpExecRecorder, 1);
   rec->spill_path = g_strdup (spill_path);
   rec->spill = f;
-  rec->rank = rank;
+  rec->rank = run->rank;
   rec->iter = -1;
+  rec->now_ns = now_ns;
   rec->rows = g_array_new (FALSE, FALSE, sizeof (SpTraceRow));
+  if (!sp_exec_spill_write_run (f, run, error))
+    {
+      g_prefix_error (error, "%s: ", spill_path);
+      sp_exec_recorder_remove_spill (rec);
+      sp_exec_recorder_free (rec);
+      return NULL;
+    }
   return rec;
 }
 
@@ -56,6 +68,20 @@ void
 sp_exec_recorder_set_iter (SpExecRecorder *rec, gint32 iter)
 {
   rec->iter = iter;
+  if (iter == 0 && !rec->epoch_set)
+    {
+      rec->epoch_ns = rec->now_ns ();
+      rec->epoch_set = TRUE;
+    }
+}
+
+void
+sp_exec_recorder_info (SpExecRecorder *rec, const SpExecSpillRank *info)
+{
+  if (!rec->spill)
+    return;
+  sp_exec_spill_write_info (rec->spill, info, FALSE, 0);
+  fflush (rec->spill);
 }
 
 static void
@@ -130,10 +156,15 @@ sp_exec_recorder_flush (SpExecRecorder *rec)
 {
   if (!rec->spill)
     return;
+  if (rec->epoch_set && !rec->epoch_spilled)
+    {
+      sp_exec_spill_write_info (rec->spill, NULL, TRUE, rec->epoch_ns);
+      rec->epoch_spilled = TRUE;
+    }
   if (rec->rows->len > rec->flushed)
     {
       gsize n = rec->rows->len - rec->flushed;
-      fwrite (&g_array_index (rec->rows, SpTraceRow, rec->flushed), sizeof (SpTraceRow), n, rec->spill);
+      sp_exec_spill_write_rows (rec->spill, &g_array_index (rec->rows, SpTraceRow, rec->flushed), n);
       rec->flushed = rec->rows->len;
     }
   fflush (rec->spill);
@@ -152,18 +183,6 @@ sp_exec_recorder_remove_spill (SpExecRecorder *rec)
     fclose (rec->spill);
   rec->spill = NULL;
   g_unlink (rec->spill_path);
-}
-
-GArray *
-sp_exec_spill_read (const char *path)
-{
-  gchar *data = NULL;
-  gsize len = 0;
-  GArray *rows = g_array_new (FALSE, FALSE, sizeof (SpTraceRow));
-  if (g_file_get_contents (path, &data, &len, NULL))
-    g_array_append_vals (rows, data, (guint) (len / sizeof (SpTraceRow)));
-  g_free (data);
-  return rows;
 }
 
 /* ---------------------------------------------------------------- wrapper */
@@ -281,80 +300,27 @@ sp_exec_record_unwrap (SpExecBackend *wrapped)
 
 /* ---------------------------------------------------------------- trace */
 
-static gint
-cmp_str_ptr (gconstpointer a, gconstpointer b, gpointer unused)
-{
-  return g_strcmp0 (*(const char *const *) a, *(const char *const *) b);
-}
-
-/* /meta/env: the launcher's and the libraries' variables, sorted. */
-static void
-add_env (SpTraceWriter *w)
-{
-  static const char *const prefixes[] = { "NCCL_", "CUDA_", "SLURM_", "OMPI_", "PMIX_", "UCX_",
-                                          "MPICH_", "I_MPI_", "SP_TEST_" };
-  g_auto (GStrv) env = g_get_environ ();
-  g_qsort_with_data (env, (gint) g_strv_length (env), sizeof (char *), cmp_str_ptr, NULL);
-  for (char **e = env; *e; e++)
-    for (gsize p = 0; p < G_N_ELEMENTS (prefixes); p++)
-      if (g_str_has_prefix (*e, prefixes[p]))
-        {
-          char *eq = strchr (*e, '=');
-          if (eq)
-            {
-              g_autofree char *key = g_strndup (*e, (gsize) (eq - *e));
-              sp_trace_writer_add_env (w, key, eq + 1);
-            }
-          break;
-        }
-}
-
 gboolean
 sp_exec_write_trace (const SpExecTraceInfo *info, GArray *rows, GError **error)
 {
   const SpExecCtx *ctx = info->ctx;
-  SpTraceHeader h = {
-    .source = SP_TRACE_SOURCE_MEASURED,
-    .producer = "shardplan run",
-    .producer_version = sp_version (),
-    .clock = "MPI_Wtime",
-    .timing_mode = sp_exec_mode_name (ctx->opts->mode),
-    .warmup_iters = ctx->opts->warmup,
-    .iters = ctx->opts->iters,
-    .world_size = ctx->world,
+  g_autoptr (GPtrArray) build = g_ptr_array_new ();
+  g_ptr_array_add (build, (gpointer) "compiler");
+  g_ptr_array_add (build, (gpointer) SP_CC_VERSION);
+  g_ptr_array_add (build, (gpointer) "shardplan_build");
+  g_ptr_array_add (build, (gpointer) sp_build_config ());
+  g_autoptr (GPtrArray) env = sp_exec_env_capture ();
+  SpExecTraceDesc d = {
+    .header = { .source = SP_TRACE_SOURCE_MEASURED, .producer = "shardplan run",
+                .producer_version = sp_version (), .clock = "MPI_Wtime",
+                .timing_mode = sp_exec_mode_name (ctx->opts->mode),
+                .warmup_iters = ctx->opts->warmup, .iters = ctx->opts->iters,
+                .world_size = ctx->world, .run_id = info->run_id },
+    .backend_name = info->backend_name, .software = build, .software_more = info->software,
+    .env = env, .nodes = info->nodes, .n_nodes = info->n_nodes, .ranks = info->ranks,
+    .n_ranks = info->n_ranks, .plan = ctx->plan, .plan_text = info->plan_text, .topo = info->topo,
+    .topo_text = info->topo_text, .groups = ctx->groups, .epoch_ns = info->epoch_ns,
+    .offsets_ns = info->offsets_ns, .partial_reason = info->partial_reason,
   };
-  g_autoptr (SpTraceWriter) w = sp_trace_writer_new (ctx->opts->output, &h, error);
-  if (!w)
-    return FALSE;
-  if (!sp_trace_writer_set_software (w, "backend", info->backend_name, error) ||
-      !sp_trace_writer_set_software (w, "compiler", SP_CC_VERSION, error) ||
-      !sp_trace_writer_set_software (w, "shardplan_build", sp_build_config (), error))
-    return FALSE;
-  for (guint i = 0; i + 1 < info->software->len; i += 2)
-    if (!sp_trace_writer_set_software (w, g_ptr_array_index (info->software, i),
-                                       g_ptr_array_index (info->software, i + 1), error))
-      return FALSE;
-  add_env (w);
-  if (!sp_trace_writer_set_cluster (w, info->nodes, info->n_nodes, info->ranks, info->n_ranks, error) ||
-      !sp_trace_writer_set_plan (w, ctx->plan, info->plan_text, error) ||
-      (info->topo && !sp_trace_writer_set_topology (w, info->topo, info->topo_text, error)) ||
-      !sp_trace_writer_set_groups (w, ctx->groups, error))
-    return FALSE;
-  /* Raw local clocks → ns since the epoch on rank 0's clock. */
-  for (guint i = 0; i < rows->len; i++)
-    {
-      SpTraceRow *r = &g_array_index (rows, SpTraceRow, i);
-      gint64 shift = (r->rank < ctx->world ? info->offsets_ns[r->rank] : 0) + info->epoch_ns;
-      if (r->t_enqueue_ns)
-        r->t_enqueue_ns -= shift;
-      if (r->t_start_ns)
-        r->t_start_ns -= shift;
-      if (r->t_end_ns)
-        r->t_end_ns -= shift;
-    }
-  if (rows->len && !sp_trace_writer_append (w, (const SpTraceRow *) rows->data, rows->len, error))
-    return FALSE;
-  if (info->partial_reason)
-    sp_trace_writer_mark_partial (w, info->partial_reason);
-  return sp_trace_writer_finish (w, error);
+  return sp_exec_trace_write (ctx->opts->output, &d, rows, error);
 }

@@ -14,5 +14,7 @@ int sp_cmd_sweep (int argc, char **argv);
 int sp_cmd_sim (int argc, char **argv);
 /* `shardplan trace import-nccl-tests` (tools/cmd-trace-import.c) */
 int sp_cmd_trace_import_nccl_tests (int argc, char **argv);
+/* `shardplan trace recover` (tools/trace-recover.c) */
+int sp_cmd_trace_recover (int argc, char **argv);
 /* `shardplan calibrate` (tools/cmd-calibrate.c) */
 int sp_cmd_calibrate (int argc, char **argv);

@@ -1,0 +1,612 @@
+/* exec/spill.c — the spill file format (exec-internal.h describes it): the
+ * writer's records and the one reader, used by rank 0's in-run partial
+ * trace and by `shardplan trace recover`.  No MPI here: it is built into
+ * every shardplan, with or without the executor. */
+#include "config.h"
+#include "exec-internal.h"
+
+#include <errno.h>
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+#define SPILL_MAGIC "SPSPILL\0"
+#define SPILL_MAGIC_LEN 8
+#define SPILL_BOM 0x01020304u
+#define SPILL_HEADER_LEN 16
+#define RECORD_HEADER_LEN 16
+
+enum {
+  REC_RUN = 1,
+  REC_INFO = 2,
+  REC_ROWS = 3,
+};
+
+/* ---------------------------------------------------------------- layout */
+
+static const char *
+kind_tag (SpTraceKind kind)
+{
+  static const char *const tags[] = {
+    [SP_TRACE_KIND_U8] = "u8",       [SP_TRACE_KIND_U32] = "u32",   [SP_TRACE_KIND_I32] = "i32",
+    [SP_TRACE_KIND_U64] = "u64",     [SP_TRACE_KIND_I64] = "i64",   [SP_TRACE_KIND_F64] = "f64",
+    [SP_TRACE_KIND_STR] = "str",     [SP_TRACE_KIND_COLL] = "coll", [SP_TRACE_KIND_DTYPE] = "dtype",
+    [SP_TRACE_KIND_REDOP] = "redop", [SP_TRACE_KIND_STATUS] = "status",
+  };
+  return (guint) kind < G_N_ELEMENTS (tags) && tags[kind] ? tags[kind] : "?";
+}
+
+static const char *
+byte_order_name (void)
+{
+  return G_BYTE_ORDER == G_LITTLE_ENDIAN ? "little" : "big";
+}
+
+static char *
+schema_version_text (void)
+{
+  return g_strdup_printf ("%u.%u", SP_TRACE_SCHEMA_MAJOR, SP_TRACE_SCHEMA_MINOR);
+}
+
+/* ---------------------------------------------------------------- writer */
+
+static void
+write_record (FILE *f, guint32 type, const void *payload, guint64 bytes)
+{
+  guint32 head[2] = { type, 0 };
+  fwrite (head, sizeof head, 1, f);
+  fwrite (&bytes, sizeof bytes, 1, f);
+  if (bytes)
+    fwrite (payload, 1, (gsize) bytes, f);
+}
+
+static void
+add_kv_object (JsonBuilder *b, const char *member, const GPtrArray *kv)
+{
+  json_builder_set_member_name (b, member);
+  json_builder_begin_object (b);
+  for (guint i = 0; kv && i + 1 < kv->len; i += 2)
+    {
+      json_builder_set_member_name (b, g_ptr_array_index (kv, i));
+      json_builder_add_string_value (b, g_ptr_array_index (kv, i + 1));
+    }
+  json_builder_end_object (b);
+}
+
+static void
+add_str (JsonBuilder *b, const char *member, const char *value)
+{
+  json_builder_set_member_name (b, member);
+  if (value)
+    json_builder_add_string_value (b, value);
+  else
+    json_builder_add_null_value (b);
+}
+
+static void
+add_int (JsonBuilder *b, const char *member, gint64 value)
+{
+  json_builder_set_member_name (b, member);
+  json_builder_add_int_value (b, value);
+}
+
+static char *
+builder_text (JsonBuilder *b, gsize *out_len)
+{
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  return json_generator_to_data (gen, out_len);
+}
+
+gboolean
+sp_exec_spill_write_run (FILE *f, const SpExecSpillRun *run, GError **error)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autofree char *version = schema_version_text ();
+  json_builder_begin_object (b);
+  add_str (b, "format", "shardplan-spill");
+  add_int (b, "spill_version", SP_EXEC_SPILL_VERSION);
+  add_str (b, "schema", SP_TRACE_SCHEMA_NAME);
+  add_str (b, "schema_version", version);
+  add_str (b, "byte_order", byte_order_name ());
+  add_int (b, "row_size", (gint64) sizeof (SpTraceRow));
+  json_builder_set_member_name (b, "row_fields");
+  json_builder_begin_array (b);
+  gsize n_fields = 0;
+  const SpTraceField *fields = sp_trace_row_fields (&n_fields);
+  for (gsize i = 0; i < n_fields; i++)
+    {
+      json_builder_begin_array (b);
+      json_builder_add_string_value (b, fields[i].name);
+      json_builder_add_string_value (b, kind_tag (fields[i].kind));
+      json_builder_add_int_value (b, (gint64) fields[i].offset);
+      json_builder_end_array (b);
+    }
+  json_builder_end_array (b);
+  add_int (b, "rank", run->rank);
+  add_int (b, "world_size", run->world_size);
+  add_str (b, "run_id", run->run_id);
+  add_str (b, "output", run->output);
+  add_str (b, "producer", run->producer);
+  add_str (b, "producer_version", run->producer_version);
+  add_str (b, "clock", run->clock);
+  add_str (b, "timing_mode", run->timing_mode);
+  add_int (b, "warmup_iters", run->warmup_iters);
+  add_int (b, "iters", run->iters);
+  add_str (b, "plan_digest", run->plan_digest);
+  add_str (b, "plan", run->plan_text);
+  add_str (b, "topology", run->topology_text);
+  add_kv_object (b, "software", run->software);
+  json_builder_set_member_name (b, "env");
+  json_builder_begin_array (b);
+  for (guint i = 0; run->env && i + 1 < run->env->len; i += 2)
+    {
+      json_builder_begin_array (b);
+      json_builder_add_string_value (b, g_ptr_array_index (run->env, i));
+      json_builder_add_string_value (b, g_ptr_array_index (run->env, i + 1));
+      json_builder_end_array (b);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  gsize len = 0;
+  g_autofree char *text = builder_text (b, &len);
+
+  guint32 head[2] = { SP_EXEC_SPILL_VERSION, SPILL_BOM };
+  fwrite (SPILL_MAGIC, 1, SPILL_MAGIC_LEN, f);
+  fwrite (head, sizeof head, 1, f);
+  write_record (f, REC_RUN, text, len);
+  if (fflush (f) != 0 || ferror (f))
+    {
+      int e = errno;
+      g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot write the spill file's header: %s",
+                   g_strerror (e));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+void
+sp_exec_spill_write_info (FILE *f, const SpExecSpillRank *info, gboolean has_epoch,
+                          gint64 epoch_ns)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  if (info)
+    {
+      add_str (b, "backend", info->backend);
+      add_str (b, "hostname", info->hostname);
+      add_str (b, "gpu_model", info->gpu_model);
+      add_int (b, "local_rank", info->local_rank);
+      add_int (b, "device", info->device);
+      add_int (b, "clock_offset_ns", info->clock_offset_ns);
+      add_kv_object (b, "software", info->software);
+    }
+  if (has_epoch)
+    add_int (b, "epoch_ns", epoch_ns);
+  json_builder_end_object (b);
+  gsize len = 0;
+  g_autofree char *text = builder_text (b, &len);
+  write_record (f, REC_INFO, text, len);
+}
+
+void
+sp_exec_spill_write_rows (FILE *f, const SpTraceRow *rows, gsize n)
+{
+  if (n)
+    write_record (f, REC_ROWS, rows, (guint64) n * sizeof (SpTraceRow));
+}
+
+/* ---------------------------------------------------------------- reader */
+
+static void
+kv_free (GPtrArray **kv)
+{
+  g_clear_pointer (kv, g_ptr_array_unref);
+}
+
+void
+sp_exec_spill_free (SpExecSpill *s)
+{
+  if (!s)
+    return;
+  SpExecSpillRun *r = &s->run;
+  g_free (r->run_id);
+  g_free (r->output);
+  g_free (r->producer);
+  g_free (r->producer_version);
+  g_free (r->clock);
+  g_free (r->timing_mode);
+  g_free (r->plan_digest);
+  g_free (r->plan_text);
+  g_free (r->topology_text);
+  kv_free (&r->software);
+  kv_free (&r->env);
+  g_free (s->info.backend);
+  g_free (s->info.hostname);
+  g_free (s->info.gpu_model);
+  kv_free (&s->info.software);
+  if (s->rows)
+    g_array_unref (s->rows);
+  g_free (s->path);
+  g_free (s);
+}
+
+/* Reading one JSON record; the first problem goes to *error. */
+typedef struct {
+  const char *path;
+  JsonObject *o;
+  GError **error;
+} Json;
+
+static gboolean
+bad (Json *j, const char *member, const char *what)
+{
+  if (*j->error == NULL)
+    g_set_error (j->error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: header member '%s' %s", j->path,
+                 member, what);
+  return FALSE;
+}
+
+static JsonNode *
+member (Json *j, const char *name, gboolean required)
+{
+  JsonNode *n = json_object_get_member (j->o, name);
+  if (!n && required)
+    bad (j, name, "is missing");
+  return n;
+}
+
+/* A string member: *out = copy; NULL allowed when !required. */
+static gboolean
+get_str (Json *j, const char *name, gboolean required, char **out)
+{
+  JsonNode *n = member (j, name, required);
+  if (!n || (JSON_NODE_HOLDS_NULL (n) && !required))
+    return n != NULL || !required;
+  if (!JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_STRING)
+    return bad (j, name, "is not a string");
+  g_free (*out);
+  *out = g_strdup (json_node_get_string (n));
+  return TRUE;
+}
+
+static gboolean
+get_int (Json *j, const char *name, gboolean required, gint64 min, gint64 max, gint64 *out)
+{
+  JsonNode *n = member (j, name, required);
+  if (!n)
+    return !required;
+  if (!JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_INT64)
+    return bad (j, name, "is not an integer");
+  gint64 v = json_node_get_int (n);
+  if (v < min || v > max)
+    return bad (j, name, "is out of range");
+  *out = v;
+  return TRUE;
+}
+
+static gboolean
+get_u32 (Json *j, const char *name, gboolean required, guint32 *out)
+{
+  gint64 v = 0;
+  if (!get_int (j, name, required, 0, G_MAXUINT32, &v))
+    return FALSE;
+  if (json_object_has_member (j->o, name))
+    *out = (guint32) v;
+  return TRUE;
+}
+
+/* {key: string} → key, value, … appended to *kv. */
+static gboolean
+get_kv_object (Json *j, const char *name, GPtrArray **kv)
+{
+  JsonNode *n = member (j, name, FALSE);
+  if (!n)
+    return TRUE;
+  if (!JSON_NODE_HOLDS_OBJECT (n))
+    return bad (j, name, "is not an object");
+  JsonObject *o = json_node_get_object (n);
+  if (!*kv)
+    *kv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GList) keys = json_object_get_members (o);
+  for (GList *k = keys; k; k = k->next)
+    {
+      JsonNode *v = json_object_get_member (o, k->data);
+      if (!JSON_NODE_HOLDS_VALUE (v) || json_node_get_value_type (v) != G_TYPE_STRING)
+        return bad (j, name, "has a value that is not a string");
+      g_ptr_array_add (*kv, g_strdup (k->data));
+      g_ptr_array_add (*kv, g_strdup (json_node_get_string (v)));
+    }
+  return TRUE;
+}
+
+static JsonObject *
+parse_object (const char *path, const char *what, const guint8 *text, guint64 len,
+              JsonParser *parser, GError **error)
+{
+  GError *e = NULL;
+  if (!json_parser_load_from_data (parser, (const char *) text, (gssize) len, &e) ||
+      !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: the %s record is not a JSON "
+                   "object%s%s", path, what, e ? ": " : "", e ? e->message : "");
+      g_clear_error (&e);
+      return NULL;
+    }
+  return json_node_get_object (json_parser_get_root (parser));
+}
+
+/* The row layout of the file against this build's: NULL when equal, else
+ * what differs (g_free). */
+static char *
+layout_difference (JsonObject *o, const char *version, gint64 row_size)
+{
+  g_autofree char *mine = schema_version_text ();
+  if (strcmp (version, mine) != 0)
+    return g_strdup_printf ("schema %s", version);
+  if (row_size != (gint64) sizeof (SpTraceRow))
+    return g_strdup_printf ("%" G_GINT64_FORMAT "-byte rows", row_size);
+  JsonNode *n = json_object_get_member (o, "row_fields");
+  if (!n || !JSON_NODE_HOLDS_ARRAY (n))
+    return g_strdup ("no row_fields list");
+  JsonArray *a = json_node_get_array (n);
+  gsize n_fields = 0;
+  const SpTraceField *fields = sp_trace_row_fields (&n_fields);
+  if (json_array_get_length (a) != n_fields)
+    return g_strdup_printf ("%u row fields", json_array_get_length (a));
+  for (guint i = 0; i < n_fields; i++)
+    {
+      JsonNode *e = json_array_get_element (a, i);
+      JsonArray *f = JSON_NODE_HOLDS_ARRAY (e) ? json_node_get_array (e) : NULL;
+      const char *name = f && json_array_get_length (f) == 3 ? json_array_get_string_element (f, 0) : NULL;
+      const char *kind = name ? json_array_get_string_element (f, 1) : NULL;
+      gint64 off = name ? json_array_get_int_element (f, 2) : -1;
+      if (!name || !kind || strcmp (name, fields[i].name) != 0 ||
+          strcmp (kind, kind_tag (fields[i].kind)) != 0 || off != (gint64) fields[i].offset)
+        return g_strdup_printf ("row field %u is %s %s at byte %" G_GINT64_FORMAT " where this "
+                                "build has %s %s at byte %" G_GSIZE_FORMAT, i, name ? kind : "?",
+                                name ? name : "?", off, kind_tag (fields[i].kind), fields[i].name,
+                                fields[i].offset);
+    }
+  return NULL;
+}
+
+static gboolean
+read_run (SpExecSpill *s, const guint8 *text, guint64 len, GError **error)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  JsonObject *o = parse_object (s->path, "header", text, len, parser, error);
+  if (!o)
+    return FALSE;
+  Json j = { .path = s->path, .o = o, .error = error };
+  g_autofree char *format = NULL, *schema = NULL, *version = NULL, *order = NULL;
+  gint64 spill_version = 0, row_size = 0;
+  if (!get_str (&j, "format", TRUE, &format) || !get_int (&j, "spill_version", TRUE, 0, G_MAXINT, &spill_version) ||
+      !get_str (&j, "schema", TRUE, &schema) || !get_str (&j, "schema_version", TRUE, &version) ||
+      !get_str (&j, "byte_order", TRUE, &order) || !get_int (&j, "row_size", TRUE, 1, G_MAXINT, &row_size))
+    return FALSE;
+  if (strcmp (format, "shardplan-spill") != 0 || strcmp (schema, SP_TRACE_SCHEMA_NAME) != 0)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: not a shardplan spill file "
+                   "(format '%s', schema '%s')", s->path, format, schema);
+      return FALSE;
+    }
+  g_autofree char *diff = layout_difference (o, version, row_size);
+  if (diff)
+    {
+      g_autofree char *mine = schema_version_text ();
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: written with another row layout "
+                   "(%s); this shardplan reads schema %s with %" G_GSIZE_FORMAT "-byte rows",
+                   s->path, diff, mine, sizeof (SpTraceRow));
+      return FALSE;
+    }
+  SpExecSpillRun *r = &s->run;
+  gint64 world = 0;
+  if (!get_u32 (&j, "rank", TRUE, &r->rank) || !get_int (&j, "world_size", TRUE, 1, G_MAXUINT32, &world) ||
+      !get_str (&j, "run_id", TRUE, &r->run_id) || !get_str (&j, "output", TRUE, &r->output) ||
+      !get_str (&j, "producer", TRUE, &r->producer) ||
+      !get_str (&j, "producer_version", TRUE, &r->producer_version) ||
+      !get_str (&j, "clock", TRUE, &r->clock) || !get_str (&j, "timing_mode", TRUE, &r->timing_mode) ||
+      !get_u32 (&j, "warmup_iters", TRUE, &r->warmup_iters) || !get_u32 (&j, "iters", TRUE, &r->iters) ||
+      !get_str (&j, "plan_digest", TRUE, &r->plan_digest) || !get_str (&j, "plan", TRUE, &r->plan_text) ||
+      !get_str (&j, "topology", FALSE, &r->topology_text) || !get_kv_object (&j, "software", &r->software))
+    return FALSE;
+  r->world_size = (guint32) world;
+  if (r->rank >= r->world_size)
+    return bad (&j, "rank", "is not below world_size");
+  JsonNode *env = json_object_get_member (o, "env");
+  r->env = g_ptr_array_new_with_free_func (g_free);
+  if (env && !JSON_NODE_HOLDS_ARRAY (env))
+    return bad (&j, "env", "is not a list");
+  for (guint i = 0; env && i < json_array_get_length (json_node_get_array (env)); i++)
+    {
+      JsonNode *e = json_array_get_element (json_node_get_array (env), i);
+      JsonArray *kv = JSON_NODE_HOLDS_ARRAY (e) ? json_node_get_array (e) : NULL;
+      const char *k = kv && json_array_get_length (kv) == 2 ? json_array_get_string_element (kv, 0) : NULL;
+      const char *v = k ? json_array_get_string_element (kv, 1) : NULL;
+      if (!k || !v)
+        return bad (&j, "env", "is not a list of [key, value] strings");
+      g_ptr_array_add (r->env, g_strdup (k));
+      g_ptr_array_add (r->env, g_strdup (v));
+    }
+  return TRUE;
+}
+
+static gboolean
+read_info (SpExecSpill *s, const guint8 *text, guint64 len, GError **error)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  JsonObject *o = parse_object (s->path, "info", text, len, parser, error);
+  if (!o)
+    return FALSE;
+  Json j = { .path = s->path, .o = o, .error = error };
+  SpExecSpillRank *i = &s->info;
+  gint64 device = i->device;
+  if (!get_str (&j, "backend", FALSE, &i->backend) || !get_str (&j, "hostname", FALSE, &i->hostname) ||
+      !get_str (&j, "gpu_model", FALSE, &i->gpu_model) || !get_u32 (&j, "local_rank", FALSE, &i->local_rank) ||
+      !get_int (&j, "device", FALSE, -1, G_MAXINT32, &device) ||
+      !get_int (&j, "clock_offset_ns", FALSE, G_MININT64, G_MAXINT64, &i->clock_offset_ns) ||
+      !get_kv_object (&j, "software", &i->software) ||
+      !get_int (&j, "epoch_ns", FALSE, G_MININT64, G_MAXINT64, &s->epoch_ns))
+    return FALSE;
+  i->device = (gint32) device;
+  if (json_object_has_member (o, "hostname"))
+    s->has_info = TRUE;
+  if (json_object_has_member (o, "epoch_ns"))
+    s->has_epoch = TRUE;
+  return TRUE;
+}
+
+static gboolean
+parse (SpExecSpill *s, const guint8 *data, gsize len, GError **error)
+{
+  if (len < SPILL_MAGIC_LEN || memcmp (data, SPILL_MAGIC, SPILL_MAGIC_LEN) != 0)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: not a shardplan spill file "
+                   "(bad magic)", s->path);
+      return FALSE;
+    }
+  if (len < SPILL_HEADER_LEN)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: cut short inside the file "
+                   "header (%" G_GSIZE_FORMAT " of %d bytes)", s->path, len, SPILL_HEADER_LEN);
+      return FALSE;
+    }
+  guint32 head[2];
+  memcpy (head, data + SPILL_MAGIC_LEN, sizeof head);
+  if (head[1] != SPILL_BOM)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: written on a machine with "
+                   "another byte order (this one is %s-endian)", s->path, byte_order_name ());
+      return FALSE;
+    }
+  if (head[0] != SP_EXEC_SPILL_VERSION)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: spill format version %u; this "
+                   "shardplan reads version %d", s->path, head[0], SP_EXEC_SPILL_VERSION);
+      return FALSE;
+    }
+  s->info.device = -1;
+  gsize pos = SPILL_HEADER_LEN;
+  gboolean have_run = FALSE;
+  while (pos < len)
+    {
+      gsize left = len - pos;
+      guint32 rh[2] = { 0, 0 };
+      guint64 bytes = 0;
+      if (left < RECORD_HEADER_LEN)
+        {
+          if (!have_run)
+            break;
+          s->dropped_bytes += left; /* a record header cut short */
+          break;
+        }
+      memcpy (rh, data + pos, sizeof rh);
+      memcpy (&bytes, data + pos + sizeof rh, sizeof bytes);
+      pos += RECORD_HEADER_LEN;
+      left -= RECORD_HEADER_LEN;
+      gboolean cut = bytes > left;
+      if (!have_run && rh[0] != REC_RUN)
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: the first record is of "
+                       "type %u, not the header (type %d)", s->path, rh[0], REC_RUN);
+          return FALSE;
+        }
+      switch (rh[0])
+        {
+        case REC_RUN:
+          if (have_run)
+            {
+              g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: a second header record "
+                           "at byte %" G_GSIZE_FORMAT, s->path, pos - RECORD_HEADER_LEN);
+              return FALSE;
+            }
+          if (cut)
+            {
+              g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: cut short inside the "
+                           "header record (%" G_GSIZE_FORMAT " of %" G_GUINT64_FORMAT " bytes)",
+                           s->path, left, bytes);
+              return FALSE;
+            }
+          if (!read_run (s, data + pos, bytes, error))
+            return FALSE;
+          have_run = TRUE;
+          break;
+        case REC_INFO:
+          if (cut)
+            {
+              s->dropped_bytes += left;
+              return TRUE;
+            }
+          if (!read_info (s, data + pos, bytes, error))
+            return FALSE;
+          break;
+        case REC_ROWS:
+          {
+            guint64 avail = cut ? left : bytes;
+            if (!cut && bytes % sizeof (SpTraceRow) != 0)
+              {
+                g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: a rows record of %"
+                             G_GUINT64_FORMAT " bytes at byte %" G_GSIZE_FORMAT " is not a whole "
+                             "number of %" G_GSIZE_FORMAT "-byte rows", s->path, bytes,
+                             pos - RECORD_HEADER_LEN, sizeof (SpTraceRow));
+                return FALSE;
+              }
+            guint first = s->rows->len;
+            guint n = (guint) (avail / sizeof (SpTraceRow));
+            g_array_append_vals (s->rows, data + pos, n);
+            for (guint k = first; k < s->rows->len; k++)
+              if (g_array_index (s->rows, SpTraceRow, k).rank != s->run.rank)
+                {
+                  g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: row %u is of rank %u "
+                               "in rank %u's file (damaged)", s->path, k,
+                               g_array_index (s->rows, SpTraceRow, k).rank, s->run.rank);
+                  return FALSE;
+                }
+            if (cut)
+              {
+                s->dropped_bytes += avail - (guint64) n * sizeof (SpTraceRow);
+                return TRUE;
+              }
+            break;
+          }
+        default:
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: unknown record type %u at "
+                       "byte %" G_GSIZE_FORMAT, s->path, rh[0], pos - RECORD_HEADER_LEN);
+          return FALSE;
+        }
+      pos += (gsize) bytes;
+    }
+  if (!have_run)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: cut short before the header "
+                   "record", s->path);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+SpExecSpill *
+sp_exec_spill_read (const char *path, GError **error)
+{
+  g_autofree gchar *data = NULL;
+  gsize len = 0;
+  GError *e = NULL;
+  if (!g_file_get_contents (path, &data, &len, &e))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot read %s: %s", path,
+                   g_error_matches (e, G_FILE_ERROR, G_FILE_ERROR_NOENT) ? "no such file"
+                                                                          : e->message);
+      g_clear_error (&e);
+      return NULL;
+    }
+  SpExecSpill *s = g_new0 (SpExecSpill, 1);
+  s->path = g_strdup (path);
+  s->rows = g_array_new (FALSE, FALSE, sizeof (SpTraceRow));
+  if (!parse (s, (const guint8 *) data, len, error))
+    {
+      sp_exec_spill_free (s);
+      return NULL;
+    }
+  return s;
+}

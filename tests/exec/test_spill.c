@@ -1,0 +1,449 @@
+/* tests/exec/test_spill.c — the spill file reader (exec/spill.c): a round
+ * trip through the writer, and files built byte by byte from the format
+ * described in exec/exec-internal.h (so the description is checked too),
+ * cut short or damaged in the ways the reader must refuse or survive. */
+#include "config.h"
+#include "exec-internal.h"
+#include "../testutil.h"
+
+#include <string.h>
+
+static char *tmpdir;
+
+static void
+setup (void)
+{
+  tmpdir = sp_test_tmpdir ();
+}
+
+static void
+teardown (void)
+{
+  g_autoptr (GDir) d = g_dir_open (tmpdir, 0, NULL);
+  const char *name;
+  while (d && (name = g_dir_read_name (d)))
+    {
+      g_autofree char *p = g_build_filename (tmpdir, name, NULL);
+      g_unlink (p);
+    }
+  g_rmdir (tmpdir);
+  g_clear_pointer (&tmpdir, g_free);
+}
+
+static GPtrArray *
+kv (const char *k1, const char *v1)
+{
+  GPtrArray *a = g_ptr_array_new ();
+  g_ptr_array_add (a, (gpointer) k1);
+  g_ptr_array_add (a, (gpointer) v1);
+  return a;
+}
+
+static SpTraceRow
+row (guint32 op, guint32 rank, gint64 start)
+{
+  SpTraceRow r;
+  sp_trace_row_init (&r);
+  r.op_id = op;
+  r.rank = rank;
+  r.coll = SP_COLL_ALL_REDUCE;
+  r.status = SP_TRACE_STATUS_OK;
+  r.bytes = 1024;
+  r.t_enqueue_ns = start;
+  r.t_start_ns = start;
+  r.t_end_ns = start + 500;
+  r.dur_ns = 500;
+  return r;
+}
+
+/* A spill file of rank 2 written with the writer: run record, info,
+ * epoch, then `n` rows.  Returns its path (g_free). */
+static char *
+write_spill (const char *name, guint n)
+{
+  char *path = g_build_filename (tmpdir, name, NULL);
+  FILE *f = fopen (path, "wb");
+  ck_assert_ptr_nonnull (f);
+  g_autoptr (GPtrArray) sw = kv ("compiler", "cc 1.0");
+  g_autoptr (GPtrArray) env = kv ("OMPI_X", "a=b");
+  SpExecSpillRun run = {
+    .rank = 2, .world_size = 4, .run_id = "run-1", .output = "out.h5",
+    .producer = "shardplan run", .producer_version = "9.9", .clock = "MPI_Wtime",
+    .timing_mode = "isolated", .warmup_iters = 1, .iters = 3, .plan_digest = "abc",
+    .plan_text = "{\"plan\": 1}", .topology_text = NULL, .software = sw, .env = env,
+  };
+  GError *e = NULL;
+  ck_assert (sp_exec_spill_write_run (f, &run, &e));
+  g_autoptr (GPtrArray) rsw = kv ("mpi", "Open MPI v4");
+  SpExecSpillRank info = { .backend = "mpi", .hostname = "node7", .gpu_model = "",
+                           .local_rank = 1, .device = -1, .clock_offset_ns = -250,
+                           .software = rsw };
+  sp_exec_spill_write_info (f, &info, FALSE, 0);
+  sp_exec_spill_write_info (f, NULL, TRUE, 123456789);
+  for (guint i = 0; i < n; i++)
+    {
+      SpTraceRow r = row (i, 2, 1000 * (gint64) i);
+      sp_exec_spill_write_rows (f, &r, 1);
+    }
+  ck_assert_int_eq (fclose (f), 0);
+  return path;
+}
+
+static gsize
+file_size (const char *path)
+{
+  GStatBuf st;
+  ck_assert_int_eq (g_stat (path, &st), 0);
+  return (gsize) st.st_size;
+}
+
+static void
+truncate_to (const char *path, gsize len)
+{
+  g_autofree char *data = NULL;
+  gsize n = 0;
+  ck_assert (g_file_get_contents (path, &data, &n, NULL));
+  ck_assert_uint_le (len, n);
+  ck_assert (g_file_set_contents (path, data, (gssize) len, NULL));
+}
+
+/* A file by hand: the 16-byte header, then records (type, JSON or bytes). */
+static void
+put_u32 (GByteArray *b, guint32 v)
+{
+  g_byte_array_append (b, (const guint8 *) &v, 4);
+}
+
+static void
+put_record (GByteArray *b, guint32 type, const void *payload, guint64 len)
+{
+  put_u32 (b, type);
+  put_u32 (b, 0);
+  g_byte_array_append (b, (const guint8 *) &len, 8);
+  g_byte_array_append (b, payload, (guint) len);
+}
+
+static GByteArray *
+hand_header (guint32 version, guint32 bom)
+{
+  GByteArray *b = g_byte_array_new ();
+  g_byte_array_append (b, (const guint8 *) "SPSPILL\0", 8);
+  put_u32 (b, version);
+  put_u32 (b, bom);
+  return b;
+}
+
+/* This build's row_fields list, as JSON text. */
+static char *
+fields_json (void)
+{
+  static const char *const tags[] = { "u8", "u32", "i32", "u64", "i64", "f64", "str",
+                                      "coll", "dtype", "redop", "status" };
+  gsize n = 0;
+  const SpTraceField *f = sp_trace_row_fields (&n);
+  GString *s = g_string_new ("[");
+  for (gsize i = 0; i < n; i++)
+    g_string_append_printf (s, "%s[\"%s\", \"%s\", %" G_GSIZE_FORMAT "]", i ? ", " : "",
+                            f[i].name, tags[f[i].kind], f[i].offset);
+  g_string_append (s, "]");
+  return g_string_free (s, FALSE);
+}
+
+static char *
+run_json (const char *schema_version, gsize row_size, const char *fields)
+{
+  return g_strdup_printf (
+    "{\"format\": \"shardplan-spill\", \"spill_version\": 1, \"schema\": \"shardplan-trace\", "
+    "\"schema_version\": \"%s\", \"byte_order\": \"%s\", \"row_size\": %" G_GSIZE_FORMAT ", "
+    "\"row_fields\": %s, \"rank\": 1, \"world_size\": 2, \"run_id\": \"r\", \"output\": \"o.h5\", "
+    "\"producer\": \"shardplan run\", \"producer_version\": \"1\", \"clock\": \"MPI_Wtime\", "
+    "\"timing_mode\": \"isolated\", \"warmup_iters\": 0, \"iters\": 1, \"plan_digest\": \"d\", "
+    "\"plan\": \"{}\", \"topology\": null, \"software\": {}, \"env\": []}",
+    schema_version, G_BYTE_ORDER == G_LITTLE_ENDIAN ? "little" : "big", row_size, fields);
+}
+
+static char *
+save (const char *name, GByteArray *b)
+{
+  char *path = g_build_filename (tmpdir, name, NULL);
+  ck_assert (g_file_set_contents (path, (const char *) b->data, b->len, NULL));
+  g_byte_array_unref (b);
+  return path;
+}
+
+/* ---------------------------------------------------------------- tests */
+
+START_TEST (test_round_trip)
+{
+  g_autofree char *path = write_spill ("a.spill", 3);
+  GError *e = NULL;
+  g_autoptr (SpExecSpill) s = sp_exec_spill_read (path, &e);
+  SP_ASSERT_NO_ERROR (e);
+  ck_assert_uint_eq (s->run.rank, 2);
+  ck_assert_uint_eq (s->run.world_size, 4);
+  ck_assert_str_eq (s->run.run_id, "run-1");
+  ck_assert_str_eq (s->run.output, "out.h5");
+  ck_assert_str_eq (s->run.timing_mode, "isolated");
+  ck_assert_uint_eq (s->run.warmup_iters, 1);
+  ck_assert_uint_eq (s->run.iters, 3);
+  ck_assert_str_eq (s->run.plan_digest, "abc");
+  ck_assert_str_eq (s->run.plan_text, "{\"plan\": 1}");
+  ck_assert_ptr_null (s->run.topology_text);
+  ck_assert_uint_eq (s->run.software->len, 2);
+  ck_assert_str_eq (g_ptr_array_index (s->run.software, 1), "cc 1.0");
+  ck_assert_uint_eq (s->run.env->len, 2);
+  ck_assert_str_eq (g_ptr_array_index (s->run.env, 0), "OMPI_X");
+  ck_assert_str_eq (g_ptr_array_index (s->run.env, 1), "a=b");
+  ck_assert (s->has_info);
+  ck_assert_str_eq (s->info.hostname, "node7");
+  ck_assert_str_eq (s->info.backend, "mpi");
+  ck_assert_uint_eq (s->info.local_rank, 1);
+  ck_assert_int_eq (s->info.device, -1);
+  ck_assert_int_eq (s->info.clock_offset_ns, -250);
+  ck_assert_str_eq (g_ptr_array_index (s->info.software, 1), "Open MPI v4");
+  ck_assert (s->has_epoch);
+  ck_assert_int_eq (s->epoch_ns, 123456789);
+  ck_assert_uint_eq (s->rows->len, 3);
+  ck_assert_uint_eq (s->dropped_bytes, 0);
+  for (guint i = 0; i < 3; i++)
+    {
+      SpTraceRow want = row (i, 2, 1000 * (gint64) i);
+      ck_assert (memcmp (&g_array_index (s->rows, SpTraceRow, i), &want, sizeof want) == 0);
+    }
+}
+END_TEST
+
+/* Cut 40 bytes into the third row: two whole rows, 40 bytes dropped. */
+START_TEST (test_cut_mid_row)
+{
+  g_autofree char *path = write_spill ("cut.spill", 3);
+  gsize full = file_size (path);
+  truncate_to (path, full - sizeof (SpTraceRow) + 40);
+  GError *e = NULL;
+  g_autoptr (SpExecSpill) s = sp_exec_spill_read (path, &e);
+  SP_ASSERT_NO_ERROR (e);
+  ck_assert_uint_eq (s->rows->len, 2);
+  ck_assert_uint_eq (s->dropped_bytes, 40);
+  ck_assert_uint_eq (g_array_index (s->rows, SpTraceRow, 1).op_id, 1);
+}
+END_TEST
+
+/* Cut inside the last row record's 16-byte header: all earlier rows, 5
+ * bytes dropped. */
+START_TEST (test_cut_record_header)
+{
+  g_autofree char *path = write_spill ("cuth.spill", 3);
+  gsize full = file_size (path);
+  truncate_to (path, full - sizeof (SpTraceRow) - 16 + 5);
+  GError *e = NULL;
+  g_autoptr (SpExecSpill) s = sp_exec_spill_read (path, &e);
+  SP_ASSERT_NO_ERROR (e);
+  ck_assert_uint_eq (s->rows->len, 2);
+  ck_assert_uint_eq (s->dropped_bytes, 5);
+}
+END_TEST
+
+START_TEST (test_cut_in_run_record)
+{
+  g_autofree char *path = write_spill ("cutr.spill", 0);
+  truncate_to (path, 16 + 16 + 30);
+  GError *e = NULL;
+  SpExecSpill *s = sp_exec_spill_read (path, &e);
+  ck_assert_ptr_null (s);
+  SP_ASSERT_ERROR (e, SP_ERROR_INVALID_TRACE);
+  ck_assert_msg (strstr (e->message, "cut short inside the header record (30 of"), "%s", e->message);
+  ck_assert_ptr_null (strchr (e->message, '\n'));
+  g_error_free (e);
+}
+END_TEST
+
+START_TEST (test_bad_magic)
+{
+  GByteArray *b = g_byte_array_new ();
+  g_byte_array_append (b, (const guint8 *) "\x01\x00\x00\x00garbage-rows-from-an-old-build", 33);
+  g_autofree char *path = save ("old.spill", b);
+  GError *e = NULL;
+  ck_assert_ptr_null (sp_exec_spill_read (path, &e));
+  SP_ASSERT_ERROR (e, SP_ERROR_INVALID_TRACE);
+  ck_assert_msg (strstr (e->message, "old.spill: not a shardplan spill file (bad magic)"), "%s",
+                 e->message);
+  g_clear_error (&e);
+  /* Empty file: also no magic. */
+  g_autofree char *empty = save ("empty.spill", g_byte_array_new ());
+  ck_assert_ptr_null (sp_exec_spill_read (empty, &e));
+  ck_assert_msg (strstr (e->message, "bad magic"), "%s", e->message);
+  g_error_free (e);
+}
+END_TEST
+
+START_TEST (test_other_byte_order_and_version)
+{
+  g_autofree char *p1 = save ("bom.spill", hand_header (1, 0x04030201u));
+  GError *e = NULL;
+  ck_assert_ptr_null (sp_exec_spill_read (p1, &e));
+  SP_ASSERT_ERROR (e, SP_ERROR_INVALID_TRACE);
+  ck_assert_msg (strstr (e->message, "another byte order"), "%s", e->message);
+  g_clear_error (&e);
+  g_autofree char *p2 = save ("v2.spill", hand_header (2, 0x01020304u));
+  ck_assert_ptr_null (sp_exec_spill_read (p2, &e));
+  ck_assert_msg (strstr (e->message, "spill format version 2; this shardplan reads version 1"),
+                 "%s", e->message);
+  g_clear_error (&e);
+}
+END_TEST
+
+/* A file of schema 1.0 (136-byte rows, no nccl_est_ns) is refused, and so
+ * is one of this schema whose fields moved. */
+START_TEST (test_other_row_layout)
+{
+  g_autofree char *fields = fields_json ();
+  GError *e = NULL;
+  {
+    GByteArray *b = hand_header (1, 0x01020304u);
+    g_autofree char *j = run_json ("1.0", sizeof (SpTraceRow) - 8, fields);
+    put_record (b, 1, j, strlen (j));
+    g_autofree char *path = save ("s10.spill", b);
+    ck_assert_ptr_null (sp_exec_spill_read (path, &e));
+    SP_ASSERT_ERROR (e, SP_ERROR_INVALID_TRACE);
+    ck_assert_msg (strstr (e->message, "written with another row layout (schema 1.0)"), "%s",
+                   e->message);
+    g_clear_error (&e);
+  }
+  {
+    GByteArray *b = hand_header (1, 0x01020304u);
+    g_autofree char *j = run_json ("1.1", sizeof (SpTraceRow) + 8, fields);
+    put_record (b, 1, j, strlen (j));
+    g_autofree char *path = save ("size.spill", b);
+    ck_assert_ptr_null (sp_exec_spill_read (path, &e));
+    g_autofree char *want = g_strdup_printf ("%" G_GSIZE_FORMAT "-byte rows", sizeof (SpTraceRow) + 8);
+    ck_assert_msg (strstr (e->message, want), "%s", e->message);
+    g_clear_error (&e);
+  }
+  {
+    /* A field renamed in the list. */
+    GByteArray *b = hand_header (1, 0x01020304u);
+    g_autofree char *moved = g_strdup (fields);
+    char *at = strstr (moved, "\"iter\"");
+    ck_assert_ptr_nonnull (at);
+    memcpy (at, "\"iteR\"", 6);
+    g_autofree char *j = run_json ("1.1", sizeof (SpTraceRow), moved);
+    put_record (b, 1, j, strlen (j));
+    g_autofree char *path = save ("moved.spill", b);
+    ck_assert_ptr_null (sp_exec_spill_read (path, &e));
+    ck_assert_msg (strstr (e->message, "row field 2 is i32 iteR"), "%s", e->message);
+    g_clear_error (&e);
+  }
+}
+END_TEST
+
+/* The hand-built file of this layout reads, and its rows follow. */
+START_TEST (test_hand_built_ok_and_damage)
+{
+  g_autofree char *fields = fields_json ();
+  g_autofree char *j = run_json ("1.1", sizeof (SpTraceRow), fields);
+  SpTraceRow r[2] = { row (5, 1, 10), row (6, 1, 20) };
+  GError *e = NULL;
+  {
+    GByteArray *b = hand_header (1, 0x01020304u);
+    put_record (b, 1, j, strlen (j));
+    put_record (b, 3, r, sizeof r);
+    g_autofree char *path = save ("hand.spill", b);
+    g_autoptr (SpExecSpill) s = sp_exec_spill_read (path, &e);
+    SP_ASSERT_NO_ERROR (e);
+    ck_assert_uint_eq (s->rows->len, 2);
+    ck_assert_uint_eq (g_array_index (s->rows, SpTraceRow, 1).op_id, 6);
+    ck_assert (!s->has_info);
+  }
+  {
+    /* A row of another rank: damaged. */
+    GByteArray *b = hand_header (1, 0x01020304u);
+    put_record (b, 1, j, strlen (j));
+    SpTraceRow other = row (5, 3, 10);
+    put_record (b, 3, &other, sizeof other);
+    g_autofree char *path = save ("rank.spill", b);
+    ck_assert_ptr_null (sp_exec_spill_read (path, &e));
+    ck_assert_msg (strstr (e->message, "row 0 is of rank 3 in rank 1's file"), "%s", e->message);
+    g_clear_error (&e);
+  }
+  {
+    /* Rows before the header; an unknown record type; a rows record that
+     * is not a whole number of rows. */
+    GByteArray *b = hand_header (1, 0x01020304u);
+    put_record (b, 3, r, sizeof r);
+    g_autofree char *p1 = save ("first.spill", b);
+    ck_assert_ptr_null (sp_exec_spill_read (p1, &e));
+    ck_assert_msg (strstr (e->message, "first record is of type 3"), "%s", e->message);
+    g_clear_error (&e);
+    b = hand_header (1, 0x01020304u);
+    put_record (b, 1, j, strlen (j));
+    put_record (b, 9, "x", 1);
+    g_autofree char *p2 = save ("type.spill", b);
+    ck_assert_ptr_null (sp_exec_spill_read (p2, &e));
+    ck_assert_msg (strstr (e->message, "unknown record type 9"), "%s", e->message);
+    g_clear_error (&e);
+    b = hand_header (1, 0x01020304u);
+    put_record (b, 1, j, strlen (j));
+    put_record (b, 3, r, sizeof r - 1);
+    put_record (b, 3, r, sizeof r);
+    g_autofree char *p3 = save ("odd.spill", b);
+    ck_assert_ptr_null (sp_exec_spill_read (p3, &e));
+    ck_assert_msg (strstr (e->message, "is not a whole number of"), "%s", e->message);
+    g_clear_error (&e);
+  }
+  {
+    /* The header record is not JSON; a required member missing. */
+    GByteArray *b = hand_header (1, 0x01020304u);
+    put_record (b, 1, "{not json", 9);
+    g_autofree char *p1 = save ("json.spill", b);
+    ck_assert_ptr_null (sp_exec_spill_read (p1, &e));
+    ck_assert_msg (strstr (e->message, "the header record is not a JSON object"), "%s", e->message);
+    ck_assert_ptr_null (strchr (e->message, '\n'));
+    g_clear_error (&e);
+    b = hand_header (1, 0x01020304u);
+    g_autofree char *nodigest = g_strdup (j);
+    char *at = strstr (nodigest, "\"plan_digest\"");
+    memcpy (at, "\"plan_digesT\"", 13);
+    put_record (b, 1, nodigest, strlen (nodigest));
+    g_autofree char *p2 = save ("member.spill", b);
+    ck_assert_ptr_null (sp_exec_spill_read (p2, &e));
+    ck_assert_msg (strstr (e->message, "header member 'plan_digest' is missing"), "%s", e->message);
+    g_clear_error (&e);
+  }
+}
+END_TEST
+
+START_TEST (test_missing_file)
+{
+  g_autofree char *path = g_build_filename (tmpdir, "none.spill", NULL);
+  GError *e = NULL;
+  ck_assert_ptr_null (sp_exec_spill_read (path, &e));
+  SP_ASSERT_ERROR (e, SP_ERROR_IO);
+  ck_assert_msg (g_str_has_suffix (e->message, "none.spill: no such file"), "%s", e->message);
+  g_error_free (e);
+}
+END_TEST
+
+static Suite *
+spill_suite (void)
+{
+  Suite *s = suite_create ("spill");
+  TCase *tc = tcase_create ("reader");
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, test_round_trip);
+  tcase_add_test (tc, test_cut_mid_row);
+  tcase_add_test (tc, test_cut_record_header);
+  tcase_add_test (tc, test_cut_in_run_record);
+  tcase_add_test (tc, test_bad_magic);
+  tcase_add_test (tc, test_other_byte_order_and_version);
+  tcase_add_test (tc, test_other_row_layout);
+  tcase_add_test (tc, test_hand_built_ok_and_damage);
+  tcase_add_test (tc, test_missing_file);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  return sp_test_run (spill_suite ());
+}
