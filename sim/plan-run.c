@@ -87,21 +87,11 @@ cost_isolated (SpPlanCtx *c, const SpOp *op, SpSimModel model, guint64 *dur, GEr
           break;
       if (i == shapes->len)
         {
-          SpCollRequest r;
-          sp_coll_request_init (&r);
-          r.coll = op->kind;
-          r.bytes = op->bytes;
-          r.n_ranks = n;
-          r.ranks = m;
-          r.algo = op->algorithm;
-          SpCollEstimate est;
-          if (!sp_sim_estimate (c->topo, model, &r, &est, error))
-            {
-              g_prefix_error (error, "op %u (%s): ", op->id, op->name);
-              return FALSE;
-            }
+          guint64 t;
+          if (!sp_plan_op_estimate (c->topo, model, op, m, n, &t, error))
+            return FALSE;
           g_array_append_val (shapes, sh);
-          g_array_append_val (times, est.time_ns);
+          g_array_append_val (times, t);
         }
       dur[g] = g_array_index (times, guint64, i);
     }
@@ -169,6 +159,27 @@ cost_concurrent (SpPlanCtx *c, const SpOp *op, guint64 *dur, gboolean *out_fallb
   g_free (dc);
   sp_engine_free (eng);
   return ok;
+}
+
+gboolean
+sp_plan_op_estimate (const SpTopo *topo, SpSimModel model, const SpOp *op, const guint32 *m,
+                     guint32 n, guint64 *out_ns, GError **error)
+{
+  SpCollRequest r;
+  sp_coll_request_init (&r);
+  r.coll = op->kind;
+  r.bytes = op->bytes;
+  r.n_ranks = n;
+  r.ranks = m;
+  r.algo = op->algorithm;
+  SpCollEstimate est;
+  if (!sp_sim_estimate (topo, model, &r, &est, error))
+    {
+      g_prefix_error (error, "op %u (%s): ", op->id, op->name);
+      return FALSE;
+    }
+  *out_ns = est.time_ns;
+  return TRUE;
 }
 
 gboolean

@@ -50,6 +50,10 @@ guint64 sp_plan_kernel_ns (const SpPlanCtx *c, const SpOp *op);
 /* Span of `op` on `rank`, NULL when the rank does not run it or it is unset. */
 const SpSpan *sp_plan_span_at (const SpSimResult *res, const SpPlan *plan, guint32 op,
                                guint32 rank);
+/* sp_sim_estimate() of collective `op` on the group m[0..n) with `model`
+ * (its algorithm hint kept), ns; errors are prefixed with the op. */
+gboolean sp_plan_op_estimate (const SpTopo *topo, SpSimModel model, const SpOp *op,
+                              const guint32 *m, guint32 n, guint64 *out_ns, GError **error);
 /* FALSE + SP_ERROR_UNSUPPORTED naming the op when its kind is not simulated. */
 gboolean sp_plan_check_supported (const SpOp *op, GError **error);
 /* TRUE when two group shapes cost the same (every field the model reads). */

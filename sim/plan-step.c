@@ -278,20 +278,10 @@ alone_ns (Step *s, StepCost *e, guint32 k, const SpOp *op, const guint32 *m, gui
 {
   if (e->alone_ns[k] != SP_SPAN_UNSET)
     return e->alone_ns[k];
-  SpCollRequest r;
-  sp_coll_request_init (&r);
-  r.coll = op->kind;
-  r.bytes = op->bytes;
-  r.n_ranks = n;
-  r.ranks = m;
-  r.algo = op->algorithm;
-  SpCollEstimate est;
-  if (!sp_sim_estimate (s->c->topo, SP_SIM_DES, &r, &est, error))
-    {
-      g_prefix_error (error, "op %u (%s): ", op->id, op->name);
-      return SP_SPAN_UNSET;
-    }
-  return e->alone_ns[k] = est.time_ns;
+  guint64 t;
+  if (!sp_plan_op_estimate (s->c->topo, SP_SIM_DES, op, m, n, &t, error))
+    return SP_SPAN_UNSET;
+  return e->alone_ns[k] = t;
 }
 
 static void
