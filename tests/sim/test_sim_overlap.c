@@ -10,6 +10,7 @@
 #include "shardplan/sim.h"
 #include "shardplan/error.h"
 #include "testutil.h"
+#include "plan-testutil.h"
 #include "sim-testing.h"
 
 #include <math.h>
@@ -58,27 +59,8 @@ static guint32
 add (SpPlan *p, SpColl kind, SpFamily fam, guint64 bytes, guint32 stream, guint64 flops,
      const guint32 *deps, guint32 n_deps)
 {
-  SpOp op = { 0 };
-  op.parent = -1;
-  op.name = "op";
-  op.layer = -1;
-  op.kind = kind;
-  op.family = fam;
-  op.bytes = bytes;
-  op.dtype = bytes ? SP_DTYPE_BFLOAT16 : SP_DTYPE_NONE;
-  op.count = bytes / 2;
-  op.redop = kind == SP_COLL_ALL_REDUCE || kind == SP_COLL_REDUCE_SCATTER ? SP_REDOP_SUM
-                                                                           : SP_REDOP_NONE;
-  op.algorithm = fam == SP_FAMILY_NONE ? SP_ALGO_AUTO : SP_ALGO_RING;
-  op.stream = stream;
-  op.flops = flops;
-  op.deps = deps;
-  op.n_deps = n_deps;
-  guint32 id;
-  GError *error = NULL;
-  ck_assert (sp_plan_add_op (p, &op, &id, &error));
-  SP_ASSERT_NO_ERROR (error);
-  return id;
+  return sp_test_plan_add (p, kind, fam, bytes, stream, flops, deps, n_deps, -1,
+                           fam == SP_FAMILY_NONE ? SP_ALGO_AUTO : SP_ALGO_RING);
 }
 
 /* One group alone (des, ring): its time; out_channels its channel count. */

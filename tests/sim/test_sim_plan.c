@@ -4,6 +4,7 @@
 #include "shardplan/sim.h"
 #include "shardplan/error.h"
 #include "testutil.h"
+#include "plan-testutil.h"
 
 /* 2 nodes × 4 GPUs of a DGX-H100-like machine, 1 TFLOP/s so that with
  * compute_efficiency 1 a kernel of F FLOPs takes F / 1000 ns. */
@@ -41,27 +42,8 @@ static guint32
 add (SpPlan *p, SpColl kind, SpFamily fam, guint64 bytes, guint32 stream, guint64 flops,
      const guint32 *deps, guint32 n_deps, gint64 parent)
 {
-  SpOp op = { 0 };
-  op.parent = parent;
-  op.name = "op";
-  op.layer = -1;
-  op.kind = kind;
-  op.family = fam;
-  op.bytes = bytes;
-  op.dtype = bytes ? SP_DTYPE_BFLOAT16 : SP_DTYPE_NONE;
-  op.count = bytes / 2;
-  op.redop = kind == SP_COLL_ALL_REDUCE || kind == SP_COLL_REDUCE_SCATTER ? SP_REDOP_SUM
-                                                                           : SP_REDOP_NONE;
-  op.algorithm = SP_ALGO_AUTO;
-  op.stream = stream;
-  op.flops = flops;
-  op.deps = deps;
-  op.n_deps = n_deps;
-  guint32 id;
-  GError *error = NULL;
-  ck_assert (sp_plan_add_op (p, &op, &id, &error));
-  SP_ASSERT_NO_ERROR (error);
-  return id;
+  return sp_test_plan_add (p, kind, fam, bytes, stream, flops, deps, n_deps, parent,
+                           SP_ALGO_AUTO);
 }
 
 static guint64
