@@ -3,17 +3,9 @@
 # `shardplan groups`: 0 on success and --help, 2 and exactly one line on
 # stderr naming the bad value for every kind of bad input, and warnings that
 # do not stop the output.  (JSON contents are checked by test_cli_groups.)
-set -u
-: "${SHARDPLAN:?SHARDPLAN must name the built shardplan binary}"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardplan-cli-XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-failures=0
+SP_TEST_NAME=cli
+. "$SP_SRCDIR/tests/tools/cli-testlib.sh"
 checks=0
-
-fail () {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
 
 # run ARGS…: runs shardplan, leaves $status, $tmp/out, $tmp/err.
 run () {

@@ -5,18 +5,9 @@
 # and JSON; --holdout file:PATH reads and holds out another trace.
 # Measured traces come from the nccl-tests fixtures (8 ranks, p3dn);
 # the fit itself is checked by tests/sim/test_calibrate_fit.
-set -u
-: "${SHARDPLAN:?SHARDPLAN must name the built shardplan binary}"
-: "${SP_SRCDIR:?SP_SRCDIR must name the source tree}"
+SP_TEST_NAME=calibrate
+. "$SP_SRCDIR/tests/tools/cli-testlib.sh"
 fx="$SP_SRCDIR/tests/fixtures/nccltests"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardplan-calibrate-XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-fail () {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
 
 # run ARGS…: runs shardplan calibrate, leaves $status, $tmp/out, $tmp/err.
 run () {
@@ -100,8 +91,4 @@ if command -v python3 >/dev/null 2>&1; then
   python3 -m json.tool "$tmp/out" >/dev/null || fail "the JSON report does not parse"
 fi
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures failure(s)" >&2
-  exit 1
-fi
-exit 0
+finish

@@ -6,19 +6,10 @@
 # NCCL's own estimate shows as a third series only when the measured trace
 # has it (traces written by tests/lib/test_compare --write-nccl).
 # (Exact parsed values and statistics are checked by tests/lib.)
-set -u
-: "${SHARDPLAN:?SHARDPLAN must name the built shardplan binary}"
-: "${SP_SRCDIR:?SP_SRCDIR must name the source tree}"
+SP_TEST_NAME=compare
+. "$SP_SRCDIR/tests/tools/cli-testlib.sh"
 fx="$SP_SRCDIR/tests/fixtures/nccltests"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardplan-compare-XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-failures=0
 checks=0
-
-fail () {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
 
 # run ARGS…: runs shardplan, leaves $status, $tmp/out, $tmp/err.
 run () {

@@ -1,18 +1,9 @@
 #!/bin/sh
 # `shardplan plan`: exit codes, one-line errors, atomic -o output, the text
 # summary and --format json.  (Plan contents are checked by test_workload.)
-set -u
-: "${SHARDPLAN:?SHARDPLAN must name the built shardplan binary}"
-: "${SP_SRCDIR:?SP_SRCDIR must name the source tree}"
+SP_TEST_NAME=plan
+. "$SP_SRCDIR/tests/tools/cli-testlib.sh"
 fx="$SP_SRCDIR/tests/fixtures/workload"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardplan-plan-XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-fail () {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
 
 run () {
   "$SHARDPLAN" plan "$@" >"$tmp/out" 2>"$tmp/err"
@@ -78,5 +69,4 @@ bad "unexpected argument" extra
 run --shard-size 24 -o "$tmp/never.json"
 [ ! -e "$tmp/never.json" ] || fail "a failed run left $tmp/never.json"
 
-[ "$failures" -eq 0 ] || exit 1
-exit 0
+finish

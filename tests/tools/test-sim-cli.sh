@@ -1,13 +1,8 @@
 #!/bin/sh
 # `shardplan sim`: trace rows, byte-identical reruns, summary, bad input.
-set -u
-: "${SHARDPLAN:?SHARDPLAN must name the built shardplan binary}"
-: "${SP_SRCDIR:?SP_SRCDIR must name the source tree}"
+SP_TEST_NAME=sim
+. "$SP_SRCDIR/tests/tools/cli-testlib.sh"
 topo="$SP_SRCDIR/tests/sim/sweep-small.ini"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardplan-sim-XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail () { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
 "$SHARDPLAN" plan -m gpt-1b -t "$topo" -s 4 -o "$tmp/plan.json" >/dev/null || exit 99
 n_ops=$(grep -c '"id": ' "$tmp/plan.json")

@@ -4,14 +4,9 @@
 # needs 16 B per parameter over S ranks (ZeRO paper), so S = 1 (19.6 GiB of
 # model states) and S = 2 (9.8 GiB + the 2 GiB reserve + buffers) cannot
 # fit, S = 4 and S = 8 can; the recommendation is the fastest of those.
-set -u
-: "${SHARDPLAN:?SHARDPLAN must name the built shardplan binary}"
-: "${SP_SRCDIR:?SP_SRCDIR must name the source tree}"
+SP_TEST_NAME=sweep
+. "$SP_SRCDIR/tests/tools/cli-testlib.sh"
 topo="$SP_SRCDIR/tests/sim/sweep-small.ini"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardplan-sweep-XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail () { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
 "$SHARDPLAN" sweep -m gpt-1b -t "$topo" --nodes 2 --sim-model analytic -f json >"$tmp/j" 2>"$tmp/e" \
   || fail "json sweep exited $?: $(cat "$tmp/e")"
