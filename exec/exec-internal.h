@@ -322,6 +322,10 @@ void sp_exec_recorder_flush (SpExecRecorder *rec);
 const GArray *sp_exec_recorder_rows (const SpExecRecorder *rec);
 /* Remove the spill file (after a complete run). */
 void sp_exec_recorder_remove_spill (SpExecRecorder *rec);
+/* The local clock at the start of the first timed iteration (taken when
+ * the iteration is set to 0; the spill file's epoch record), ns; FALSE
+ * before that. */
+gboolean sp_exec_recorder_epoch (const SpExecRecorder *rec, gint64 *out_epoch_ns);
 /* Append this rank's facts known after setup (an info record) and flush. */
 void sp_exec_recorder_info (SpExecRecorder *rec, const SpExecSpillRank *info);
 

@@ -447,6 +447,7 @@ stuck_exit (SpExecLoop *L, const GError *failure, gpointer data)
 {
   Stuck *s = data;
   s->info->epoch_ns = L->epoch_ns;
+  sp_exec_recorder_epoch (s->rec, &s->info->epoch_ns); /* the spill files' epoch */
   s->info->partial_reason = L->partial_reason;
   SpExecResult res = { .rank = s->ctx->rank };
   GError *e = g_error_copy (failure);
@@ -516,7 +517,10 @@ run_backend (SpExecCtx *ctx, const SpExecBackend *inner, SpExecRecorder *rec, co
   Stuck stuck = { .ctx = ctx, .rec = rec, .info = &info };
   SpExecLoop loop = { .ctx = ctx, .be = be, .rec = rec, .stuck = stuck_exit, .stuck_data = &stuck };
   gboolean ok = sp_exec_loop_run (&loop, error);
+  /* The epoch the spill files record, so that `trace recover` from every
+   * rank's file gives the rows of this trace exactly. */
   info.epoch_ns = loop.epoch_ns;
+  sp_exec_recorder_epoch (rec, &info.epoch_ns);
   info.partial_reason = loop.partial_reason;
 
   if (loop.abort_job)

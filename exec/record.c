@@ -75,6 +75,14 @@ sp_exec_recorder_set_iter (SpExecRecorder *rec, gint32 iter)
     }
 }
 
+gboolean
+sp_exec_recorder_epoch (const SpExecRecorder *rec, gint64 *out_epoch_ns)
+{
+  if (rec->epoch_set)
+    *out_epoch_ns = rec->epoch_ns;
+  return rec->epoch_set;
+}
+
 void
 sp_exec_recorder_info (SpExecRecorder *rec, const SpExecSpillRank *info)
 {

@@ -1,8 +1,10 @@
 #!/bin/sh
-# Failures during a run: a wrong result, a stuck rank (per-op deadline) and
-# a rank killed with SIGKILL.  Every rank must exit non-zero (mpirun's
-# status), within 30 s for the stuck and killed cases, and no complete
-# trace may exist; where rank 0 survives it leaves a readable partial trace.
+# Failures during a run: a wrong result, a stuck rank (per-op deadline), a
+# rank killed with SIGKILL, and rank 0 killed.  Every rank must exit
+# non-zero (mpirun's status), within 30 s for the stuck and killed cases,
+# and no complete trace may exist; where rank 0 survives it leaves a
+# readable partial trace, and where it does not, `shardplan trace recover`
+# rebuilds one from the other ranks' spill files.
 . "$SP_SRCDIR/tests/exec/exec-testlib.sh"
 
 "$MAKE_PLAN" replicate "$tmp/rep.json" || exit 99
@@ -37,6 +39,15 @@ partial "$tmp/stall.h5" "rank 0:"
 # blocking collective, and the watchdog thread records the op as timed out.
 "$SHARDPLAN" trace export "$tmp/stall.h5" --format csv | grep -q "^1,-1,0,0,.*,timeout," ||
   fail "stuck rank: no timeout row for op 1 on rank 0"
+# The spill files are left; `trace recover` from all four gives the rows
+# rank 0 wrote, exactly (same epoch and clock offsets).
+"$SHARDPLAN" trace recover "$tmp"/stall.h5.rank*.spill -o "$tmp/stall-rec.h5" >/dev/null 2>"$tmp/rerr" ||
+  fail "recover after a stuck rank: $(cat "$tmp/rerr")"
+partial "$tmp/stall-rec.h5" "recovered from spill files of ranks 0, 1, 2, 3 (the run did not finish)"
+"$SHARDPLAN" trace export "$tmp/stall.h5" --format csv | sort >"$tmp/stall.csv"
+"$SHARDPLAN" trace export "$tmp/stall-rec.h5" --format csv | sort >"$tmp/stall-rec.csv"
+[ "$(wc -l <"$tmp/stall.csv")" -gt 1 ] && cmp -s "$tmp/stall.csv" "$tmp/stall-rec.csv" ||
+  fail "recovered rows differ from rank 0's partial trace: $(diff "$tmp/stall.csv" "$tmp/stall-rec.csv" | head -4)"
 
 # 3. SIGKILL one rank of a long run; the rest must be gone within 30 s.
 mpi_bg_out="$tmp/kill.h5"
@@ -69,5 +80,77 @@ else
     "$SHARDPLAN" trace show "$mpi_bg_out" 2>/dev/null | grep -q "^state: *complete" &&
       fail "kill test: a complete-looking trace exists"
   fi
+fi
+# 4. SIGKILL rank 0 itself (found by the spill file it holds open): no
+# trace is written; the other ranks exit non-zero within 30 s and leave
+# their spill files, from which `trace recover` builds the partial trace.
+out0="$tmp/kill0.h5"
+OMPI_ALLOW_RUN_AS_ROOT=1 timeout 300 "$MPIRUN" $MPIFLAGS -np 4 "$SHARDPLAN" run --plan "$tmp/rep.json" \
+  -o "$out0" --iters 100000 --warmup 0 --timeout 10 >"$tmp/k0out" 2>"$tmp/k0err" &
+job=$!
+i=0
+while [ "$i" -lt 300 ] && [ "$(ls "$tmp" | grep -c 'kill0.h5.rank.*spill')" -lt 4 ]; do
+  sleep 0.1; i=$((i + 1))
+done
+sleep 1
+ranks_of () {
+  pgrep -f -- "-o $1" | while read -r p; do
+    [ "$(cat /proc/"$p"/comm 2>/dev/null)" = shardplan ] && echo "$p"; done
+}
+rank0=
+for p in $(ranks_of "$out0"); do
+  ls -l /proc/"$p"/fd 2>/dev/null | grep -q "kill0.h5.rank0.spill" && rank0=$p
+done
+if [ -z "$rank0" ]; then
+  fail "kill rank 0: no process holds kill0.h5.rank0.spill"
+  kill "$job" 2>/dev/null
+else
+  start=$(date +%s)
+  kill -9 "$rank0"
+  wait "$job"
+  kstatus=$?
+  took=$(( $(date +%s) - start ))
+  [ "$kstatus" -ne 0 ] || fail "kill rank 0: mpirun exited 0"
+  [ "$took" -le 30 ] || fail "kill rank 0: the job took $took s after the kill (> 30 s)"
+  sleep 1
+  left=$(ranks_of "$out0")
+  [ -z "$left" ] || fail "kill rank 0: ranks still running: $left"
+  [ -e "$out0" ] && fail "kill rank 0: a trace was written without rank 0"
+  for r in 1 2 3; do
+    [ -s "$out0.rank$r.spill" ] || fail "kill rank 0: rank $r left no spill file"
+  done
+  # Rank 0's file lost too (say its node is gone): ranks 1-3 only.
+  "$SHARDPLAN" trace recover "$out0.rank1.spill" "$out0.rank2.spill" "$out0.rank3.spill" \
+    -o "$tmp/rec0.h5" >"$tmp/rout" 2>"$tmp/rerr" || fail "recover: $(cat "$tmp/rerr")"
+  partial "$tmp/rec0.h5" "recovered from spill files of ranks 1, 2, 3; rank(s) 0 missing"
+  "$SHARDPLAN" trace export "$tmp/rec0.h5" --format csv | tail -n +2 | cut -d, -f4 | sort -u \
+    | tr '\n' ' ' >"$tmp/rranks"
+  [ "$(cat "$tmp/rranks")" = "1 2 3 " ] || fail "recovered rows are of ranks '$(cat "$tmp/rranks")', not 1 2 3"
+  grep -q "^ranks: *3 (world size 4)" "$tmp/show" || fail "recovered trace: $(grep ranks "$tmp/show")"
+  grep -q "^plan: *sha256" "$tmp/show" || fail "recovered trace has no plan"
+  # With rank 0's own file, its rows are back; the plan may be given.
+  "$SHARDPLAN" trace recover "$out0".rank*.spill --plan "$tmp/rep.json" -o "$tmp/rec4.h5" \
+    >/dev/null 2>"$tmp/rerr" || fail "recover with rank 0: $(cat "$tmp/rerr")"
+  "$SHARDPLAN" trace export "$tmp/rec4.h5" --format csv | tail -n +2 | cut -d, -f4 | sort -u \
+    | tr '\n' ' ' >"$tmp/rranks"
+  [ "$(cat "$tmp/rranks")" = "0 1 2 3 " ] || fail "recovered rows (all files) are of ranks '$(cat "$tmp/rranks")'"
+
+  # Bad input: exit 2, one line, nothing written.
+  bad_recover () {
+    what=$1; shift
+    "$SHARDPLAN" trace recover "$@" -o "$tmp/bad.h5" >/dev/null 2>"$tmp/rerr"
+    st=$?
+    [ "$st" -eq 2 ] || fail "recover $what: exit $st, not 2"
+    [ "$(wc -l <"$tmp/rerr")" -eq 1 ] || fail "recover $what: not one line: $(cat "$tmp/rerr")"
+    ls "$tmp" | grep -q "^bad.h5" && fail "recover $what: left $(ls "$tmp" | grep bad.h5)"
+  }
+  bad_recover "of a plan file" "$tmp/rep.json"
+  grep -q "not a shardplan spill file (bad magic)" "$tmp/rerr" || fail "bad magic: $(cat "$tmp/rerr")"
+  bad_recover "of two runs" "$out0.rank1.spill" "$tmp/kill.h5.rank2.spill"
+  grep -q "from run" "$tmp/rerr" || fail "two runs: $(cat "$tmp/rerr")"
+  bad_recover "of one rank twice" "$out0.rank1.spill" "$out0.rank1.spill"
+  "$MAKE_PLAN" all "$tmp/all.json" || exit 99
+  bad_recover "with another plan" "$out0.rank1.spill" --plan "$tmp/all.json"
+  "$SHARDPLAN" trace recover --help | grep -q "spill" || fail "trace recover --help"
 fi
 finish
