@@ -150,7 +150,10 @@ load_plan (const SpExecSpill *s0, const char *plan_path, char **out_text, GError
   g_autoptr (SpPlan) plan = sp_plan_from_json (text, (gssize) len, s0->run.world_size, &e);
   if (!plan)
     {
-      g_propagate_prefixed_error (error, e, "plan of %s: ", where);
+      if (plan_path)
+        g_propagate_prefixed_error (error, e, "%s: ", plan_path);
+      else
+        g_propagate_prefixed_error (error, e, "the plan stored in %s: ", s0->path);
       return NULL;
     }
   g_autofree char *digest = sp_plan_digest (plan);
