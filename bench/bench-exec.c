@@ -10,12 +10,13 @@
  *             after every op) — the loop a user would write for the plan;
  *   exec      sp_exec_run() on a plan of the same ops, isolated mode (a
  *             sync between ops), its trace's dur_ns (MPI_Wtime around the
- *             call, too), once with --no-check ("nochk": the loop alone)
- *             and once checking every result outside the timing ("check":
- *             the default; its input fill and check are CPU work between
- *             ops that a bare loop does not do).
- * Each pass runs the three in a rotated order (bare, nochk, check; nochk,
- * check, bare; …) so that slow drifts of the machine's load hit all alike.
+ *             call, too), once with --check none ("none": the loop alone)
+ *             and once with the default check policy ("after": the timed
+ *             iterations unchecked on inputs filled once, then one untimed
+ *             validation pass checking every op, whose rows must all carry
+ *             SP_TRACE_FLAG_CHECKED).
+ * Each pass runs the three in a rotated order (bare, none, after; none,
+ * after, bare; …) so that slow drifts of the machine's load hit all alike.
  * A sample is one rank's time for one iteration; per (kind, size) it
  * prints the median and the mean of each and the overheads (exec / bare −
  * 1) of both.
@@ -99,11 +100,12 @@ stats (GArray *a, double *out_mean, double *out_median)
                            : (g_array_index (a, double, m - 1) + g_array_index (a, double, m)) / 2;
 }
 
-enum { C_BARE, C_NOCHK, C_CHECK, C_N };
+enum { C_BARE, C_NONE, C_AFTER, C_N };
 
-/* Rank 0: append every row's duration (s) of `trace_path` to ex[op_id]. */
+/* Rank 0: append every row's duration (s) of `trace_path` to ex[op_id].
+ * Rows not ok, or whose CHECKED flag is not `checked`, count in *wrong. */
 static gboolean
-read_exec (const char *trace_path, GArray **ex, guint n_ops, guint *wrong)
+read_exec (const char *trace_path, GArray **ex, guint n_ops, gboolean checked, guint *wrong)
 {
   GError *e = NULL;
   g_autoptr (SpTrace) tr = sp_trace_open (trace_path, &e);
@@ -123,7 +125,8 @@ read_exec (const char *trace_path, GArray **ex, guint n_ops, guint *wrong)
     }
   for (guint64 i = 0; i < nr; i++)
     {
-      if (rows[i].op_id >= n_ops || rows[i].status != SP_TRACE_STATUS_OK)
+      if (rows[i].op_id >= n_ops || rows[i].status != SP_TRACE_STATUS_OK ||
+          !(rows[i].flags & SP_TRACE_FLAG_CHECKED) != !checked)
         {
           (*wrong)++;
           continue;
@@ -256,7 +259,8 @@ main (int argc, char **argv)
             o.mode = SP_EXEC_MODE_ISOLATED;
             o.iters = (guint32) iters;
             o.warmup = (guint32) warmup;
-            o.check = c == C_CHECK;
+            if (c == C_NONE)
+              o.check = SP_EXEC_CHECK_NONE; /* else the default, after */
             SpExecResult res;
             GError *e = NULL;
             if (!sp_exec_run (&o, &res, &e))
@@ -265,7 +269,7 @@ main (int argc, char **argv)
                   fprintf (stderr, "bench-exec: %s\n", e->message);
                 MPI_Abort (MPI_COMM_WORLD, 1);
               }
-            if (rank == 0 && !read_exec (trace_path, smp[c], n_ops, &wrong))
+            if (rank == 0 && !read_exec (trace_path, smp[c], n_ops, c == C_AFTER, &wrong))
               MPI_Abort (MPI_COMM_WORLD, 1);
             if (rank == 0)
               g_unlink (trace_path);
@@ -291,15 +295,15 @@ main (int argc, char **argv)
     {
       FILE *cf = csv ? fopen (csv, "w") : NULL;
       if (cf)
-        fprintf (cf, "kind,bytes,ranks,samples,bare_median_us,nochk_median_us,check_median_us,"
-                 "bare_mean_us,nochk_mean_us,check_mean_us,nochk_ovh_median_pct,check_ovh_median_pct,"
-                 "nochk_ovh_mean_pct,check_ovh_mean_pct,bare_busbw_gbs\n");
+        fprintf (cf, "kind,bytes,ranks,samples,bare_median_us,none_median_us,after_median_us,"
+                 "bare_mean_us,none_mean_us,after_mean_us,none_ovh_median_pct,after_ovh_median_pct,"
+                 "none_ovh_mean_pct,after_ovh_mean_pct,bare_busbw_gbs\n");
       printf ("# %d ranks, %d passes (rotated order), each %d warm-up + %d timed iterations, fp32, "
-              "world group; executor rows not ok: %u\n", n, passes, warmup, iters, wrong);
+              "world group; executor rows not ok or CHECKED wrong: %u\n", n, passes, warmup, iters, wrong);
       printf ("# times in us; ovh = exec / bare - 1 (median | mean)\n");
       printf ("# %-14s %9s %6s %9s %9s %9s %8s %8s %9s %9s %9s %8s %8s\n", "kind", "bytes", "smp",
-              "bare_med", "nochk_med", "check_med", "nochk%", "check%", "bare_mean", "nochk_mean",
-              "check_mean", "nochk%", "check%");
+              "bare_med", "none_med", "after_med", "none%", "after%", "bare_mean", "none_mean",
+              "after_mean", "none%", "after%");
       for (guint s = 0; s < sizes->len; s++)
         for (int k = 0; k < K_N; k++)
           {
@@ -311,13 +315,13 @@ main (int argc, char **argv)
             sp_coll_bandwidths (kind_colls[k], b, (guint32) n, (guint64) (med[C_BARE] * 1e9), &ab, &bb);
 #define OVH(x, y) ((y) > 0 ? ((x) / (y) - 1) * 100 : 0)
             printf ("  %-14s %9" G_GUINT64_FORMAT " %6u %9.1f %9.1f %9.1f %7.2f%% %7.2f%% %9.1f %9.1f "
-                    "%9.1f %7.2f%% %7.2f%%\n", kind_names[k], b, smp[C_CHECK][i]->len, med[0] * 1e6,
+                    "%9.1f %7.2f%% %7.2f%%\n", kind_names[k], b, smp[C_AFTER][i]->len, med[0] * 1e6,
                     med[1] * 1e6, med[2] * 1e6, OVH (med[1], med[0]), OVH (med[2], med[0]),
                     mean[0] * 1e6, mean[1] * 1e6, mean[2] * 1e6, OVH (mean[1], mean[0]),
                     OVH (mean[2], mean[0]));
             if (cf)
               fprintf (cf, "%s,%" G_GUINT64_FORMAT ",%d,%u,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,"
-                       "%.3f,%.4f\n", kind_names[k], b, n, smp[C_CHECK][i]->len, med[0] * 1e6,
+                       "%.3f,%.4f\n", kind_names[k], b, n, smp[C_AFTER][i]->len, med[0] * 1e6,
                        med[1] * 1e6, med[2] * 1e6, mean[0] * 1e6, mean[1] * 1e6, mean[2] * 1e6,
                        OVH (med[1], med[0]), OVH (med[2], med[0]), OVH (mean[1], mean[0]),
                        OVH (mean[2], mean[0]), bb);

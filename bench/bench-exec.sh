@@ -1,8 +1,9 @@
 #!/bin/sh
 # bench/bench-exec.sh — executor overhead vs a bare MPI loop (bench-exec.c).
 # Usage (from the build directory): ../bench/bench-exec.sh [NP] [ITERS] [PASSES] [SIZES…]
-# ITERS timed iterations per pass and configuration (bare, executor without
-# and with checks), PASSES passes in rotated order.  Prints the load
+# ITERS timed iterations per pass and configuration (bare, executor with
+# --check none, executor with its default --check after), PASSES passes in
+# rotated order.  Prints the load
 # average before and after (the numbers mean little on a loaded machine)
 # and writes bench-exec-np<NP>.csv.
 # SP_BENCH_PRIORITY=1 (root only): run in a new session whose scheduler

@@ -316,6 +316,13 @@ void sp_exec_recorder_task (SpExecRecorder *rec, SpExecTask *task);
 /* Copy the task's status and CHECKED flag into its rows (after the check;
  * before the next flush). */
 void sp_exec_recorder_update (SpExecRecorder *rec, const SpExecTask *task);
+/* After a validation pass (exec-loop.c, check policy "after"): OR `flags`
+ * into every row recorded so far of the task's op (and of its stages, for
+ * a composite run as one task), and set their status to `status` unless it
+ * is SP_TRACE_STATUS_OK.  In memory only: rows already in the spill file
+ * keep what they had there. */
+void sp_exec_recorder_mark (SpExecRecorder *rec, const SpExecTask *task, SpTraceStatus status,
+                            guint32 flags);
 /* Flush the spill file. */
 void sp_exec_recorder_flush (SpExecRecorder *rec);
 /* All rows recorded so far (raw local clock). */
@@ -337,7 +344,8 @@ void sp_exec_record_unwrap (SpExecBackend *wrapped);
 
 /* ---------------------------------------------------------------- data */
 
-/* Fill task->in for (rank, iteration) deterministically. */
+/* Fill task->in for (rank, iteration) deterministically (any iteration
+ * number: the validation pass of check policy "after" uses iters). */
 void sp_exec_data_fill (const SpExecCtx *ctx, SpExecTask *task, gint32 iter);
 /* Check task->out; returns SP_TRACE_STATUS_OK or _WRONG and, when wrong,
  * a one-line description in *out_what (g_free). */

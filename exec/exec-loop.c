@@ -16,7 +16,16 @@
  * call has not returned, the watchdog records the op as timed out, flushes
  * the spill file and hands over to loop->stuck, which writes the partial
  * trace (rank 0) and ends the process: the main thread never leaves the
- * call.  The watchdog makes no MPI call (MPI is initialised FUNNELED). */
+ * call.  The watchdog makes no MPI call (MPI is initialised FUNNELED).
+ *
+ * Checks (SpExecCheck): "every" refills each op's input before it and
+ * checks its output after it, in every iteration.  "after" (the default)
+ * and "none" check nothing inside the iterations, and when every op has
+ * its own buffers fill each input once; "after" then runs one more pass
+ * over the plan, untimed and unrecorded (iteration number iters for the
+ * data), on freshly filled inputs, checking every output: a validated
+ * op's recorded rows get SP_TRACE_FLAG_CHECKED, a wrong one's get status
+ * wrong and the run fails through the same syncs as in an iteration. */
 #include "config.h"
 #include "exec-loop.h"
 
@@ -58,13 +67,16 @@ typedef struct {
   SpExecLoop *L;
   SpExecCtx *ctx;
   Hooks hooks;
-  gint32 iter;                  /* < 0 during warm-up */
+  gint32 iter;                  /* < 0 during warm-up; iters in the validation pass */
+  gboolean checking;            /* outputs are checked in this iteration or pass */
+  gboolean validating;          /* the validation pass of check policy "after" */
   guint32 seq[SP_FAMILY_N];
   GError *failure;              /* this rank's first failure */
   Watchdog wd;
-  /* --no-check with a buffer pair per op: inputs are filled in the first
-   * iteration only (nothing reads them but the op), so that no CPU work
-   * runs between ops, as in a bare loop.  filled[i]: task i's input is. */
+  /* Unchecked iterations with a buffer pair per op: inputs are filled in
+   * the first iteration only (nothing reads them but the op), so that no
+   * CPU work runs between ops, as in a bare loop.  filled[i]: task i's
+   * input is (cleared for the validation pass). */
   gboolean fill_once;
   guint8 *filled;
 } Run;
@@ -93,11 +105,12 @@ fail_task (Run *R, SpExecTask *t, SpTraceStatus status, const char *fmt, ...)
   va_start (ap, fmt);
   g_autofree char *what = g_strdup_vprintf (fmt, ap);
   va_end (ap);
+  g_autofree char *when = R->validating ? g_strdup ("the validation pass")
+                          : g_strdup_printf ("%s iteration %d", R->iter < 0 ? "warm-up" : "timed",
+                                             R->iter < 0 ? R->iter + (int) R->ctx->opts->warmup : R->iter);
   g_set_error (&R->failure, SP_ERROR, status == SP_TRACE_STATUS_TIMEOUT ? SP_ERROR_TIMEOUT
                                       : SP_ERROR_BACKEND,
-               "op %u (%s) in %s iteration %d: %s", t->op->id, t->op->name,
-               R->iter < 0 ? "warm-up" : "timed", R->iter < 0 ? R->iter + (int) R->ctx->opts->warmup
-                                                            : R->iter, what);
+               "op %u (%s) in %s: %s", t->op->id, t->op->name, when, what);
 }
 
 /* ---------------------------------------------------------------- watchdog */
@@ -257,28 +270,32 @@ progress (Run *R, SpExecTask *t)
   return TRUE;
 }
 
-/* After completion: fetch, check, update the rows. */
+/* After completion: fetch and check the result (when checking), update
+ * the rows (in the validation pass: mark the op's timed rows). */
 static void
 finish (Run *R, SpExecTask *t)
 {
-  const SpExecOptions *o = R->ctx->opts;
-  if (R->L->be->stage_out (R->ctx, t) != SP_EXEC_OK)
+  if (R->checking && t->op->kind != SP_COLL_COMPUTE && t->op->kind != SP_COLL_BARRIER)
     {
-      fail_task (R, t, SP_TRACE_STATUS_ERROR, "%s", R->L->be->last_error (R->ctx));
-      return;
-    }
-  if (R->hooks.corrupt_rank == (gint64) R->ctx->rank && R->hooks.corrupt_op == (gint64) t->op->id &&
-      t->out_bytes > 0)
-    t->out[t->out_bytes / 2] ^= 0x5A; /* test hook: a wrong result */
-  if (o->check && t->op->kind != SP_COLL_COMPUTE && t->op->kind != SP_COLL_BARRIER)
-    {
+      if (R->L->be->stage_out (R->ctx, t) != SP_EXEC_OK)
+        {
+          fail_task (R, t, SP_TRACE_STATUS_ERROR, "%s", R->L->be->last_error (R->ctx));
+          return;
+        }
+      if (R->hooks.corrupt_rank == (gint64) R->ctx->rank && R->hooks.corrupt_op == (gint64) t->op->id &&
+          t->out_bytes > 0)
+        t->out[t->out_bytes / 2] ^= 0x5A; /* test hook: a wrong result */
       g_autofree char *what = NULL;
       t->flags |= SP_TRACE_FLAG_CHECKED;
       if (sp_exec_data_check (R->ctx, t, R->iter, &what) != SP_TRACE_STATUS_OK)
         {
+          if (R->validating)
+            sp_exec_recorder_mark (R->L->rec, t, SP_TRACE_STATUS_WRONG, SP_TRACE_FLAG_CHECKED);
           fail_task (R, t, SP_TRACE_STATUS_WRONG, "wrong result: %s", what);
           return;
         }
+      if (R->validating)
+        sp_exec_recorder_mark (R->L->rec, t, SP_TRACE_STATUS_OK, SP_TRACE_FLAG_CHECKED);
     }
   t->status = SP_TRACE_STATUS_OK;
   sp_exec_recorder_update (R->L->rec, t);
@@ -324,7 +341,7 @@ sync_all (Run *R, gboolean *coordinated)
 }
 
 /* Fill the task's input for this iteration (once, with fill_once) and
- * stage it in. */
+ * stage it in.  The data depend on the iteration only where it is checked. */
 static void
 fill (Run *R, SpExecTask *t)
 {
@@ -458,6 +475,24 @@ iter_replay (Run *R, gboolean *coordinated)
   return sync_all (R, coordinated);
 }
 
+/* Check policy "after": one more pass over the plan, untimed and not
+ * recorded, on freshly filled inputs, every output checked. */
+static gboolean
+validate (Run *R, gboolean *coordinated)
+{
+  SpExecLoop *L = R->L;
+  R->iter = (gint32) L->ctx->opts->iters;
+  R->checking = TRUE;
+  R->validating = TRUE;
+  memset (R->seq, 0, sizeof R->seq);
+  memset (R->filled, 0, MAX (L->ctx->n_tasks, 1));
+  sp_exec_recorder_set_iter (L->rec, -1);
+  gboolean ok = L->ctx->opts->mode == SP_EXEC_MODE_ISOLATED ? iter_isolated (R, coordinated)
+                                                           : iter_replay (R, coordinated);
+  sp_exec_recorder_flush (L->rec);
+  return ok;
+}
+
 gboolean
 sp_exec_loop_run (SpExecLoop *L, GError **error)
 {
@@ -469,7 +504,8 @@ sp_exec_loop_run (SpExecLoop *L, GError **error)
   const SpExecOptions *o = L->ctx->opts;
   gboolean coordinated = TRUE, ok = TRUE;
   R.filled = g_new0 (guint8, MAX (L->ctx->n_tasks, 1));
-  R.fill_once = !o->check;
+  R.checking = o->check == SP_EXEC_CHECK_EVERY;
+  R.fill_once = !R.checking;
   for (guint32 i = 0; i < L->ctx->n_tasks; i++)
     {
       const SpExecTask *t = &L->ctx->tasks[i];
@@ -490,6 +526,8 @@ sp_exec_loop_run (SpExecLoop *L, GError **error)
                                             : iter_replay (&R, &coordinated);
       sp_exec_recorder_flush (L->rec);
     }
+  if (ok && o->check == SP_EXEC_CHECK_AFTER)
+    ok = validate (&R, &coordinated);
   wd_stop (&R);
   g_clear_pointer (&R.filled, g_free);
   sp_exec_recorder_set_iter (L->rec, -1);

@@ -17,6 +17,7 @@
 
 static const char *const backend_names[] = { "auto", "mpi", "nccl" };
 static const char *const mode_names[] = { "isolated", "replay" };
+static const char *const check_names[] = { "after", "every", "none" };
 
 const char *
 sp_exec_backend_name (SpExecBackendKind kind)
@@ -54,6 +55,24 @@ sp_exec_mode_from_name (const char *name, SpExecMode *out_mode)
   return FALSE;
 }
 
+const char *
+sp_exec_check_name (SpExecCheck check)
+{
+  return (guint) check < G_N_ELEMENTS (check_names) ? check_names[check] : NULL;
+}
+
+gboolean
+sp_exec_check_from_name (const char *name, SpExecCheck *out_check)
+{
+  for (guint i = 0; name && i < G_N_ELEMENTS (check_names); i++)
+    if (strcmp (name, check_names[i]) == 0)
+      {
+        *out_check = (SpExecCheck) i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
 gboolean
 sp_exec_backend_compiled (SpExecBackendKind kind)
 {
@@ -75,7 +94,7 @@ sp_exec_options_init (SpExecOptions *opts)
   opts->warmup = 5;
   opts->iters = 20;
   opts->timeout_s = 300;
-  opts->check = TRUE;
+  opts->check = SP_EXEC_CHECK_AFTER;
 }
 
 void
@@ -233,9 +252,10 @@ build_tasks (SpExecCtx *ctx, const SpTopo *topo, GError **error)
 }
 
 /* Isolated mode gives every op its own buffers while they total at most
- * this (bytes), so that with --no-check an op's input is filled once and
- * no CPU work runs between ops (exec-loop.c); above it one pair of the
- * largest op's size is shared by all ops. */
+ * this (bytes), so that unless every op is checked (--check every) an
+ * op's input is filled once and no CPU work runs between timed ops
+ * (exec-loop.c); above it one pair of the largest op's size is shared by
+ * all ops. */
 #define SP_EXEC_PRIVATE_BUFFERS_MAX ((gsize) 1 << 30)
 
 static gboolean

@@ -160,6 +160,21 @@ sp_exec_recorder_update (SpExecRecorder *rec, const SpExecTask *t)
 }
 
 void
+sp_exec_recorder_mark (SpExecRecorder *rec, const SpExecTask *t, SpTraceStatus status, guint32 flags)
+{
+  const guint32 id = t->op->id;
+  for (guint i = 0; i < rec->rows->len; i++)
+    {
+      SpTraceRow *r = &g_array_index (rec->rows, SpTraceRow, i);
+      if (r->op_id != id && (t->virtual_composite || r->parent_op_id != (gint64) id))
+        continue;
+      r->flags |= flags;
+      if (status != SP_TRACE_STATUS_OK)
+        r->status = status;
+    }
+}
+
+void
 sp_exec_recorder_flush (SpExecRecorder *rec)
 {
   if (!rec->spill)

@@ -33,9 +33,9 @@ launcher_rank (void)
 
 static const char *description =
   "Runs every op of the plan on this process's rank (start one process per rank with\n"
-  "mpirun -np N or srun -n N; N must equal the plan's world size), checks every result\n"
-  "against its expected value (like nccl-tests' #wrong) and writes one HDF5 trace from\n"
-  "rank 0 (schema: see 'shardplan trace --help').\n"
+  "mpirun -np N or srun -n N; N must equal the plan's world size), checks every op's\n"
+  "result against its expected value (like nccl-tests' #wrong) and writes one HDF5 trace\n"
+  "from rank 0 (schema: see 'shardplan trace --help').\n"
   "\n"
   "  --backend auto|nccl|mpi  auto: NCCL when it is built in and every rank has a GPU,\n"
   "                           else MPI on CPU buffers.\n"
@@ -43,6 +43,13 @@ static const char *description =
   "                           (comparable with nccl-tests); replay: plan order with\n"
   "                           dependencies and streams, several ops in flight.\n"
   "  --timeout SEC            per-op deadline; a missed one fails the run (default 300).\n"
+  "  --check after|every|none after (default, as nccl-tests): the timed iterations run\n"
+  "                           on inputs filled once and are not checked; one extra\n"
+  "                           untimed pass on fresh inputs then checks every op (its\n"
+  "                           rows get the CHECKED flag).  every: refill and check\n"
+  "                           around every op of every iteration (outside the timing,\n"
+  "                           but the next op then starts with cold caches).  none:\n"
+  "                           no check.  --no-check is --check none.\n"
   "  --deepspeed-compat       qgZ returns D x the mean, as DeepSpeed's code does;\n"
   "                           the default is the true mean.\n"
   "\n"
@@ -66,7 +73,7 @@ run_main (int argc, char **argv, int saved_stderr)
 {
   const char *cmd = "run";
   g_autofree char *plan = NULL, *topology = NULL, *output = NULL, *backend = NULL, *mode = NULL;
-  g_autofree char *iters = NULL, *warmup = NULL, *timeout = NULL;
+  g_autofree char *iters = NULL, *warmup = NULL, *timeout = NULL, *check = NULL;
   gboolean no_check = FALSE, compat = FALSE;
   GOptionEntry entries[] = {
     { "plan", 'p', 0, G_OPTION_ARG_FILENAME, &plan, "Plan JSON (required)", "FILE" },
@@ -78,7 +85,9 @@ run_main (int argc, char **argv, int saved_stderr)
     { "iters", 0, 0, G_OPTION_ARG_STRING, &iters, "Timed iterations (default 20)", "K" },
     { "warmup", 0, 0, G_OPTION_ARG_STRING, &warmup, "Warm-up iterations (default 5)", "W" },
     { "timeout", 0, 0, G_OPTION_ARG_STRING, &timeout, "Per-op deadline in seconds (default 300)", "SEC" },
-    { "no-check", 0, 0, G_OPTION_ARG_NONE, &no_check, "Do not verify results", NULL },
+    { "check", 0, 0, G_OPTION_ARG_STRING, &check,
+      "When results are verified: after, every or none (default after)", "WHEN" },
+    { "no-check", 0, 0, G_OPTION_ARG_NONE, &no_check, "Do not verify results (= --check none)", NULL },
     { "deepspeed-compat", 0, 0, G_OPTION_ARG_NONE, &compat,
       "qgZ returns DeepSpeed's D x mean instead of the mean", NULL },
     { NULL },
@@ -91,6 +100,7 @@ run_main (int argc, char **argv, int saved_stderr)
     return sp_cli_fail (cmd, SP_EXIT_USAGE, "unexpected argument '%s'", argv[1]);
 #ifndef HAVE_MPI
   (void) no_check;
+  (void) check;
   (void) compat;
   (void) saved_stderr;
   return sp_cli_fail (cmd, SP_EXIT_USAGE, "this build has no MPI (configure found no working mpicc): "
@@ -105,12 +115,17 @@ run_main (int argc, char **argv, int saved_stderr)
   o.plan_path = plan;
   o.topology = topology;
   o.output = output;
-  o.check = !no_check;
   o.deepspeed_compat = compat;
   if (backend && !sp_exec_backend_from_name (backend, &o.backend))
     return sp_cli_fail (cmd, SP_EXIT_USAGE, "--backend '%s' is not one of auto, nccl, mpi", backend);
   if (mode && !sp_exec_mode_from_name (mode, &o.mode))
     return sp_cli_fail (cmd, SP_EXIT_USAGE, "--mode '%s' is not one of isolated, replay", mode);
+  if (check && !sp_exec_check_from_name (check, &o.check))
+    return sp_cli_fail (cmd, SP_EXIT_USAGE, "--check '%s' is not one of after, every, none", check);
+  if (no_check && check && o.check != SP_EXEC_CHECK_NONE)
+    return sp_cli_fail (cmd, SP_EXIT_USAGE, "--no-check contradicts --check %s", check);
+  if (no_check)
+    o.check = SP_EXEC_CHECK_NONE;
   if (!sp_cli_u32 (cmd, "--iters", iters, 1, 1000000, &o.iters) ||
       !sp_cli_u32 (cmd, "--warmup", warmup, 0, 1000000, &o.warmup))
     return SP_EXIT_USAGE;

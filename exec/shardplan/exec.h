@@ -54,8 +54,26 @@
  * stage rows carry the composite's id in parent_op_id.  Standalone
  * quant_reduce, gather and scatter are refused (SP_ERROR_UNSUPPORTED).
  *
- * Checking (like nccl-tests' #wrong): inputs are filled from (rank, op,
- * iteration) so that every rank computes its expected output locally;
+ * Checking (like nccl-tests' #wrong), policy SpExecCheck:
+ *   after (default)  as nccl-tests: the warm-up and timed iterations run
+ *             unchecked (each op's input filled once when every op has its
+ *             own buffers, so no CPU work runs between ops; refilled before
+ *             each op when they share one pair), then ONE untimed
+ *             validation pass over the plan in the same mode, on freshly
+ *             filled inputs, checks every output.  It records no rows of
+ *             its own: a validated op's rows (every iteration) get
+ *             SP_TRACE_FLAG_CHECKED; a wrong result there marks that op's
+ *             rows on the rank "wrong" and fails the run.  (Those marks are
+ *             made in memory after the rows were spilled: a trace recovered
+ *             from spill files does not have them.)
+ *   every     the input refilled before and the output checked after every
+ *             op of every iteration (warm-up too), outside the timed region;
+ *             the CPU work between ops makes the next op start cold.
+ *   none      nothing checked, inputs filled once (own buffers).
+ * The policy is not recorded in the trace (the schema has no run-options
+ * attribute); CHECKED on the rows says which ops were verified.
+ * Inputs are filled from (rank, op, iteration) so that every rank computes
+ * its expected output locally;
  * integer-valued data keep sums exact, floating results are compared with
  * a tolerance of a few units in the last place of the dtype (AVG and
  * division by non-powers of two round).  qgZ results must match a bit-exact
@@ -98,11 +116,22 @@ typedef enum {
   SP_EXEC_MODE_REPLAY,
 } SpExecMode;
 
+/* When results are checked (see "Checking" above). */
+typedef enum {
+  SP_EXEC_CHECK_AFTER = 0,  /* the default, like nccl-tests: the timed iterations
+                               run unchecked, then one untimed validation pass */
+  SP_EXEC_CHECK_EVERY,      /* every op of every iteration (warm-up included) */
+  SP_EXEC_CHECK_NONE,       /* never (--no-check) */
+} SpExecCheck;
+
 /* "auto", "mpi", "nccl" / "isolated", "replay" and back. */
 const char *sp_exec_backend_name (SpExecBackendKind kind);
 gboolean sp_exec_backend_from_name (const char *name, SpExecBackendKind *out_kind);
 const char *sp_exec_mode_name (SpExecMode mode);
 gboolean sp_exec_mode_from_name (const char *name, SpExecMode *out_mode);
+/* "after", "every", "none" and back (NULL / FALSE for anything else). */
+const char *sp_exec_check_name (SpExecCheck check);
+gboolean sp_exec_check_from_name (const char *name, SpExecCheck *out_check);
 
 /* TRUE when the backend is compiled into this build. */
 gboolean sp_exec_backend_compiled (SpExecBackendKind kind);
@@ -116,11 +145,11 @@ typedef struct {
   guint32 warmup;             /* warm-up iterations (not recorded) */
   guint32 iters;              /* timed iterations, >= 1 */
   double timeout_s;           /* per-op deadline, seconds, > 0 */
-  gboolean check;             /* verify every result (default TRUE) */
+  SpExecCheck check;          /* when results are verified (default after) */
   gboolean deepspeed_compat;  /* qgZ returns D × mean, as DeepSpeed does */
 } SpExecOptions;
 
-/* Defaults: auto, isolated, warmup 5, iters 20, timeout 300 s, check on. */
+/* Defaults: auto, isolated, warmup 5, iters 20, timeout 300 s, check after. */
 void sp_exec_options_init (SpExecOptions *opts);
 
 typedef struct {

@@ -1,7 +1,7 @@
 /* tests/exec/check-trace.c — checks a measured trace against its plan, row
  * by row (used by tests/exec/run-*.sh):
  *
- *   check-trace TRACE PLAN MODE ITERS WARMUP
+ *   check-trace TRACE PLAN MODE ITERS WARMUP [CHECK]
  *
  * Expectations are derived independently of the executor, from the plan
  * and the group families: every (op, iter, rank) that should run has
@@ -9,7 +9,8 @@
  * family (kernels everywhere; compute only in replay mode; a composite's
  * sub-ops where the composite runs) — with the plan's coll, dtype, redop,
  * bytes and count, the group's id/rank/size, status ok, the CHECKED flag on
- * checked kinds, nccl_est_ns -1 (no NCCL estimate on MPI), 0 <= dur = end - start (host-timed MPI), and times that
+ * checked kinds when CHECK (the run's --check: after, the default, or
+ * every) checks and on no row when it is none, nccl_est_ns -1 (no NCCL estimate on MPI), 0 <= dur = end - start (host-timed MPI), and times that
  * never go backwards on one rank: in isolated mode every op of a rank starts
  * after the previous one ended, iteration after iteration; the stage rows of
  * reduce_scatter_coalesced and qgZ lie inside their composite's span.
@@ -52,11 +53,18 @@ runs_on (const SpPlan *plan, const SpGroups *g, const SpOp *op, guint32 rank, gb
 int
 main (int argc, char **argv)
 {
-  if (argc != 6)
+  if (argc != 6 && argc != 7)
     {
-      fprintf (stderr, "usage: check-trace TRACE PLAN isolated|replay ITERS WARMUP\n");
+      fprintf (stderr, "usage: check-trace TRACE PLAN isolated|replay ITERS WARMUP [after|every|none]\n");
       return 2;
     }
+  const char *policy = argc == 7 ? argv[6] : "after";
+  if (strcmp (policy, "after") != 0 && strcmp (policy, "every") != 0 && strcmp (policy, "none") != 0)
+    {
+      fprintf (stderr, "check-trace: CHECK '%s' is not one of after, every, none\n", policy);
+      return 2;
+    }
+  const gboolean checks = strcmp (policy, "none") != 0;
   GError *e = NULL;
   g_autoptr (SpTrace) tr = sp_trace_open (argv[1], &e);
   g_autoptr (SpPlan) plan = tr ? sp_plan_load (argv[2], 0, &e) : NULL;
@@ -153,7 +161,7 @@ main (int argc, char **argv)
                    r->group_rank, r->group_size, gid, gr, gs);
             if (r->status != SP_TRACE_STATUS_OK)
               BAD ("op %u iter %u rank %u: status %s", o, it, rk, sp_trace_status_name (r->status));
-            gboolean checked = op->kind != SP_COLL_COMPUTE && op->kind != SP_COLL_BARRIER &&
+            gboolean checked = checks && op->kind != SP_COLL_COMPUTE && op->kind != SP_COLL_BARRIER &&
                                op->kind != SP_COLL_HIER_ALL_GATHER;
             if (checked != !!(r->flags & SP_TRACE_FLAG_CHECKED))
               BAD ("op %u iter %u rank %u: CHECKED flag %s", o, it, rk, checked ? "missing" : "set");

@@ -24,6 +24,25 @@ unset SP_TEST_CORRUPT_RANK SP_TEST_CORRUPT_OP
 grep -q "rank 2: op 1 (rs.shard).*wrong result" "$tmp/err" || fail "wrong result message: $(cat "$tmp/err")"
 partial "$tmp/wrong.h5" "wrong result"
 "$SHARDPLAN" trace export "$tmp/wrong.h5" --format csv | grep -q ",wrong," || fail "no row with status wrong"
+# That was the default check policy (after): the wrong result is found in
+# the untimed validation pass, whose failure marks op 1's timed rows on
+# rank 2 wrong (both iterations).
+grep -q "rank 2: op 1 (rs.shard) in the validation pass: wrong result" "$tmp/err" ||
+  fail "--check after: message does not name the validation pass: $(cat "$tmp/err")"
+n_wrong=$("$SHARDPLAN" trace export "$tmp/wrong.h5" --format csv | grep -c "^1,-1,[01],2,.*,wrong,")
+[ "$n_wrong" -eq 2 ] || fail "--check after: $n_wrong rows of op 1 on rank 2 are wrong, expected 2"
+
+# 1b. The same with --check every: found in the first iteration that runs
+# op 1 (timed iteration 0, no warm-up).
+SP_TEST_CORRUPT_RANK=2 SP_TEST_CORRUPT_OP=1; export SP_TEST_CORRUPT_RANK SP_TEST_CORRUPT_OP
+mpi 4 --plan "$tmp/rep.json" -o "$tmp/wrong-every.h5" --iters 2 --warmup 0 --timeout 30 --check every
+unset SP_TEST_CORRUPT_RANK SP_TEST_CORRUPT_OP
+[ "$status" -ne 0 ] || fail "--check every: a wrong result did not fail the run"
+grep -q "rank 2: op 1 (rs.shard) in timed iteration 0: wrong result" "$tmp/err" ||
+  fail "--check every: wrong result message: $(cat "$tmp/err")"
+partial "$tmp/wrong-every.h5" "wrong result"
+"$SHARDPLAN" trace export "$tmp/wrong-every.h5" --format csv | grep -q "^1,-1,0,2,.*,wrong," ||
+  fail "--check every: no wrong row for op 1 on rank 2"
 
 # 2. Rank 1 stops before op 1 (test hook): the others hit the deadline.
 start=$(date +%s)

@@ -3,6 +3,9 @@
 # every op kind (both composites run for real), in both timing modes, the
 # trace checked row by row against the plan (tests/exec/check-trace.c);
 # and the shard/replicate plan with a padded reduce_scatter_coalesced.
+# Check policies: the default (after: one untimed validation pass), every
+# (around every op) and none (--check none, --no-check) all give the same
+# rows; CHECKED is on every checked op's rows except under none.
 . "$SP_SRCDIR/tests/exec/exec-testlib.sh"
 
 "$MAKE_PLAN" all "$tmp/all.json" || exit 99
@@ -12,17 +15,37 @@ for mode in isolated replay; do
   mpi 4 --plan "$tmp/all.json" -o "$tmp/all-$mode.h5" --mode "$mode" --iters 3 --warmup 1 \
     --timeout 60 --topology dgx-h100 --backend mpi
   [ "$status" -eq 0 ] || fail "all.json $mode: exit $status: $(cat "$tmp/err")"
-  "$CHECK_TRACE" "$tmp/all-$mode.h5" "$tmp/all.json" "$mode" 3 1 || fail "all.json $mode: trace check"
+  "$CHECK_TRACE" "$tmp/all-$mode.h5" "$tmp/all.json" "$mode" 3 1 after || fail "all.json $mode: trace check"
+  mpi 4 --plan "$tmp/all.json" -o "$tmp/every-$mode.h5" --mode "$mode" --iters 2 --warmup 1 \
+    --timeout 60 --topology dgx-h100 --backend mpi --check every
+  [ "$status" -eq 0 ] || fail "all.json $mode --check every: exit $status: $(cat "$tmp/err")"
+  "$CHECK_TRACE" "$tmp/every-$mode.h5" "$tmp/all.json" "$mode" 2 1 every ||
+    fail "all.json $mode --check every: trace check"
   mpi 4 --plan "$tmp/rep.json" -o "$tmp/rep-$mode.h5" --mode "$mode" --iters 2 --warmup 0 --timeout 60
   [ "$status" -eq 0 ] || fail "rep.json $mode: exit $status: $(cat "$tmp/err")"
   "$CHECK_TRACE" "$tmp/rep-$mode.h5" "$tmp/rep.json" "$mode" 2 0 || fail "rep.json $mode: trace check"
 done
+mpi 4 --plan "$tmp/all.json" -o "$tmp/none-replay.h5" --mode replay --iters 2 --warmup 0 \
+  --timeout 60 --topology dgx-h100 --backend mpi --check none
+[ "$status" -eq 0 ] || fail "--check none replay: exit $status: $(cat "$tmp/err")"
+"$CHECK_TRACE" "$tmp/none-replay.h5" "$tmp/all.json" replay 2 0 none || fail "--check none replay: trace check"
 
 # --no-check (each op on its own buffers, inputs filled once): every op
-# kind still runs and records its rows.
+# kind still runs and records its rows, none flagged CHECKED.
 mpi 4 --plan "$tmp/all.json" -o "$tmp/nochk.h5" --iters 2 --warmup 1 --no-check --timeout 60 \
   --topology dgx-h100 --backend mpi
 [ "$status" -eq 0 ] || fail "--no-check: exit $status: $(cat "$tmp/err")"
+"$CHECK_TRACE" "$tmp/nochk.h5" "$tmp/all.json" isolated 2 1 none || fail "--no-check: trace check"
+
+# A bad --check, or one --no-check contradicts: exit 2, one line, no trace.
+for bad in "--check sometimes" "--check every --no-check"; do
+  # shellcheck disable=SC2086
+  mpi 1 --plan "$tmp/all.json" -o "$tmp/badchk.h5" $bad
+  [ "$status" -eq 2 ] || fail "$bad: exit $status, not 2"
+  [ "$(run_lines)" -eq 1 ] || fail "$bad: not one line: $(cat "$tmp/err")"
+  grep -q "check" "$tmp/err" || fail "$bad: message: $(cat "$tmp/err")"
+  [ -e "$tmp/badchk.h5" ] && fail "$bad: a trace was written"
+done
 "$SHARDPLAN" trace export "$tmp/nochk.h5" --format csv | tail -n +2 >"$tmp/nochk.csv"
 "$SHARDPLAN" trace export "$tmp/all-isolated.h5" --format csv | tail -n +2 >"$tmp/iso.csv"
 n_nochk=$(wc -l <"$tmp/nochk.csv"); n_iso=$(wc -l <"$tmp/iso.csv")
