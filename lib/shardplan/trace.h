@@ -86,7 +86,7 @@ G_BEGIN_DECLS
 enum {
   SP_TRACE_FLAG_IN_PLACE = 1u << 0,  /* the op ran in place (input buffer = output) */
   SP_TRACE_FLAG_COMPOSITE = 1u << 1, /* the row spans a composite op's sub-ops */
-  SP_TRACE_FLAG_CHECKED = 1u << 2,   /* the result was checked (status says how it went) */
+  SP_TRACE_FLAG_CHECKED = 1u << 2,   /* the op's result was checked in this run (status says how) */
   SP_TRACE_FLAG_MODELLED = 1u << 3,  /* the duration is a model (e.g. a compute op's
                                         flops / rate slept by the executor), not a measurement */
 };
