@@ -26,6 +26,7 @@ typedef struct {
   guint8 coll;
   guint8 status;
   guint8 composite;
+  guint8 copy;          /* a one-iteration simulated row standing for iteration > 0 */
 } Sample;
 
 static const char *const band_names[SP_COMPARE_BAND_N] = {
@@ -194,6 +195,7 @@ spread_iterations (GArray **sim, const GArray *meas)
       {
         Sample x = g_array_index (*sim, Sample, i);
         x.iter = k;
+        x.copy = k > 0;
         g_array_append_val (out, x);
       }
   qsort (out->data, out->len, sizeof (Sample), sample_cmp);
@@ -217,7 +219,9 @@ join (SpCompare *cmp, GArray *sim, GArray *meas, const SpPlan *plan, SpTrace *me
       int order = s == NULL ? 1 : m == NULL ? -1 : sample_cmp (s, m);
       if (order < 0)
         {
-          c->only_sim++, i++;
+          if (!s->copy) /* a simulated row counts once, not once per iteration */
+            c->only_sim++;
+          i++;
           continue;
         }
       if (order > 0)

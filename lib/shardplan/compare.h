@@ -117,7 +117,9 @@ typedef struct {
   guint64 sim_rows;        /* rows of each trace */
   guint64 measured_rows;
   guint64 joined;          /* keys in both traces */
-  guint64 only_sim;        /* keys in the simulated trace only */
+  guint64 only_sim;        /* keys in the simulated trace only (a one-iteration
+                              simulated trace: its rows without a measured
+                              row in iteration 0) */
   guint64 only_measured;   /* keys in the measured trace only */
   guint64 excluded_status; /* joined, but status != ok in either trace */
   guint64 excluded_composite; /* joined composite spans */
