@@ -19,6 +19,16 @@ static const char *const backend_names[] = { "auto", "mpi", "nccl" };
 static const char *const mode_names[] = { "isolated", "replay" };
 static const char *const check_names[] = { "after", "every", "none" };
 
+/* Index of `name` in names[0..n), or -1. */
+static gint
+name_index (const char *const *names, guint n, const char *name)
+{
+  for (guint i = 0; name && i < n; i++)
+    if (strcmp (name, names[i]) == 0)
+      return (gint) i;
+  return -1;
+}
+
 const char *
 sp_exec_backend_name (SpExecBackendKind kind)
 {
@@ -28,13 +38,11 @@ sp_exec_backend_name (SpExecBackendKind kind)
 gboolean
 sp_exec_backend_from_name (const char *name, SpExecBackendKind *out_kind)
 {
-  for (guint i = 0; name && i < G_N_ELEMENTS (backend_names); i++)
-    if (strcmp (name, backend_names[i]) == 0)
-      {
-        *out_kind = (SpExecBackendKind) i;
-        return TRUE;
-      }
-  return FALSE;
+  gint i = name_index (backend_names, G_N_ELEMENTS (backend_names), name);
+  if (i < 0)
+    return FALSE;
+  *out_kind = (SpExecBackendKind) i;
+  return TRUE;
 }
 
 const char *
@@ -46,13 +54,11 @@ sp_exec_mode_name (SpExecMode mode)
 gboolean
 sp_exec_mode_from_name (const char *name, SpExecMode *out_mode)
 {
-  for (guint i = 0; name && i < G_N_ELEMENTS (mode_names); i++)
-    if (strcmp (name, mode_names[i]) == 0)
-      {
-        *out_mode = (SpExecMode) i;
-        return TRUE;
-      }
-  return FALSE;
+  gint i = name_index (mode_names, G_N_ELEMENTS (mode_names), name);
+  if (i < 0)
+    return FALSE;
+  *out_mode = (SpExecMode) i;
+  return TRUE;
 }
 
 const char *
@@ -64,13 +70,11 @@ sp_exec_check_name (SpExecCheck check)
 gboolean
 sp_exec_check_from_name (const char *name, SpExecCheck *out_check)
 {
-  for (guint i = 0; name && i < G_N_ELEMENTS (check_names); i++)
-    if (strcmp (name, check_names[i]) == 0)
-      {
-        *out_check = (SpExecCheck) i;
-        return TRUE;
-      }
-  return FALSE;
+  gint i = name_index (check_names, G_N_ELEMENTS (check_names), name);
+  if (i < 0)
+    return FALSE;
+  *out_check = (SpExecCheck) i;
+  return TRUE;
 }
 
 gboolean
