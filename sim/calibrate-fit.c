@@ -241,8 +241,37 @@ simulate (const Fit *f, const SpTopoSpec *spec, gboolean fit_only, double *out_n
   return TRUE;
 }
 
-/* Residuals of the fit points (log sim − log measured, transformed by the
- * loss) and ½ Σ r². */
+/* The residual of fit point i: log sim − log measured, transformed by the
+ * loss. */
+static double
+residual_at (const Fit *f, gsize i, const double *sim_ns)
+{
+  double d = log (sim_ns[i]) - log (f->pts[i].measured_ns);
+  if (f->loss == SP_CALIB_LOSS_SOFT_L1)
+    {
+      /* least squares on r~ = sign(d)·√ρ(d) minimises Σ ρ(d) */
+      double dl = SP_CALIB_SOFT_L1_SCALE;
+      double rho = 2 * dl * dl * (sqrt (1 + (d / dl) * (d / dl)) - 1);
+      d = copysign (sqrt (rho), d);
+    }
+  return d;
+}
+
+/* ½ Σ r² over the fit points of simulated times sim_ns. */
+static double
+fit_cost (const Fit *f, const double *sim_ns)
+{
+  double cost = 0;
+  for (gsize i = 0; i < f->n_pts; i++)
+    if (!f->pts[i].holdout)
+      {
+        double r = residual_at (f, i, sim_ns);
+        cost += 0.5 * r * r;
+      }
+  return cost;
+}
+
+/* Residuals of the fit points and ½ Σ r². */
 static gboolean
 residuals (const Fit *f, const double *x, double *sim_ns, double *r, double *out_cost,
            GError **error)
@@ -251,24 +280,11 @@ residuals (const Fit *f, const double *x, double *sim_ns, double *r, double *out
   spec_of (f, x, &s);
   if (!simulate (f, &s, TRUE, sim_ns, NULL, error))
     return FALSE;
-  double cost = 0;
   gsize m = 0;
   for (gsize i = 0; i < f->n_pts; i++)
     if (!f->pts[i].holdout)
-      {
-        double d = log (sim_ns[i]) - log (f->pts[i].measured_ns);
-        if (f->loss == SP_CALIB_LOSS_SOFT_L1)
-          {
-            /* least squares on r~ = sign(d)·√ρ(d) minimises Σ ρ(d) */
-            double dl = SP_CALIB_SOFT_L1_SCALE;
-            double rho = 2 * dl * dl * (sqrt (1 + (d / dl) * (d / dl)) - 1);
-            d = copysign (sqrt (rho), d);
-          }
-        r[m] = d;
-        cost += 0.5 * r[m] * r[m];
-        m++;
-      }
-  *out_cost = cost;
+      r[m++] = residual_at (f, i, sim_ns);
+  *out_cost = fit_cost (f, sim_ns);
   return TRUE;
 }
 
@@ -612,6 +628,10 @@ sp_calibrate_fit (const SpTopo *topo, const SpCalibData *data, const SpCalibOpti
    * add it and fit again from there (at most SP_CALIB_PROTO_ROUNDS). */
   SpTopoSpec cur = *spec;
   guint protos = protos0;
+  /* Never return worse than the input: a refit after a protocol switch can
+   * end on a higher cost than an earlier round; keep the best round. */
+  SpTopoSpec best = *spec;
+  double best_cost = fit_cost (&f, res->sim_before);
   double x[P];
   for (guint round = 0;; round++)
     {
@@ -645,6 +665,9 @@ sp_calibrate_fit (const SpTopo *topo, const SpCalibData *data, const SpCalibOpti
       guint now = 0;
       if (!simulate (&f, &next, TRUE, res->sim_after, &now, error))
         return NULL;
+      double c = fit_cost (&f, res->sim_after);
+      if (c < best_cost)
+        best = next, best_cost = c;
       cur = next;
       if ((now & ~protos) == 0 || round + 1 >= SP_CALIB_PROTO_ROUNDS)
         break;
@@ -653,7 +676,7 @@ sp_calibrate_fit (const SpTopo *topo, const SpCalibData *data, const SpCalibOpti
   f.base = spec;
   f.n_free = 0;
 
-  SpTopoSpec fitted = cur;
+  SpTopoSpec fitted = best;
   res->topo = sp_topo_new (&fitted, error);
   if (res->topo == NULL)
     return NULL;
