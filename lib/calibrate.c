@@ -169,11 +169,11 @@ sp_calib_data_add_trace (SpCalibData *d, SpTrace *trace, const char *name, guint
 {
   g_return_val_if_fail (d != NULL && trace != NULL && name != NULL, FALSE);
   const SpTraceHeader *h = sp_trace_header (trace);
-  if (world_size > 0 && h->world_size != world_size)
+  if (world_size > 0 && h->world_size > world_size)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
-                   "%s has world size %u, the topology %u ranks (use --nodes or the topology "
-                   "the trace was measured on)",
+                   "%s has world size %u, more than the topology's %u ranks (use --nodes or "
+                   "the topology the trace was measured on)",
                    name, h->world_size, world_size);
       return FALSE;
     }

@@ -68,8 +68,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpCalibData, sp_calib_data_free)
 
 /* Read every row of `trace` and append its points (in op_id order).  `name`
  * (the file name; copied) is used in messages and matched by file:PATH
- * hold-outs.  `world_size` > 0: the trace's world size must equal it
- * (SP_ERROR_INVALID_ARGUMENT "m.h5 has world size 8, the topology 4 ranks").
+ * hold-outs.  `world_size` > 0: the topology's world size; the trace's
+ * must not exceed it (SP_ERROR_INVALID_ARGUMENT "m.h5 has world size 8,
+ * more than the topology's 4 ranks").  A smaller run's ranks are the
+ * topology's first ranks (block placement: the first nodes), so traces of
+ * 2 and 8 nodes calibrate one 128-node topology — measured with the same
+ * GPUs per node as the topology.
  * Also SP_ERROR_INVALID_TRACE when a kept row's group is not in the trace's
  * /groups, or the plan text cannot be read; errors of sp_trace_read_rows.
  * On failure the data is unchanged.  A trace with no usable row is not an

@@ -27,14 +27,21 @@ START_TEST (sample_trace_points)
   g_autoptr (SpTrace) t = sp_trace_open (path, &e);
   SP_ASSERT_NO_ERROR (e);
   g_autoptr (SpCalibData) d = sp_calib_data_new ();
-  /* a topology of another world size is refused, and nothing is added */
+  /* a topology smaller than the trace's world is refused, and nothing is added */
   ck_assert (!sp_calib_data_add_trace (d, t, "s.h5", 4, &e));
   SP_ASSERT_ERROR (e, SP_ERROR_INVALID_ARGUMENT);
-  ck_assert_ptr_nonnull (strstr (e->message, "s.h5 has world size 8, the topology 4 ranks"));
+  ck_assert_ptr_nonnull (strstr (e->message, "s.h5 has world size 8, more than the topology's 4 ranks"));
   g_clear_error (&e);
   ck_assert_uint_eq (sp_calib_data_n_points (d), 0);
   ck_assert_uint_eq (sp_calib_data_n_sources (d), 0);
 
+  /* a larger topology takes it (its ranks are the topology's first ranks) */
+  {
+    g_autoptr (SpCalibData) big = sp_calib_data_new ();
+    ck_assert (sp_calib_data_add_trace (big, t, "s.h5", 64, &e));
+    SP_ASSERT_NO_ERROR (e);
+    ck_assert_uint_eq (sp_calib_data_n_sources (big), 1);
+  }
   ck_assert (sp_calib_data_add_trace (d, t, "s.h5", 8, &e));
   SP_ASSERT_NO_ERROR (e);
   gsize n;
