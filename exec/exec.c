@@ -29,53 +29,24 @@ name_index (const char *const *names, guint n, const char *name)
   return -1;
 }
 
-const char *
-sp_exec_backend_name (SpExecBackendKind kind)
-{
-  return (guint) kind < G_N_ELEMENTS (backend_names) ? backend_names[kind] : NULL;
-}
+/* sp_exec_<what>_name / sp_exec_<what>_from_name over a names[] table. */
+#define SP_EXEC_NAMES(what, Type, names)                                     \
+  const char *sp_exec_##what##_name (Type value)                            \
+  {                                                                          \
+    return (guint) value < G_N_ELEMENTS (names) ? names[value] : NULL;       \
+  }                                                                          \
+  gboolean sp_exec_##what##_from_name (const char *name, Type *out_value)    \
+  {                                                                          \
+    gint i = name_index (names, G_N_ELEMENTS (names), name);                 \
+    if (i < 0)                                                               \
+      return FALSE;                                                          \
+    *out_value = (Type) i;                                                   \
+    return TRUE;                                                             \
+  }
 
-gboolean
-sp_exec_backend_from_name (const char *name, SpExecBackendKind *out_kind)
-{
-  gint i = name_index (backend_names, G_N_ELEMENTS (backend_names), name);
-  if (i < 0)
-    return FALSE;
-  *out_kind = (SpExecBackendKind) i;
-  return TRUE;
-}
-
-const char *
-sp_exec_mode_name (SpExecMode mode)
-{
-  return (guint) mode < G_N_ELEMENTS (mode_names) ? mode_names[mode] : NULL;
-}
-
-gboolean
-sp_exec_mode_from_name (const char *name, SpExecMode *out_mode)
-{
-  gint i = name_index (mode_names, G_N_ELEMENTS (mode_names), name);
-  if (i < 0)
-    return FALSE;
-  *out_mode = (SpExecMode) i;
-  return TRUE;
-}
-
-const char *
-sp_exec_check_name (SpExecCheck check)
-{
-  return (guint) check < G_N_ELEMENTS (check_names) ? check_names[check] : NULL;
-}
-
-gboolean
-sp_exec_check_from_name (const char *name, SpExecCheck *out_check)
-{
-  gint i = name_index (check_names, G_N_ELEMENTS (check_names), name);
-  if (i < 0)
-    return FALSE;
-  *out_check = (SpExecCheck) i;
-  return TRUE;
-}
+SP_EXEC_NAMES (backend, SpExecBackendKind, backend_names)
+SP_EXEC_NAMES (mode, SpExecMode, mode_names)
+SP_EXEC_NAMES (check, SpExecCheck, check_names)
 
 gboolean
 sp_exec_backend_compiled (SpExecBackendKind kind)

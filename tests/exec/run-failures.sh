@@ -68,33 +68,49 @@ partial "$tmp/stall-rec.h5" "recovered from spill files of ranks 0, 1, 2, 3 (the
 [ "$(wc -l <"$tmp/stall.csv")" -gt 1 ] && cmp -s "$tmp/stall.csv" "$tmp/stall-rec.csv" ||
   fail "recovered rows differ from rank 0's partial trace: $(diff "$tmp/stall.csv" "$tmp/stall-rec.csv" | head -4)"
 
+# Helpers of the two kill cases.
+# start_long OUT: a long 4-rank run writing OUT in the background ($job),
+# back once every rank's spill file exists.
+start_long () {
+  OMPI_ALLOW_RUN_AS_ROOT=1 timeout 300 "$MPIRUN" $MPIFLAGS -np 4 "$SHARDPLAN" run \
+    --plan "$tmp/rep.json" -o "$1" --iters 100000 --warmup 0 --timeout 10 \
+    >"$1.out" 2>"$1.err" &
+  job=$!
+  i=0
+  while [ "$i" -lt 300 ] && [ "$(ls "$tmp" | grep -c "$(basename "$1").rank.*spill")" -lt 4 ]; do
+    sleep 0.1; i=$((i + 1))
+  done
+  sleep 1
+}
+# ranks_of OUT: the pids of the shardplan ranks writing OUT
+ranks_of () {
+  pgrep -f -- "-o $1" | while read -r p; do
+    [ "$(cat /proc/"$p"/comm 2>/dev/null)" = shardplan ] && echo "$p"; done
+}
+# kill_and_wait WHAT PID OUT: SIGKILL PID; the job must exit non-zero
+# within 30 s and leave no rank running.
+kill_and_wait () {
+  start=$(date +%s)
+  kill -9 "$2"
+  wait "$job"
+  kstatus=$?
+  took=$(( $(date +%s) - start ))
+  [ "$kstatus" -ne 0 ] || fail "$1: mpirun exited 0"
+  [ "$took" -le 30 ] || fail "$1: the job took $took s after the kill (> 30 s)"
+  sleep 1
+  left=$(ranks_of "$3")
+  [ -z "$left" ] || fail "$1: ranks still running: $left"
+}
+
 # 3. SIGKILL one rank of a long run; the rest must be gone within 30 s.
 mpi_bg_out="$tmp/kill.h5"
-OMPI_ALLOW_RUN_AS_ROOT=1 timeout 300 "$MPIRUN" $MPIFLAGS -np 4 "$SHARDPLAN" run --plan "$tmp/rep.json" \
-  -o "$mpi_bg_out" --iters 100000 --warmup 0 --timeout 10 >"$tmp/kout" 2>"$tmp/kerr" &
-job=$!
-i=0
-while [ "$i" -lt 300 ] && [ "$(ls "$tmp" | grep -c 'kill.h5.rank.*spill')" -lt 4 ]; do
-  sleep 0.1; i=$((i + 1))
-done
-sleep 1
-victim=$(pgrep -f -- "-o $mpi_bg_out" | while read -r p; do
-  [ "$(cat /proc/"$p"/comm 2>/dev/null)" = shardplan ] && echo "$p"; done | tail -n 1)
+start_long "$mpi_bg_out"
+victim=$(ranks_of "$mpi_bg_out" | tail -n 1)
 if [ -z "$victim" ]; then
   fail "kill test: no rank process found"
   kill "$job" 2>/dev/null
 else
-  start=$(date +%s)
-  kill -9 "$victim"
-  wait "$job"
-  kstatus=$?
-  took=$(( $(date +%s) - start ))
-  [ "$kstatus" -ne 0 ] || fail "kill test: mpirun exited 0"
-  [ "$took" -le 30 ] || fail "kill test: the job took $took s after the kill (> 30 s)"
-  sleep 1
-  left=$(pgrep -f -- "-o $mpi_bg_out" | while read -r p; do
-    [ "$(cat /proc/"$p"/comm 2>/dev/null)" = shardplan ] && echo "$p"; done)
-  [ -z "$left" ] || fail "kill test: ranks still running: $left"
+  kill_and_wait "kill test" "$victim" "$mpi_bg_out"
   if [ -e "$mpi_bg_out" ]; then
     "$SHARDPLAN" trace show "$mpi_bg_out" 2>/dev/null | grep -q "^state: *complete" &&
       fail "kill test: a complete-looking trace exists"
@@ -104,18 +120,7 @@ fi
 # trace is written; the other ranks exit non-zero within 30 s and leave
 # their spill files, from which `trace recover` builds the partial trace.
 out0="$tmp/kill0.h5"
-OMPI_ALLOW_RUN_AS_ROOT=1 timeout 300 "$MPIRUN" $MPIFLAGS -np 4 "$SHARDPLAN" run --plan "$tmp/rep.json" \
-  -o "$out0" --iters 100000 --warmup 0 --timeout 10 >"$tmp/k0out" 2>"$tmp/k0err" &
-job=$!
-i=0
-while [ "$i" -lt 300 ] && [ "$(ls "$tmp" | grep -c 'kill0.h5.rank.*spill')" -lt 4 ]; do
-  sleep 0.1; i=$((i + 1))
-done
-sleep 1
-ranks_of () {
-  pgrep -f -- "-o $1" | while read -r p; do
-    [ "$(cat /proc/"$p"/comm 2>/dev/null)" = shardplan ] && echo "$p"; done
-}
+start_long "$out0"
 rank0=
 for p in $(ranks_of "$out0"); do
   ls -l /proc/"$p"/fd 2>/dev/null | grep -q "kill0.h5.rank0.spill" && rank0=$p
@@ -124,16 +129,7 @@ if [ -z "$rank0" ]; then
   fail "kill rank 0: no process holds kill0.h5.rank0.spill"
   kill "$job" 2>/dev/null
 else
-  start=$(date +%s)
-  kill -9 "$rank0"
-  wait "$job"
-  kstatus=$?
-  took=$(( $(date +%s) - start ))
-  [ "$kstatus" -ne 0 ] || fail "kill rank 0: mpirun exited 0"
-  [ "$took" -le 30 ] || fail "kill rank 0: the job took $took s after the kill (> 30 s)"
-  sleep 1
-  left=$(ranks_of "$out0")
-  [ -z "$left" ] || fail "kill rank 0: ranks still running: $left"
+  kill_and_wait "kill rank 0" "$rank0" "$out0"
   [ -e "$out0" ] && fail "kill rank 0: a trace was written without rank 0"
   for r in 1 2 3; do
     [ -s "$out0.rank$r.spill" ] || fail "kill rank 0: rank $r left no spill file"
