@@ -233,6 +233,28 @@ build_tasks (SpExecCtx *ctx, const SpTopo *topo, GError **error)
  * all ops. */
 #define SP_EXEC_PRIVATE_BUFFERS_MAX ((gsize) 1 << 30)
 
+/* One host buffer: the caller's allocator, else page-aligned heap memory.
+ * NULL when there is none to be had. */
+static guint8 *
+buffer_new (const SpExecOptions *o, gsize bytes)
+{
+  if (o->buffer_alloc)
+    return o->buffer_alloc (MAX (bytes, 1), o->buffer_data);
+  void *p = NULL;
+  return posix_memalign (&p, 4096, MAX (bytes, 1)) == 0 ? p : NULL;
+}
+
+static void
+buffer_free (const SpExecOptions *o, guint8 *buffer)
+{
+  if (!buffer)
+    return;
+  if (o->buffer_free)
+    o->buffer_free (buffer, o->buffer_data);
+  else if (!o->buffer_alloc)
+    free (buffer);
+}
+
 static gboolean
 alloc_buffers (SpExecCtx *ctx, GError **error)
 {
@@ -253,8 +275,8 @@ alloc_buffers (SpExecCtx *ctx, GError **error)
       max_out = MAX (max_out, t->out_bytes);
       if (!shared)
         {
-          t->in = g_try_malloc (MAX (t->in_bytes, 1));
-          t->out = g_try_malloc (MAX (t->out_bytes, 1));
+          t->in = buffer_new (ctx->opts, t->in_bytes);
+          t->out = buffer_new (ctx->opts, t->out_bytes);
           t->own_buffers = TRUE;
           if (!t->in || !t->out)
             {
@@ -267,11 +289,11 @@ alloc_buffers (SpExecCtx *ctx, GError **error)
     }
   if (!shared)
     return TRUE;
-  guint8 *in = g_try_malloc (MAX (max_in, 1)), *out = g_try_malloc (MAX (max_out, 1));
+  guint8 *in = buffer_new (ctx->opts, max_in), *out = buffer_new (ctx->opts, max_out);
   if (!in || !out)
     {
-      g_free (in);
-      g_free (out);
+      buffer_free (ctx->opts, in);
+      buffer_free (ctx->opts, out);
       g_set_error (error, SP_ERROR, SP_ERROR_BACKEND, "cannot allocate %" G_GSIZE_FORMAT
                    " bytes of buffers", max_in + max_out);
       return FALSE;
@@ -302,8 +324,8 @@ free_tasks (SpExecCtx *ctx)
       SpExecTask *t = &ctx->tasks[i];
       if (t->own_buffers)
         {
-          g_free (t->in);
-          g_free (t->out);
+          buffer_free (ctx->opts, t->in);
+          buffer_free (ctx->opts, t->out);
         }
       g_free (t->sub);
       g_free (t->sub_times);

@@ -147,6 +147,16 @@ typedef struct {
   double timeout_s;           /* per-op deadline, seconds, > 0 */
   SpExecCheck check;          /* when results are verified (default after) */
   gboolean deepspeed_compat;  /* qgZ returns D × mean, as DeepSpeed does */
+  /* Where the ops' host buffers come from (the MPI backend's operands, the
+   * NCCL backend's staging copies).  NULL: page-aligned heap memory, as the
+   * OSU micro-benchmarks allocate.  Otherwise called once per buffer, in
+   * plan order (an op's input, then its output; NULL = out of memory), and
+   * buffer_free is called on each when the run ends.  bench/bench-exec.c
+   * hands out the very memory its bare loop uses: on a 2-CPU VM which
+   * buffers an op runs on alone moved its time by up to ±17 %. */
+  gpointer (*buffer_alloc) (gsize bytes, gpointer data);
+  void (*buffer_free) (gpointer buffer, gpointer data);
+  gpointer buffer_data;
 } SpExecOptions;
 
 /* Defaults: auto, isolated, warmup 5, iters 20, timeout 300 s, check after. */
