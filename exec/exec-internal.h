@@ -195,10 +195,15 @@ void sp_exec_set_error (SpExecCtx *ctx, const char *fmt, ...) G_GNUC_PRINTF (2, 
  *             start of the first timed iteration).
  *     3 ROWS  payload bytes / row_size SpTraceRow structs, times on the
  *             rank's raw clock (ns).
+ *     4 MARK  (version 2) 16 bytes, u32 each: op_id, stages (1: also the
+ *             rows whose parent_op_id is op_id), status, flags — the
+ *             validation pass's verdict on an op (sp_exec_rows_mark), applied
+ *             by the reader to the rows before it in the file.
  * A file cut short mid-row keeps its whole rows (dropped_bytes counts the
- * rest); one cut inside the RUN record is refused. */
+ * rest); one cut inside the RUN record is refused.  The reader takes
+ * versions 1 (no MARK records) and 2. */
 
-#define SP_EXEC_SPILL_VERSION 1
+#define SP_EXEC_SPILL_VERSION 2
 
 /* The run's identity and header, the same in every rank's file except
  * rank.  Strings and arrays are owned by whoever fills it (the reader's
@@ -245,12 +250,22 @@ void sp_exec_spill_write_info (FILE *f, const SpExecSpillRank *info, gboolean ha
                                gint64 epoch_ns);
 /* Append a ROWS record of n rows (n = 0: nothing). */
 void sp_exec_spill_write_rows (FILE *f, const SpTraceRow *rows, gsize n);
+/* Append a MARK record: sp_exec_rows_mark (rows before it, …). */
+void sp_exec_spill_write_mark (FILE *f, guint32 op_id, gboolean stages, SpTraceStatus status,
+                               guint32 flags);
+/* The validation pass's verdict on op `op_id`: OR `flags` into every row of
+ * the op (and, when `stages`, of the rows whose parent_op_id is op_id) and
+ * set their status to `status` unless it is SP_TRACE_STATUS_OK.  The one
+ * rule the recorder (in memory) and the spill reader (MARK records) use. */
+void sp_exec_rows_mark (GArray *rows, guint32 op_id, gboolean stages, SpTraceStatus status,
+                        guint32 flags);
 
 /* Read and check a spill file.  Refused with one line naming the file:
  * SP_ERROR_IO when it cannot be read; SP_ERROR_INVALID_TRACE for a bad
  * magic, a newer spill version, another byte order, another row layout
  * (schema version, row size or fields), a RUN record missing, cut short or
- * not valid, an unknown record type, a row of another rank.  Free with
+ * not valid, an unknown record type, a MARK record of the wrong size, a
+ * row of another rank.  Free with
  * sp_exec_spill_free. */
 SpExecSpill *sp_exec_spill_read (const char *path, GError **error);
 void sp_exec_spill_free (SpExecSpill *spill);
@@ -319,8 +334,8 @@ void sp_exec_recorder_update (SpExecRecorder *rec, const SpExecTask *task);
 /* After a validation pass (exec-loop.c, check policy "after"): OR `flags`
  * into every row recorded so far of the task's op (and of its stages, for
  * a composite run as one task), and set their status to `status` unless it
- * is SP_TRACE_STATUS_OK.  In memory only: rows already in the spill file
- * keep what they had there. */
+ * is SP_TRACE_STATUS_OK — in memory and, as a MARK record after the rows
+ * (flushed), in the spill file, so that `trace recover` sees it too. */
 void sp_exec_recorder_mark (SpExecRecorder *rec, const SpExecTask *task, SpTraceStatus status,
                             guint32 flags);
 /* Flush the spill file. */

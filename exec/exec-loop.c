@@ -39,7 +39,7 @@
 #define SP_EXEC_FAILURE_SYNC_S 10.0
 
 typedef struct {
-  gint64 stall_rank, stall_op, corrupt_rank, corrupt_op;
+  gint64 stall_rank, stall_op, stall_iter, corrupt_rank, corrupt_op;
 } Hooks;
 
 static gint64
@@ -224,7 +224,8 @@ issue (Run *R, SpExecTask *t)
   for (guint32 i = 0; !t->virtual_composite && i < t->n_sub; i++)
     if (t->sub[i]->family != SP_FAMILY_NONE)
       t->sub[i]->seq_in_group = R->seq[t->sub[i]->family]++;
-  if (R->iter == 0 && R->hooks.stall_rank == (gint64) R->ctx->rank && R->hooks.stall_op == (gint64) op->id)
+  if (R->iter == R->hooks.stall_iter && R->hooks.stall_rank == (gint64) R->ctx->rank &&
+      R->hooks.stall_op == (gint64) op->id)
     for (;;)
       pause (); /* test hook: a stuck rank, ended by the job's teardown */
   memset (&t->times, 0, sizeof t->times);
@@ -499,6 +500,7 @@ sp_exec_loop_run (SpExecLoop *L, GError **error)
   Run R = { .L = L, .ctx = L->ctx };
   R.hooks.stall_rank = env_int ("SP_TEST_STALL_RANK");
   R.hooks.stall_op = env_int ("SP_TEST_STALL_OP");
+  R.hooks.stall_iter = MAX (env_int ("SP_TEST_STALL_ITER"), 0);
   R.hooks.corrupt_rank = env_int ("SP_TEST_CORRUPT_RANK");
   R.hooks.corrupt_op = env_int ("SP_TEST_CORRUPT_OP");
   const SpExecOptions *o = L->ctx->opts;

@@ -162,16 +162,15 @@ sp_exec_recorder_update (SpExecRecorder *rec, const SpExecTask *t)
 void
 sp_exec_recorder_mark (SpExecRecorder *rec, const SpExecTask *t, SpTraceStatus status, guint32 flags)
 {
-  const guint32 id = t->op->id;
-  for (guint i = 0; i < rec->rows->len; i++)
-    {
-      SpTraceRow *r = &g_array_index (rec->rows, SpTraceRow, i);
-      if (r->op_id != id && (t->virtual_composite || r->parent_op_id != (gint64) id))
-        continue;
-      r->flags |= flags;
-      if (status != SP_TRACE_STATUS_OK)
-        r->status = status;
-    }
+  const gboolean stages = !t->virtual_composite;
+  sp_exec_rows_mark (rec->rows, t->op->id, stages, status, flags);
+  if (!rec->spill)
+    return;
+  /* After the rows it applies to, and on disk at once: a rank killed
+   * later in the validation pass keeps the verdicts given so far. */
+  sp_exec_recorder_flush (rec);
+  sp_exec_spill_write_mark (rec->spill, t->op->id, stages, status, flags);
+  fflush (rec->spill);
 }
 
 void

@@ -19,7 +19,10 @@ enum {
   REC_RUN = 1,
   REC_INFO = 2,
   REC_ROWS = 3,
+  REC_MARK = 4,
 };
+
+#define MARK_LEN 16
 
 /* ---------------------------------------------------------------- layout */
 
@@ -194,6 +197,29 @@ sp_exec_spill_write_rows (FILE *f, const SpTraceRow *rows, gsize n)
 {
   if (n)
     write_record (f, REC_ROWS, rows, (guint64) n * sizeof (SpTraceRow));
+}
+
+void
+sp_exec_spill_write_mark (FILE *f, guint32 op_id, gboolean stages, SpTraceStatus status,
+                          guint32 flags)
+{
+  guint32 m[4] = { op_id, stages ? 1 : 0, (guint32) status, flags };
+  G_STATIC_ASSERT (sizeof m == MARK_LEN);
+  write_record (f, REC_MARK, m, sizeof m);
+}
+
+void
+sp_exec_rows_mark (GArray *rows, guint32 op_id, gboolean stages, SpTraceStatus status, guint32 flags)
+{
+  for (guint i = 0; i < rows->len; i++)
+    {
+      SpTraceRow *r = &g_array_index (rows, SpTraceRow, i);
+      if (r->op_id != op_id && !(stages && r->parent_op_id == (gint64) op_id))
+        continue;
+      r->flags |= flags;
+      if (status != SP_TRACE_STATUS_OK)
+        r->status = status;
+    }
 }
 
 /* ---------------------------------------------------------------- reader */
@@ -480,10 +506,10 @@ parse (SpExecSpill *s, const guint8 *data, gsize len, GError **error)
                    "another byte order (this one is %s-endian)", s->path, byte_order_name ());
       return FALSE;
     }
-  if (head[0] != SP_EXEC_SPILL_VERSION)
+  if (head[0] < 1 || head[0] > SP_EXEC_SPILL_VERSION)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: spill format version %u; this "
-                   "shardplan reads version %d", s->path, head[0], SP_EXEC_SPILL_VERSION);
+                   "shardplan reads versions 1 to %d", s->path, head[0], SP_EXEC_SPILL_VERSION);
       return FALSE;
     }
   s->info.device = -1;
@@ -568,6 +594,25 @@ parse (SpExecSpill *s, const guint8 *data, gsize len, GError **error)
                 s->dropped_bytes += avail - (guint64) n * sizeof (SpTraceRow);
                 return TRUE;
               }
+            break;
+          }
+        case REC_MARK:
+          {
+            if (cut)
+              {
+                s->dropped_bytes += left;
+                return TRUE;
+              }
+            if (bytes != MARK_LEN)
+              {
+                g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: a mark record of %"
+                             G_GUINT64_FORMAT " bytes at byte %" G_GSIZE_FORMAT " (a mark is %d)",
+                             s->path, bytes, pos - RECORD_HEADER_LEN, MARK_LEN);
+                return FALSE;
+              }
+            guint32 m[4];
+            memcpy (m, data + pos, sizeof m);
+            sp_exec_rows_mark (s->rows, m[0], m[1] != 0, (SpTraceStatus) m[2], m[3]);
             break;
           }
         default:

@@ -63,9 +63,9 @@
  *             filled inputs, checks every output.  It records no rows of
  *             its own: a validated op's rows (every iteration) get
  *             SP_TRACE_FLAG_CHECKED; a wrong result there marks that op's
- *             rows on the rank "wrong" and fails the run.  (Those marks are
- *             made in memory after the rows were spilled: a trace recovered
- *             from spill files does not have them.)
+ *             rows on the rank "wrong" and fails the run.  (The marks go
+ *             to the spill file too, so a trace recovered from spill files
+ *             has them.)
  *   every     the input refilled before and the output checked after every
  *             op of every iteration (warm-up too), outside the timed region;
  *             the CPU work between ops makes the next op start cold.
@@ -193,9 +193,10 @@ gboolean sp_exec_run (const SpExecOptions *opts, SpExecResult *out_result, GErro
 void sp_exec_exit (const SpExecResult *result) G_GNUC_NORETURN;
 
 /* Test hooks, read from the environment by sp_exec_run (tests only):
- *   SP_TEST_STALL_RANK=R SP_TEST_STALL_OP=K   rank R stops (sleeps until
- *       killed) instead of running op K in the first timed iteration: a
- *       stuck peer, for the deadline path;
+ *   SP_TEST_STALL_RANK=R SP_TEST_STALL_OP=K [SP_TEST_STALL_ITER=I]   rank
+ *       R stops (sleeps until killed) instead of running op K in timed
+ *       iteration I (default 0; I = iters: the validation pass of check
+ *       policy after): a stuck peer, for the deadline path;
  *   SP_TEST_CORRUPT_RANK=R SP_TEST_CORRUPT_OP=K   rank R flips a byte of
  *       op K's result before the check: a wrong result. */
 

@@ -31,6 +31,32 @@ grep -q "rank 2: op 1 (rs.shard) in the validation pass: wrong result" "$tmp/err
   fail "--check after: message does not name the validation pass: $(cat "$tmp/err")"
 n_wrong=$("$SHARDPLAN" trace export "$tmp/wrong.h5" --format csv | grep -c "^1,-1,[01],2,.*,wrong,")
 [ "$n_wrong" -eq 2 ] || fail "--check after: $n_wrong rows of op 1 on rank 2 are wrong, expected 2"
+# 1c. The validation pass's verdicts reach the spill files as they are
+# given: rank 1 stops at op 2 of that pass (timed iterations 0 and 1 done,
+# ops 0 and 1 validated on every rank), the run ends on the deadline and
+# leaves its spill files, and `trace recover` from them has the CHECKED
+# flag on every row of ops 0 and 1 and on no row of the ops after.
+# (A wrong verdict fails the run at the next sync, where every rank agrees
+# and rank 0 writes the partial trace itself; the MARK record's status is
+# read back in tests/exec/test_spill.c.)
+SP_TEST_STALL_RANK=1 SP_TEST_STALL_OP=2 SP_TEST_STALL_ITER=2
+export SP_TEST_STALL_RANK SP_TEST_STALL_OP SP_TEST_STALL_ITER
+mpi 4 --plan "$tmp/rep.json" -o "$tmp/vstall.h5" --iters 2 --warmup 0 --timeout 3
+unset SP_TEST_STALL_RANK SP_TEST_STALL_OP SP_TEST_STALL_ITER
+[ "$status" -ne 0 ] || fail "validation stall: the run did not fail"
+grep -q "validation pass" "$tmp/err" || fail "validation stall: message: $(cat "$tmp/err")"
+"$SHARDPLAN" trace recover "$tmp"/vstall.h5.rank*.spill -o "$tmp/vstall-rec.h5" >/dev/null 2>"$tmp/rerr" ||
+  fail "recover after a stall in the validation pass: $(cat "$tmp/rerr")"
+"$SHARDPLAN" trace export "$tmp/vstall-rec.h5" --format csv >"$tmp/vstall-rec.csv"
+# columns by name: op_id, parent_op_id, flags; CHECKED is bit 2 (4).
+verdicts=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+  { op = $c["op_id"]; if ($c["parent_op_id"] >= 0) op = $c["parent_op_id"]
+    chk = int($c["flags"] / 4) % 2
+    if (op <= 1) { early++; early_chk += chk } else late_chk += chk }
+  END { printf "%d %d %d", early, early_chk, late_chk }' "$tmp/vstall-rec.csv")
+set -- $verdicts
+[ "$1" -gt 0 ] && [ "$1" -eq "$2" ] && [ "$3" -eq 0 ] ||
+  fail "recovered verdicts: $2 of $1 rows of ops 0-1 CHECKED (all expected), $3 later rows CHECKED (none expected)"
 
 # 1b. The same with --check every: found in the first iteration that runs
 # op 1 (timed iteration 0, no warm-up).

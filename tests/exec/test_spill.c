@@ -284,10 +284,14 @@ START_TEST (test_other_byte_order_and_version)
   SP_ASSERT_ERROR (e, SP_ERROR_INVALID_TRACE);
   ck_assert_msg (strstr (e->message, "another byte order"), "%s", e->message);
   g_clear_error (&e);
-  g_autofree char *p2 = save ("v2.spill", hand_header (2, 0x01020304u));
+  g_autofree char *p2 = save ("v3.spill", hand_header (3, 0x01020304u));
   ck_assert_ptr_null (sp_exec_spill_read (p2, &e));
-  ck_assert_msg (strstr (e->message, "spill format version 2; this shardplan reads version 1"),
+  ck_assert_msg (strstr (e->message, "spill format version 3; this shardplan reads versions 1 to 2"),
                  "%s", e->message);
+  g_clear_error (&e);
+  g_autofree char *p0 = save ("v0.spill", hand_header (0, 0x01020304u));
+  ck_assert_ptr_null (sp_exec_spill_read (p0, &e));
+  ck_assert_msg (strstr (e->message, "spill format version 0;"), "%s", e->message);
   g_clear_error (&e);
 }
 END_TEST
@@ -412,6 +416,106 @@ START_TEST (test_hand_built_ok_and_damage)
 }
 END_TEST
 
+/* MARK records (format version 2), built by hand from the description:
+ * {u32 op_id, u32 stages, u32 status, u32 flags}, applied to the rows
+ * before them.  Rows: op 5 (twice), op 7 (a composite's stage, parent 5),
+ * op 6; a mark on op 5 with stages (wrong + CHECKED) reaches the three
+ * rows of op 5 and its stage, not op 6; a mark on op 6 without stages
+ * (ok + CHECKED) sets only the flag; a row of op 5 after the marks keeps
+ * what it had.  The writer's record reads back the same. */
+static void
+put_mark (GByteArray *b, guint32 op, guint32 stages, guint32 status, guint32 flags)
+{
+  guint32 m[4] = { op, stages, status, flags };
+  put_record (b, 4, m, sizeof m);
+}
+
+START_TEST (test_marks)
+{
+  g_autofree char *fields = fields_json ();
+  g_autofree char *j = run_json ("1.1", sizeof (SpTraceRow), fields);
+  SpTraceRow r[4] = { row (5, 1, 10), row (5, 1, 20), row (7, 1, 12), row (6, 1, 30) };
+  r[2].parent_op_id = 5;
+  SpTraceRow later = row (5, 1, 40);
+  GError *e = NULL;
+  {
+    GByteArray *b = hand_header (2, 0x01020304u);
+    put_record (b, 1, j, strlen (j));
+    put_record (b, 3, r, sizeof r);
+    put_mark (b, 5, 1, SP_TRACE_STATUS_WRONG, SP_TRACE_FLAG_CHECKED);
+    put_mark (b, 6, 0, SP_TRACE_STATUS_OK, SP_TRACE_FLAG_CHECKED);
+    put_record (b, 3, &later, sizeof later);
+    g_autofree char *path = save ("marks.spill", b);
+    g_autoptr (SpExecSpill) s = sp_exec_spill_read (path, &e);
+    SP_ASSERT_NO_ERROR (e);
+    ck_assert_uint_eq (s->rows->len, 5);
+    for (guint i = 0; i < 3; i++)
+      {
+        const SpTraceRow *x = &g_array_index (s->rows, SpTraceRow, i);
+        ck_assert_int_eq (x->status, SP_TRACE_STATUS_WRONG);
+        ck_assert_uint_eq (x->flags, SP_TRACE_FLAG_CHECKED);
+      }
+    const SpTraceRow *six = &g_array_index (s->rows, SpTraceRow, 3);
+    ck_assert_int_eq (six->status, SP_TRACE_STATUS_OK);
+    ck_assert_uint_eq (six->flags, SP_TRACE_FLAG_CHECKED);
+    const SpTraceRow *after = &g_array_index (s->rows, SpTraceRow, 4);
+    ck_assert_int_eq (after->status, SP_TRACE_STATUS_OK);
+    ck_assert_uint_eq (after->flags, 0);
+  }
+  {
+    /* Without stages the composite's stage row is left alone. */
+    GByteArray *b = hand_header (2, 0x01020304u);
+    put_record (b, 1, j, strlen (j));
+    put_record (b, 3, r, sizeof r);
+    put_mark (b, 5, 0, SP_TRACE_STATUS_WRONG, SP_TRACE_FLAG_CHECKED);
+    g_autofree char *path = save ("nostages.spill", b);
+    g_autoptr (SpExecSpill) s = sp_exec_spill_read (path, &e);
+    SP_ASSERT_NO_ERROR (e);
+    ck_assert_int_eq (g_array_index (s->rows, SpTraceRow, 1).status, SP_TRACE_STATUS_WRONG);
+    ck_assert_int_eq (g_array_index (s->rows, SpTraceRow, 2).status, SP_TRACE_STATUS_OK);
+    ck_assert_uint_eq (g_array_index (s->rows, SpTraceRow, 2).flags, 0);
+  }
+  {
+    /* The writer's record is the one described. */
+    g_autofree char *path = g_build_filename (tmpdir, "written.spill", NULL);
+    FILE *f = fopen (path, "wb");
+    ck_assert_ptr_nonnull (f);
+    SpExecSpillRun run = {
+      .rank = 1, .world_size = 2, .run_id = "r", .output = "o.h5", .producer = "shardplan run",
+      .producer_version = "1", .clock = "MPI_Wtime", .timing_mode = "isolated", .iters = 1,
+      .plan_digest = "d", .plan_text = "{}",
+    };
+    ck_assert (sp_exec_spill_write_run (f, &run, &e));
+    sp_exec_spill_write_rows (f, r, G_N_ELEMENTS (r));
+    sp_exec_spill_write_mark (f, 6, FALSE, SP_TRACE_STATUS_WRONG, SP_TRACE_FLAG_CHECKED);
+    ck_assert_int_eq (fclose (f), 0);
+    g_autoptr (SpExecSpill) s = sp_exec_spill_read (path, &e);
+    SP_ASSERT_NO_ERROR (e);
+    ck_assert_int_eq (g_array_index (s->rows, SpTraceRow, 3).status, SP_TRACE_STATUS_WRONG);
+    ck_assert_int_eq (g_array_index (s->rows, SpTraceRow, 0).status, SP_TRACE_STATUS_OK);
+    /* Cut inside the mark: the rows stay, the mark is dropped. */
+    truncate_to (path, file_size (path) - 3);
+    g_autoptr (SpExecSpill) c = sp_exec_spill_read (path, &e);
+    SP_ASSERT_NO_ERROR (e);
+    ck_assert_uint_eq (c->rows->len, 4);
+    ck_assert_int_eq (g_array_index (c->rows, SpTraceRow, 3).status, SP_TRACE_STATUS_OK);
+    ck_assert_uint_eq (c->dropped_bytes, 13);
+  }
+  {
+    /* A mark of the wrong size is damage. */
+    GByteArray *b = hand_header (2, 0x01020304u);
+    put_record (b, 1, j, strlen (j));
+    put_record (b, 3, r, sizeof r);
+    guint32 short_mark[3] = { 5, 1, SP_TRACE_STATUS_WRONG };
+    put_record (b, 4, short_mark, sizeof short_mark);
+    g_autofree char *path = save ("badmark.spill", b);
+    ck_assert_ptr_null (sp_exec_spill_read (path, &e));
+    ck_assert_msg (strstr (e->message, "a mark record of 12 bytes"), "%s", e->message);
+    g_clear_error (&e);
+  }
+}
+END_TEST
+
 START_TEST (test_missing_file)
 {
   g_autofree char *path = g_build_filename (tmpdir, "none.spill", NULL);
@@ -437,6 +541,7 @@ spill_suite (void)
   tcase_add_test (tc, test_other_byte_order_and_version);
   tcase_add_test (tc, test_other_row_layout);
   tcase_add_test (tc, test_hand_built_ok_and_damage);
+  tcase_add_test (tc, test_marks);
   tcase_add_test (tc, test_missing_file);
   suite_add_tcase (s, tc);
   return s;
