@@ -180,12 +180,13 @@ void sp_exec_set_error (SpExecCtx *ctx, const char *fmt, ...) G_GNUC_PRINTF (2, 
  *   and the payload:
  *     1 RUN   (first, exactly once) a JSON object: format =
  *             "shardplan-spill", spill_version, schema = "shardplan-trace",
- *             schema_version ("1.1"), byte_order ("little"|"big"),
- *             row_size (bytes), row_fields [[name, kind, byte offset], …]
+ *             schema_version ("1.2"; another 1.x with the same rows
+ *             reads), byte_order ("little"|"big"), row_size (bytes), row_fields [[name, kind, byte offset], …]
  *             (SpTraceRow's layout: kind u8|u32|i32|u64|i64|f64, or
  *             coll|dtype|redop|status for C enums of 4 bytes), rank,
  *             world_size, run_id, output, producer, producer_version,
- *             clock, timing_mode, warmup_iters, iters, plan_digest, plan
+ *             clock, timing_mode, check_policy (version 2; the run's
+ *             --check), warmup_iters, iters, plan_digest, plan
  *             (the plan JSON as used), topology (INI text or null),
  *             software {key: value}, env [[key, value], …].
  *     2 INFO  (any number, later members win) a JSON object with some of:
@@ -213,6 +214,7 @@ typedef struct {
   char *run_id;               /* UUID shared by the ranks of one run */
   char *output;               /* the run's -o */
   char *producer, *producer_version, *clock, *timing_mode;
+  char *check_policy;         /* "after", "every", "none"; NULL: not said (version 1) */
   guint32 warmup_iters, iters;
   char *plan_digest;          /* sp_plan_digest */
   char *plan_text;            /* the plan JSON as used */

@@ -688,7 +688,8 @@ run_inner (SpExecCtx *ctx, SpExecResult *res, GError **error)
         .rank = ctx->rank, .world_size = ctx->world, .run_id = run_id,
         .output = (char *) opts->output, .producer = (char *) "shardplan run",
         .producer_version = (char *) sp_version (), .clock = (char *) "MPI_Wtime",
-        .timing_mode = (char *) sp_exec_mode_name (opts->mode), .warmup_iters = opts->warmup,
+        .timing_mode = (char *) sp_exec_mode_name (opts->mode),
+        .check_policy = (char *) sp_exec_check_name (opts->check), .warmup_iters = opts->warmup,
         .iters = opts->iters, .plan_digest = digest, .plan_text = plan_text,
         .topology_text = topo_text ? topo_text : topo_ini, .software = software, .env = env,
       };

@@ -336,6 +336,7 @@ sp_exec_write_trace (const SpExecTraceInfo *info, GArray *rows, GError **error)
     .header = { .source = SP_TRACE_SOURCE_MEASURED, .producer = "shardplan run",
                 .producer_version = sp_version (), .clock = "MPI_Wtime",
                 .timing_mode = sp_exec_mode_name (ctx->opts->mode),
+                .check_policy = sp_exec_check_name (ctx->opts->check),
                 .warmup_iters = ctx->opts->warmup, .iters = ctx->opts->iters,
                 .world_size = ctx->world, .run_id = info->run_id },
     .backend_name = info->backend_name, .software = build, .software_more = info->software,

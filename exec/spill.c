@@ -134,6 +134,7 @@ sp_exec_spill_write_run (FILE *f, const SpExecSpillRun *run, GError **error)
   add_str (b, "producer_version", run->producer_version);
   add_str (b, "clock", run->clock);
   add_str (b, "timing_mode", run->timing_mode);
+  add_str (b, "check_policy", run->check_policy);
   add_int (b, "warmup_iters", run->warmup_iters);
   add_int (b, "iters", run->iters);
   add_str (b, "plan_digest", run->plan_digest);
@@ -242,6 +243,7 @@ sp_exec_spill_free (SpExecSpill *s)
   g_free (r->producer_version);
   g_free (r->clock);
   g_free (r->timing_mode);
+  g_free (r->check_policy);
   g_free (r->plan_digest);
   g_free (r->plan_text);
   g_free (r->topology_text);
@@ -367,11 +369,13 @@ parse_object (const char *path, const char *what, const guint8 *text, guint64 le
 static char *
 layout_difference (JsonObject *o, const char *version, gint64 row_size)
 {
-  g_autofree char *mine = schema_version_text ();
-  if (strcmp (version, mine) != 0)
+  /* The same major version and the same rows: another minor version that
+   * changed no row field (1.1 → 1.2) reads. */
+  g_autofree char *ours = g_strdup_printf ("%u.", SP_TRACE_SCHEMA_MAJOR);
+  if (!g_str_has_prefix (version, ours))
     return g_strdup_printf ("schema %s", version);
   if (row_size != (gint64) sizeof (SpTraceRow))
-    return g_strdup_printf ("%" G_GINT64_FORMAT "-byte rows", row_size);
+    return g_strdup_printf ("schema %s, %" G_GINT64_FORMAT "-byte rows", version, row_size);
   JsonNode *n = json_object_get_member (o, "row_fields");
   if (!n || !JSON_NODE_HOLDS_ARRAY (n))
     return g_strdup ("no row_fields list");
@@ -433,6 +437,7 @@ read_run (SpExecSpill *s, const guint8 *text, guint64 len, GError **error)
       !get_str (&j, "producer", TRUE, &r->producer) ||
       !get_str (&j, "producer_version", TRUE, &r->producer_version) ||
       !get_str (&j, "clock", TRUE, &r->clock) || !get_str (&j, "timing_mode", TRUE, &r->timing_mode) ||
+      !get_str (&j, "check_policy", FALSE, &r->check_policy) ||
       !get_u32 (&j, "warmup_iters", TRUE, &r->warmup_iters) || !get_u32 (&j, "iters", TRUE, &r->iters) ||
       !get_str (&j, "plan_digest", TRUE, &r->plan_digest) || !get_str (&j, "plan", TRUE, &r->plan_text) ||
       !get_str (&j, "topology", FALSE, &r->topology_text) || !get_kv_object (&j, "software", &r->software))

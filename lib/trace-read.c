@@ -218,6 +218,7 @@ read_root (SpTrace *t, GError **error)
                    "%s: time_unit '%s' is not 'ns'", t->path, unit);
       return FALSE;
     }
+  h->check_policy = read_str_attr (t, t->file, "/", "check_policy", FALSE, NULL); /* 1.2, optional */
   t->complete = complete != 0;
   if (!t->complete)
     {

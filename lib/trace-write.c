@@ -162,6 +162,8 @@ check_header (const SpTraceHeader *h, GError **error)
     bad = "clock";
   else if (h->timing_mode == NULL || *h->timing_mode == '\0')
     bad = "timing_mode";
+  else if (h->check_policy != NULL && *h->check_policy == '\0')
+    bad = "check_policy (NULL when not recorded)";
   if (bad)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
@@ -214,6 +216,8 @@ write_root (SpTraceWriter *w, const SpTraceHeader *h, GError **error)
                 && write_u32_attr (root, "iters", h->iters, error)
                 && write_u32_attr (root, "world_size", h->world_size, error)
                 && write_u8_attr (root, "complete", 0, error); /* 1 once finished */
+  if (ok && h->check_policy)
+    ok = write_str_attr (root, "check_policy", h->check_policy, error);
   return ok;
 }
 

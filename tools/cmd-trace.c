@@ -231,6 +231,19 @@ n_ranks (const SpTrace *t, const Summary *s)
   return n ? (guint) n : g_hash_table_size (s->ranks);
 }
 
+/* What `shardplan run --check` policy a trace's check_policy names. */
+static const char *
+check_policy_note (const char *policy)
+{
+  if (strcmp (policy, "after") == 0)
+    return " (one untimed validation pass after the timed iterations)";
+  if (strcmp (policy, "every") == 0)
+    return " (every op of every iteration, outside the timed region)";
+  if (strcmp (policy, "none") == 0)
+    return " (results not verified)";
+  return "";
+}
+
 static void
 print_text (const char *path, const SpTrace *t, const Summary *s)
 {
@@ -249,6 +262,8 @@ print_text (const char *path, const SpTrace *t, const Summary *s)
   printf ("created:   %s (run %s)\n", h->created_utc, h->run_id);
   printf ("timing:    %s, clock %s, %u iterations after %u warm-up\n", h->timing_mode, h->clock,
           h->iters, h->warmup_iters);
+  if (h->check_policy)
+    printf ("checked:   %s%s\n", h->check_policy, check_policy_note (h->check_policy));
   printf ("ranks:     %u (world size %u) on %zu node%s\n", n_ranks (t, s), h->world_size, n_nodes,
           n_nodes == 1 ? "" : "s");
   printf ("ops:       %u distinct op ids, %" G_GUINT64_FORMAT " rows\n",
@@ -331,6 +346,7 @@ summary_json (const char *path, const SpTrace *t, const Summary *s)
   set_str (b, "created_utc", h->created_utc);
   set_str (b, "run_id", h->run_id);
   set_str (b, "timing_mode", h->timing_mode);
+  set_str (b, "check_policy", h->check_policy);
   set_str (b, "clock", h->clock);
   SET_INT (b, "warmup_iters", h->warmup_iters);
   SET_INT (b, "iters", h->iters);

@@ -8,14 +8,22 @@
  * through an anchor event recorded at a known host time. */
 #include "config.h"
 #include "nccl/nccl-internal.h"
+#include "exec-loop.h"
 #include "shardplan/kernels.h"
 
+#include <math.h>
 #include <string.h>
 
 static SpNcclState nccl_state;
 
 /* Set-up calls may take long (first communicator, network bootstrap). */
 #define SP_NCCL_SETUP_TIMEOUT_S 600.0
+
+/* The anchor is renewed when older than this (ns), at a start() with no
+ * task in flight: cudaEventElapsedTime gives float milliseconds, whose
+ * resolution at an offset of x ms is about x·6e-8 ms (8 µs at 100 s), and
+ * the device and host clocks drift apart over long runs. */
+#define SP_NCCL_ANCHOR_MAX_AGE_NS ((gint64) 1000000000)
 
 static gboolean
 cuda_ok (SpExecCtx *ctx, cudaError_t e, const char *what, GError **error)
@@ -40,6 +48,14 @@ sp_exec_nccl_wait (ncclComm_t comm, gint64 deadline_ns, const SpExecBoot *boot)
   return st;
 }
 
+/* NCCL's last warning (ncclGetLastError), "" when it has none. */
+static const char *
+nccl_detail (ncclComm_t comm)
+{
+  const char *d = ncclGetLastError (comm);
+  return d ? d : "";
+}
+
 static gboolean
 nccl_ok (SpExecCtx *ctx, ncclComm_t comm, ncclResult_t r, const char *what, GError **error)
 {
@@ -48,8 +64,11 @@ nccl_ok (SpExecCtx *ctx, ncclComm_t comm, ncclResult_t r, const char *what, GErr
                            ctx->boot);
   if (r == ncclSuccess)
     return TRUE;
-  g_set_error (error, SP_ERROR, SP_ERROR_BACKEND, "%s failed: %s", what,
-               r == ncclInProgress ? "no completion within the set-up deadline" : ncclGetErrorString (r));
+  nccl_state.failed = TRUE;
+  const char *d = nccl_detail (comm);
+  g_set_error (error, SP_ERROR, SP_ERROR_BACKEND, "%s failed: %s%s%s", what,
+               r == ncclInProgress ? "no completion within the set-up deadline" : ncclGetErrorString (r),
+               *d ? ": " : "", d);
   return FALSE;
 }
 
@@ -271,11 +290,15 @@ nccl_estimate (SpExecCtx *ctx, SpNcclState *st, GError **error)
       ncclResult_t async = ncclSuccess;
       if (ncclCommGetAsyncError (comm, &async) != ncclSuccess)
         async = ncclSystemError;
-      if (async != ncclSuccess && async != ncclInProgress)
+      /* A communicator still in progress must not be used again. */
+      if (async != ncclSuccess)
         {
+          st->failed = TRUE;
+          const char *d = nccl_detail (comm);
           g_set_error (error, SP_ERROR, SP_ERROR_BACKEND,
-                       "op %u (%s): ncclGroupSimulateEnd left the communicator failed: %s",
-                       t->op->id, t->op->name, ncclGetErrorString (async));
+                       "op %u (%s): ncclGroupSimulateEnd left the communicator %s%s%s", t->op->id,
+                       t->op->name, async == ncclInProgress ? "in progress past the set-up deadline"
+                       : ncclGetErrorString (async), *d ? ": " : "", d);
           return FALSE;
         }
       /* estimatedTime is µs; NCCL_UNDEF_FLOAT (-1) when not filled in.
@@ -298,20 +321,25 @@ nccl_setup (SpExecCtx *ctx, GError **error)
   ctx->backend_state = st;
   st->streams = g_hash_table_new (g_direct_hash, g_direct_equal);
   st->device = (int) ctx->local_rank;
-  if (!cuda_ok (ctx, cudaSetDevice (st->device), "cudaSetDevice", error))
-    return FALSE;
-  struct cudaDeviceProp prop;
-  if (cudaGetDeviceProperties (&prop, st->device) == cudaSuccess)
-    g_strlcpy (st->device_name, prop.name, sizeof st->device_name);
   ncclUniqueId id;
   memset (&id, 0, sizeof id);
+  /* The local steps, then every rank agrees before any collective step: a
+   * rank that failed here must not leave rank 0 alone in the bcast, nor
+   * the others waiting for it in ncclCommInitRankConfig until the set-up
+   * deadline. */
   GError *local = NULL;
-  if (ctx->rank == 0)
-    nccl_ok (ctx, NULL, ncclGetUniqueId (&id), "ncclGetUniqueId", &local);
-  if (local)
+  if (cuda_ok (ctx, cudaSetDevice (st->device), "cudaSetDevice", &local))
     {
-      g_propagate_error (error, local);
-      return FALSE; /* the driver's agreement stops the others before the bcast */
+      struct cudaDeviceProp prop;
+      if (cudaGetDeviceProperties (&prop, st->device) == cudaSuccess)
+        g_strlcpy (st->device_name, prop.name, sizeof st->device_name);
+      if (ctx->rank == 0)
+        nccl_ok (ctx, NULL, ncclGetUniqueId (&id), "ncclGetUniqueId", &local);
+    }
+  if (!sp_exec_agree (ctx, &local, TRUE, error))
+    {
+      g_clear_error (&local);
+      return FALSE;
     }
   if (!ctx->boot->bcast (&id, sizeof id, 0, error))
     return FALSE;

@@ -19,6 +19,8 @@ typedef struct {
   GHashTable *streams;            /* plan stream + 1 → cudaStream_t */
   cudaEvent_t anchor;             /* recorded at anchor_ns on the host clock */
   gint64 anchor_ns;
+  guint in_flight;                /* tasks started and not yet seen done */
+  gboolean failed;                /* an op or a communicator failed: abort, never finalize */
   void *scratch;                  /* 4 bytes for barriers and warm-up */
   char device_name[256];
   int device;

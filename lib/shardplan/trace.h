@@ -1,16 +1,21 @@
 /* shardplan/trace.h — the HDF5 trace: one file per run, the same layout for
  * measured (executor) and simulated (simulator) runs, so that a comparison
- * is a join on (op_id, iter, rank).  Schema version 1.1 (1.0 plus the
- * /ops/ops field nccl_est_ns; see the history in trace-record.h):
+ * is a join on (op_id, iter, rank).  Schema version 1.2 (1.0 plus the
+ * /ops/ops field nccl_est_ns in 1.1 and the root attribute check_policy in
+ * 1.2; see the history in trace-record.h):
  *
  *   /              attrs (all scalar): schema = "shardplan-trace" (string),
- *                  schema_version = "MAJOR.MINOR" (string, "1.1"), run_id (UUID
+ *                  schema_version = "MAJOR.MINOR" (string, "1.2"), run_id (UUID
  *                  string), created_utc (ISO 8601 string, "2026-01-31T12:00:00Z"),
  *                  source ("measured"|"simulated"), producer, producer_version,
  *                  time_unit = "ns", clock, timing_mode (strings), warmup_iters,
  *                  iters, world_size (uint32), complete (uint8: 1, or 0 for a
  *                  partial trace, which then also has the string attr
- *                  incomplete_reason).  Strings are variable-length UTF-8.
+ *                  incomplete_reason); optional string check_policy (1.2:
+ *                  how a measured run verified its results, "after",
+ *                  "every" or "none"; absent where nothing was measured or
+ *                  the producer does not say).  Strings are variable-length
+ *                  UTF-8.
  *   /meta/software attrs: one string per component ("nccl_compiled",
  *                  "nccl_runtime", "cuda", "mpi", "compiler" … set by the
  *                  producer; "hdf5" filled in by the writer).
@@ -77,7 +82,7 @@ G_BEGIN_DECLS
 
 #define SP_TRACE_SCHEMA_NAME "shardplan-trace"
 #define SP_TRACE_SCHEMA_MAJOR 1
-#define SP_TRACE_SCHEMA_MINOR 1
+#define SP_TRACE_SCHEMA_MINOR 2
 
 /* group_id of an op that runs in no group (compute, quantize). */
 #define SP_TRACE_NO_GROUP G_MAXUINT32
@@ -190,6 +195,9 @@ typedef struct {
   const char *producer_version;  /* sp_version() */
   const char *clock;             /* "CLOCK_MONOTONIC", "cuda-events", "simulated" … */
   const char *timing_mode;       /* "isolated", "replay", "simulated" … */
+  const char *check_policy;      /* "after", "every", "none": how a measured run
+                                    verified results (the root attribute
+                                    check_policy); NULL: not recorded */
   guint32 warmup_iters;
   guint32 iters;
   guint32 world_size;

@@ -8,7 +8,8 @@
  * exactly one row — a rank runs an op when it is in a group of the op's
  * family (kernels everywhere; compute only in replay mode; a composite's
  * sub-ops where the composite runs) — with the plan's coll, dtype, redop,
- * bytes and count, the group's id/rank/size, status ok, the CHECKED flag on
+ * bytes and count, the group's id/rank/size, status ok, the root attribute
+ * check_policy equal to CHECK, the CHECKED flag on
  * checked kinds when CHECK (the run's --check: after, the default, or
  * every) checks and on no row when it is none, nccl_est_ns -1 (no NCCL estimate on MPI), 0 <= dur = end - start (host-timed MPI), and times that
  * never go backwards on one rank: in isolated mode every op of a rank starts
@@ -81,9 +82,11 @@ main (int argc, char **argv)
   if (!sp_trace_is_complete (tr))
     BAD ("trace is partial: %s", sp_trace_incomplete_reason (tr));
   if (h->source != SP_TRACE_SOURCE_MEASURED || strcmp (h->timing_mode, argv[3]) != 0 ||
-      h->iters != iters || h->warmup_iters != warmup || h->world_size != W)
-    BAD ("root attributes: source %d mode %s iters %u warmup %u world %u", h->source, h->timing_mode,
-         h->iters, h->warmup_iters, h->world_size);
+      h->iters != iters || h->warmup_iters != warmup || h->world_size != W ||
+      g_strcmp0 (h->check_policy, policy) != 0)
+    BAD ("root attributes: source %d mode %s iters %u warmup %u world %u check_policy %s", h->source,
+         h->timing_mode, h->iters, h->warmup_iters, h->world_size,
+         h->check_policy ? h->check_policy : "(none)");
   g_autofree char *digest = sp_plan_digest (plan);
   if (g_strcmp0 (sp_trace_plan_digest (tr), digest) != 0)
     BAD ("plan digest differs");

@@ -57,6 +57,9 @@ verdicts=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 set -- $verdicts
 [ "$1" -gt 0 ] && [ "$1" -eq "$2" ] && [ "$3" -eq 0 ] ||
   fail "recovered verdicts: $2 of $1 rows of ops 0-1 CHECKED (all expected), $3 later rows CHECKED (none expected)"
+# The policy itself is in the spill header, so in the recovered trace too.
+"$SHARDPLAN" trace show "$tmp/vstall-rec.h5" | grep -q "^checked: *after (" ||
+  fail "recovered trace does not say its check policy: $("$SHARDPLAN" trace show "$tmp/vstall-rec.h5" | head -6)"
 
 # 1b. The same with --check every: found in the first iteration that runs
 # op 1 (timed iteration 0, no warm-up).

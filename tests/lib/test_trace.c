@@ -131,6 +131,7 @@ START_TEST (test_rows_round_trip)
   ck_assert_uint_eq (sp_trace_n_families (t), 0);
   ck_assert_ptr_null (sp_trace_plan_text (t));
   ck_assert_ptr_null (sp_trace_topology_text (t));
+  ck_assert_ptr_null (sp_trace_header (t)->check_policy); /* not given: no attribute */
   gsize n = 1;
   sp_trace_nodes (t, &n);
   ck_assert_uint_eq (n, 0);
@@ -153,8 +154,9 @@ START_TEST (test_meta_round_trip)
   guint major = 0, minor = 9;
   sp_trace_schema_version (t, &major, &minor);
   ck_assert_uint_eq (major, 1);
-  ck_assert_uint_eq (minor, 1);
+  ck_assert_uint_eq (minor, 2);
   ck_assert_int_eq (h->source, SP_TRACE_SOURCE_MEASURED);
+  ck_assert_str_eq (h->check_policy, "after");
   ck_assert_str_eq (h->producer, "shardplan test");
   ck_assert_str_eq (h->producer_version, "0.0-test");
   ck_assert_str_eq (h->clock, "CLOCK_MONOTONIC");
@@ -350,6 +352,13 @@ START_TEST (test_crash_safety)
   ck_assert_ptr_null (sp_trace_writer_new (path, &h, &error));
   SP_ASSERT_ERROR (error, SP_ERROR_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull (strstr (error->message, "producer"));
+  g_clear_error (&error);
+  /* An empty check policy (NULL is how "not recorded" is said). */
+  h.producer = "test";
+  h.check_policy = "";
+  ck_assert_ptr_null (sp_trace_writer_new (path, &h, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull (strstr (error->message, "check_policy"));
   g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", dir);
   ck_assert_int_eq (system (cmd), 0);
 }
@@ -536,6 +545,7 @@ START_TEST (test_reads_v1_0)
   sp_trace_schema_version (old, &major, &minor);
   ck_assert_uint_eq (major, 1);
   ck_assert_uint_eq (minor, 0);
+  ck_assert_ptr_null (sp_trace_header (old)->check_policy); /* added in 1.2 */
   ck_assert_uint_eq (sp_trace_n_rows (old), SP_SAMPLE_ROWS);
   SpTraceRow a[SP_SAMPLE_ROWS], b[SP_SAMPLE_ROWS];
   /* Read in two pieces: the defaults must land in every row of a batch. */

@@ -63,7 +63,7 @@ sp_sample_trace_write (const char *path, gboolean partial, GError **error)
     return FALSE;
   SpTraceHeader h = { .source = SP_TRACE_SOURCE_MEASURED, .producer = "shardplan test",
                       .producer_version = "0.0-test", .clock = "CLOCK_MONOTONIC",
-                      .timing_mode = "isolated", .warmup_iters = 1,
+                      .timing_mode = "isolated", .check_policy = "after", .warmup_iters = 1,
                       .iters = SP_SAMPLE_ITERS, .world_size = SP_SAMPLE_WORLD,
                       .run_id = SP_SAMPLE_RUN_ID, .created_utc = SP_SAMPLE_CREATED };
   g_autoptr (SpTraceWriter) w = sp_trace_writer_new (path, &h, error);
