@@ -97,19 +97,23 @@ dev_dequant_one (int q, float stored)
   return dev_f2h (__fmul_rn ((float) q, stored));
 }
 
+/* The 8 fp16 values of a 16-byte word, in memory order (little endian). */
+__device__ __forceinline__ void
+dev_unpack_h8 (uint4 u, uint16_t *v)
+{
+  uint32_t w[4] = { u.x, u.y, u.z, u.w };
+#pragma unroll
+  for (int k = 0; k < 8; k++)
+    v[k] = (uint16_t) (w[k / 2] >> (16 * (k % 2)));
+}
+
 /* Load VEC consecutive fp16 values (VEC == 8: one 16-byte load). */
 template <int VEC>
 __device__ __forceinline__ void
 dev_load_h (const uint16_t *p, uint16_t *v)
 {
   if (VEC == 8)
-    {
-      uint4 u = *reinterpret_cast<const uint4 *> (p);
-      uint32_t w[4] = { u.x, u.y, u.z, u.w };
-#pragma unroll
-      for (int k = 0; k < 8; k++)
-        v[k] = (uint16_t) (w[k / 2] >> (16 * (k % 2)));
-    }
+    dev_unpack_h8 (*reinterpret_cast<const uint4 *> (p), v);
   else
     {
 #pragma unroll

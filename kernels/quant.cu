@@ -84,6 +84,76 @@ swizzle_quant_kernel (const uint16_t *in, uint64_t n_groups, uint32_t E, uint32_
     }
 }
 
+/* Steps of 8 values a lane keeps in registers between the absmax pass and
+ * the quantize pass of the cached kernels below: a group of up to
+ * 32·8·SP_QCACHE values (4096 with a full team) is read from memory once.
+ * The two-pass kernels re-read the group, and with a GPU full of teams the
+ * bytes read between a team's two passes exceed the L2 cache, so the
+ * second pass would come from DRAM again. */
+#define SP_QCACHE 16
+
+/* swizzle_quant_kernel<BITS, 8> with the group held in registers: the
+ * same arithmetic in the same order, so the same bytes. */
+template <int BITS>
+__global__ void
+swizzle_quant_cached_kernel (const uint16_t *in, uint64_t n_groups, uint32_t E,
+                             uint32_t nodes, uint32_t devices, uint32_t pipelining, int team,
+                             uint8_t *out_q, float *out_scales)
+{
+  Team tm (team);
+  const uint64_t gbytes = (uint64_t) E * BITS / 8;
+  const uint64_t per_rank = n_groups / ((uint64_t) nodes * devices);
+  const uint32_t step = (uint32_t) team * 8;
+  for (uint64_t base = tm.first; base < n_groups; base += tm.stride)
+    {
+      const uint64_t g = base + tm.tw;
+      const bool active = g < n_groups;
+      const uint16_t *x = in + g * E;
+      uint4 raw[SP_QCACHE];
+      float m = 0.0f;
+#pragma unroll
+      for (int c = 0; c < SP_QCACHE; c++)
+        {
+          const uint32_t i = tm.tl * 8 + c * step;
+          raw[c] = make_uint4 (0, 0, 0, 0);
+          if (active && i < E)
+            raw[c] = *reinterpret_cast<const uint4 *> (x + i);
+        }
+#pragma unroll
+      for (int c = 0; c < SP_QCACHE; c++)
+        {
+          uint16_t v[8];
+          dev_unpack_h8 (raw[c], v);      /* unloaded steps are +0: no effect */
+#pragma unroll
+          for (int k = 0; k < 8; k++)
+            m = fmaxf (m, fabsf (dev_h2f (v[k])));
+        }
+      m = dev_team_max (m, team);
+      if (!active)
+        continue;
+      const float s = dev_group_scale<BITS> (m);
+      const uint64_t slot = sp_kern_swizzle_slot (g, per_rank, nodes, devices, pipelining);
+      uint8_t *qo = out_q + slot * gbytes;
+#pragma unroll
+      for (int c = 0; c < SP_QCACHE; c++)
+        {
+          const uint32_t i = tm.tl * 8 + c * step;
+          if (i < E)
+            {
+              uint16_t v[8];
+              int q[8];
+              dev_unpack_h8 (raw[c], v);
+#pragma unroll
+              for (int k = 0; k < 8; k++)
+                q[k] = dev_quant_one<BITS> (dev_h2f (v[k]), s);
+              dev_store_q<BITS, 8> (qo, i, q);
+            }
+        }
+      if (tm.tl == 0)
+        out_scales[slot] = __fdiv_rn (1.0f, s);
+    }
+}
+
 template <int BITS, int VEC>
 __global__ void
 dequant_kernel (const uint8_t *q, const float *scales, uint64_t n_groups, uint32_t E,
@@ -176,6 +246,89 @@ quant_reduce_kernel (const uint8_t *in_q, const float *in_scales, uint32_t n_src
     }
 }
 
+/* quant_reduce_kernel<BITS, 8> with the fp16 sums held in registers (two
+ * per 32-bit word): each source is read once, its SP_QCACHE loads per lane
+ * independent of each other.  Every sum is still formed from +0 in source
+ * order with one fp16 rounding per add, so the bytes are the same. */
+template <int BITS>
+__global__ void
+quant_reduce_cached_kernel (const uint8_t *in_q, const float *in_scales, uint32_t n_src,
+                            uint64_t n_groups, uint32_t E, int team, uint8_t *out_q,
+                            float *out_scales)
+{
+  Team tm (team);
+  const uint64_t gbytes = (uint64_t) E * BITS / 8;
+  const uint64_t src_bytes = n_groups * gbytes;
+  const uint32_t step = (uint32_t) team * 8;
+  for (uint64_t base = tm.first; base < n_groups; base += tm.stride)
+    {
+      const uint64_t g = base + tm.tw;
+      const bool active = g < n_groups;
+      uint32_t acc[SP_QCACHE][4];         /* sums k, k+1 in the low, high half */
+#pragma unroll
+      for (int c = 0; c < SP_QCACHE; c++)
+#pragma unroll
+        for (int w = 0; w < 4; w++)
+          acc[c][w] = 0;                  /* +0, +0 */
+      if (active)
+        for (uint32_t j = 0; j < n_src; j++)
+          {
+            const float stored = in_scales[(uint64_t) j * n_groups + g];
+            const uint8_t *qg = in_q + j * src_bytes + g * gbytes;
+#pragma unroll
+            for (int c = 0; c < SP_QCACHE; c++)
+              {
+                const uint32_t i = tm.tl * 8 + c * step;
+                if (i < E)
+                  {
+                    int qv[8];
+                    dev_load_q<BITS, 8> (qg, i, qv);
+#pragma unroll
+                    for (int w = 0; w < 4; w++)
+                      {
+                        uint16_t lo = dev_hadd ((uint16_t) acc[c][w],
+                                                dev_dequant_one<BITS> (qv[2 * w], stored));
+                        uint16_t hi = dev_hadd ((uint16_t) (acc[c][w] >> 16),
+                                                dev_dequant_one<BITS> (qv[2 * w + 1], stored));
+                        acc[c][w] = lo | ((uint32_t) hi << 16);
+                      }
+                  }
+              }
+          }
+      float m = 0.0f;
+#pragma unroll
+      for (int c = 0; c < SP_QCACHE; c++)
+#pragma unroll
+        for (int w = 0; w < 4; w++)       /* steps past E hold +0: no effect */
+          {
+            m = fmaxf (m, fabsf (dev_h2f ((uint16_t) acc[c][w])));
+            m = fmaxf (m, fabsf (dev_h2f ((uint16_t) (acc[c][w] >> 16))));
+          }
+      m = dev_team_max (m, team);
+      if (!active)
+        continue;
+      const float s = dev_group_scale<BITS> (m);
+#pragma unroll
+      for (int c = 0; c < SP_QCACHE; c++)
+        {
+          const uint32_t i = tm.tl * 8 + c * step;
+          if (i < E)
+            {
+              int qv[8];
+#pragma unroll
+              for (int w = 0; w < 4; w++)
+                {
+                  qv[2 * w] = dev_quant_one<BITS> (dev_h2f ((uint16_t) acc[c][w]), s);
+                  qv[2 * w + 1] = dev_quant_one<BITS> (dev_h2f ((uint16_t) (acc[c][w] >> 16)), s);
+                }
+              dev_store_q<BITS, 8> (out_q + g * gbytes, i, qv);
+            }
+        }
+      if (tm.tl == 0)
+        out_scales[g] = __fdiv_rn (1.0f, s);
+    }
+}
+
 template <int BITS, int VEC>
 __global__ void
 qgz_final_kernel (const uint8_t *q, const float *scales, uint32_t nodes, uint64_t n_groups,
@@ -219,6 +372,14 @@ vec8_ok (uint32_t E, uint32_t bits, const void *half_ptr, const void *q_ptr)
          && sp_kern_aligned (q_ptr, bits == 8 ? 8 : 4);
 }
 
+/* Whether a group fits the register cache of the *_cached kernels: at most
+ * SP_QCACHE steps of 8 values per lane of a team of `team`. */
+bool
+fits_cache (uint32_t E, int team)
+{
+  return (uint64_t) E <= (uint64_t) team * 8 * SP_QCACHE;
+}
+
 } // namespace
 
 /* Instantiate a kernel for (bits, vec8?) and launch it; the generic VEC is
@@ -256,9 +417,20 @@ sp_kern_gpu_swizzle_quant (const uint16_t *in, uint64_t n_groups, uint32_t group
     return st;
   bool v8 = vec8_ok (group_elems, bits, in, out_q);
   int team = team_size (group_elems, vec_of (v8, bits));
-  SP_KERN_DISPATCH (swizzle_quant_kernel, bits, v8, group_blocks (n_groups, team), stream,
-                    in, n_groups, group_elems, nodes, devices, pipelining, team, out_q,
-                    out_scales);
+  unsigned blocks = group_blocks (n_groups, team);
+  if (v8 && fits_cache (group_elems, team))
+    {
+      cudaStream_t s = (cudaStream_t) stream;
+      if (bits == 4)
+        swizzle_quant_cached_kernel<4><<<blocks, SP_KERN_THREADS, 0, s>>> (
+            in, n_groups, group_elems, nodes, devices, pipelining, team, out_q, out_scales);
+      else
+        swizzle_quant_cached_kernel<8><<<blocks, SP_KERN_THREADS, 0, s>>> (
+            in, n_groups, group_elems, nodes, devices, pipelining, team, out_q, out_scales);
+    }
+  else
+    SP_KERN_DISPATCH (swizzle_quant_kernel, bits, v8, blocks, stream, in, n_groups,
+                      group_elems, nodes, devices, pipelining, team, out_q, out_scales);
   return sp_kern_launch_status ();
 }
 
@@ -303,9 +475,20 @@ sp_kern_gpu_quant_reduce (const uint8_t *in_q, const float *in_scales, uint32_t 
   bool v8 = group_elems % 8 == 0 && sp_kern_aligned (in_q, bits == 8 ? 8 : 4)
             && sp_kern_aligned (out_q, bits == 8 ? 8 : 4);
   int team = team_size (group_elems, vec_of (v8, bits));
-  SP_KERN_DISPATCH (quant_reduce_kernel, bits, v8, group_blocks (groups_per_source, team),
-                    stream, in_q, in_scales, n_sources, groups_per_source, group_elems, team,
-                    out_q, out_scales);
+  unsigned blocks = group_blocks (groups_per_source, team);
+  if (v8 && fits_cache (group_elems, team))
+    {
+      cudaStream_t s = (cudaStream_t) stream;
+      if (bits == 4)
+        quant_reduce_cached_kernel<4><<<blocks, SP_KERN_THREADS, 0, s>>> (
+            in_q, in_scales, n_sources, groups_per_source, group_elems, team, out_q, out_scales);
+      else
+        quant_reduce_cached_kernel<8><<<blocks, SP_KERN_THREADS, 0, s>>> (
+            in_q, in_scales, n_sources, groups_per_source, group_elems, team, out_q, out_scales);
+    }
+  else
+    SP_KERN_DISPATCH (quant_reduce_kernel, bits, v8, blocks, stream, in_q, in_scales,
+                      n_sources, groups_per_source, group_elems, team, out_q, out_scales);
   return sp_kern_launch_status ();
 }
 
