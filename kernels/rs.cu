@@ -40,21 +40,42 @@ batch_find (const RsBatch &b, uint64_t r)
   return lo;
 }
 
+/* Elements each thread moves per grid-stride step: all loads of a step are
+ * issued before its stores, so a thread has SP_RS_ILP loads in flight (one
+ * 2-byte load at a time cannot keep an H100's memory busy). */
+#define SP_RS_ILP 4
+
 template <typename T>
 __global__ void
 pack_kernel (RsBatch b, uint32_t world, uint64_t seg, uint64_t seg_base, T *buf)
 {
   const uint64_t width = b.off[b.n];
+  const uint64_t tile = (uint64_t) blockDim.x * SP_RS_ILP;
   for (uint64_t q = blockIdx.y; q < world; q += gridDim.y)
-    for (uint64_t r = (uint64_t) blockIdx.x * blockDim.x + threadIdx.x; r < width;
-         r += (uint64_t) gridDim.x * blockDim.x)
+    for (uint64_t r0 = (uint64_t) blockIdx.x * tile + threadIdx.x; r0 < width;
+         r0 += (uint64_t) gridDim.x * tile)
       {
-        uint32_t t = batch_find (b, r);
-        uint64_t j = q * b.chunk[t] + (r - b.off[t]);
-        T v = T ();                            /* zero padding */
-        if (j < b.numel[t])
-          v = reinterpret_cast<const T *> (b.src[t])[j];
-        buf[q * seg + seg_base + r] = v;
+        T v[SP_RS_ILP];
+#pragma unroll
+        for (int u = 0; u < SP_RS_ILP; u++)
+          {
+            const uint64_t r = r0 + (uint64_t) u * blockDim.x;
+            v[u] = T ();                       /* zero padding */
+            if (r < width)
+              {
+                uint32_t t = batch_find (b, r);
+                uint64_t j = q * b.chunk[t] + (r - b.off[t]);
+                if (j < b.numel[t])
+                  v[u] = reinterpret_cast<const T *> (b.src[t])[j];
+              }
+          }
+#pragma unroll
+        for (int u = 0; u < SP_RS_ILP; u++)
+          {
+            const uint64_t r = r0 + (uint64_t) u * blockDim.x;
+            if (r < width)
+              buf[q * seg + seg_base + r] = v[u];
+          }
       }
 }
 
@@ -63,13 +84,32 @@ __global__ void
 unpack_kernel (RsBatch b, uint32_t rank, const T *segment, uint64_t seg_base)
 {
   const uint64_t width = b.off[b.n];
-  for (uint64_t r = (uint64_t) blockIdx.x * blockDim.x + threadIdx.x; r < width;
-       r += (uint64_t) gridDim.x * blockDim.x)
+  const uint64_t tile = (uint64_t) blockDim.x * SP_RS_ILP;
+  for (uint64_t r0 = (uint64_t) blockIdx.x * tile + threadIdx.x; r0 < width;
+       r0 += (uint64_t) gridDim.x * tile)
     {
-      uint32_t t = batch_find (b, r);
-      uint64_t j = r - b.off[t];
-      if ((uint64_t) rank * b.chunk[t] + j < b.numel[t])
-        reinterpret_cast<T *> (b.dst[t])[j] = segment[seg_base + r];
+      T v[SP_RS_ILP];
+      T *dst[SP_RS_ILP];
+#pragma unroll
+      for (int u = 0; u < SP_RS_ILP; u++)
+        {
+          const uint64_t r = r0 + (uint64_t) u * blockDim.x;
+          dst[u] = NULL;
+          if (r < width)
+            {
+              uint32_t t = batch_find (b, r);
+              uint64_t j = r - b.off[t];
+              if ((uint64_t) rank * b.chunk[t] + j < b.numel[t])
+                {
+                  dst[u] = reinterpret_cast<T *> (b.dst[t]) + j;
+                  v[u] = segment[seg_base + r];
+                }
+            }
+        }
+#pragma unroll
+      for (int u = 0; u < SP_RS_ILP; u++)
+        if (dst[u] != NULL)
+          *dst[u] = v[u];
     }
 }
 
@@ -95,7 +135,7 @@ void
 launch_pack (const RsBatch &b, uint32_t world, uint64_t seg, uint64_t seg_base, void *buf,
              cudaStream_t stream)
 {
-  dim3 grid (sp_kern_blocks (b.off[b.n], SP_KERN_THREADS),
+  dim3 grid (sp_kern_blocks (b.off[b.n], (uint64_t) SP_KERN_THREADS * SP_RS_ILP),
              world > SP_KERN_MAX_BLOCKS ? SP_KERN_MAX_BLOCKS : world);
   pack_kernel<T><<<grid, SP_KERN_THREADS, 0, stream>>> (b, world, seg, seg_base,
                                                         static_cast<T *> (buf));
@@ -106,8 +146,9 @@ void
 launch_unpack (const RsBatch &b, uint32_t rank, const void *segment, uint64_t seg_base,
                cudaStream_t stream)
 {
-  unpack_kernel<T><<<sp_kern_blocks (b.off[b.n], SP_KERN_THREADS), SP_KERN_THREADS, 0,
-                     stream>>> (b, rank, static_cast<const T *> (segment), seg_base);
+  unsigned blocks = sp_kern_blocks (b.off[b.n], (uint64_t) SP_KERN_THREADS * SP_RS_ILP);
+  unpack_kernel<T><<<blocks, SP_KERN_THREADS, 0, stream>>> (
+      b, rank, static_cast<const T *> (segment), seg_base);
 }
 
 /* x = dtype_rn(fp32(x)·inv), 8 fp16/bf16 or 4 fp32 values per 16-byte
