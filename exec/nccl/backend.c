@@ -132,8 +132,18 @@ split_families (SpExecCtx *ctx, SpNcclState *st, GError **error)
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 18, 0)
       ncclResult_t r = ncclCommSplit (st->world, in ? (int) index : NCCL_SPLIT_NOCOLOR, (int) grank,
                                       &st->comm[f], &cfg);
+      /* A non-blocking parent returns ncclInProgress and runs the split
+       * in the background; NCCL stores *newcomm when the child is made.
+       * Poll the parent, then the child. */
       if (!nccl_ok (ctx, st->world, r, "ncclCommSplit", error))
         return FALSE;
+      if (in && !g_atomic_pointer_get (&st->comm[f]))
+        {
+          st->failed = TRUE;
+          g_set_error (error, SP_ERROR, SP_ERROR_BACKEND, "ncclCommSplit of family %s completed on the "
+                       "parent but gave no communicator", sp_family_name ((SpFamily) f));
+          return FALSE;
+        }
       if (in && !nccl_ok (ctx, st->comm[f], ncclInProgress, "ncclCommSplit", error))
         return FALSE;
 #else
@@ -313,6 +323,21 @@ nccl_estimate (SpExecCtx *ctx, SpNcclState *st, GError **error)
 }
 #endif
 
+/* Record the anchor event on an idle (legacy default) stream, wait for it
+ * and read the host clock: the anchor's device time is anchor_ns, late by
+ * at most the synchronisation's return (so a mapped event never precedes
+ * the host time at which it was enqueued). */
+static cudaError_t
+anchor (SpExecCtx *ctx, SpNcclState *st)
+{
+  cudaError_t e = cudaEventRecord (st->anchor, 0);
+  if (e == cudaSuccess)
+    e = cudaEventSynchronize (st->anchor);
+  if (e == cudaSuccess)
+    st->anchor_ns = ctx->boot->now_ns ();
+  return e;
+}
+
 static gboolean
 nccl_setup (SpExecCtx *ctx, GError **error)
 {
@@ -371,37 +396,70 @@ nccl_setup (SpExecCtx *ctx, GError **error)
     return FALSE;
 #endif
   /* The anchor that maps CUDA events onto the host clock. */
-  if (!cuda_ok (ctx, cudaEventCreate (&st->anchor), "cudaEventCreate", error) ||
-      !cuda_ok (ctx, cudaEventRecord (st->anchor, 0), "cudaEventRecord", error) ||
-      !cuda_ok (ctx, cudaEventSynchronize (st->anchor), "cudaEventSynchronize", error))
+  if (!cuda_ok (ctx, cudaEventCreate (&st->anchor), "cudaEventCreate", error))
     return FALSE;
-  st->anchor_ns = ctx->boot->now_ns ();
-  return TRUE;
+  cudaError_t e = anchor (ctx, st);
+  return cuda_ok (ctx, e, "the clock anchor (cudaEventRecord, cudaEventSynchronize)", error);
 }
 
+/* Copy `bytes` between the host and the device on the task's stream and
+ * wait for it.  The streams are cudaStreamNonBlocking: a plain cudaMemcpy
+ * runs on the legacy default stream, which they do not wait for, and from
+ * pageable memory it may return before the data reach the device. */
+static SpExecStatus
+copy_sync (SpExecCtx *ctx, const SpExecTask *t, void *dst, const void *src, gsize bytes,
+           enum cudaMemcpyKind kind)
+{
+  SpNcclTask *nt = t->be;
+  cudaError_t e = cudaMemcpyAsync (dst, src, bytes, kind, nt->stream);
+  if (e == cudaSuccess)
+    e = cudaStreamSynchronize (nt->stream);
+  if (e == cudaSuccess)
+    return SP_EXEC_OK;
+  sp_exec_set_error (ctx, "op %u (%s): cudaMemcpyAsync %s failed: %s", t->op->id, t->op->name,
+                     kind == cudaMemcpyHostToDevice ? "to the device" : "from the device",
+                     cudaGetErrorString (e));
+  return SP_EXEC_ERROR;
+}
+
+/* The input, and the output buffer as filled: the broadcast root's data
+ * (in_bytes is 0 for a broadcast; the op runs in place on d_out), else the
+ * poison of sp_exec_data_fill, so that a result never written shows as on
+ * the MPI backend instead of the previous iteration's bytes. */
 static SpExecStatus
 nccl_stage_in (SpExecCtx *ctx, SpExecTask *t)
 {
   SpNcclTask *nt = t->be;
-  if (!nt || !t->in_bytes)
+  if (!nt)
     return SP_EXEC_OK;
-  cudaError_t e = cudaMemcpy (nt->d_in, t->in, t->in_bytes, cudaMemcpyHostToDevice);
-  if (e == cudaSuccess && t->op->kind == SP_COLL_BROADCAST && t->group_rank == 0)
-    e = cudaMemcpy (nt->d_out, t->out, t->out_bytes, cudaMemcpyHostToDevice);
-  if (e != cudaSuccess)
-    {
-      sp_exec_set_error (ctx, "op %u (%s): cudaMemcpy failed: %s", t->op->id, t->op->name,
-                         cudaGetErrorString (e));
-      return SP_EXEC_ERROR;
-    }
+  if (t->in_bytes && copy_sync (ctx, t, nt->d_in, t->in, t->in_bytes, cudaMemcpyHostToDevice) != SP_EXEC_OK)
+    return SP_EXEC_ERROR;
+  if (t->out_bytes && copy_sync (ctx, t, nt->d_out, t->out, t->out_bytes, cudaMemcpyHostToDevice) != SP_EXEC_OK)
+    return SP_EXEC_ERROR;
   return SP_EXEC_OK;
 }
 
 static SpExecStatus
-fail_nccl (SpExecCtx *ctx, const SpExecTask *t, ncclResult_t r)
+fail_nccl (SpExecCtx *ctx, const SpExecTask *t, ncclComm_t comm, ncclResult_t r)
 {
-  sp_exec_set_error (ctx, "op %u (%s): NCCL %s failed: %s", t->op->id, t->op->name,
-                     sp_coll_name (t->op->kind), ncclGetErrorString (r));
+  SpNcclState *st = ctx->backend_state;
+  st->failed = TRUE;
+  const char *d = nccl_detail (comm);
+  if (r == ncclInProgress)
+    sp_exec_set_error (ctx, "op %u (%s): NCCL %s still in progress at the %g s deadline (--timeout)",
+                       t->op->id, t->op->name, sp_coll_name (t->op->kind), ctx->opts->timeout_s);
+  else
+    sp_exec_set_error (ctx, "op %u (%s): NCCL %s failed: %s%s%s", t->op->id, t->op->name,
+                       sp_coll_name (t->op->kind), ncclGetErrorString (r), *d ? ": " : "", d);
+  return SP_EXEC_ERROR;
+}
+
+static SpExecStatus
+fail_cuda (SpExecCtx *ctx, const SpExecTask *t, const char *what, cudaError_t e)
+{
+  SpNcclState *st = ctx->backend_state;
+  st->failed = TRUE;
+  sp_exec_set_error (ctx, "op %u (%s): %s failed: %s", t->op->id, t->op->name, what, cudaGetErrorString (e));
   return SP_EXEC_ERROR;
 }
 
@@ -414,11 +472,27 @@ nccl_start (SpExecCtx *ctx, SpExecTask *t)
   ncclComm_t comm = t->family < SP_FAMILY_N ? st->comm[t->family] : NULL;
   ncclResult_t r = ncclSuccess;
   SpKernStatus ks = SP_KERN_OK;
+  cudaError_t ce;
   t->times.t_enqueue = ctx->boot->now_ns ();
+  /* Renew the anchor while nothing is in flight (no event waits to be
+   * mapped with the old one). */
+  if (st->in_flight == 0 && t->times.t_enqueue - st->anchor_ns > SP_NCCL_ANCHOR_MAX_AGE_NS &&
+      (ce = anchor (ctx, st)) != cudaSuccess)
+    return fail_cuda (ctx, t, "the clock anchor", ce);
   if (sp_coll_is_composite (op->kind))
-    return sp_exec_nccl_composite_start (ctx, t);
+    {
+      SpExecStatus s = sp_exec_nccl_composite_start (ctx, t);
+      if (s != SP_EXEC_OK)
+        st->failed = TRUE;
+      else
+        st->in_flight++;
+      return s;
+    }
+  /* A never-recorded event queries as complete: every record is checked,
+   * else test() would see the previous iteration's events. */
   nt->n_ev = 2;
-  cudaEventRecord (nt->ev[0], nt->stream);
+  if ((ce = cudaEventRecord (nt->ev[0], nt->stream)) != cudaSuccess)
+    return fail_cuda (ctx, t, "cudaEventRecord", ce);
   gboolean is_nccl = FALSE;
   r = enqueue_nccl (st, t, comm, nt->stream, &is_nccl);
   if (!is_nccl)
@@ -436,11 +510,13 @@ nccl_start (SpExecCtx *ctx, SpExecTask *t)
       case SP_COLL_COMPUTE:
         break; /* modelled: test() completes it after sleep_ns of host time */
       default:
+        st->failed = TRUE;
         sp_exec_set_error (ctx, "op %u (%s): %s is not an NCCL op", op->id, op->name, sp_coll_name (op->kind));
         return SP_EXEC_ERROR;
       }
   if (ks != SP_KERN_OK)
     {
+      st->failed = TRUE;
       sp_exec_set_error (ctx, "op %u (%s): kernel: %s (%s)", op->id, op->name, sp_kern_status_name (ks),
                          sp_kern_gpu_error_string ());
       return SP_EXEC_ERROR;
@@ -448,19 +524,21 @@ nccl_start (SpExecCtx *ctx, SpExecTask *t)
   if (r == ncclInProgress && comm)
     r = sp_exec_nccl_wait (comm, t->deadline_ns, ctx->boot);
   if (r != ncclSuccess)
-    return fail_nccl (ctx, t, r);
-  cudaEventRecord (nt->ev[1], nt->stream);
+    return fail_nccl (ctx, t, comm, r);
+  if ((ce = cudaEventRecord (nt->ev[1], nt->stream)) != cudaSuccess)
+    return fail_cuda (ctx, t, "cudaEventRecord", ce);
+  st->in_flight++;
   return SP_EXEC_OK;
 }
 
-/* Device time of an event on the host clock, ns. */
-static gint64
-event_ns (const SpNcclState *st, cudaEvent_t ev)
+/* Device time from event a to event b, ns. */
+static cudaError_t
+elapsed_ns (cudaEvent_t a, cudaEvent_t b, gint64 *out_ns)
 {
   float ms = 0;
-  if (cudaEventElapsedTime (&ms, st->anchor, ev) != cudaSuccess)
-    return 0;
-  return st->anchor_ns + (gint64) ((double) ms * 1e6);
+  cudaError_t e = cudaEventElapsedTime (&ms, a, b);
+  *out_ns = (gint64) llround ((double) ms * 1e6);
+  return e;
 }
 
 static SpExecStatus
@@ -477,6 +555,7 @@ nccl_test (SpExecCtx *ctx, SpExecTask *t, gboolean *out_done)
           t->times.t_start = t->times.t_enqueue;
           t->times.t_end = now;
           *out_done = TRUE;
+          st->in_flight--;
         }
       return SP_EXEC_OK;
     }
@@ -490,27 +569,35 @@ nccl_test (SpExecCtx *ctx, SpExecTask *t, gboolean *out_done)
             ncclResult_t a;
             if (ncclCommGetAsyncError (st->comm[f], &a) == ncclSuccess && a != ncclSuccess &&
                 a != ncclInProgress)
-              return fail_nccl (ctx, t, a);
+              return fail_nccl (ctx, t, st->comm[f], a);
           }
       return SP_EXEC_OK;
     }
   if (e != cudaSuccess)
-    {
-      sp_exec_set_error (ctx, "op %u (%s): CUDA error: %s", t->op->id, t->op->name, cudaGetErrorString (e));
-      return SP_EXEC_ERROR;
-    }
-  t->times.t_start = event_ns (st, nt->ev[0]);
-  t->times.t_end = event_ns (st, nt->ev[nt->n_ev - 1]);
+    return fail_cuda (ctx, t, "the op on the GPU", e);
+  /* The start from the anchor; the end and the stages from the start, so
+   * that durations keep the events' resolution however far the anchor. */
+  gint64 start = 0, end = 0;
+  if ((e = elapsed_ns (st->anchor, nt->ev[0], &start)) != cudaSuccess ||
+      (e = elapsed_ns (nt->ev[0], nt->ev[nt->n_ev - 1], &end)) != cudaSuccess)
+    return fail_cuda (ctx, t, "cudaEventElapsedTime", e);
+  t->times.t_start = st->anchor_ns + start;
+  t->times.t_end = t->times.t_start + end;
   for (guint32 i = 0; t->sub_times && i < t->n_sub && i + 1 < nt->n_ev; i++)
     {
       /* Composite stage i runs between event i and event i+1 (qgZ); the
        * reduce_scatter_coalesced sub-op is stage 1 of pack/rs/unpack. */
       guint a = t->op->kind == SP_COLL_REDUCE_SCATTER_COALESCED ? 1 : i;
+      gint64 s0 = 0, s1 = 0;
+      if ((e = elapsed_ns (nt->ev[0], nt->ev[a], &s0)) != cudaSuccess ||
+          (e = elapsed_ns (nt->ev[0], nt->ev[a + 1], &s1)) != cudaSuccess)
+        return fail_cuda (ctx, t, "cudaEventElapsedTime", e);
       t->sub_times[i].t_enqueue = t->times.t_enqueue;
-      t->sub_times[i].t_start = event_ns (st, nt->ev[a]);
-      t->sub_times[i].t_end = event_ns (st, nt->ev[a + 1]);
+      t->sub_times[i].t_start = t->times.t_start + s0;
+      t->sub_times[i].t_end = t->times.t_start + s1;
     }
   *out_done = TRUE;
+  st->in_flight--;
   return SP_EXEC_OK;
 }
 
@@ -520,14 +607,7 @@ nccl_stage_out (SpExecCtx *ctx, SpExecTask *t)
   SpNcclTask *nt = t->be;
   if (!nt || !t->out_bytes)
     return SP_EXEC_OK;
-  cudaError_t e = cudaMemcpy (t->out, nt->d_out, t->out_bytes, cudaMemcpyDeviceToHost);
-  if (e != cudaSuccess)
-    {
-      sp_exec_set_error (ctx, "op %u (%s): cudaMemcpy failed: %s", t->op->id, t->op->name,
-                         cudaGetErrorString (e));
-      return SP_EXEC_ERROR;
-    }
-  return SP_EXEC_OK;
+  return copy_sync (ctx, t, t->out, nt->d_out, t->out_bytes, cudaMemcpyDeviceToHost);
 }
 
 static void
@@ -547,6 +627,9 @@ nccl_abort (SpExecCtx *ctx)
   st->world = NULL;
 }
 
+/* Finalize (flush, then wait until NCCL reports the communicator
+ * quiescent) and destroy; abort when finalizing fails or passes the
+ * deadline. */
 static void
 destroy_comm (SpExecCtx *ctx, ncclComm_t comm)
 {
@@ -559,12 +642,49 @@ destroy_comm (SpExecCtx *ctx, ncclComm_t comm)
     ncclCommAbort (comm);
 }
 
+/* Can every communicator be finalized?  Not after a failure, nor with an
+ * op still on the GPU (one that timed out waits for a peer that will not
+ * come: finalize would flush it until the deadline), nor when a
+ * communicator reports an error or a call still in progress. */
+static gboolean
+comms_clean (SpExecCtx *ctx, SpNcclState *st)
+{
+  if (st->failed)
+    return FALSE;
+  for (guint32 i = 0; i < ctx->n_tasks; i++)
+    {
+      SpNcclTask *nt = ctx->tasks[i].be;
+      if (nt && nt->n_ev && cudaEventQuery (nt->ev[nt->n_ev - 1]) != cudaSuccess)
+        return FALSE;
+    }
+  ncclComm_t all[SP_FAMILY_N + 1];
+  memcpy (all, st->comm, sizeof st->comm);
+  all[SP_FAMILY_N] = st->world;
+  for (int f = 0; f <= SP_FAMILY_N; f++)
+    {
+      ncclResult_t a = ncclSuccess;
+      if (all[f] && (ncclCommGetAsyncError (all[f], &a) != ncclSuccess || a != ncclSuccess))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 static void
 nccl_teardown (SpExecCtx *ctx)
 {
   SpNcclState *st = ctx->backend_state;
   if (!st)
     return;
+  /* The communicators first: cudaFree waits for the device, so memory is
+   * freed only when no NCCL kernel can still be running (aborted, or
+   * finalized after a clean run). */
+  if (!comms_clean (ctx, st))
+    nccl_abort (ctx);
+  for (int f = 0; f < SP_FAMILY_N; f++)
+    if (st->comm[f])
+      destroy_comm (ctx, st->comm[f]);
+  if (st->world)
+    destroy_comm (ctx, st->world);
   for (guint32 i = 0; i < ctx->n_tasks; i++)
     {
       SpExecTask *t = &ctx->tasks[i];
@@ -579,11 +699,6 @@ nccl_teardown (SpExecCtx *ctx)
           cudaEventDestroy (nt->ev[e]);
       g_clear_pointer (&t->be, g_free);
     }
-  for (int f = 0; f < SP_FAMILY_N; f++)
-    if (st->comm[f])
-      destroy_comm (ctx, st->comm[f]);
-  if (st->world)
-    destroy_comm (ctx, st->world);
   GHashTableIter it;
   gpointer k, v;
   g_hash_table_iter_init (&it, st->streams);

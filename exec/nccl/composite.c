@@ -55,22 +55,35 @@ stage_fail (SpExecCtx *ctx, const SpExecTask *t, const char *what, const char *w
   return SP_EXEC_ERROR;
 }
 
+/* Every event record is checked: an event not recorded in this run of
+ * the op would query as complete with the previous iteration's time. */
+#define RECORD()                                                                   \
+  do {                                                                             \
+    cudaError_t ce_ = cudaEventRecord (nt->ev[nt->n_ev++], s);                     \
+    if (ce_ != cudaSuccess)                                                        \
+      return stage_fail (ctx, t, "cudaEventRecord", cudaGetErrorString (ce_));     \
+  } while (0)
+
 #define KERN(call, what)                                                           \
   do {                                                                             \
     SpKernStatus ks_ = (call);                                                     \
     if (ks_ != SP_KERN_OK)                                                         \
       return stage_fail (ctx, t, what, sp_kern_gpu_error_string ());               \
-    cudaEventRecord (nt->ev[nt->n_ev++], s);                                       \
+    RECORD ();                                                                     \
   } while (0)
 
+/* A deadline passed with the call still in progress is no NCCL error
+ * string ("operation in progress"): say what happened. */
 #define NCCL(call, comm, what)                                                     \
   do {                                                                             \
     ncclResult_t r_ = (call);                                                      \
     if (r_ == ncclInProgress)                                                      \
       r_ = sp_exec_nccl_wait (comm, t->deadline_ns, ctx->boot);                    \
+    if (r_ == ncclInProgress)                                                      \
+      return stage_fail (ctx, t, what, "still in progress at the deadline (--timeout)"); \
     if (r_ != ncclSuccess)                                                         \
       return stage_fail (ctx, t, what, ncclGetErrorString (r_));                   \
-    cudaEventRecord (nt->ev[nt->n_ev++], s);                                       \
+    RECORD ();                                                                     \
   } while (0)
 
 SpExecStatus
@@ -80,7 +93,7 @@ sp_exec_nccl_composite_start (SpExecCtx *ctx, SpExecTask *t)
   SpNcclTask *nt = t->be;
   cudaStream_t s = nt->stream;
   nt->n_ev = 0;
-  cudaEventRecord (nt->ev[nt->n_ev++], s);
+  RECORD ();
   if (t->op->kind == SP_COLL_REDUCE_SCATTER_COALESCED)
     {
       const guint32 W = t->group_size;
