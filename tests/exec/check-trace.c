@@ -11,7 +11,10 @@
  * bytes and count, the group's id/rank/size, status ok, the root attribute
  * check_policy equal to CHECK, the CHECKED flag on
  * checked kinds when CHECK (the run's --check: after, the default, or
- * every) checks and on no row when it is none, nccl_est_ns -1 (no NCCL estimate on MPI), 0 <= dur = end - start (host-timed MPI), and times that
+ * every) checks and on no row when it is none, nccl_est_ns -1 (MPI has no
+ * NCCL estimate; on NCCL, /meta/software backend = "nccl", a plain
+ * collective may have one, the same in every iteration), 0 <= dur = end -
+ * start, and times that
  * never go backwards on one rank: in isolated mode every op of a rank starts
  * after the previous one ended, iteration after iteration; the stage rows of
  * reduce_scatter_coalesced and qgZ lie inside their composite's span.
@@ -99,6 +102,7 @@ main (int argc, char **argv)
       BAD ("ranks row %zu says rank %u", r, ranks[r].rank);
   if (!sp_trace_software (tr, "mpi") || !sp_trace_software (tr, "hdf5"))
     BAD ("software versions missing");
+  const gboolean nccl = g_strcmp0 (sp_trace_software (tr, "backend"), "nccl") == 0;
 
   guint64 nr = sp_trace_n_rows (tr);
   g_autofree SpTraceRow *rows = g_new (SpTraceRow, MAX (nr, 1));
@@ -168,9 +172,22 @@ main (int argc, char **argv)
                                op->kind != SP_COLL_HIER_ALL_GATHER;
             if (checked != !!(r->flags & SP_TRACE_FLAG_CHECKED))
               BAD ("op %u iter %u rank %u: CHECKED flag %s", o, it, rk, checked ? "missing" : "set");
-            if (r->nccl_est_ns != -1) /* the MPI backend has no NCCL estimate */
-              BAD ("op %u iter %u rank %u: nccl_est_ns %" G_GINT64_FORMAT ", expected -1", o, it, rk,
-                   r->nccl_est_ns);
+            /* NCCL's estimate: none on MPI; on NCCL only for plain
+             * collectives (-1 where NCCL gave none, e.g. on one rank),
+             * the same value on every iteration of an (op, rank). */
+            gboolean may_est = nccl && op->parent < 0 && !sp_coll_is_composite (op->kind) &&
+                               op->kind != SP_COLL_COMPUTE && op->kind != SP_COLL_QUANTIZE &&
+                               op->kind != SP_COLL_DEQUANTIZE;
+            if (may_est ? r->nccl_est_ns < -1 : r->nccl_est_ns != -1)
+              BAD ("op %u iter %u rank %u: nccl_est_ns %" G_GINT64_FORMAT ", expected %s", o, it, rk,
+                   r->nccl_est_ns, may_est ? ">= -1" : "-1");
+            if (may_est && it > 0)
+              {
+                guint64 first = index[((gsize) 0 * W + rk) * n_ops + o];
+                if (first && rows[first - 1].nccl_est_ns != r->nccl_est_ns)
+                  BAD ("op %u rank %u: nccl_est_ns %" G_GINT64_FORMAT " in iteration %u, %" G_GINT64_FORMAT
+                       " in iteration 0", o, rk, r->nccl_est_ns, it, rows[first - 1].nccl_est_ns);
+              }
             if (op->kind == SP_COLL_COMPUTE && !(r->flags & SP_TRACE_FLAG_MODELLED))
               BAD ("op %u: compute row without the MODELLED flag", o);
             if (r->t_end_ns < r->t_start_ns || r->dur_ns != r->t_end_ns - r->t_start_ns ||
