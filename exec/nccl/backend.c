@@ -89,8 +89,14 @@ sp_exec_nccl_alltoall (const void *in, void *out, size_t bytes_per_peer, int n, 
   return r == ncclSuccess || r == ncclInProgress ? e : r;
 }
 
+/* This rank's GPU among the n it sees.  Under mpirun every rank of a node
+ * sees all its GPUs: local rank r takes GPU r.  Under a launcher that gives
+ * each rank a GPU of its own (srun --gpus-per-task=1, or CUDA_VISIBLE_DEVICES
+ * set per rank) a rank sees exactly one: it takes that one.  (Were several
+ * ranks shown the same single GPU, NCCL refuses the communicator:
+ * "duplicate GPU".)  Anything else is ambiguous and refused. */
 static gboolean
-nccl_probe (SpExecCtx *ctx, GError **error)
+pick_device (const SpExecCtx *ctx, int *out_device, GError **error)
 {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount (&n);
@@ -100,14 +106,26 @@ nccl_probe (SpExecCtx *ctx, GError **error)
                    "needs one GPU per rank", e != cudaSuccess ? cudaGetErrorString (e) : "0 devices");
       return FALSE;
     }
-  if (ctx->local_rank >= (guint32) n)
+  if (ctx->local_rank < (guint32) n)
+    *out_device = (int) ctx->local_rank;
+  else if (n == 1)
+    *out_device = 0;
+  else
     {
       g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED, "local rank %u has no GPU of its own (%d "
-                   "visible on the node for %u local ranks); the nccl backend needs one GPU per rank",
+                   "visible to it for %u local ranks); the nccl backend needs one GPU per rank: "
+                   "all of a node's GPUs visible to every rank, or exactly one per rank",
                    ctx->local_rank, n, ctx->local_size);
       return FALSE;
     }
   return TRUE;
+}
+
+static gboolean
+nccl_probe (SpExecCtx *ctx, GError **error)
+{
+  int device;
+  return pick_device (ctx, &device, error);
 }
 
 static ncclConfig_t
@@ -345,7 +363,6 @@ nccl_setup (SpExecCtx *ctx, GError **error)
   memset (st, 0, sizeof *st);
   ctx->backend_state = st;
   st->streams = g_hash_table_new (g_direct_hash, g_direct_equal);
-  st->device = (int) ctx->local_rank;
   ncclUniqueId id;
   memset (&id, 0, sizeof id);
   /* The local steps, then every rank agrees before any collective step: a
@@ -353,7 +370,8 @@ nccl_setup (SpExecCtx *ctx, GError **error)
    * the others waiting for it in ncclCommInitRankConfig until the set-up
    * deadline. */
   GError *local = NULL;
-  if (cuda_ok (ctx, cudaSetDevice (st->device), "cudaSetDevice", &local))
+  if (pick_device (ctx, &st->device, &local) &&
+      cuda_ok (ctx, cudaSetDevice (st->device), "cudaSetDevice", &local))
     {
       struct cudaDeviceProp prop;
       if (cudaGetDeviceProperties (&prop, st->device) == cudaSuccess)
