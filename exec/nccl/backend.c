@@ -168,7 +168,12 @@ split_families (SpExecCtx *ctx, SpNcclState *st, GError **error)
       /* A unique id per group: its first member makes it, everyone sees all. */
       ncclUniqueId mine;
       memset (&mine, 0, sizeof mine);
-      if (in && grank == 0 && !nccl_ok (ctx, NULL, ncclGetUniqueId (&mine), "ncclGetUniqueId", error))
+      /* Every rank agrees before the allgather: one whose ncclGetUniqueId
+       * failed must not leave the others in it. */
+      GError *local = NULL;
+      if (in && grank == 0)
+        nccl_ok (ctx, NULL, ncclGetUniqueId (&mine), "ncclGetUniqueId", &local);
+      if (!sp_exec_agree (ctx, &local, TRUE, error))
         return FALSE;
       g_autofree ncclUniqueId *all = g_new (ncclUniqueId, ctx->world);
       if (!ctx->boot->allgather (&mine, sizeof mine, all, error))
