@@ -42,10 +42,11 @@ export SHARDPLAN="$K/build/tools/shardplan" SP_BUILDDIR="$K/build" SP_SRCDIR="$s
   nvidia-smi -L 2>&1
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv 2>&1
   ldd --version 2>&1 | head -1
-  echo "libnccl.so.2 from: ${nccl_dir:-(not found)}"
+  echo "libnccl.so.2 from: ${nccl_dir:-(not found)} $(readlink -f "$nccl_dir/libnccl.so.2" 2>/dev/null)"
+  # What the machine lacks for the kit: libraries, C library versions, symbols.
   for f in "$K"/build/*/* "$K"/build/*/*/* "$K"/bin/*; do
     [ -f "$f" ] && [ -x "$f" ] || continue
-    ldd "$f" 2>&1 | grep -E "not found|version .* not found" | sed "s|^|$f: |"
+    ldd -r "$f" 2>&1 | grep -E "not found|undefined symbol" | sed "s|^|$f: |"
   done
   "$SHARDPLAN" info 2>&1
 } >"$LOG/0-machine.log" 2>&1

@@ -11,9 +11,11 @@
 # KIT gets build/ (the real executables behind libtool's wrappers, where
 # the tests look for them: tools/shardplan, tests/kernels/test_kernels_gpu,
 # bench/bench-kernels, tests/exec/check-trace, tests/exec/make-plan), bin/
-# (Open MPI's mpirun and orted), lib/ (every library they and Open MPI's plugins load, except the C
-# library, libstdc++/libgcc_s and CUDA's and NCCL's own, which the GPU
-# machine has), lib/openmpi/ (Open MPI's plugins), share/openmpi/ (its
+# (Open MPI's mpirun and orted), lib/ (every library they and Open MPI's
+# plugins load, CUDA's runtime included, except the C library,
+# libstdc++/libgcc_s, the driver's libcuda and NCCL — 200 MB: the GPU
+# machine's own is used, so it must be at least as new as the NCCL this
+# build was compiled against), lib/openmpi/ (Open MPI's plugins), share/openmpi/ (its
 # help texts), and run.sh (tests/gpu-checks.sh), which runs the checks
 # there.  Prints the kit's size; exits 1 when something it needs is not
 # built or a library cannot be found.
@@ -55,7 +57,7 @@ helpdir=$(ompi_info --path pkgdatadir --parsable 2>/dev/null | sed -n 's/^path:p
 [ ! -d "$helpdir" ] || cp -a "$helpdir" "$kit/share/openmpi"
 
 # Every library loaded (this build's own libraries first, above).
-skip='^(libc|libm|libdl|libpthread|librt|libutil|libresolv|ld-linux.*|libstdc\+\+|libgcc_s|libcuda|libcudart|libnccl|libnvidia.*)\.'
+skip='^(libc|libm|libdl|libpthread|librt|libutil|libresolv|ld-linux.*|libstdc\+\+|libgcc_s|libcuda|libnccl|libnvidia.*)\.'
 : >"$kit/missing"
 find "$kit/build" "$kit/bin" "$kit/lib/openmpi" -type f \( -perm -u+x -o -name '*.so' \) |
 while read -r f; do
