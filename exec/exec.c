@@ -588,7 +588,9 @@ run_inner (SpExecCtx *ctx, SpExecResult *res, GError **error)
   g_autoptr (SpPlan) plan = sp_plan_from_json (plan_text, (gssize) plan_len, 0, &local);
   if (plan && sp_plan_world_size (plan) != ctx->world)
     g_set_error (&local, SP_ERROR, SP_ERROR_INVALID_PLAN, "plan %s is for world size %u but this "
-                 "run has %u ranks", opts->plan_path, sp_plan_world_size (plan), ctx->world);
+                 "run has %u rank%s (start %u processes: mpirun -np %u, srun -n %u)", opts->plan_path,
+                 sp_plan_world_size (plan), ctx->world, ctx->world == 1 ? "" : "s",
+                 sp_plan_world_size (plan), sp_plan_world_size (plan), sp_plan_world_size (plan));
   else if (local)
     g_prefix_error (&local, "%s: ", opts->plan_path);
   if (!sp_exec_agree (ctx, &local, FALSE, error))
