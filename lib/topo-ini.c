@@ -377,6 +377,8 @@ sp_topo_to_ini (const SpTopo *topo)
           g_key_file_set_value (kf, f->section, f->key, buf);
           break;
         case SP_FIELD_DOUBLE:
+          if (f->need == SP_NEED_UNSET && *(const double *) slot == SP_TOPO_LATENCY_UNSET)
+            break; /* not given: left out, so it reads back unset */
           format_double (buf, sizeof buf, *(const double *) slot);
           g_key_file_set_value (kf, f->section, f->key, buf);
           break;
@@ -388,6 +390,13 @@ sp_topo_to_ini (const SpTopo *topo)
           break;
         case SP_FIELD_FABRIC:
           g_key_file_set_value (kf, f->section, f->key, sp_fabric_name (spec->fabric));
+          break;
+        case SP_FIELD_TRANSPORT:
+          g_key_file_set_value (kf, f->section, f->key, sp_transport_name (spec->transport));
+          break;
+        case SP_FIELD_HOST_CPU:
+          if (spec->host_cpu != SP_HOST_CPU_DEFAULT)
+            g_key_file_set_value (kf, f->section, f->key, sp_host_cpu_name (spec->host_cpu));
           break;
         }
     }

@@ -7,20 +7,13 @@
  * 81920 MiB on A100-SXM4-80GB; the driver's reservation is the memory
  * model's business); tflops is dense (no 2:4 sparsity) bf16 tensor peak.
  *
- * Latencies.  latency_us is the per-hop latency of a small message (topo.h).
- * For GPUs we take NCCL's own per-hop hardware latencies, tuning.cc
- * `hwLatencies` for the Ring algorithm with the LL protocol — the protocol
- * with no fences, i.e. the closest NCCL gets to the wire — as transcribed
- * in reference/nccl-cost-model.md §1.6:
- *   NVLINK Ring LL 0.6 µs, NET Ring LL 2.7 µs.
- * Protocol overheads on top of that (LL128 / Simple per-hop costs, NCCL's
- * base latencies) are the simulator's model, not the topology's.
- * NCCL's NET row does not tell InfiniBand from AWS EFA.  AWS publishes no
- * latency for EFA; EFA's SRD transport goes through the Nitro card, and
- * small-message one-way latencies reported for it are an order of
- * magnitude above InfiniBand's.  EFA_LATENCY_US below is therefore an
- * ENGINEERING ESTIMATE (middle of the 10–20 µs range we were given), to be
- * replaced by `shardplan calibrate` on measured traces.
+ * Latencies and transports.  GPU presets give no latency_us: like a file
+ * written from a datasheet, they take the simulator's per-hop latency for
+ * their GPU generation, intra fabric and [inter] transport (NCCL's own
+ * hwLatencies plus the transport's costs, sim/README-model.md §2), so the
+ * model's best estimate is what a preset gets.  The transport is what the
+ * vendor ships: InfiniBand on DGX SuperPODs, EFA (through aws-ofi-nccl) on
+ * AWS instances.
  */
 #include "config.h"
 #include "shardplan/topo.h"
@@ -28,12 +21,8 @@
 
 #include <string.h>
 
-/* NCCL tuning.cc hwLatencies[NVLINK][Ring][LL] (µs per hop). */
-#define NCCL_NVLINK_LL_LATENCY_US 0.6
-/* NCCL tuning.cc hwLatencies[NET][Ring][LL] (µs per hop). */
-#define NCCL_NET_LL_LATENCY_US 2.7
-/* Engineering estimate, see above: one-way small-message latency over EFA. */
-#define EFA_LATENCY_US 15.0
+/* Not given: the simulator's default (topo.h). */
+#define LAT_DEFAULT SP_TOPO_LATENCY_UNSET
 
 typedef struct {
   const char *name;
@@ -52,13 +41,13 @@ static const Preset presets[] = {
    * - A100 datasheet: BF16 Tensor Core 312 TFLOPS (624 "with sparsity").
    * - DGX SuperPOD (DGX A100) reference architecture: the compute fabric is
    *   a rail-optimised, full (non-blocking) fat-tree → fabric rail, 1:1.
-   * - Latencies: NCCL hwLatencies (above). */
+   * - Latencies: the simulator's defaults (above); transport ib. */
   { "dgx-a100", "NVIDIA DGX A100: 8x A100-SXM4-80GB, NVSwitch 300 GB/s, 8x 200 Gb/s HDR IB, rail",
     { .name = "dgx-a100", .nodes = 1, .gpus_per_node = 8, .gpu_model = "A100-SXM4-80GB",
       .gpu_memory_gib = 80, .gpu_tflops = 312, .intra_kind = SP_INTRA_NVSWITCH,
-      .intra_bandwidth_gbs = 300, .intra_latency_us = NCCL_NVLINK_LL_LATENCY_US,
-      .nics_per_node = 8, .nic_gbps = 200, .inter_latency_us = NCCL_NET_LL_LATENCY_US,
-      .fabric = SP_FABRIC_RAIL, .oversubscription = 1 } },
+      .intra_bandwidth_gbs = 300, .intra_latency_us = LAT_DEFAULT,
+      .nics_per_node = 8, .nic_gbps = 200, .inter_latency_us = LAT_DEFAULT,
+      .fabric = SP_FABRIC_RAIL, .oversubscription = 1, .transport = SP_TRANSPORT_IB } },
 
   /* NVIDIA DGX H100.
    * - DGX H100 datasheet (NVIDIA, 2023): 8× H100 Tensor Core GPUs, 640 GB
@@ -71,13 +60,13 @@ static const Preset presets[] = {
    *   dense is half, 989 TFLOPS (989.4 rounded down as NVIDIA quotes it).
    * - DGX SuperPOD (DGX H100) reference architecture: rail-optimised,
    *   full fat-tree NDR InfiniBand compute fabric → rail, 1:1.
-   * - Latencies: NCCL hwLatencies (above). */
+   * - Latencies: the simulator's defaults (above); transport ib. */
   { "dgx-h100", "NVIDIA DGX H100: 8x H100-SXM5-80GB, NVSwitch 450 GB/s, 8x 400 Gb/s NDR IB, rail",
     { .name = "dgx-h100", .nodes = 1, .gpus_per_node = 8, .gpu_model = "H100-SXM5-80GB",
       .gpu_memory_gib = 80, .gpu_tflops = 989, .intra_kind = SP_INTRA_NVSWITCH,
-      .intra_bandwidth_gbs = 450, .intra_latency_us = NCCL_NVLINK_LL_LATENCY_US,
-      .nics_per_node = 8, .nic_gbps = 400, .inter_latency_us = NCCL_NET_LL_LATENCY_US,
-      .fabric = SP_FABRIC_RAIL, .oversubscription = 1 } },
+      .intra_bandwidth_gbs = 450, .intra_latency_us = LAT_DEFAULT,
+      .nics_per_node = 8, .nic_gbps = 400, .inter_latency_us = LAT_DEFAULT,
+      .fabric = SP_FABRIC_RAIL, .oversubscription = 1, .transport = SP_TRANSPORT_IB } },
 
   /* AWS p4d.24xlarge.
    * - Amazon EC2 P4 instances page: 8× NVIDIA A100 Tensor Core GPUs, 320 GB
@@ -88,13 +77,13 @@ static const Preset presets[] = {
    * - EC2 User Guide, network cards table: p4d.24xlarge has 4 network
    *   cards → 4 × 100 Gb/s.
    * - A100 datasheet: 312 TFLOPS BF16 dense (same chip as dgx-a100).
-   * - Latencies: NVLink from NCCL hwLatencies; EFA_LATENCY_US estimate. */
+   * - Latencies: the simulator's defaults (above); transport efa. */
   { "p4d", "AWS p4d.24xlarge: 8x A100-SXM4-40GB, NVSwitch 300 GB/s, 4x 100 Gb/s EFA, fat-tree",
     { .name = "p4d", .nodes = 1, .gpus_per_node = 8, .gpu_model = "A100-SXM4-40GB",
       .gpu_memory_gib = 40, .gpu_tflops = 312, .intra_kind = SP_INTRA_NVSWITCH,
-      .intra_bandwidth_gbs = 300, .intra_latency_us = NCCL_NVLINK_LL_LATENCY_US,
-      .nics_per_node = 4, .nic_gbps = 100, .inter_latency_us = EFA_LATENCY_US,
-      .fabric = SP_FABRIC_FAT_TREE, .oversubscription = 1 } },
+      .intra_bandwidth_gbs = 300, .intra_latency_us = LAT_DEFAULT,
+      .nics_per_node = 4, .nic_gbps = 100, .inter_latency_us = LAT_DEFAULT,
+      .fabric = SP_FABRIC_FAT_TREE, .oversubscription = 1, .transport = SP_TRANSPORT_EFA } },
 
   /* AWS p5.48xlarge.
    * - Amazon EC2 P5 instances page: 8× NVIDIA H100 80 GB, 640 GB HBM3,
@@ -104,14 +93,13 @@ static const Preset presets[] = {
    * - EC2 User Guide, network cards table: p5.48xlarge has 32 network
    *   cards → 32 × 100 Gb/s = 3200 Gb/s.
    * - H100 SXM datasheet: 989 TFLOPS BF16 dense (as dgx-h100).
-   * - Latencies: NVLink from NCCL hwLatencies; EFA_LATENCY_US estimate
-   *   (no separate published figure for EFAv2). */
+   * - Latencies: the simulator's defaults (above); transport efa. */
   { "p5", "AWS p5.48xlarge: 8x H100-SXM5-80GB, NVSwitch 450 GB/s, 32x 100 Gb/s EFAv2, fat-tree",
     { .name = "p5", .nodes = 1, .gpus_per_node = 8, .gpu_model = "H100-SXM5-80GB",
       .gpu_memory_gib = 80, .gpu_tflops = 989, .intra_kind = SP_INTRA_NVSWITCH,
-      .intra_bandwidth_gbs = 450, .intra_latency_us = NCCL_NVLINK_LL_LATENCY_US,
-      .nics_per_node = 32, .nic_gbps = 100, .inter_latency_us = EFA_LATENCY_US,
-      .fabric = SP_FABRIC_FAT_TREE, .oversubscription = 1 } },
+      .intra_bandwidth_gbs = 450, .intra_latency_us = LAT_DEFAULT,
+      .nics_per_node = 32, .nic_gbps = 100, .inter_latency_us = LAT_DEFAULT,
+      .fabric = SP_FABRIC_FAT_TREE, .oversubscription = 1, .transport = SP_TRANSPORT_EFA } },
 
   /* AWS p3dn.24xlarge.
    * - Amazon EC2 P3 instances page: 8× NVIDIA V100 32 GB (256 GB total),
@@ -126,13 +114,13 @@ static const Preset presets[] = {
    *   it uses.
    * - Fabric: AWS publishes no shape for p3dn clusters; we ASSUME a
    *   non-blocking fat-tree within a cluster placement group (calibrate).
-   * - Latencies: NVLink from NCCL hwLatencies; EFA_LATENCY_US estimate. */
+   * - Latencies: the simulator's defaults (above); transport efa. */
   { "p3dn", "AWS p3dn.24xlarge: 8x V100-SXM2-32GB, NVLink cube-mesh 150 GB/s, 1x 100 Gb/s, fat-tree",
     { .name = "p3dn", .nodes = 1, .gpus_per_node = 8, .gpu_model = "V100-SXM2-32GB",
       .gpu_memory_gib = 32, .gpu_tflops = 125, .intra_kind = SP_INTRA_NVLINK,
-      .intra_bandwidth_gbs = 150, .intra_latency_us = NCCL_NVLINK_LL_LATENCY_US,
-      .nics_per_node = 1, .nic_gbps = 100, .inter_latency_us = EFA_LATENCY_US,
-      .fabric = SP_FABRIC_FAT_TREE, .oversubscription = 1 } },
+      .intra_bandwidth_gbs = 150, .intra_latency_us = LAT_DEFAULT,
+      .nics_per_node = 1, .nic_gbps = 100, .inter_latency_us = LAT_DEFAULT,
+      .fabric = SP_FABRIC_FAT_TREE, .oversubscription = 1, .transport = SP_TRANSPORT_EFA } },
 
   /* One CPU node running the MPI backend with 4 ranks over shared memory.
    * EVERY number here is an ENGINEERING ESTIMATE for a commodity x86
@@ -152,7 +140,8 @@ static const Preset presets[] = {
       .gpu_memory_gib = 4, .gpu_tflops = 0.096, .intra_kind = SP_INTRA_SHM,
       .intra_bandwidth_gbs = 10, .intra_latency_us = 1,
       .nics_per_node = 1, .nic_gbps = 10, .inter_latency_us = 25,
-      .fabric = SP_FABRIC_SINGLE_SWITCH, .oversubscription = 1 } },
+      .fabric = SP_FABRIC_SINGLE_SWITCH, .oversubscription = 1,
+      .transport = SP_TRANSPORT_TCP } },
 };
 
 static const char *const preset_names[] = {

@@ -10,12 +10,21 @@ struct _SpTopo {
   gboolean has_inter; /* FALSE: single node and the INI had no [inter] */
 };
 
-typedef enum { SP_FIELD_U32, SP_FIELD_DOUBLE, SP_FIELD_STRING, SP_FIELD_INTRA, SP_FIELD_FABRIC } SpFieldType;
+typedef enum {
+  SP_FIELD_U32,
+  SP_FIELD_DOUBLE,
+  SP_FIELD_STRING,
+  SP_FIELD_INTRA,
+  SP_FIELD_FABRIC,
+  SP_FIELD_TRANSPORT,
+  SP_FIELD_HOST_CPU,
+} SpFieldType;
 
 typedef enum {
   SP_NEED_ALWAYS,   /* required in every file */
   SP_NEED_OPTIONAL, /* default from sp_topo_defaults */
   SP_NEED_INTER,    /* required when the file has an [inter] section */
+  SP_NEED_UNSET,    /* optional; absent = SP_TOPO_LATENCY_UNSET (not written back) */
 } SpFieldNeed;
 
 /* One INI key: where it lives in SpTopoSpec, its range and whether it is
@@ -31,7 +40,7 @@ typedef struct {
   SpFieldNeed need;
 } SpTopoField;
 
-#define SP_TOPO_N_FIELDS 19
+#define SP_TOPO_N_FIELDS 21
 #define SP_TOPO_N_SECTIONS 5
 G_GNUC_INTERNAL extern const SpTopoField sp_topo_fields[]; /* SP_TOPO_N_FIELDS entries */
 /* cluster, gpu, intra (the three required ones), inter, calibration */

@@ -26,17 +26,19 @@ const SpTopoField sp_topo_fields[] = {
   { "cluster", "name", SP_FIELD_STRING, offsetof (SpTopoSpec, name), 0, 0, FALSE, SP_NEED_OPTIONAL },
   U32 ("cluster", "nodes", nodes, 1, 16777216, SP_NEED_ALWAYS),
   U32 ("cluster", "gpus_per_node", gpus_per_node, 1, 1024, SP_NEED_ALWAYS),
+  { "cluster", "host_cpu", SP_FIELD_HOST_CPU, offsetof (SpTopoSpec, host_cpu), 0, 0, FALSE, SP_NEED_OPTIONAL },
   { "gpu", "model", SP_FIELD_STRING, offsetof (SpTopoSpec, gpu_model), 0, 0, FALSE, SP_NEED_ALWAYS },
   DBL ("gpu", "memory_gib", gpu_memory_gib, 0, 65536, TRUE, SP_NEED_ALWAYS),
   DBL ("gpu", "tflops", gpu_tflops, 0, 1e6, TRUE, SP_NEED_ALWAYS),
   { "intra", "kind", SP_FIELD_INTRA, offsetof (SpTopoSpec, intra_kind), 0, 0, FALSE, SP_NEED_ALWAYS },
   DBL ("intra", "bandwidth_gbs", intra_bandwidth_gbs, 0, 1e5, TRUE, SP_NEED_ALWAYS),
-  DBL ("intra", "latency_us", intra_latency_us, 0, 1e6, FALSE, SP_NEED_ALWAYS),
+  DBL ("intra", "latency_us", intra_latency_us, 0, 1e6, FALSE, SP_NEED_UNSET),
   U32 ("inter", "nics_per_node", nics_per_node, 1, 1024, SP_NEED_INTER),
   DBL ("inter", "nic_gbps", nic_gbps, 0, 1e6, TRUE, SP_NEED_INTER),
-  DBL ("inter", "latency_us", inter_latency_us, 0, 1e6, FALSE, SP_NEED_INTER),
+  DBL ("inter", "latency_us", inter_latency_us, 0, 1e6, FALSE, SP_NEED_UNSET),
   { "inter", "fabric", SP_FIELD_FABRIC, offsetof (SpTopoSpec, fabric), 0, 0, FALSE, SP_NEED_OPTIONAL },
   DBL ("inter", "oversubscription", oversubscription, 1, 1024, FALSE, SP_NEED_OPTIONAL),
+  { "inter", "transport", SP_FIELD_TRANSPORT, offsetof (SpTopoSpec, transport), 0, 0, FALSE, SP_NEED_OPTIONAL },
   DBL ("calibration", "intra_efficiency", cal_intra_efficiency, 0, 4, FALSE, SP_NEED_OPTIONAL),
   DBL ("calibration", "nic_efficiency", cal_nic_efficiency, 0, 4, FALSE, SP_NEED_OPTIONAL),
   DBL ("calibration", "ll_overhead_us", cal_overhead_us[0], -1000, 1e6, FALSE, SP_NEED_OPTIONAL),
@@ -55,13 +57,23 @@ const SpTopoSpec sp_topo_defaults = {
   .name = "custom",
   .nics_per_node = 1,
   .nic_gbps = 100,
-  .inter_latency_us = 0,
+  .intra_latency_us = SP_TOPO_LATENCY_UNSET,
+  .inter_latency_us = SP_TOPO_LATENCY_UNSET,
   .fabric = SP_FABRIC_FAT_TREE,
   .oversubscription = 1,
+  .transport = SP_TRANSPORT_IB,
 };
 
 static const char *const intra_names[] = { "nvswitch", "nvlink", "pcie", "shm" };
 static const char *const fabric_names[] = { "single-switch", "fat-tree", "rail" };
+static const char *const transport_names[] = { "ib", "roce", "efa", "slingshot", "tcp" };
+static const char *const host_cpu_names[] = { "default", "intel", "amd", "arm" };
+
+const char *
+sp_host_cpu_name (SpHostCpu cpu)
+{
+  return (guint) cpu < G_N_ELEMENTS (host_cpu_names) ? host_cpu_names[cpu] : NULL;
+}
 
 const char *
 sp_intra_kind_name (SpIntraKind kind)
@@ -75,11 +87,30 @@ sp_fabric_name (SpFabric fabric)
   return (guint) fabric < G_N_ELEMENTS (fabric_names) ? fabric_names[fabric] : NULL;
 }
 
+const char *
+sp_transport_name (SpTransport transport)
+{
+  return (guint) transport < G_N_ELEMENTS (transport_names) ? transport_names[transport] : NULL;
+}
+
 static const char *const *
 enum_names (SpFieldType type, guint *out_n)
 {
-  *out_n = type == SP_FIELD_INTRA ? G_N_ELEMENTS (intra_names) : G_N_ELEMENTS (fabric_names);
-  return type == SP_FIELD_INTRA ? intra_names : fabric_names;
+  switch (type)
+    {
+    case SP_FIELD_INTRA:
+      *out_n = G_N_ELEMENTS (intra_names);
+      return intra_names;
+    case SP_FIELD_FABRIC:
+      *out_n = G_N_ELEMENTS (fabric_names);
+      return fabric_names;
+    case SP_FIELD_HOST_CPU:
+      *out_n = G_N_ELEMENTS (host_cpu_names);
+      return host_cpu_names;
+    default:
+      *out_n = G_N_ELEMENTS (transport_names);
+      return transport_names;
+    }
 }
 
 /* "a, b, c or d" / "a, b, c and d" */
@@ -115,6 +146,8 @@ sp_topo_field_accepts (const SpTopoField *f)
       return g_strdup_printf ("1 to %d bytes of printable UTF-8 text", SP_TOPO_NAME_MAX - 1);
     case SP_FIELD_INTRA:
     case SP_FIELD_FABRIC:
+    case SP_FIELD_TRANSPORT:
+    case SP_FIELD_HOST_CPU:
       {
         guint n;
         const char *const *names = enum_names (f->type, &n);
@@ -247,6 +280,8 @@ sp_topo_parse_field (const SpTopoField *f, const char *text, const char *prefix,
       return TRUE;
     case SP_FIELD_INTRA:
     case SP_FIELD_FABRIC:
+    case SP_FIELD_TRANSPORT:
+    case SP_FIELD_HOST_CPU:
       {
         guint n;
         const char *const *names = enum_names (f->type, &n);
@@ -312,6 +347,8 @@ check_spec (const SpTopoSpec *spec, GError **error)
             return FALSE;
           break;
         case SP_FIELD_DOUBLE:
+          if (f->need == SP_NEED_UNSET && *(const double *) slot == SP_TOPO_LATENCY_UNSET)
+            break; /* not given: the simulator's default */
           g_ascii_formatd (buf, sizeof buf, "%.17g", *(const double *) slot);
           if (!sp_topo_parse_field (f, buf, prefix, &scratch, error))
             return FALSE;
@@ -330,6 +367,8 @@ check_spec (const SpTopoSpec *spec, GError **error)
           break;
         case SP_FIELD_INTRA:
         case SP_FIELD_FABRIC:
+        case SP_FIELD_TRANSPORT:
+        case SP_FIELD_HOST_CPU:
           {
             guint n;
             enum_names (f->type, &n);
@@ -424,6 +463,7 @@ sp_topo_spec_equal (const SpTopoSpec *a, const SpTopoSpec *b)
          && a->intra_latency_us == b->intra_latency_us && a->nics_per_node == b->nics_per_node
          && a->nic_gbps == b->nic_gbps && a->inter_latency_us == b->inter_latency_us
          && a->fabric == b->fabric && a->oversubscription == b->oversubscription
+         && a->transport == b->transport && a->host_cpu == b->host_cpu
          && a->cal_intra_efficiency == b->cal_intra_efficiency
          && a->cal_nic_efficiency == b->cal_nic_efficiency
          && memcmp (a->cal_overhead_us, b->cal_overhead_us, sizeof a->cal_overhead_us) == 0;
@@ -447,7 +487,7 @@ sp_topo_with_nodes (const SpTopo *topo, guint32 nodes, GError **error)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
                    "topology '%s' has no [inter] section, so it cannot span %u nodes: "
-                   "add [inter] nics_per_node, nic_gbps and latency_us", topo->spec.name, nodes);
+                   "add [inter] nics_per_node and nic_gbps", topo->spec.name, nodes);
       return NULL;
     }
   SpTopoSpec spec = topo->spec;

@@ -119,9 +119,9 @@ spec_get (const SpTopoSpec *s, guint p)
   switch (p)
     {
     case SP_CALIB_INTRA_LATENCY:
-      return s->intra_latency_us;
+      return sp_sim_intra_hop_us (s); /* the model's default when not given */
     case SP_CALIB_INTER_LATENCY:
-      return s->inter_latency_us;
+      return sp_sim_inter_hop_us (s);
     case SP_CALIB_INTRA_EFFICIENCY:
       sp_sim_link_rates (s, &intra, &nic);
       return intra / s->intra_bandwidth_gbs;

@@ -15,6 +15,8 @@ sp_sim_model_name (SpSimModel model)
       return "analytic";
     case SP_SIM_DES:
       return "des";
+    case SP_SIM_NCCL:
+      return "nccl";
     default:
       return NULL;
     }
@@ -29,6 +31,8 @@ sp_sim_model_from_name (const char *name, SpSimModel *out_model)
     *out_model = SP_SIM_ANALYTIC;
   else if (strcmp (name, "des") == 0)
     *out_model = SP_SIM_DES;
+  else if (strcmp (name, "nccl") == 0)
+    *out_model = SP_SIM_NCCL;
   else
     return FALSE;
   return TRUE;
@@ -123,7 +127,7 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
                    sp_coll_name (r->coll) ? sp_coll_name (r->coll) : "?");
       return FALSE;
     }
-  if (model != SP_SIM_ANALYTIC && model != SP_SIM_DES)
+  if (sp_sim_model_name (model) == NULL)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT, "unknown model %d", (int) model);
       return FALSE;
@@ -139,7 +143,7 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
       return FALSE;
     }
   SpShape sh;
-  if (!sp_shape_init (&sh, s, ranks, n, error))
+  if (!sp_shape_init_model (&sh, s, ranks, n, model, error))
     return FALSE;
   SpCollEstimate est = { 0 };
   est.n_ranks = n;
@@ -158,7 +162,7 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
     return FALSE;
   est.algo = cost.algo;
   est.proto = cost.proto;
-  if (model == SP_SIM_ANALYTIC)
+  if (model != SP_SIM_DES)
     {
       double t_us = cost.time_us;
       if (sp_sim_testing_fault == SP_SIM_FAULT_OVERSPEED)

@@ -9,16 +9,103 @@
 #include <math.h>
 #include <string.h>
 
-/* How much of a datasheet NIC rate NCCL's ring search settles on per NIC:
- * search.cc's per-channel speed ladders stop at 48 of 50 GB/s (400 Gb/s),
- * 24 of 25 (200 Gb/s) and 12 of 12.5 (100 Gb/s): 0.96 in each case. */
+/* NCCL's view of a NIC (the nccl model only): search.cc's per-channel speed
+ * ladders stop at 48 of 50 GB/s (400 Gb/s), 24 of 25 (200 Gb/s) and 12 of
+ * 12.5 (100 Gb/s): 0.96 in each case. */
 #define SP_NET_EFFICIENCY 0.96
+
+/* ---- transports (README-model §2) ---------------------------------------
+ *
+ * What a NIC really delivers under NCCL is its line rate less a fixed
+ * cost per network message: the proxy thread posts one send (and the peer
+ * one receive) per NCCL step, and the time between two messages of one
+ * connection — completion polling, the next post, the receiver-driven
+ * clear-to-send of the verbs plugin, libfabric's rendezvous — does not
+ * move data.  A message of m bytes on a link of B bytes/µs therefore runs
+ * at m / (m + δ·B) of the line rate.  Message sizes are NCCL's: a ring or
+ * tree step is NCCL_BUFFSIZE / NCCL_STEPS = 4 MiB / 8 = 512 KiB, a p2p
+ * message (all-to-all, send) NCCL_P2P_NET_CHUNKSIZE = 128 KiB; aws-ofi-nccl
+ * sets NCCL_BUFFSIZE 8 MiB and NCCL_P2P_NET_CHUNKSIZE 512 KiB on EFA
+ * instances (src/platform-aws.cpp), doubling the step and quadrupling the
+ * chunk.  One δ per transport explains both the ring and the all-to-all
+ * rates of every multi-node set of the development set.
+ *
+ *   δ (µs per message), fitted over the development set's large rings
+ *   (bench/fidelity, rows >= 256 MiB with one rank per NIC):
+ *     ib         0.30  H100 cluster, 10 nodes x 1 GPU, NDR 400 Gb/s: ring
+ *                      busbw 48.6 of 50 GB/s (all-to-all then follows at 45.5,
+ *                      as measured)
+ *     roce       0.30  the same ConnectX NICs and verbs plugin as ib (no RoCE
+ *                      set in the development set: NOT fitted)
+ *     efa        16.6  p4de, 2 nodes, 4 x 100 Gb/s: tree all-reduce at 0.835
+ *                      of the line rate with 1 MiB steps
+ *     slingshot  8.15  Polaris, Slingshot 11 200 Gb/s through aws-ofi-nccl /
+ *                      CXI: ring busbw 36 of 50 GB/s per node; the same δ
+ *                      predicts its all-to-all at 0.39 of line rate
+ *                      (measured 0.35-0.39)
+ *     tcp        20    NCCL's socket transport through the kernel stack: an
+ *                      ENGINEERING ESTIMATE (no TCP set in the development
+ *                      set), about 0.7 of a 100 Gb/s line with 512 KiB steps
+ *
+ *   latency (µs) added to every network hop, twice for Simple (tuning.cc
+ *   adds the net plugin's reported `latency` that way): aws-ofi-nccl
+ *   reports 75 µs on p4d/p4de/p5/p5e and 35 µs on the later instances
+ *   (p5en, p6-b200: we take 35 for Blackwell GPUs) and 150 µs on p3dn (V100);
+ *   the built-in IB and
+ *   socket plugins report 0.  TCP adds its kernel stack: 12 µs one way, an
+ *   ENGINEERING ESTIMATE (the order of a sockets ping-pong on 100 GbE). */
+typedef struct {
+  double msg_overhead_us;
+  double latency_us;
+  double step_bytes;
+  double p2p_chunk_bytes;
+} SpTransportModel;
+
+static const SpTransportModel transport_models[] = {
+  [SP_TRANSPORT_IB] = { 0.30, 0.0, 512.0 * 1024, 128.0 * 1024 },
+  [SP_TRANSPORT_ROCE] = { 0.30, 0.0, 512.0 * 1024, 128.0 * 1024 },
+  [SP_TRANSPORT_EFA] = { 16.6, 75.0, 1024.0 * 1024, 512.0 * 1024 },
+  [SP_TRANSPORT_SLINGSHOT] = { 8.15, 0.0, 512.0 * 1024, 128.0 * 1024 },
+  [SP_TRANSPORT_TCP] = { 20.0, 12.0, 512.0 * 1024, 128.0 * 1024 },
+};
+#define SP_EFA_LATENCY_BLACKWELL_US 35.0
+#define SP_EFA_LATENCY_VOLTA_US 150.0 /* p3dn */
+
+static const SpTransportModel *
+transport_model (const SpTopoSpec *s)
+{
+  guint t = (guint) s->transport < G_N_ELEMENTS (transport_models) ? s->transport : 0;
+  return &transport_models[t];
+}
+
+/* The plugin-reported network latency NCCL adds per network hop. */
+static double
+transport_latency_us (const SpTopoSpec *s, gboolean nccl)
+{
+  if (s->transport == SP_TRANSPORT_EFA && sp_sim_arch_of (s->gpu_model) == SP_ARCH_BLACKWELL)
+    return SP_EFA_LATENCY_BLACKWELL_US;
+  if (s->transport == SP_TRANSPORT_EFA && sp_sim_arch_of (s->gpu_model) == SP_ARCH_VOLTA)
+    return SP_EFA_LATENCY_VOLTA_US;
+  if (nccl && s->transport == SP_TRANSPORT_TCP)
+    return 0.0; /* the socket plugin reports 0: NCCL does not know */
+  return transport_model (s)->latency_us;
+}
+
+/* Fraction of the line rate a stream of m-byte messages gets. */
+static double
+message_efficiency (const SpTopoSpec *s, double m)
+{
+  double line = s->nic_gbps / 8.0 * 1000.0; /* bytes per µs */
+  return m / (m + transport_model (s)->msg_overhead_us * line);
+}
 /* PCIe: NCCL's PCI_BW (12 GB/s, topo.h) for a Gen3 x16 link whose
  * datasheet rate is 15.75 GB/s per direction. */
 #define SP_PCIE_EFFICIENCY (12.0 / 15.75)
-/* NCCL's netOverhead for an Intel/other x86 host (tuning.cc), µs; ×3 for
- * Simple.  We assume Intel hosts (AMD: 2 µs). */
+/* NCCL's netOverhead (tuning.cc getNetOverhead), µs, ×3 for Simple: the
+ * floor of every intra-node step of a multi-node ring, 1 µs on Intel and
+ * Arm hosts, 2 µs on AMD hosts. */
 #define SP_NET_OVERHEAD_US 1.0
+#define SP_NET_OVERHEAD_AMD_US 2.0
 /* Ring+Simple+AllReduce multi-node latency factor ("plateau"), tuning.cc:
  * 1.4 on SM80+, 1.9 before. */
 #define SP_RING_PLATEAU_SM80 1.4
@@ -54,6 +141,21 @@ sp_sim_arch_of (const char *m)
   return SP_ARCH_AMPERE; /* A100 and anything unknown: documented default */
 }
 
+SpHostCpu
+sp_sim_host_cpu (const SpTopoSpec *s)
+{
+  if (s->host_cpu != SP_HOST_CPU_DEFAULT)
+    return s->host_cpu;
+  /* The GPU generation's reference server (NVIDIA datasheets): DGX-1 2x
+   * Xeon E5-2698 v4; DGX A100 2x AMD EPYC 7742 (HGX A100 systems such as
+   * ALCF Polaris: EPYC Milan); DGX H100 2x Xeon Platinum 8480C; DGX B200
+   * 2x Xeon Platinum 8570; GB200 / GB300: Grace (Arm). */
+  if ((strstr (s->gpu_model, "GB200") || strstr (s->gpu_model, "GB300")
+                               || strstr (s->gpu_model, "GH200")))
+    return SP_HOST_CPU_ARM;
+  return sp_sim_arch_of (s->gpu_model) == SP_ARCH_AMPERE ? SP_HOST_CPU_AMD : SP_HOST_CPU_INTEL;
+}
+
 static int
 cmp_u32 (const void *a, const void *b)
 {
@@ -81,6 +183,13 @@ leaf_of_node (const SpTopoSpec *s, guint32 node)
 
 gboolean
 sp_shape_init (SpShape *sh, const SpTopoSpec *s, const guint32 *ranks, guint32 n, GError **error)
+{
+  return sp_shape_init_model (sh, s, ranks, n, SP_SIM_DES, error);
+}
+
+gboolean
+sp_shape_init_model (SpShape *sh, const SpTopoSpec *s, const guint32 *ranks, guint32 n,
+                     SpSimModel model, GError **error)
 {
   memset (sh, 0, sizeof *sh);
   guint64 world = (guint64) s->nodes * s->gpus_per_node;
@@ -190,7 +299,18 @@ sp_shape_init (SpShape *sh, const SpTopoSpec *s, const guint32 *ranks, guint32 n
         sh->net_leaf_factor = MIN (1.0, sh->leaf_ports / (s->oversubscription * f * sh->leaf_active));
     }
 
+  sh->nccl = model == SP_SIM_NCCL;
+  sh->amd_host = sp_sim_host_cpu (s) == SP_HOST_CPU_AMD;
   sp_sim_link_rates (s, &sh->intra_gbs, &sh->nic_gbs);
+  sh->p2p_net_factor = 1.0;
+  if (sh->nccl)
+    sh->nic_gbs = s->nic_gbps / 8.0 * SP_NET_EFFICIENCY;
+  else if (s->cal_nic_efficiency <= 0)
+    {
+      const SpTransportModel *t = transport_model (s);
+      sh->p2p_net_factor = message_efficiency (s, t->p2p_chunk_bytes)
+                           / message_efficiency (s, t->step_bytes);
+    }
   sh->node_net_gbs = sh->nics_used * sh->nic_gbs;
   if (nodes <= 1)
     sh->ring_gbs = sh->intra_gbs;
@@ -231,27 +351,56 @@ sp_sim_link_rates (const SpTopoSpec *s, double *out_intra_gbs, double *out_nic_g
    * efficiencies with fitted ones */
   if (s->cal_intra_efficiency > 0)
     eff = s->cal_intra_efficiency;
-  double nic_eff = s->cal_nic_efficiency > 0 ? s->cal_nic_efficiency : SP_NET_EFFICIENCY;
+  double nic_eff = s->cal_nic_efficiency > 0
+                       ? s->cal_nic_efficiency
+                       : message_efficiency (s, transport_model (s)->step_bytes);
   *out_intra_gbs = s->intra_bandwidth_gbs * eff;
   *out_nic_gbs = s->nic_gbps / 8.0 * nic_eff;
 }
 
-/* Per-hop latencies: the topology's latency_us is the Ring/LL hop (topo.h);
- * NCCL's table supplies what other (algo, proto) add on top of that. */
+static SpHwLink
+intra_hw (const SpTopoSpec *s)
+{
+  return (s->intra_kind == SP_INTRA_NVSWITCH || s->intra_kind == SP_INTRA_NVLINK) ? SP_HW_NVLINK
+                                                                                : SP_HW_PCI;
+}
+
+double
+sp_sim_intra_hop_us (const SpTopoSpec *s)
+{
+  if (s->intra_latency_us >= 0)
+    return s->intra_latency_us;
+  return sp_nccl_hw_latency_us (intra_hw (s), SP_ALGO_RING, SP_PROTO_LL);
+}
+
+double
+sp_sim_inter_hop_us (const SpTopoSpec *s)
+{
+  if (s->inter_latency_us >= 0)
+    return s->inter_latency_us;
+  return sp_nccl_hw_latency_us (SP_HW_NET, SP_ALGO_RING, SP_PROTO_LL);
+}
+
+/* Per-hop latencies: the Ring/LL hop (the topology's latency_us, or NCCL's
+ * hwLatencies for the link when it gives none); NCCL's table supplies what
+ * other (algo, proto) add on top of that.  A network hop also pays the
+ * transport's latency, twice with Simple (tuning.cc: the net plugin's
+ * latency, again for the flush). */
 static double
 hop_intra (const SpShape *sh, SpAlgo algo, SpProto proto)
 {
-  SpHwLink hw = (sh->spec->intra_kind == SP_INTRA_NVSWITCH || sh->spec->intra_kind == SP_INTRA_NVLINK)
-                    ? SP_HW_NVLINK : SP_HW_PCI;
-  return sh->spec->intra_latency_us + sp_nccl_hw_latency_us (hw, algo, proto)
+  SpHwLink hw = intra_hw (sh->spec);
+  return sp_sim_intra_hop_us (sh->spec) + sp_nccl_hw_latency_us (hw, algo, proto)
          - sp_nccl_hw_latency_us (hw, SP_ALGO_RING, SP_PROTO_LL);
 }
 
 static double
 hop_net (const SpShape *sh, SpAlgo algo, SpProto proto)
 {
-  return sh->spec->inter_latency_us + sp_nccl_hw_latency_us (SP_HW_NET, algo, proto)
-         - sp_nccl_hw_latency_us (SP_HW_NET, SP_ALGO_RING, SP_PROTO_LL);
+  double t = transport_latency_us (sh->spec, sh->nccl);
+  return sp_sim_inter_hop_us (sh->spec) + sp_nccl_hw_latency_us (SP_HW_NET, algo, proto)
+         - sp_nccl_hw_latency_us (SP_HW_NET, SP_ALGO_RING, SP_PROTO_LL)
+         + t * (proto == SP_PROTO_SIMPLE ? 2 : 1);
 }
 
 static double
@@ -350,7 +499,7 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
         if (proto == SP_PROTO_LL)
           {
             c->eff = SP_EFF_LL;
-            c->cap_busbw = sp_nccl_ll_max_bw (sh->arch, sh->nodes);
+            c->cap_busbw = sp_nccl_ll_max_bw (sh->arch, sh->nodes, sh->amd_host);
           }
         else if (proto == SP_PROTO_LL128)
           {
@@ -370,7 +519,8 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
             double n_inter = 0;
             if (sh->nodes > 1)
               {
-                double ovh = SP_NET_OVERHEAD_US * (proto == SP_PROTO_SIMPLE ? 3 : 1);
+                double ovh = (sh->amd_host ? SP_NET_OVERHEAD_AMD_US : SP_NET_OVERHEAD_US)
+                             * (proto == SP_PROTO_SIMPLE ? 3 : 1);
                 intra = MAX (intra, ovh);
                 n_inter = coll == SP_COLL_ALL_REDUCE ? 2 * (nodes - 1) : nodes - 1;
               }
@@ -389,7 +539,8 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
         if (proto == SP_PROTO_LL)
           {
             c->eff = SP_EFF_TREE / SP_TREE_LL_DIV;
-            c->cap_busbw = MIN (tree_cap / SP_TREE_LL_DIV, sp_nccl_ll_max_bw (sh->arch, sh->nodes));
+            c->cap_busbw = MIN (tree_cap / SP_TREE_LL_DIV,
+                                sp_nccl_ll_max_bw (sh->arch, sh->nodes, sh->amd_host));
           }
         else if (proto == SP_PROTO_LL128)
           {
@@ -411,6 +562,8 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
          * model always takes 2. */
         double load_intra = sh->ppn >= 3 ? 2 : sh->ppn == 2 ? 1 : 0;
         double load_net = sh->nodes >= 4 ? 2 : sh->nodes == 3 ? 1.5 : sh->nodes == 2 ? 1 : 0;
+        if (sh->nccl) /* NCCL's own model: algBw = busBw / 2 whatever the shape */
+          load_intra = load_net = 2;
         double inv = 2.0 / c->cap_busbw; /* ns per byte at the capped rate */
         if (load_intra > 0)
           inv = MAX (inv, load_intra / (c->eff * sh->intra_gbs));
@@ -476,6 +629,8 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
             remote = sh->nodes > 1;
             double rate = remote ? sh->gpu_nics * sh->nic_gbs
                                  : (sh->intra_far ? SP_PCIE_FALLBACK_GBS : sh->intra_gbs);
+            if (remote)
+              c->eff *= sh->p2p_net_factor;
             t = S / (1000.0 * c->eff * rate);
           }
         else
@@ -488,10 +643,27 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
             double net_rate = sh->node_net_gbs / sh->ppn;
             net_rate *= sh->net_leaf_factor;
             double net = remote ? n_remote * per_peer / net_rate : 0;
+            /* p2p messages are smaller than ring steps: the network part
+             * runs at p2p_net_factor of the ring rate (README-model §2);
+             * the whole transfer is charged at that efficiency, as the
+             * des model inflates every flow of the collective by it. */
+            if (remote)
+              c->eff *= sh->p2p_net_factor;
             t = MAX (MAX (near, far), net) / (1000.0 * c->eff);
           }
         lat = sp_nccl_base_latency_us (SP_ALGO_DIRECT, proto)
               + (remote ? hop_net (sh, SP_ALGO_RING, proto) : hop_intra (sh, SP_ALGO_RING, proto));
+        if (!sh->nccl && coll == SP_COLL_ALL_TO_ALL && remote)
+          {
+            /* The proxy thread of a GPU serves every remote peer's send and
+             * receive in turn, half a message overhead each (δ, README-model
+             * §2), so the all-to-all cannot end before it has served them
+             * all once: a floor under the transfer, which for large sizes
+             * already pays δ per message through p2p_net_factor. */
+            double n_remote = n - 1 - sh->intra_near - sh->intra_far;
+            double serve = n_remote * transport_model (sh->spec)->msg_overhead_us / 2;
+            lat += MAX (0.0, serve - t);
+          }
         c->latency_us = lat;
         c->algbw = t > 0 ? S / (1000.0 * t) : INFINITY;
         c->time_us = lat + t;
@@ -521,9 +693,48 @@ sp_cost_compute (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpP
     }
 }
 
+/* NCCL's choice: the minimum of NCCL's own estimate (sh->nccl). */
+static gboolean
+cost_choose_nccl (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpProto proto,
+                  SpCost *out, GError **error);
+
 gboolean
 sp_cost_choose (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpProto proto,
                 SpCost *out, GError **error)
+{
+  if (sh->nccl)
+    return cost_choose_nccl (sh, coll, bytes, algo, proto, out, error);
+  /* NCCL runs what ITS model picks (topoGetAlgoInfo), whatever that costs
+   * in reality: choose with NCCL's view of this group, cost with ours. */
+  SpShape view = *sh;
+  view.nccl = TRUE;
+  view.nic_gbs = sh->spec->nic_gbps / 8.0 * SP_NET_EFFICIENCY;
+  view.node_net_gbs = view.nics_used * view.nic_gbs;
+  if (view.nodes <= 1)
+    view.ring_gbs = view.intra_gbs;
+  else if (view.ppn == 1)
+    view.ring_gbs = view.node_net_gbs;
+  else
+    view.ring_gbs = MIN (view.intra_gbs, view.node_net_gbs);
+  view.p2p_net_factor = 1.0;
+  SpCost pick;
+  if (!cost_choose_nccl (&view, coll, bytes, algo, proto, &pick, error))
+    return FALSE;
+  /* p2p has no cost model in NCCL: LL below NCCL_P2P_LL_THRESHOLD where the
+   * connection has LL buffers — only inside a node: network p2p
+   * connections get none (NCCL_ALLOC_P2P_NET_LL_BUFFERS = 0), so a
+   * cross-node all-to-all or send is Simple at every size
+   * (reference/nccl-transports.md §4.2).  The nccl model keeps the
+   * threshold alone, as the project's closed form always had it. */
+  if (pick.algo == SP_ALGO_DIRECT && proto == SP_PROTO_AUTO && sh->nodes > 1)
+    pick.proto = SP_PROTO_SIMPLE;
+  sp_cost_compute (sh, coll, bytes, pick.algo, pick.proto, out);
+  return TRUE;
+}
+
+static gboolean
+cost_choose_nccl (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpProto proto,
+                  SpCost *out, GError **error)
 {
   static const SpAlgo algos[] = { SP_ALGO_TREE, SP_ALGO_RING, SP_ALGO_NVLS, SP_ALGO_PAT,
                                   SP_ALGO_DIRECT };
@@ -540,7 +751,7 @@ sp_cost_choose (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpPr
             continue;
           if (!sp_cost_enabled (sh, coll, algos[a], protos[p], &why))
             continue;
-          /* direct all_to_all: NCCL picks LL below its p2p threshold */
+          /* direct all_to_all / send: LL below NCCL's p2p threshold */
           if (algos[a] == SP_ALGO_DIRECT && proto == SP_PROTO_AUTO)
             {
               guint64 per_peer = coll == SP_COLL_SEND ? bytes : bytes / MAX (sh->n, 1);

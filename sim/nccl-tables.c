@@ -120,10 +120,11 @@ sp_nccl_hw_latency_us (SpHwLink link, SpAlgo algo, SpProto proto)
 }
 
 double
-sp_nccl_ll_max_bw (SpArch arch, guint32 nodes)
+sp_nccl_ll_max_bw (SpArch arch, guint32 nodes, gboolean amd_host)
 {
-  /* one node: the GPU's row; several: the CPU vendor's row (Intel = 0) */
-  int row = nodes <= 1 ? arch_row (arch) : 0;
+  /* one node: the GPU's row; several: the CPU vendor's row (Intel and
+   * others 0, AMD 1) */
+  int row = nodes <= 1 ? arch_row (arch) : amd_host ? 1 : 0;
   return ll_max_bws[row][nodes_col (nodes)];
 }
 

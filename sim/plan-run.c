@@ -482,7 +482,7 @@ sp_sim_run_plan_full (const SpTopo *topo, SpSimModel model, const SpPlan *plan,
 {
   g_return_val_if_fail (topo != NULL && plan != NULL && groups != NULL, NULL);
   guint32 W = sp_topo_world_size (topo);
-  if (model != SP_SIM_ANALYTIC && model != SP_SIM_DES)
+  if (sp_sim_model_name (model) == NULL)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT, "unknown model %d", (int) model);
       return NULL;
@@ -497,11 +497,12 @@ sp_sim_run_plan_full (const SpTopo *topo, SpSimModel model, const SpPlan *plan,
     }
   if (contention == SP_SIM_CONTENTION_DEFAULT)
     contention = sp_sim_contention_default (model);
-  if (model == SP_SIM_ANALYTIC && contention != SP_SIM_CONTENTION_NONE)
+  if (model != SP_SIM_DES && contention != SP_SIM_CONTENTION_NONE)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
-                   "contention '%s' needs the des model (the analytic model has no network: "
-                   "accepted with analytic: none)", sp_sim_contention_name (contention));
+                   "contention '%s' needs the des model (the %s model has no network: "
+                   "accepted with it: none)", sp_sim_contention_name (contention),
+                   sp_sim_model_name (model));
       return NULL;
     }
   if (sp_plan_world_size (plan) != W || sp_groups_world_size (groups) != W)

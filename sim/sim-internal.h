@@ -18,12 +18,14 @@ typedef enum {
 } SpArch;
 
 SpArch sp_sim_arch_of (const char *gpu_model);
+/* The host CPU vendor: the topology's host_cpu, or by GPU generation. */
+SpHostCpu sp_sim_host_cpu (const SpTopoSpec *spec);
 
 /* ---- NCCL tables (nccl-tables.c; reference/nccl-cost-model.md §1.6) --- */
 typedef enum { SP_HW_NVLINK = 0, SP_HW_PCI = 1, SP_HW_NET = 2 } SpHwLink;
 double sp_nccl_base_latency_us (SpAlgo algo, SpProto proto);
 double sp_nccl_hw_latency_us (SpHwLink link, SpAlgo algo, SpProto proto);
-double sp_nccl_ll_max_bw (SpArch arch, guint32 nodes);
+double sp_nccl_ll_max_bw (SpArch arch, guint32 nodes, gboolean amd_host);
 double sp_nccl_ring_ll128_per_ch_bw (SpArch arch, guint32 nodes);
 double sp_nccl_tree_per_ch_bw (SpArch arch, guint32 nodes);
 double sp_nccl_tree_ll128_per_ch_bw (SpArch arch, guint32 nodes);
@@ -38,6 +40,8 @@ double sp_nccl_nvlink_datasheet_link_gbs (SpArch arch);
 typedef struct {
   const SpTopoSpec *spec;
   SpArch arch;
+  gboolean nccl;       /* NCCL's own model (SP_SIM_NCCL) rather than ours */
+  gboolean amd_host;   /* NCCL's CPU-vendor rules: netOverhead, llMaxBw row */
   guint32 n;           /* ranks */
   guint32 nodes;       /* nodes spanned */
   guint32 ppn;         /* ranks per node (max over nodes) */
@@ -54,6 +58,8 @@ typedef struct {
   guint32 leaf_nodes;  /* nodes per leaf (0: single switch) */
   double leaf_ports;   /* NIC ports on ranks[0]'s leaf */
   double leaf_active;  /* the group's NICs on that leaf */
+  double p2p_net_factor; /* ≤ 1: NIC rate of p2p (all_to_all, send) traffic over that of
+                          * ring / tree traffic (smaller messages, README-model §2) */
 } SpShape;
 
 /* Leaf switch size: NIC ports down per leaf (fat-tree) or nodes per rail
@@ -86,9 +92,18 @@ gboolean sp_sim_mesh_neighbours (guint32 gpus_per_node, guint32 a, guint32 b);
 #define SP_PCIE_FALLBACK_GBS 12.0
 
 /* Fill `shape` for `n` ranks (global rank ids, any order).  Fails on a bad
- * rank list.  nodes/ppn come from the list. */
+ * rank list.  nodes/ppn come from the list.  sp_shape_init() is the
+ * shardplan model (analytic and des); sp_shape_init_model() with
+ * SP_SIM_NCCL gives NCCL's own view (its link rates and latencies). */
 gboolean sp_shape_init (SpShape *shape, const SpTopoSpec *spec, const guint32 *ranks, guint32 n,
                         GError **error);
+gboolean sp_shape_init_model (SpShape *shape, const SpTopoSpec *spec, const guint32 *ranks,
+                              guint32 n, SpSimModel model, GError **error);
+
+/* Per-hop latencies of the Ring/LL hop when the topology gives none
+ * (README-model §2): the intra link's and the network's, µs. */
+double sp_sim_intra_hop_us (const SpTopoSpec *spec);
+double sp_sim_inter_hop_us (const SpTopoSpec *spec);
 
 /* TRUE if (coll, algo, proto) is enabled for this shape; otherwise FALSE
  * and, when why != NULL, a static reason. */

@@ -21,7 +21,8 @@ static const char description[] =
   "\n"
   "The group is every node of the topology (or --nodes N of them) with K ranks\n"
   "on each (--ranks-per-node, default every GPU).  --model des (default) is the\n"
-  "discrete-event flow model, analytic the closed form; both choose algorithm and\n"
+  "discrete-event flow model, analytic its closed form, nccl what NCCL's own\n"
+  "tuning model predicts (the baseline); all choose algorithm and\n"
   "protocol like NCCL unless --algorithm / --protocol say otherwise.\n"
   "\n"
   "--format json prints {\"collective\", \"bytes\", \"ranks\", \"time_us\", \"algbw_gbs\",\n"
@@ -79,7 +80,7 @@ sp_cmd_estimate (int argc, char **argv)
       "Size in nccl-tests' convention (K/M/G suffixes), or A:B for a sweep", "N|A:B" },
     { "ranks-per-node", 'k', 0, G_OPTION_ARG_STRING, &rpn_s,
       "Ranks on each node (default: every GPU)", "K" },
-    { "model", 'm', 0, G_OPTION_ARG_STRING, &model_s, "analytic or des (default des)", "MODEL" },
+    { "model", 'm', 0, G_OPTION_ARG_STRING, &model_s, "des, analytic or nccl (default des)", "MODEL" },
     { "algorithm", 'a', 0, G_OPTION_ARG_STRING, &algo_s,
       "ring, tree, nvls, pat, direct (default: chosen like NCCL)", "ALGO" },
     { "protocol", 'p', 0, G_OPTION_ARG_STRING, &proto_s,
@@ -117,7 +118,7 @@ sp_cmd_estimate (int argc, char **argv)
                                             "all_gather, reduce_scatter, all_to_all, broadcast", coll_s);
   SpSimModel model = SP_SIM_DES;
   if (model_s && !sp_sim_model_from_name (model_s, &model))
-    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--model '%s' is not one of: analytic, des", model_s);
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--model '%s' is not one of: des, analytic, nccl", model_s);
   if (algo_s && !sp_algo_from_name (algo_s, &req.algo))
     return sp_cli_fail (CMD, SP_EXIT_USAGE,
                         "--algorithm '%s' is not one of: auto, ring, tree, nvls, pat, direct", algo_s);

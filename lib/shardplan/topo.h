@@ -5,13 +5,14 @@
  * Every number carries its unit in its key name; datasheet numbers go in,
  * and what a collective achieves of them is the simulator's business.
  *
- *   [cluster]  name, nodes, gpus_per_node
+ *   [cluster]  name, nodes, gpus_per_node, host_cpu = intel|amd|arm (optional)
  *   [gpu]      model, memory_gib, tflops            (dense bf16 peak, TFLOP/s)
  *   [intra]    kind = nvswitch|nvlink|pcie|shm, bandwidth_gbs (per GPU, one
- *              direction, GB/s = 1e9 B/s), latency_us
+ *              direction, GB/s = 1e9 B/s), latency_us (optional)
  *   [inter]    nics_per_node, nic_gbps (per NIC, one direction, Gbit/s),
- *              latency_us, fabric = single-switch|fat-tree|rail,
- *              oversubscription (>= 1; 2 means 2:1 at the leaf uplinks)
+ *              latency_us (optional), fabric = single-switch|fat-tree|rail,
+ *              oversubscription (>= 1; 2 means 2:1 at the leaf uplinks),
+ *              transport = ib|roce|efa|slingshot|tcp (default ib)
  *   [calibration] (optional; written by `shardplan calibrate`)
  *              intra_efficiency, nic_efficiency: the fraction of [intra]
  *              bandwidth_gbs and of [inter] nic_gbps a transfer achieves, in
@@ -19,25 +20,29 @@
  *              the datasheet number (sim/README-model.md §2);
  *              ll_overhead_us, ll128_overhead_us, simple_overhead_us: time
  *              added to every collective that uses that protocol, in
- *              [-1000, 1e6] µs (negative removes part of NCCL's base
- *              latency; a collective's latency never goes below 0).
+ *              [-1000, 1e6] µs (negative removes part of the model's fixed
+ *              cost; a collective's latency never goes below 0).
  *              A calibrated topology is still a topology: estimate, sim
  *              and sweep read it like any other.
  *
- * Required keys: [cluster] nodes, gpus_per_node; every key of [gpu] and
- * [intra]; and, when [inter] is present, its nics_per_node, nic_gbps and
- * latency_us.  Defaults: [cluster] name = "custom"; [inter] fabric =
- * fat-tree, oversubscription = 1.  [inter] is required when nodes > 1 and
- * optional for a single node; without it the spec holds placeholders
- * (nics_per_node 1, nic_gbps 100, latency_us 0, fat-tree, 1) that nothing
- * may use: sp_topo_has_inter() is FALSE and the topology refuses to grow
- * past one node (sp_topo_with_nodes, sp_topo_open with nodes > 1).
- * oversubscription other than 1 needs fabric fat-tree or rail.
+ * Required keys: [cluster] nodes, gpus_per_node; [gpu] model, memory_gib,
+ * tflops; [intra] kind, bandwidth_gbs; and, when [inter] is present, its
+ * nics_per_node and nic_gbps.  A file written from a datasheet alone (no
+ * latency, no efficiency) is complete: the simulator supplies the rest.
+ * Defaults: [cluster] name = "custom"; [intra] / [inter] latency_us =
+ * SP_TOPO_LATENCY_UNSET (the simulator's per-hop latency for the GPU
+ * generation, intra kind and transport, sim/README-model.md §2); [inter]
+ * fabric = fat-tree, oversubscription = 1, transport = ib.  [inter] is
+ * required when nodes > 1 and optional for a single node; without it the
+ * spec holds placeholders (nics_per_node 1, nic_gbps 100, fat-tree, 1, ib)
+ * that nothing may use: sp_topo_has_inter() is FALSE and the topology
+ * refuses to grow past one node (sp_topo_with_nodes, sp_topo_open with
+ * nodes > 1).  oversubscription other than 1 needs fabric fat-tree or rail.
  *
- * latency_us is the per-hop latency of a small message over that link (the
- * α of an α-β model).  The GPU presets use NCCL's per-hop hwLatencies for
- * Ring/LL (NVLink 0.6 µs, network 2.7 µs; see topo-presets.c); protocol
- * overheads on top of it are the simulator's model.
+ * latency_us, when given, is the per-hop latency of a small message over
+ * that link (the α of the LL protocol's hop); it replaces the simulator's
+ * default for that link and the model adds what other protocols and the
+ * transport cost on top of it.
  *
  * Unknown sections and keys are errors that name them (with a "did you
  * mean" for near misses); every value is range-checked with sp_parse_u64 /
@@ -61,6 +66,30 @@ typedef enum {
   SP_INTRA_SHM = 3,      /* CPU processes through shared memory (MPI backend) */
 } SpIntraKind;
 
+/* How NCCL reaches the network ([inter] transport): the built-in IB verbs
+ * plugin over InfiniBand or RoCE, AWS EFA through aws-ofi-nccl, HPE
+ * Slingshot 11 through aws-ofi-nccl's libfabric CXI path, or TCP sockets.
+ * Each has its own latency and per-message overhead under NCCL
+ * (sim/README-model.md §2). */
+typedef enum {
+  SP_TRANSPORT_IB = 0,
+  SP_TRANSPORT_ROCE = 1,
+  SP_TRANSPORT_EFA = 2,
+  SP_TRANSPORT_SLINGSHOT = 3,
+  SP_TRANSPORT_TCP = 4,
+} SpTransport;
+
+/* The host CPU ([cluster] host_cpu): NCCL charges a network step's proxy
+ * overhead by CPU vendor (tuning.cc getNetOverhead: 1 µs Intel / Arm, 2 µs
+ * AMD) and picks its LL bandwidth cap by it.  DEFAULT: the vendor of the
+ * GPU generation's reference server (sim/README-model.md §2). */
+typedef enum {
+  SP_HOST_CPU_DEFAULT = 0,
+  SP_HOST_CPU_INTEL = 1,
+  SP_HOST_CPU_AMD = 2,
+  SP_HOST_CPU_ARM = 3,
+} SpHostCpu;
+
 typedef enum {
   SP_FABRIC_SINGLE_SWITCH = 0, /* every NIC on one non-blocking switch */
   SP_FABRIC_FAT_TREE = 1,      /* leaf/spine, `oversubscription`:1 at the leaves */
@@ -68,6 +97,9 @@ typedef enum {
 } SpFabric;
 
 #define SP_TOPO_NAME_MAX 64
+/* intra_latency_us / inter_latency_us not given: the simulator derives the
+ * per-hop latency from the GPU model, the intra kind and the transport. */
+#define SP_TOPO_LATENCY_UNSET (-1.0)
 
 /* Plain numbers of a topology.  Units are in the field names. */
 typedef struct {
@@ -79,12 +111,14 @@ typedef struct {
   double gpu_tflops;           /* (0, 1e6] dense bf16 peak, 1e12 FLOP/s */
   SpIntraKind intra_kind;
   double intra_bandwidth_gbs;  /* (0, 1e5] GB/s per GPU, one direction */
-  double intra_latency_us;     /* [0, 1e6] µs */
+  double intra_latency_us;     /* [0, 1e6] µs; SP_TOPO_LATENCY_UNSET: the simulator's default */
   guint32 nics_per_node;       /* [1, 1024] (only read when nodes > 1, still checked) */
   double nic_gbps;             /* (0, 1e6] Gbit/s per NIC, one direction */
-  double inter_latency_us;     /* [0, 1e6] µs */
+  double inter_latency_us;     /* [0, 1e6] µs; SP_TOPO_LATENCY_UNSET: the simulator's default */
   SpFabric fabric;
   double oversubscription;     /* [1, 1024]; 1 = non-blocking */
+  SpTransport transport;       /* [inter] transport, default ib */
+  SpHostCpu host_cpu;          /* [cluster] host_cpu, default: by GPU generation */
   /* [calibration]: 0 everywhere = uncalibrated (the presets' values). */
   double cal_intra_efficiency; /* [0, 4]; 0 = the model's own */
   double cal_nic_efficiency;   /* [0, 4]; 0 = the model's own */
@@ -156,5 +190,7 @@ const char *sp_topo_preset_description (const char *preset);
 
 const char *sp_intra_kind_name (SpIntraKind kind);
 const char *sp_fabric_name (SpFabric fabric);
+const char *sp_transport_name (SpTransport transport);
+const char *sp_host_cpu_name (SpHostCpu cpu); /* "default", "intel", "amd", "arm" */
 
 G_END_DECLS

@@ -38,9 +38,16 @@ G_BEGIN_DECLS
 typedef enum {
   SP_SIM_ANALYTIC = 0,
   SP_SIM_DES = 1,
+  /* NCCL's own tuning model (src/graph/tuning.cc) as a closed form: its
+   * base and per-hop latencies, protocol efficiencies and caps, with the
+   * link rates NCCL's topology search settles on, and nothing else (no
+   * transport overheads, no fixed cost of the timing loop, no contention).
+   * What NCCL's tuner believes; the baseline the other two must beat
+   * (bench/fidelity).  Single collectives and contention-free plans. */
+  SP_SIM_NCCL = 2,
 } SpSimModel;
 
-/* "analytic", "des" (static strings); NULL / FALSE for unknown. */
+/* "analytic", "des", "nccl" (static strings); NULL / FALSE for unknown. */
 const char *sp_sim_model_name (SpSimModel model);
 gboolean sp_sim_model_from_name (const char *name, SpSimModel *out_model);
 
@@ -121,7 +128,7 @@ typedef enum {
 const char *sp_sim_contention_name (SpSimContention contention);
 gboolean sp_sim_contention_from_name (const char *name, SpSimContention *out_contention);
 /* What SP_SIM_CONTENTION_DEFAULT means for `model`: STEP for des, NONE for
- * analytic. */
+ * analytic and nccl. */
 SpSimContention sp_sim_contention_default (SpSimModel model);
 
 /* Options of sp_sim_run_plan_full().  Initialise with

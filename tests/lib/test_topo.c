@@ -205,11 +205,58 @@ START_TEST (test_single_node_without_inter)
   ck_assert_ptr_null (sp_topo_with_nodes (topo, 2, &error));
   SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
   ck_assert_str_eq (error->message, "topology 'custom' has no [inter] section, so it cannot span "
-                                    "2 nodes: add [inter] nics_per_node, nic_gbps and latency_us");
+                                    "2 nodes: add [inter] nics_per_node and nic_gbps");
   g_clear_error (&error);
   ck_assert_ptr_null (sp_topo_open (path, 2, &error));
   SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
   g_clear_error (&error);
+}
+END_TEST
+
+/* A file with datasheet numbers only: no latency, no transport, no
+ * efficiency.  It loads; latencies are left to the simulator, the
+ * transport is ib, the host CPU the generation's default; each given value
+ * overrides, and a round trip keeps "not given" not given. */
+START_TEST (test_datasheet_only)
+{
+  g_autofree char *path = fixture ("datasheet-only.ini");
+  GError *error = NULL;
+  g_autoptr (SpTopo) t = sp_topo_load_file (path, &error);
+  SP_ASSERT_NO_ERROR (error);
+  const SpTopoSpec *s = sp_topo_spec (t);
+  ck_assert (s->intra_latency_us == SP_TOPO_LATENCY_UNSET);
+  ck_assert (s->inter_latency_us == SP_TOPO_LATENCY_UNSET);
+  ck_assert_int_eq (s->transport, SP_TRANSPORT_IB);
+  ck_assert_int_eq (s->host_cpu, SP_HOST_CPU_DEFAULT);
+  g_autofree char *ini = sp_topo_to_ini (t);
+  ck_assert_ptr_null (strstr (ini, "latency_us="));
+  ck_assert_ptr_null (strstr (ini, "host_cpu"));
+  g_autoptr (SpTopo) back = sp_topo_load_data (ini, -1, "back", &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert (sp_topo_spec_equal (s, sp_topo_spec (back)));
+
+  static const char *const transports[] = { "ib", "roce", "efa", "slingshot", "tcp" };
+  g_autofree char *text = read_fixture ("datasheet-only.ini", NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (transports); i++)
+    {
+      g_autofree char *with = g_strdup_printf ("%s\ntransport = %s\nlatency_us = 4.5\n"
+                                               "[cluster]\nhost_cpu = AMD\n", text,
+                                               transports[i]);
+      g_autoptr (SpTopo) u = sp_topo_load_data (with, -1, "t.ini", &error);
+      SP_ASSERT_NO_ERROR (error);
+      ck_assert_int_eq (sp_topo_spec (u)->transport, (int) i);
+      ck_assert_str_eq (sp_transport_name (sp_topo_spec (u)->transport), transports[i]);
+      ck_assert (sp_topo_spec (u)->inter_latency_us == 4.5);
+      ck_assert (sp_topo_spec (u)->intra_latency_us == SP_TOPO_LATENCY_UNSET);
+      ck_assert_int_eq (sp_topo_spec (u)->host_cpu, SP_HOST_CPU_AMD);
+      g_autofree char *out = sp_topo_to_ini (u);
+      g_autoptr (SpTopo) again = sp_topo_load_data (out, -1, "again", &error);
+      SP_ASSERT_NO_ERROR (error);
+      ck_assert (sp_topo_spec_equal (sp_topo_spec (u), sp_topo_spec (again)));
+    }
+  ck_assert_ptr_null (sp_transport_name ((SpTransport) 5));
+  ck_assert_str_eq (sp_host_cpu_name (SP_HOST_CPU_ARM), "arm");
+  ck_assert_ptr_null (sp_host_cpu_name ((SpHostCpu) 4));
 }
 END_TEST
 
@@ -226,11 +273,11 @@ START_TEST (test_bad_fixtures)
                                           "large: expected an integer in [1, 1024]");
   expect_file_error ("missing-gpus-per-node.ini",
                      "[cluster] gpus_per_node is missing: expected an integer in [1, 1024]");
-  expect_file_error ("missing-inter-latency.ini",
-                     "[inter] latency_us is missing: expected a number in [0, 1e+06]");
+  expect_file_error ("bad-transport.ini",
+                     "[inter] transport 'infiniband' is not one of ib, roce, efa, slingshot or tcp");
   expect_file_error ("misspelt-key.ini",
                      "unknown key 'gpu_per_node' in [cluster] (did you mean gpus_per_node?): "
-                     "expected name, nodes or gpus_per_node");
+                     "expected name, nodes, gpus_per_node or host_cpu");
   expect_file_error ("unknown-section.ini",
                      "unknown section [intra-node]: expected [cluster], [gpu], [intra], [inter] or [calibration]");
   expect_file_error ("bad-kind.ini",
@@ -318,8 +365,7 @@ typedef struct {
 static const Key required_keys[] = {
   { "cluster", "nodes" },      { "cluster", "gpus_per_node" }, { "gpu", "model" },
   { "gpu", "memory_gib" },     { "gpu", "tflops" },            { "intra", "kind" },
-  { "intra", "bandwidth_gbs" }, { "intra", "latency_us" },     { "inter", "nics_per_node" },
-  { "inter", "nic_gbps" },     { "inter", "latency_us" },
+  { "intra", "bandwidth_gbs" }, { "inter", "nics_per_node" },  { "inter", "nic_gbps" },
 };
 
 START_TEST (test_missing_key)
@@ -631,8 +677,16 @@ START_TEST (test_new_spec_checks)
   SP_ASSERT_NO_ERROR (error);
   ck_assert (sp_topo_spec_equal (&s, sp_topo_spec (back)));
   /* and a plain 0.6 prints as 0.6, not 0.59999999999999998 */
-  g_autofree char *plain = sp_topo_to_ini (base);
+  s = *ok;
+  s.intra_latency_us = 0.6;
+  g_autoptr (SpTopo) given = sp_topo_new (&s, &error);
+  SP_ASSERT_NO_ERROR (error);
+  g_autofree char *plain = sp_topo_to_ini (given);
   ck_assert_ptr_nonnull (strstr (plain, "latency_us=0.6\n"));
+  /* a latency not given is not written, and reads back not given */
+  g_autofree char *unset = sp_topo_to_ini (base);
+  ck_assert_ptr_null (strstr (unset, "latency_us="));
+  ck_assert_ptr_nonnull (strstr (unset, "transport=ib\n"));
 }
 END_TEST
 
@@ -792,6 +846,7 @@ topo_suite (void)
   tcase_add_test (tc, test_valid_file);
   tcase_add_test (tc, test_single_node_without_inter);
   tcase_add_test (tc, test_bad_fixtures);
+  tcase_add_test (tc, test_datasheet_only);
   tcase_add_test (tc, test_truncated);
   tcase_add_loop_test (tc, test_missing_key, 0, G_N_ELEMENTS (required_keys));
   tcase_add_test (tc, test_defaults);

@@ -25,6 +25,10 @@ spec_base (const char *gpu, guint32 nodes, guint32 gpn, SpIntraKind kind, double
   s.nics_per_node = nics;
   s.nic_gbps = nic_gbps;
   s.inter_latency_us = 2.7;
+  /* These tests check the flow mechanics at a known NIC rate: pin it at
+   * 0.96 of the line rate (the transport model's own efficiency is
+   * tests/sim/test_sim_model.c's business). */
+  s.cal_nic_efficiency = 0.96;
   s.fabric = fabric;
   s.oversubscription = oversub;
   return s;

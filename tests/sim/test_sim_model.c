@@ -41,6 +41,20 @@ shape_all (const SpTopoSpec *s)
   return sh;
 }
 
+/* NCCL's own view of the same group (SP_SIM_NCCL). */
+static SpShape
+shape_nccl (const SpTopoSpec *s)
+{
+  guint32 n = s->nodes * s->gpus_per_node;
+  g_autofree guint32 *r = g_new (guint32, n);
+  for (guint32 i = 0; i < n; i++)
+    r[i] = i;
+  SpShape sh;
+  GError *error = NULL;
+  ck_assert (sp_shape_init_model (&sh, s, r, n, SP_SIM_NCCL, &error));
+  return sh;
+}
+
 #define ASSERT_NEAR(a, b, tol) \
   ck_assert_msg (fabs ((a) - (b)) <= (tol), "%s = %.6f, expected %.6f", #a, (double) (a), (double) (b))
 
@@ -94,28 +108,32 @@ END_TEST
 
 START_TEST (ring_bandwidth_from_topology)
 {
-  /* dgx-a100 numbers: NVLink 300 GB/s × 20/25 = 240; 8 NICs × 200 Gb/s /8
-   * × 0.96 = 192 GB/s per node; the ring crossing the node is limited by
-   * min(240, 192) = 192; with one rank per node, the rank's single NIC: 24. */
+  /* dgx-a100 numbers: NVLink 300 GB/s × 20/25 = 240; a 200 Gb/s InfiniBand
+   * NIC (25 GB/s = 25,000 B/µs) with 512 KiB ring steps and δ = 0.30 µs
+   * per message (README-model §2) runs at 524288 / (524288 + 7500) of its
+   * line rate: 24.647 GB/s; 8 of them 197.18 GB/s per node; the ring
+   * crossing the node is limited by min(240, 197.18); with one rank per
+   * node, the rank's single NIC. */
+  const double nic = 25.0 * 524288.0 / (524288.0 + 0.30 * 25000.0);
   SpTopoSpec s = spec_h100 (4);
   g_strlcpy (s.gpu_model, "A100-SXM4-80GB", sizeof s.gpu_model);
   s.intra_bandwidth_gbs = 300;
   s.nic_gbps = 200;
   SpShape sh = shape_all (&s);
   ASSERT_NEAR (sh.intra_gbs, 240, 1e-9);
-  ASSERT_NEAR (sh.node_net_gbs, 192, 1e-9);
-  ASSERT_NEAR (sh.ring_gbs, 192, 1e-9);
+  ASSERT_NEAR (sh.node_net_gbs, 8 * nic, 1e-9);
+  ASSERT_NEAR (sh.ring_gbs, 8 * nic, 1e-9);
   guint32 r[4] = { 0, 8, 16, 24 };
   GError *error = NULL;
   ck_assert (sp_shape_init (&sh, &s, r, 4, &error));
   ck_assert_uint_eq (sh.ppn, 1);
   ck_assert_uint_eq (sh.nics_used, 1);
-  ASSERT_NEAR (sh.ring_gbs, 24, 1e-9);
-  /* Simple ring all-reduce of 1 GB over those 4 ranks: busBw 24, algBw
-   * 24 × 4/6 = 16 GB/s */
+  ASSERT_NEAR (sh.ring_gbs, nic, 1e-9);
+  /* Simple ring all-reduce of 1 GB over those 4 ranks: busBw = the NIC,
+   * algBw = busBw × 4/6 */
   SpCost c;
   sp_cost_compute (&sh, SP_COLL_ALL_REDUCE, 1000000000, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
-  ASSERT_NEAR (c.algbw, 16, 1e-9);
+  ASSERT_NEAR (c.algbw, nic * 4 / 6, 1e-9);
 }
 END_TEST
 
@@ -139,8 +157,9 @@ END_TEST
 
 START_TEST (automatic_choice_is_the_minimum)
 {
+  /* NCCL picks the minimum of ITS estimate (topoGetAlgoInfo) */
   SpTopoSpec s = spec_h100 (4);
-  SpShape sh = shape_all (&s);
+  SpShape sh = shape_nccl (&s);
   static const SpAlgo algos[] = { SP_ALGO_TREE, SP_ALGO_RING, SP_ALGO_NVLS };
   static const SpProto protos[] = { SP_PROTO_LL, SP_PROTO_LL128, SP_PROTO_SIMPLE };
   for (guint64 S = 64; S <= ((guint64) 1 << 32); S *= 16)
@@ -287,14 +306,122 @@ START_TEST (calibrated_efficiency_scales_bandwidth)
   gint64 d = (gint64) t2 - (gint64) t1;
   ck_assert_msg (d >= 943717 && d <= 943719, "eff 0.5 adds %" G_GINT64_FORMAT " ns", d);
   /* the link rates the model derives: intra = eff × 10 GB/s; NIC =
-   * 10 Gbit/s / 8 × the model's own 0.96 until nic_efficiency is set */
+   * 10 Gbit/s / 8 × the model's own efficiency until nic_efficiency is
+   * set: cpu-shm's transport is tcp, δ = 20 µs per 512 KiB step at
+   * 1,250 B/µs (README-model §2) */
   double intra, nic;
   sp_sim_link_rates (&half, &intra, &nic);
   ASSERT_NEAR (intra, 5.0, 1e-12);
-  ASSERT_NEAR (nic, 10.0 / 8 * 0.96, 1e-12);
+  ASSERT_NEAR (nic, 10.0 / 8 * 524288.0 / (524288.0 + 20.0 * 1250.0), 1e-12);
   half.cal_nic_efficiency = 0.5;
   sp_sim_link_rates (&half, &intra, &nic);
   ASSERT_NEAR (nic, 10.0 / 8 * 0.5, 1e-12);
+}
+END_TEST
+
+/* A topology from datasheet numbers alone (no latency) for every GPU
+ * generation and transport gives a finite, positive estimate from every
+ * model, small and large, for every collective; 1 GiB costs more than 1 KiB. */
+START_TEST (datasheet_only_transports)
+{
+  static const char *const gpus[] = { "V100", "A100", "h100", "H200", "B200" };
+  static const SpColl colls[] = { SP_COLL_ALL_REDUCE, SP_COLL_ALL_GATHER, SP_COLL_REDUCE_SCATTER,
+                                  SP_COLL_ALL_TO_ALL, SP_COLL_BROADCAST };
+  static const SpSimModel models[] = { SP_SIM_ANALYTIC, SP_SIM_DES, SP_SIM_NCCL };
+  for (guint g = 0; g < G_N_ELEMENTS (gpus); g++)
+    for (guint t = SP_TRANSPORT_IB; t <= SP_TRANSPORT_TCP; t++)
+      {
+        SpTopoSpec s = spec_h100 (4);
+        g_strlcpy (s.gpu_model, gpus[g], sizeof s.gpu_model);
+        s.intra_latency_us = SP_TOPO_LATENCY_UNSET;
+        s.inter_latency_us = SP_TOPO_LATENCY_UNSET;
+        s.transport = (SpTransport) t;
+        GError *error = NULL;
+        g_autoptr (SpTopo) topo = sp_topo_new (&s, &error);
+        SP_ASSERT_NO_ERROR (error);
+        for (guint c = 0; c < G_N_ELEMENTS (colls); c++)
+          for (guint m = 0; m < G_N_ELEMENTS (models); m++)
+            {
+              guint64 prev = 0, first = 0;
+              for (guint64 S = 1024; S <= ((guint64) 1 << 30); S <<= 10)
+                {
+                  SpCollRequest r;
+                  sp_coll_request_init (&r);
+                  r.coll = colls[c];
+                  r.bytes = S;
+                  SpCollEstimate e;
+                  ck_assert_msg (sp_sim_estimate (topo, models[m], &r, &e, &error), "%s %s: %s",
+                                 gpus[g], sp_transport_name (t), error ? error->message : "");
+                  /* not always monotonic: NCCL picks by ITS estimate, which
+                   * does not know a transport's latency (the socket plugin
+                   * reports 0), so a small size can pick an algorithm with
+                   * more network hops than a larger one */
+                  ck_assert_msg (e.time_ns > 0, "%s %s %s %s %" G_GUINT64_FORMAT, gpus[g],
+                                 sp_transport_name (t), sp_coll_name (colls[c]),
+                                 sp_sim_model_name (models[m]), S);
+                  prev = e.time_ns;
+                  first = first ? first : e.time_ns;
+                }
+              ck_assert (prev > first);
+            }
+      }
+}
+END_TEST
+
+/* The transport's costs, computed by hand from README-model §2.
+ * 2 nodes x 8 H100, ring LL all-gather (16 ranks, 15 steps, 1 crossing
+ * the network): NCCL's latency is 6.6 + 14 x max(0.6, netOverhead 1) +
+ * 1 x hop_net, with hop_net = 2.7 (NCCL NET Ring LL) + the transport's
+ * latency: 0 on ib, 75 µs on efa (aws-ofi-nccl's reported latency on
+ * p4d/p5), once for LL.  A given [inter] latency_us replaces the 2.7. */
+START_TEST (transport_costs_by_hand)
+{
+  SpTopoSpec s = spec_h100 (2);
+  s.intra_latency_us = SP_TOPO_LATENCY_UNSET;
+  s.inter_latency_us = SP_TOPO_LATENCY_UNSET;
+  SpShape sh = shape_all (&s);
+  SpCost c;
+  sp_cost_compute (&sh, SP_COLL_ALL_GATHER, 1024, SP_ALGO_RING, SP_PROTO_LL, &c);
+  ASSERT_NEAR (c.latency_us, 6.6 + 14 * 1.0 + 2.7, 1e-9);
+  s.transport = SP_TRANSPORT_EFA;
+  sh = shape_all (&s);
+  sp_cost_compute (&sh, SP_COLL_ALL_GATHER, 1024, SP_ALGO_RING, SP_PROTO_LL, &c);
+  ASSERT_NEAR (c.latency_us, 6.6 + 14 * 1.0 + 2.7 + 75, 1e-9);
+  /* Simple pays the plugin latency twice (tuning.cc) on top of NET Ring
+   * Simple 14 µs, and 3 x netOverhead per intra step */
+  sp_cost_compute (&sh, SP_COLL_ALL_GATHER, 1024, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.latency_us, 8.4 + 14 * 3.4 + 14.0 + 2 * 75, 1e-9);
+  s.inter_latency_us = 10;
+  sh = shape_all (&s);
+  sp_cost_compute (&sh, SP_COLL_ALL_GATHER, 1024, SP_ALGO_RING, SP_PROTO_LL, &c);
+  ASSERT_NEAR (c.latency_us, 6.6 + 14 * 1.0 + 10 + 75, 1e-9);
+
+  /* Bandwidth: an EFA NIC of 400 Gb/s (50,000 B/µs) with 1 MiB steps and
+   * δ = 16.6 µs runs at 1048576 / (1048576 + 830000) of its line rate;
+   * p2p (all-to-all) messages of 512 KiB at 524288 / (524288 + 830000). */
+  double ring = 1048576.0 / (1048576.0 + 16.6 * 50000.0);
+  double p2p = 524288.0 / (524288.0 + 16.6 * 50000.0);
+  ASSERT_NEAR (sh.nic_gbs, 50.0 * ring, 1e-9);
+  ASSERT_NEAR (sh.p2p_net_factor, p2p / ring, 1e-12);
+  /* the host: A100 defaults to AMD (DGX A100: EPYC 7742), H100 Intel */
+  ck_assert_int_eq (sp_sim_host_cpu (&s), SP_HOST_CPU_INTEL);
+  g_strlcpy (s.gpu_model, "A100-SXM4-80GB", sizeof s.gpu_model);
+  ck_assert_int_eq (sp_sim_host_cpu (&s), SP_HOST_CPU_AMD);
+  s.host_cpu = SP_HOST_CPU_INTEL;
+  ck_assert_int_eq (sp_sim_host_cpu (&s), SP_HOST_CPU_INTEL);
+  /* a cross-node all-to-all is Simple at every size (no LL buffers on
+   * network p2p connections); NCCL's own closed form kept the threshold */
+  s = spec_h100 (2);
+  g_autoptr (SpTopo) topo = sp_topo_new (&s, NULL);
+  SpCollRequest r;
+  sp_coll_request_init (&r);
+  r.coll = SP_COLL_ALL_TO_ALL;
+  r.bytes = 4096;
+  SpCollEstimate e;
+  ck_assert (sp_sim_estimate (topo, SP_SIM_ANALYTIC, &r, &e, NULL));
+  ck_assert_int_eq (e.proto, SP_PROTO_SIMPLE);
+  ck_assert (sp_sim_estimate (topo, SP_SIM_NCCL, &r, &e, NULL));
+  ck_assert_int_eq (e.proto, SP_PROTO_LL);
 }
 END_TEST
 
@@ -313,6 +440,8 @@ main (void)
   tcase_add_test (tc, arch_detection);
   tcase_add_test (tc, calibrated_overhead_adds_exactly);
   tcase_add_test (tc, calibrated_efficiency_scales_bandwidth);
+  tcase_add_test (tc, datasheet_only_transports);
+  tcase_add_test (tc, transport_costs_by_hand);
   suite_add_tcase (s, tc);
   return sp_test_run (s);
 }

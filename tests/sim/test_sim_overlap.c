@@ -32,6 +32,7 @@ topo_new (guint32 nodes, guint32 gpus, guint32 nics)
   s.gpus_per_node = gpus;
   s.nics_per_node = nics;
   s.nic_gbps = NIC_GBPS;
+  s.cal_nic_efficiency = 0.96; /* the NIC rate the reference numbers use */
   s.fabric = SP_FABRIC_SINGLE_SWITCH;
   s.oversubscription = 1;
   s.gpu_tflops = 1.0;

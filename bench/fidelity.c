@@ -1,0 +1,422 @@
+/* fidelity: the simulator against published nccl-tests runs.
+ *
+ *   fidelity [--data FILE]... [--all] [--rows] [--models des,analytic,nccl]
+ *            [--max-ge PCT] [--max-lt PCT]
+ *
+ * For every timed row of every dataset (bench/data/nccl-tests/dev.json, the
+ * development set: each dataset names its source and describes its cluster
+ * with datasheet numbers only, `topology_ini`), estimate the collective
+ * from that topology exactly as `shardplan estimate --topology INI
+ * --collective C --bytes B --ranks-per-node K` does, and print the median
+ * |simulated / measured − 1| over rows of >= 1 MiB and of < 1 MiB: over
+ * the core datasets, then per dataset, per collective, per transport and
+ * per node count.  Columns: des (the default model), analytic (its closed
+ * form) and nccl (NCCL's own tuning model, src/graph/tuning.cc: the
+ * baseline every change must beat).
+ *
+ * --all includes the datasets marked "core": false (in-network reduction,
+ * weak provenance) in the per-dataset lines; the headline figures stay on
+ * the core datasets, as the data set's README scores them.  --rows prints
+ * one CSV line per row instead.  --max-ge / --max-lt make the run fail
+ * (exit 1) when the core median of the first model exceeds the bound, for
+ * the regression test in `make check`.
+ *
+ * Rows without `time_us`, or with `time_derived`, are not timings and are
+ * skipped (the data set's README). */
+#include "config.h"
+#include "shardplan/shardplan.h"
+#include "shardplan/sim.h"
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N_MODELS_MAX 3
+#define MIB (1024.0 * 1024.0)
+
+typedef struct {
+  char *dataset;
+  char *coll;
+  char *transport;
+  guint32 nodes;
+  gboolean core;
+  guint64 bytes;
+  double measured_us;
+  double sim_us[N_MODELS_MAX];
+  char *choice[N_MODELS_MAX];
+} Row;
+
+static SpSimModel models[N_MODELS_MAX];
+static guint n_models;
+
+static void
+row_free (gpointer p)
+{
+  Row *r = p;
+  g_free (r->dataset);
+  g_free (r->coll);
+  g_free (r->transport);
+  for (guint m = 0; m < N_MODELS_MAX; m++)
+    g_free (r->choice[m]);
+  g_free (r);
+}
+
+static gboolean
+coll_of (const char *name, SpColl *out)
+{
+  static const struct { const char *json; SpColl coll; } map[] = {
+    { "allreduce", SP_COLL_ALL_REDUCE },   { "allgather", SP_COLL_ALL_GATHER },
+    { "reducescatter", SP_COLL_REDUCE_SCATTER }, { "alltoall", SP_COLL_ALL_TO_ALL },
+    { "broadcast", SP_COLL_BROADCAST },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (map); i++)
+    if (g_strcmp0 (name, map[i].json) == 0)
+      {
+        *out = map[i].coll;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+static gboolean
+load_file (const char *path, GPtrArray *rows, GError **error)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  if (!json_parser_load_from_file (parser, path, error))
+    return FALSE;
+  JsonNode *root = json_parser_get_root (parser);
+  if (!JSON_NODE_HOLDS_ARRAY (root))
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: expected an array of datasets",
+                   path);
+      return FALSE;
+    }
+  JsonArray *sets = json_node_get_array (root);
+  for (guint i = 0; i < json_array_get_length (sets); i++)
+    {
+      JsonObject *ds = json_array_get_object_element (sets, i);
+      if (ds == NULL || !json_object_has_member (ds, "topology_ini"))
+        continue; /* nvl72.json: a datasheet block, no INI yet */
+      const char *id = json_object_get_string_member (ds, "id");
+      const char *coll_name = json_object_get_string_member (ds, "collective");
+      const char *ini = json_object_get_string_member (ds, "topology_ini");
+      gboolean core = json_object_get_boolean_member_with_default (ds, "core", FALSE);
+      guint32 k = (guint32) json_object_get_int_member_with_default (ds, "ranks_per_node", 0);
+      SpColl coll;
+      if (!coll_of (coll_name, &coll))
+        {
+          g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: dataset %s: collective %s",
+                       path, id, coll_name);
+          return FALSE;
+        }
+      g_autoptr (SpTopo) topo = sp_topo_load_data (ini, -1, id, error);
+      if (topo == NULL)
+        return FALSE;
+      const SpTopoSpec *spec = sp_topo_spec (topo);
+      JsonArray *jr = json_object_get_array_member (ds, "rows");
+      for (guint j = 0; jr && j < json_array_get_length (jr); j++)
+        {
+          JsonObject *o = json_array_get_object_element (jr, j);
+          if (!json_object_has_member (o, "time_us")
+              || json_object_get_boolean_member_with_default (o, "time_derived", FALSE))
+            continue;
+          Row *r = g_new0 (Row, 1);
+          r->dataset = g_strdup (id);
+          r->coll = g_strdup (sp_coll_name (coll));
+          r->transport = g_strdup (sp_transport_name (spec->transport));
+          r->nodes = spec->nodes;
+          r->core = core;
+          r->bytes = (guint64) json_object_get_int_member (o, "bytes");
+          r->measured_us = json_object_get_double_member (o, "time_us");
+          for (guint m = 0; m < n_models; m++)
+            {
+              SpCollRequest req;
+              sp_coll_request_init (&req);
+              req.coll = coll;
+              req.bytes = r->bytes;
+              req.ranks_per_node = k;
+              SpCollEstimate est;
+              if (!sp_sim_estimate (topo, models[m], &req, &est, error))
+                {
+                  g_prefix_error (error, "%s, %" G_GUINT64_FORMAT " bytes, %s: ", id, r->bytes,
+                                  sp_sim_model_name (models[m]));
+                  row_free (r);
+                  return FALSE;
+                }
+              r->sim_us[m] = est.time_ns / 1000.0;
+              r->choice[m] = g_strdup_printf ("%s/%s", sp_algo_name (est.algo),
+                                              sp_proto_name (est.proto));
+            }
+          g_ptr_array_add (rows, r);
+        }
+    }
+  return TRUE;
+}
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+static double
+median (GArray *v)
+{
+  if (v->len == 0)
+    return NAN;
+  g_array_sort (v, cmp_double);
+  double *d = (double *) v->data;
+  return v->len % 2 ? d[v->len / 2] : 0.5 * (d[v->len / 2 - 1] + d[v->len / 2]);
+}
+
+typedef gboolean (*RowFilter) (const Row *r, const char *key);
+
+static gboolean
+by_all (const Row *r, const char *key)
+{
+  (void) key;
+  return r->core;
+}
+static gboolean
+by_dataset (const Row *r, const char *key)
+{
+  return strcmp (r->dataset, key) == 0;
+}
+static gboolean
+by_coll (const Row *r, const char *key)
+{
+  return r->core && strcmp (r->coll, key) == 0;
+}
+static gboolean
+by_transport (const Row *r, const char *key)
+{
+  return r->core && strcmp (r->transport, key) == 0;
+}
+static gboolean
+by_nodes (const Row *r, const char *key)
+{
+  return r->core && r->nodes == (guint32) atoi (key);
+}
+
+/* Medians of one group: out[size class][model]; counts per size class. */
+static void
+group_medians (GPtrArray *rows, RowFilter keep, const char *key, double out[2][N_MODELS_MAX],
+               guint counts[2])
+{
+  for (guint c = 0; c < 2; c++)
+    {
+      counts[c] = 0;
+      for (guint m = 0; m < n_models; m++)
+        {
+          g_autoptr (GArray) v = g_array_new (FALSE, FALSE, sizeof (double));
+          for (guint i = 0; i < rows->len; i++)
+            {
+              const Row *r = rows->pdata[i];
+              gboolean big = r->bytes >= MIB;
+              if ((c == 0) != big || !keep (r, key))
+                continue;
+              double e = fabs (r->sim_us[m] / r->measured_us - 1.0);
+              g_array_append_val (v, e);
+            }
+          counts[c] = v->len;
+          out[c][m] = median (v);
+        }
+    }
+}
+
+static void
+print_group (GPtrArray *rows, RowFilter keep, const char *key, const char *label)
+{
+  double med[2][N_MODELS_MAX];
+  guint counts[2];
+  group_medians (rows, keep, key, med, counts);
+  if (counts[0] + counts[1] == 0)
+    return;
+  printf ("%-44s", label);
+  for (guint c = 0; c < 2; c++)
+    {
+      printf (" %4u", counts[c]);
+      for (guint m = 0; m < n_models; m++)
+        {
+          if (counts[c] == 0)
+            printf (" %8s", "-");
+          else
+            printf (" %7.1f%%", 100 * med[c][m]);
+        }
+    }
+  printf ("\n");
+}
+
+static void
+print_keys (GPtrArray *rows, RowFilter keep, const char *title, const char *(*key_of) (const Row *, char *))
+{
+  printf ("\n%s\n", title);
+  g_autoptr (GPtrArray) keys = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; i < rows->len; i++)
+    {
+      char buf[32];
+      const char *k = key_of (rows->pdata[i], buf);
+      gboolean seen = FALSE;
+      for (guint j = 0; j < keys->len && !seen; j++)
+        seen = strcmp (keys->pdata[j], k) == 0;
+      if (!seen)
+        g_ptr_array_add (keys, g_strdup (k));
+    }
+  for (guint j = 0; j < keys->len; j++)
+    {
+      const char *k = keys->pdata[j];
+      gboolean core = TRUE;
+      if (keep == by_dataset)
+        for (guint i = 0; i < rows->len; i++)
+          if (strcmp (((Row *) rows->pdata[i])->dataset, k) == 0)
+            core = ((Row *) rows->pdata[i])->core;
+      g_autofree char *label = g_strdup_printf ("  %s%s", k, core ? "" : " (not core)");
+      print_group (rows, keep, k, label);
+    }
+}
+
+static const char *
+key_dataset (const Row *r, char *buf)
+{
+  (void) buf;
+  return r->dataset;
+}
+static const char *
+key_coll (const Row *r, char *buf)
+{
+  (void) buf;
+  return r->coll;
+}
+static const char *
+key_transport (const Row *r, char *buf)
+{
+  (void) buf;
+  return r->transport;
+}
+static const char *
+key_nodes (const Row *r, char *buf)
+{
+  g_snprintf (buf, 32, "%u", r->nodes);
+  return buf;
+}
+
+static gboolean
+parse_models (const char *list, GError **error)
+{
+  g_auto (GStrv) names = g_strsplit (list, ",", -1);
+  n_models = 0;
+  for (guint i = 0; names[i]; i++)
+    {
+      if (n_models == N_MODELS_MAX || !sp_sim_model_from_name (names[i], &models[n_models]))
+        {
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                       "--models: '%s' is not des, analytic or nccl (at most 3)", names[i]);
+          return FALSE;
+        }
+      n_models++;
+    }
+  return n_models > 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  g_auto (GStrv) data = NULL;
+  gboolean all = FALSE, show_rows = FALSE;
+  g_autofree char *model_list = NULL;
+  double max_ge = -1, max_lt = -1;
+  GOptionEntry entries[] = {
+    { "data", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &data, "Dataset file (repeatable)", "FILE" },
+    { "all", 0, 0, G_OPTION_ARG_NONE, &all, "Per-dataset lines for non-core datasets too", NULL },
+    { "rows", 0, 0, G_OPTION_ARG_NONE, &show_rows, "One CSV line per row", NULL },
+    { "models", 0, 0, G_OPTION_ARG_STRING, &model_list, "Models (default des,analytic,nccl)",
+      "LIST" },
+    { "max-ge", 0, 0, G_OPTION_ARG_DOUBLE, &max_ge, "Fail when the first model's core median "
+      "error for >= 1 MiB exceeds PCT", "PCT" },
+    { "max-lt", 0, 0, G_OPTION_ARG_DOUBLE, &max_lt, "Likewise for < 1 MiB", "PCT" },
+    { NULL },
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("- the simulator against published "
+                                                         "nccl-tests runs");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  GError *error = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error)
+      || !parse_models (model_list ? model_list : "des,analytic,nccl", &error))
+    {
+      fprintf (stderr, "fidelity: %s\n", error->message);
+      return 2;
+    }
+  if (data == NULL)
+    {
+      data = g_new0 (char *, 2);
+      data[0] = g_build_filename (SP_SRCDIR, "bench", "data", "nccl-tests", "dev.json", NULL);
+    }
+  g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func (row_free);
+  for (guint i = 0; data[i]; i++)
+    if (!load_file (data[i], rows, &error))
+      {
+        fprintf (stderr, "fidelity: %s\n", error->message);
+        return 2;
+      }
+  if (show_rows)
+    {
+      printf ("dataset,collective,transport,nodes,core,bytes,measured_us");
+      for (guint m = 0; m < n_models; m++)
+        printf (",%s_us,%s_choice", sp_sim_model_name (models[m]), sp_sim_model_name (models[m]));
+      printf ("\n");
+      for (guint i = 0; i < rows->len; i++)
+        {
+          const Row *r = rows->pdata[i];
+          printf ("%s,%s,%s,%u,%d,%" G_GUINT64_FORMAT ",%.1f", r->dataset, r->coll, r->transport,
+                  r->nodes, r->core, r->bytes, r->measured_us);
+          for (guint m = 0; m < n_models; m++)
+            printf (",%.1f,%s", r->sim_us[m], r->choice[m]);
+          printf ("\n");
+        }
+      return 0;
+    }
+  printf ("median |simulated / measured - 1|, timed rows of published nccl-tests runs\n");
+  printf ("%-44s %4s", "", "n");
+  for (guint m = 0; m < n_models; m++)
+    printf (" %8s", sp_sim_model_name (models[m]));
+  printf (" %4s", "n");
+  for (guint m = 0; m < n_models; m++)
+    printf (" %8s", sp_sim_model_name (models[m]));
+  printf ("\n%-44s %*s %*s\n", "", 5 + 9 * n_models - 1, ">= 1 MiB", 5 + 9 * n_models - 1,
+          "< 1 MiB");
+  print_group (rows, by_all, NULL, "all core datasets");
+  if (!all)
+    {
+      g_autoptr (GPtrArray) core = g_ptr_array_new ();
+      for (guint i = 0; i < rows->len; i++)
+        if (((Row *) rows->pdata[i])->core)
+          g_ptr_array_add (core, rows->pdata[i]);
+      print_keys (core, by_dataset, "per dataset", key_dataset);
+    }
+  else
+    print_keys (rows, by_dataset, "per dataset", key_dataset);
+  print_keys (rows, by_coll, "per collective (core)", key_coll);
+  print_keys (rows, by_transport, "per transport (core)", key_transport);
+  print_keys (rows, by_nodes, "per node count (core)", key_nodes);
+
+  double med[2][N_MODELS_MAX];
+  guint counts[2];
+  group_medians (rows, by_all, NULL, med, counts);
+  int rc = 0;
+  if (max_ge >= 0 && counts[0] > 0 && 100 * med[0][0] > max_ge)
+    {
+      fprintf (stderr, "fidelity: %s median error for >= 1 MiB is %.1f %%, above the bound %.1f %%\n",
+               sp_sim_model_name (models[0]), 100 * med[0][0], max_ge);
+      rc = 1;
+    }
+  if (max_lt >= 0 && counts[1] > 0 && 100 * med[1][0] > max_lt)
+    {
+      fprintf (stderr, "fidelity: %s median error for < 1 MiB is %.1f %%, above the bound %.1f %%\n",
+               sp_sim_model_name (models[0]), 100 * med[1][0], max_lt);
+      rc = 1;
+    }
+  return rc;
+}
