@@ -3,9 +3,10 @@
  *   fidelity [--data FILE]... [--all] [--rows] [--models des,analytic,nccl]
  *            [--max-ge PCT] [--max-lt PCT]
  *
- * For every timed row of every dataset (bench/data/nccl-tests/dev.json, the
- * development set: each dataset names its source and describes its cluster
- * with datasheet numbers only, `topology_ini`), estimate the collective
+ * For every timed row of every dataset (default: bench/data/nccl-tests/
+ * dev.json, the development set, and nvl72.json, GB200 NVL72 runs: each
+ * dataset names its source and describes its cluster with datasheet
+ * numbers only, `topology_ini`), estimate the collective
  * from that topology exactly as `shardplan estimate --topology INI
  * --collective C --bytes B --ranks-per-node K` does, and print the median
  * |simulated / measured − 1| over rows of >= 1 MiB and of < 1 MiB: over
@@ -37,6 +38,7 @@
 #define MIB (1024.0 * 1024.0)
 
 typedef struct {
+  char *set;       /* the data file's base name */
   char *dataset;
   char *coll;
   char *transport;
@@ -55,6 +57,7 @@ static void
 row_free (gpointer p)
 {
   Row *r = p;
+  g_free (r->set);
   g_free (r->dataset);
   g_free (r->coll);
   g_free (r->transport);
@@ -123,6 +126,7 @@ load_file (const char *path, GPtrArray *rows, GError **error)
               || json_object_get_boolean_member_with_default (o, "time_derived", FALSE))
             continue;
           Row *r = g_new0 (Row, 1);
+          r->set = g_path_get_basename (path);
           r->dataset = g_strdup (id);
           r->coll = g_strdup (sp_coll_name (coll));
           r->transport = g_strdup (sp_transport_name (spec->transport));
@@ -179,6 +183,11 @@ by_all (const Row *r, const char *key)
 {
   (void) key;
   return r->core;
+}
+static gboolean
+by_set (const Row *r, const char *key)
+{
+  return r->core && strcmp (r->set, key) == 0;
 }
 static gboolean
 by_dataset (const Row *r, const char *key)
@@ -285,6 +294,12 @@ key_dataset (const Row *r, char *buf)
   return r->dataset;
 }
 static const char *
+key_set (const Row *r, char *buf)
+{
+  (void) buf;
+  return r->set;
+}
+static const char *
 key_coll (const Row *r, char *buf)
 {
   (void) buf;
@@ -351,8 +366,9 @@ main (int argc, char **argv)
     }
   if (data == NULL)
     {
-      data = g_new0 (char *, 2);
+      data = g_new0 (char *, 3);
       data[0] = g_build_filename (SP_SRCDIR, "bench", "data", "nccl-tests", "dev.json", NULL);
+      data[1] = g_build_filename (SP_SRCDIR, "bench", "data", "nccl-tests", "nvl72.json", NULL);
     }
   g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func (row_free);
   for (guint i = 0; data[i]; i++)
@@ -388,6 +404,7 @@ main (int argc, char **argv)
   printf ("\n%-44s %*s %*s\n", "", 5 + 9 * n_models - 1, ">= 1 MiB", 5 + 9 * n_models - 1,
           "< 1 MiB");
   print_group (rows, by_all, NULL, "all core datasets");
+  print_keys (rows, by_set, "per data file (core)", key_set);
   if (!all)
     {
       g_autoptr (GPtrArray) core = g_ptr_array_new ();

@@ -6,6 +6,7 @@
 #include "topo-private.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -373,6 +374,8 @@ sp_topo_to_ini (const SpTopo *topo)
       switch (f->type)
         {
         case SP_FIELD_U32:
+          if (f->offset == offsetof (SpTopoSpec, nvlink_domain) && *(const guint32 *) slot == 0)
+            break; /* not given: left out */
           g_snprintf (buf, sizeof buf, "%u", *(const guint32 *) slot);
           g_key_file_set_value (kf, f->section, f->key, buf);
           break;
@@ -397,6 +400,10 @@ sp_topo_to_ini (const SpTopo *topo)
         case SP_FIELD_HOST_CPU:
           if (spec->host_cpu != SP_HOST_CPU_DEFAULT)
             g_key_file_set_value (kf, f->section, f->key, sp_host_cpu_name (spec->host_cpu));
+          break;
+        case SP_FIELD_MNNVL:
+          if (spec->mnnvl != SP_MNNVL_ON)
+            g_key_file_set_value (kf, f->section, f->key, sp_mnnvl_name (spec->mnnvl));
           break;
         }
     }

@@ -122,6 +122,54 @@ static const Preset presets[] = {
       .nics_per_node = 1, .nic_gbps = 100, .inter_latency_us = LAT_DEFAULT,
       .fabric = SP_FABRIC_FAT_TREE, .oversubscription = 1, .transport = SP_TRANSPORT_EFA } },
 
+  /* NVIDIA GB200 NVL72 (one rack by default: 18 hosts).
+   * - NVIDIA GB200 NVL72 product page / datasheet: 72 Blackwell GPUs and 36
+   *   Grace CPUs per rack in 18 compute trays (hosts) of 4 GPUs, 9 NVLink
+   *   switch trays; fifth-generation NVLink, 1.8 TB/s bidirectional per GPU
+   *   between any two GPUs of the rack (130 TB/s for 72) → 900 GB/s per
+   *   direction, nvswitch, nvlink_domain 72; HBM3e 186 GB per GPU (13.4 TB
+   *   per rack); dense BF16 2.5 PFLOP/s per GPU (5 "with sparsity").
+   * - Scale-out: one ConnectX-7 400 Gb/s InfiniBand NIC per GPU (4 per
+   *   tray), the usual GB200 tray (NVIDIA GB200 NVL72 reference
+   *   architecture); rail-optimised like the DGX SuperPOD.
+   * - Host: Grace (Arm).  Latencies: the simulator's defaults. */
+  { "gb200-nvl72", "NVIDIA GB200 NVL72 rack: 18 hosts x 4 GB200, one 72-GPU NVLink domain 900 GB/s, "
+                   "4x 400 Gb/s IB per host, rail",
+    { .name = "gb200-nvl72", .nodes = 18, .gpus_per_node = 4, .gpu_model = "GB200",
+      .gpu_memory_gib = 186, .gpu_tflops = 2500, .intra_kind = SP_INTRA_NVSWITCH,
+      .intra_bandwidth_gbs = 900, .intra_latency_us = LAT_DEFAULT,
+      .nics_per_node = 4, .nic_gbps = 400, .inter_latency_us = LAT_DEFAULT,
+      .fabric = SP_FABRIC_RAIL, .oversubscription = 1, .transport = SP_TRANSPORT_IB,
+      .nvlink_domain = 72 } },
+
+  /* NVIDIA GB200 NVL36: the same trays, 9 hosts x 4 = 36 GPUs per NVLink
+   * domain (NVIDIA GB200 NVL36 configuration); other numbers as
+   * gb200-nvl72. */
+  { "gb200-nvl36", "NVIDIA GB200 NVL36 rack: 9 hosts x 4 GB200, one 36-GPU NVLink domain 900 GB/s, "
+                   "4x 400 Gb/s IB per host, rail",
+    { .name = "gb200-nvl36", .nodes = 9, .gpus_per_node = 4, .gpu_model = "GB200",
+      .gpu_memory_gib = 186, .gpu_tflops = 2500, .intra_kind = SP_INTRA_NVSWITCH,
+      .intra_bandwidth_gbs = 900, .intra_latency_us = LAT_DEFAULT,
+      .nics_per_node = 4, .nic_gbps = 400, .inter_latency_us = LAT_DEFAULT,
+      .fabric = SP_FABRIC_RAIL, .oversubscription = 1, .transport = SP_TRANSPORT_IB,
+      .nvlink_domain = 36 } },
+
+  /* NVIDIA GB300 NVL72.
+   * - NVIDIA GB300 NVL72 product page: the same 72-GPU NVLink 5 domain
+   *   (1.8 TB/s bidirectional per GPU), 18 trays x 4 Blackwell Ultra GPUs,
+   *   HBM3e 288 GB per GPU; ConnectX-8 SuperNIC at 800 Gb/s per GPU.
+   * - tflops 2500: ASSUMED equal to GB200's dense BF16 (Blackwell Ultra's
+   *   published gains are in FP4); replace it if your datasheet says
+   *   otherwise.  Host: Grace (Arm).  Latencies: the simulator's defaults. */
+  { "gb300-nvl72", "NVIDIA GB300 NVL72 rack: 18 hosts x 4 GB300, one 72-GPU NVLink domain 900 GB/s, "
+                   "4x 800 Gb/s IB per host, rail",
+    { .name = "gb300-nvl72", .nodes = 18, .gpus_per_node = 4, .gpu_model = "GB300",
+      .gpu_memory_gib = 288, .gpu_tflops = 2500, .intra_kind = SP_INTRA_NVSWITCH,
+      .intra_bandwidth_gbs = 900, .intra_latency_us = LAT_DEFAULT,
+      .nics_per_node = 4, .nic_gbps = 800, .inter_latency_us = LAT_DEFAULT,
+      .fabric = SP_FABRIC_RAIL, .oversubscription = 1, .transport = SP_TRANSPORT_IB,
+      .nvlink_domain = 72 } },
+
   /* One CPU node running the MPI backend with 4 ranks over shared memory.
    * EVERY number here is an ENGINEERING ESTIMATE for a commodity x86
    * server or workstation, to be replaced by `shardplan calibrate`:
@@ -145,7 +193,8 @@ static const Preset presets[] = {
 };
 
 static const char *const preset_names[] = {
-  "dgx-a100", "dgx-h100", "p4d", "p5", "p3dn", "cpu-shm", NULL,
+  "dgx-a100", "dgx-h100", "p4d", "p5", "p3dn", "gb200-nvl72", "gb200-nvl36", "gb300-nvl72",
+  "cpu-shm", NULL,
 };
 G_STATIC_ASSERT (G_N_ELEMENTS (preset_names) == G_N_ELEMENTS (presets) + 1);
 

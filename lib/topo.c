@@ -27,6 +27,8 @@ const SpTopoField sp_topo_fields[] = {
   U32 ("cluster", "nodes", nodes, 1, 16777216, SP_NEED_ALWAYS),
   U32 ("cluster", "gpus_per_node", gpus_per_node, 1, 1024, SP_NEED_ALWAYS),
   { "cluster", "host_cpu", SP_FIELD_HOST_CPU, offsetof (SpTopoSpec, host_cpu), 0, 0, FALSE, SP_NEED_OPTIONAL },
+  U32 ("cluster", "nvlink_domain", nvlink_domain, 1, 1024, SP_NEED_OPTIONAL),
+  { "cluster", "mnnvl", SP_FIELD_MNNVL, offsetof (SpTopoSpec, mnnvl), 0, 0, FALSE, SP_NEED_OPTIONAL },
   { "gpu", "model", SP_FIELD_STRING, offsetof (SpTopoSpec, gpu_model), 0, 0, FALSE, SP_NEED_ALWAYS },
   DBL ("gpu", "memory_gib", gpu_memory_gib, 0, 65536, TRUE, SP_NEED_ALWAYS),
   DBL ("gpu", "tflops", gpu_tflops, 0, 1e6, TRUE, SP_NEED_ALWAYS),
@@ -68,6 +70,20 @@ static const char *const intra_names[] = { "nvswitch", "nvlink", "pcie", "shm" }
 static const char *const fabric_names[] = { "single-switch", "fat-tree", "rail" };
 static const char *const transport_names[] = { "ib", "roce", "efa", "slingshot", "tcp" };
 static const char *const host_cpu_names[] = { "default", "intel", "amd", "arm" };
+static const char *const mnnvl_names[] = { "on", "off" };
+
+const char *
+sp_mnnvl_name (SpMnnvl mnnvl)
+{
+  return (guint) mnnvl < G_N_ELEMENTS (mnnvl_names) ? mnnvl_names[mnnvl] : NULL;
+}
+
+guint32
+sp_topo_spec_nvlink_domain (const SpTopoSpec *spec)
+{
+  g_return_val_if_fail (spec != NULL, 1);
+  return spec->nvlink_domain ? spec->nvlink_domain : spec->gpus_per_node;
+}
 
 const char *
 sp_host_cpu_name (SpHostCpu cpu)
@@ -107,6 +123,9 @@ enum_names (SpFieldType type, guint *out_n)
     case SP_FIELD_HOST_CPU:
       *out_n = G_N_ELEMENTS (host_cpu_names);
       return host_cpu_names;
+    case SP_FIELD_MNNVL:
+      *out_n = G_N_ELEMENTS (mnnvl_names);
+      return mnnvl_names;
     default:
       *out_n = G_N_ELEMENTS (transport_names);
       return transport_names;
@@ -148,6 +167,7 @@ sp_topo_field_accepts (const SpTopoField *f)
     case SP_FIELD_FABRIC:
     case SP_FIELD_TRANSPORT:
     case SP_FIELD_HOST_CPU:
+    case SP_FIELD_MNNVL:
       {
         guint n;
         const char *const *names = enum_names (f->type, &n);
@@ -282,6 +302,7 @@ sp_topo_parse_field (const SpTopoField *f, const char *text, const char *prefix,
     case SP_FIELD_FABRIC:
     case SP_FIELD_TRANSPORT:
     case SP_FIELD_HOST_CPU:
+    case SP_FIELD_MNNVL:
       {
         guint n;
         const char *const *names = enum_names (f->type, &n);
@@ -314,6 +335,22 @@ sp_topo_check_cross (const SpTopoSpec *spec, const char *prefix, GError **error)
                    prefix, spec->nodes, spec->gpus_per_node, world, TOPO_MAX_WORLD);
       return FALSE;
     }
+  if (spec->nvlink_domain != 0 && spec->nvlink_domain % spec->gpus_per_node != 0)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                   "%s[cluster] nvlink_domain %u is not a multiple of gpus_per_node %u: an "
+                   "NVLink domain holds whole hosts (GB200 NVL72: 72 = 18 hosts x 4)",
+                   prefix, spec->nvlink_domain, spec->gpus_per_node);
+      return FALSE;
+    }
+  if (spec->nvlink_domain > spec->gpus_per_node && spec->intra_kind != SP_INTRA_NVSWITCH)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                   "%s[cluster] nvlink_domain %u spans hosts, which needs [intra] kind = "
+                   "nvswitch (NVLink switch trays), not %s", prefix, spec->nvlink_domain,
+                   sp_intra_kind_name (spec->intra_kind));
+      return FALSE;
+    }
   if (spec->fabric == SP_FABRIC_SINGLE_SWITCH && spec->oversubscription != 1.0)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
@@ -342,6 +379,8 @@ check_spec (const SpTopoSpec *spec, GError **error)
       switch (f->type)
         {
         case SP_FIELD_U32:
+          if (f->offset == offsetof (SpTopoSpec, nvlink_domain) && *(const guint32 *) slot == 0)
+            break; /* not given: the host is the domain */
           g_snprintf (buf, sizeof buf, "%u", *(const guint32 *) slot);
           if (!sp_topo_parse_field (f, buf, prefix, &scratch, error))
             return FALSE;
@@ -369,6 +408,7 @@ check_spec (const SpTopoSpec *spec, GError **error)
         case SP_FIELD_FABRIC:
         case SP_FIELD_TRANSPORT:
         case SP_FIELD_HOST_CPU:
+        case SP_FIELD_MNNVL:
           {
             guint n;
             enum_names (f->type, &n);
@@ -464,6 +504,7 @@ sp_topo_spec_equal (const SpTopoSpec *a, const SpTopoSpec *b)
          && a->nic_gbps == b->nic_gbps && a->inter_latency_us == b->inter_latency_us
          && a->fabric == b->fabric && a->oversubscription == b->oversubscription
          && a->transport == b->transport && a->host_cpu == b->host_cpu
+         && a->nvlink_domain == b->nvlink_domain && a->mnnvl == b->mnnvl
          && a->cal_intra_efficiency == b->cal_intra_efficiency
          && a->cal_nic_efficiency == b->cal_nic_efficiency
          && memcmp (a->cal_overhead_us, b->cal_overhead_us, sizeof a->cal_overhead_us) == 0;

@@ -142,6 +142,11 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
                    "send needs exactly 2 ranks (sender, receiver), got %u", n);
       return FALSE;
     }
+  /* the ranks are the hosts' (K per host); the network is NCCL's view */
+  SpTopoSpec view;
+  if (!sp_sim_nccl_spec (s, &view, error))
+    return FALSE;
+  s = &view;
   SpShape sh;
   if (!sp_shape_init_model (&sh, s, ranks, n, model, error))
     return FALSE;

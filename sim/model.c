@@ -141,6 +141,43 @@ sp_sim_arch_of (const char *m)
   return SP_ARCH_AMPERE; /* A100 and anything unknown: documented default */
 }
 
+gboolean
+sp_sim_nccl_spec (const SpTopoSpec *s, SpTopoSpec *out, GError **error)
+{
+  *out = *s;
+  guint32 dom = sp_topo_spec_nvlink_domain (s);
+  if (dom <= s->gpus_per_node || s->mnnvl == SP_MNNVL_OFF)
+    return TRUE;
+  guint32 hpd = dom / s->gpus_per_node;
+  if (s->nodes > hpd && s->nodes % hpd != 0)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "%u hosts are not whole NVLink domains of %u hosts ([cluster] nvlink_domain "
+                   "%u / gpus_per_node %u): use at most %u hosts or a multiple of %u, or "
+                   "mnnvl = off", s->nodes, hpd, dom, s->gpus_per_node, hpd, hpd);
+      return FALSE;
+    }
+  guint32 hosts = MIN (s->nodes, hpd);
+  out->nodes = s->nodes > hpd ? s->nodes / hpd : 1;
+  out->gpus_per_node = hosts * s->gpus_per_node;
+  out->nics_per_node = hosts * s->nics_per_node;
+  out->nvlink_domain = 0;
+  return TRUE;
+}
+
+gboolean
+sp_sim_nccl_topo (const SpTopo *topo, SpTopo **out_view, GError **error)
+{
+  *out_view = NULL;
+  SpTopoSpec v;
+  if (!sp_sim_nccl_spec (sp_topo_spec (topo), &v, error))
+    return FALSE;
+  if (v.nodes == sp_topo_spec (topo)->nodes && v.gpus_per_node == sp_topo_spec (topo)->gpus_per_node)
+    return TRUE;
+  *out_view = sp_topo_new (&v, error);
+  return *out_view != NULL;
+}
+
 SpHostCpu
 sp_sim_host_cpu (const SpTopoSpec *s)
 {
@@ -463,8 +500,12 @@ sp_cost_enabled (const SpShape *sh, SpColl coll, SpAlgo algo, SpProto proto, con
           *why = "nvls needs the simple protocol and the same number (>= 2) of ranks on each node";
           return FALSE;
         }
-      *why = "nvls serves all_reduce, and all_gather / reduce_scatter within one node";
-      return coll == SP_COLL_ALL_REDUCE || (rs_ag && sh->nodes == 1);
+      /* Across nodes NCCL runs NVLS only with CollNet (SHARP) and
+       * otherwise NVLSTree (reference/nccl-transports.md §5), neither of
+       * which this model implements. */
+      *why = "nvls serves all_reduce, all_gather and reduce_scatter within one node "
+             "(across nodes NCCL needs CollNet / SHARP for it)";
+      return sh->nodes == 1 && (coll == SP_COLL_ALL_REDUCE || rs_ag);
     case SP_ALGO_PAT:
       *why = "pat serves all_gather / reduce_scatter with one rank per node over several nodes, "
              "simple protocol";
@@ -705,10 +746,21 @@ sp_cost_choose (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpPr
   if (sh->nccl)
     return cost_choose_nccl (sh, coll, bytes, algo, proto, out, error);
   /* NCCL runs what ITS model picks (topoGetAlgoInfo), whatever that costs
-   * in reality: choose with NCCL's view of this group, cost with ours. */
+   * in reality: choose with NCCL's view of this group, cost with ours.
+   * NCCL's view knows the hardware's shape and nothing measured: its own
+   * per-hop tables (not a given or calibrated latency_us), its link rates,
+   * no [calibration]. */
+  SpTopoSpec nspec = *sh->spec;
+  nspec.intra_latency_us = SP_TOPO_LATENCY_UNSET;
+  nspec.inter_latency_us = SP_TOPO_LATENCY_UNSET;
+  nspec.cal_intra_efficiency = 0;
+  nspec.cal_nic_efficiency = 0;
+  memset (nspec.cal_overhead_us, 0, sizeof nspec.cal_overhead_us);
   SpShape view = *sh;
+  view.spec = &nspec;
   view.nccl = TRUE;
-  view.nic_gbs = sh->spec->nic_gbps / 8.0 * SP_NET_EFFICIENCY;
+  sp_sim_link_rates (&nspec, &view.intra_gbs, &view.nic_gbs);
+  view.nic_gbs = nspec.nic_gbps / 8.0 * SP_NET_EFFICIENCY;
   view.node_net_gbs = view.nics_used * view.nic_gbs;
   if (view.nodes <= 1)
     view.ring_gbs = view.intra_gbs;

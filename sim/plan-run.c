@@ -571,7 +571,15 @@ sp_sim_run_plan_full (const SpTopo *topo, SpSimModel model, const SpPlan *plan,
         return NULL;
       }
   res->spans = g_new (SpSpan, res->off[n_ops] ? res->off[n_ops] : 1);
-  SpPlanCtx c = { topo, sp_topo_spec (topo), model, contention, plan, groups, W, eff,
+  /* groups and plan are the hosts'; the network is NCCL's view of them */
+  g_autoptr (SpTopo) view = NULL;
+  if (!sp_sim_nccl_topo (topo, &view, error))
+    {
+      sp_sim_result_free (res);
+      return NULL;
+    }
+  const SpTopo *sim_topo = view ? view : topo;
+  SpPlanCtx c = { sim_topo, sp_topo_spec (sim_topo), model, contention, plan, groups, W, eff,
                   NULL, NULL, 0 };
   c.cache = g_array_new (FALSE, FALSE, sizeof (CostEntry));
   g_array_set_clear_func (c.cache, cost_entry_clear);

@@ -18,6 +18,16 @@ typedef enum {
 } SpArch;
 
 SpArch sp_sim_arch_of (const char *gpu_model);
+/* The topology as NCCL sees it.  With an NVLink domain that spans hosts
+ * and mnnvl on, NCCL fuses the domain's hosts into one node (src/mnnvl.cc,
+ * graph/topo.cc: nLocalRanks = the clique): `out` has one node per domain
+ * holding its hosts' GPUs and NICs; ranks keep their numbers (block
+ * placement).  Otherwise `out` = `spec`.  Fails when the hosts do not fill
+ * whole domains (more hosts than one domain, not a multiple of it). */
+gboolean sp_sim_nccl_spec (const SpTopoSpec *spec, SpTopoSpec *out, GError **error);
+/* The same for a topology: *out_view is NULL when NCCL sees the hosts. */
+gboolean sp_sim_nccl_topo (const SpTopo *topo, SpTopo **out_view, GError **error);
+
 /* The host CPU vendor: the topology's host_cpu, or by GPU generation. */
 SpHostCpu sp_sim_host_cpu (const SpTopoSpec *spec);
 

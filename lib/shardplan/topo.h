@@ -5,7 +5,10 @@
  * Every number carries its unit in its key name; datasheet numbers go in,
  * and what a collective achieves of them is the simulator's business.
  *
- *   [cluster]  name, nodes, gpus_per_node, host_cpu = intel|amd|arm (optional)
+ *   [cluster]  name, nodes, gpus_per_node, host_cpu = intel|amd|arm (optional),
+ *              nvlink_domain (optional: GPUs per NVLink domain, a multiple of
+ *              gpus_per_node; 72 for a GB200 NVL72 rack), mnnvl = on|off
+ *              (optional, default on: NCCL's multi-node NVLink)
  *   [gpu]      model, memory_gib, tflops            (dense bf16 peak, TFLOP/s)
  *   [intra]    kind = nvswitch|nvlink|pcie|shm, bandwidth_gbs (per GPU, one
  *              direction, GB/s = 1e9 B/s), latency_us (optional)
@@ -90,6 +93,13 @@ typedef enum {
   SP_HOST_CPU_ARM = 3,
 } SpHostCpu;
 
+/* [cluster] mnnvl: whether NCCL uses multi-node NVLink (NCCL_MNNVL_ENABLE)
+ * inside an NVLink domain that spans hosts. */
+typedef enum {
+  SP_MNNVL_ON = 0,
+  SP_MNNVL_OFF = 1,
+} SpMnnvl;
+
 typedef enum {
   SP_FABRIC_SINGLE_SWITCH = 0, /* every NIC on one non-blocking switch */
   SP_FABRIC_FAT_TREE = 1,      /* leaf/spine, `oversubscription`:1 at the leaves */
@@ -119,6 +129,13 @@ typedef struct {
   double oversubscription;     /* [1, 1024]; 1 = non-blocking */
   SpTransport transport;       /* [inter] transport, default ib */
   SpHostCpu host_cpu;          /* [cluster] host_cpu, default: by GPU generation */
+  /* [cluster] nvlink_domain: GPUs that share one NVLink (switch) domain,
+   * a multiple of gpus_per_node in [1, 1024]; 0 = gpus_per_node (the
+   * domain is the host, as on every HGX / DGX).  GB200 NVL72: 72 GPUs on 18
+   * hosts of 4.  Hosts stay what DeepSpeed and the launcher see (groups,
+   * placement); the simulator sees what NCCL sees (sp_sim, README-model). */
+  guint32 nvlink_domain;
+  SpMnnvl mnnvl;               /* [cluster] mnnvl, default on */
   /* [calibration]: 0 everywhere = uncalibrated (the presets' values). */
   double cal_intra_efficiency; /* [0, 4]; 0 = the model's own */
   double cal_nic_efficiency;   /* [0, 4]; 0 = the model's own */
@@ -192,5 +209,8 @@ const char *sp_intra_kind_name (SpIntraKind kind);
 const char *sp_fabric_name (SpFabric fabric);
 const char *sp_transport_name (SpTransport transport);
 const char *sp_host_cpu_name (SpHostCpu cpu); /* "default", "intel", "amd", "arm" */
+const char *sp_mnnvl_name (SpMnnvl mnnvl);     /* "on", "off" */
+/* GPUs per NVLink domain: nvlink_domain, or gpus_per_node when 0. */
+guint32 sp_topo_spec_nvlink_domain (const SpTopoSpec *spec);
 
 G_END_DECLS

@@ -55,17 +55,32 @@ typedef struct {
   guint32 nics;
   double nic_gbps;
   SpFabric fabric;
+  guint32 nodes, domain; /* default hosts; GPUs per NVLink domain (0: the host) */
+  SpTransport transport;
 } PresetExpect;
 
 /* From the datasheets quoted in lib/topo-presets.c: NVLink bandwidth halved
  * from the vendors' bidirectional figure, bf16 dense peak. */
 static const PresetExpect preset_expect[] = {
-  { "dgx-a100", 8, 80, 312, SP_INTRA_NVSWITCH, 600.0 / 2, 8, 200, SP_FABRIC_RAIL },
-  { "dgx-h100", 8, 80, 1979.0 / 2 - 0.5, SP_INTRA_NVSWITCH, 900.0 / 2, 8, 400, SP_FABRIC_RAIL },
-  { "p4d", 8, 320.0 / 8, 312, SP_INTRA_NVSWITCH, 600.0 / 2, 4, 400.0 / 4, SP_FABRIC_FAT_TREE },
-  { "p5", 8, 640.0 / 8, 989, SP_INTRA_NVSWITCH, 900.0 / 2, 32, 3200.0 / 32, SP_FABRIC_FAT_TREE },
-  { "p3dn", 8, 256.0 / 8, 125, SP_INTRA_NVLINK, 6 * 25, 1, 100, SP_FABRIC_FAT_TREE },
-  { "cpu-shm", 4, 4, 0.096, SP_INTRA_SHM, 10, 1, 10, SP_FABRIC_SINGLE_SWITCH },
+  { "dgx-a100", 8, 80, 312, SP_INTRA_NVSWITCH, 600.0 / 2, 8, 200, SP_FABRIC_RAIL, 1, 0, SP_TRANSPORT_IB },
+  { "dgx-h100", 8, 80, 1979.0 / 2 - 0.5, SP_INTRA_NVSWITCH, 900.0 / 2, 8, 400, SP_FABRIC_RAIL, 1, 0,
+    SP_TRANSPORT_IB },
+  { "p4d", 8, 320.0 / 8, 312, SP_INTRA_NVSWITCH, 600.0 / 2, 4, 400.0 / 4, SP_FABRIC_FAT_TREE, 1, 0,
+    SP_TRANSPORT_EFA },
+  { "p5", 8, 640.0 / 8, 989, SP_INTRA_NVSWITCH, 900.0 / 2, 32, 3200.0 / 32, SP_FABRIC_FAT_TREE, 1,
+    0, SP_TRANSPORT_EFA },
+  { "p3dn", 8, 256.0 / 8, 125, SP_INTRA_NVLINK, 6 * 25, 1, 100, SP_FABRIC_FAT_TREE, 1, 0,
+    SP_TRANSPORT_EFA },
+  /* GB200 NVL72: 1.8 TB/s bidirectional per GPU, 186 GB, 2.5 PFLOP/s dense
+   * bf16, 18 trays of 4 in one 72-GPU domain, one 400 Gb/s NIC per GPU */
+  { "gb200-nvl72", 4, 186, 2500, SP_INTRA_NVSWITCH, 1800.0 / 2, 4, 400, SP_FABRIC_RAIL, 18, 72,
+    SP_TRANSPORT_IB },
+  { "gb200-nvl36", 4, 186, 2500, SP_INTRA_NVSWITCH, 1800.0 / 2, 4, 400, SP_FABRIC_RAIL, 9, 36,
+    SP_TRANSPORT_IB },
+  { "gb300-nvl72", 4, 288, 2500, SP_INTRA_NVSWITCH, 1800.0 / 2, 4, 800, SP_FABRIC_RAIL, 18, 72,
+    SP_TRANSPORT_IB },
+  { "cpu-shm", 4, 4, 0.096, SP_INTRA_SHM, 10, 1, 10, SP_FABRIC_SINGLE_SWITCH, 1, 0,
+    SP_TRANSPORT_TCP },
 };
 
 START_TEST (test_preset_values)
@@ -76,9 +91,11 @@ START_TEST (test_preset_values)
   SP_ASSERT_NO_ERROR (error);
   const SpTopoSpec *s = sp_topo_spec (topo);
   ck_assert_str_eq (s->name, e->name);
-  ck_assert_uint_eq (s->nodes, 1);
+  ck_assert_uint_eq (s->nodes, e->nodes);
+  ck_assert_uint_eq (s->nvlink_domain, e->domain);
+  ck_assert_int_eq (s->transport, e->transport);
   ck_assert_uint_eq (s->gpus_per_node, e->gpus);
-  ck_assert_uint_eq (sp_topo_world_size (topo), e->gpus);
+  ck_assert_uint_eq (sp_topo_world_size (topo), e->gpus * e->nodes);
   ck_assert_double_eq (s->gpu_memory_gib, e->memory_gib);
   ck_assert_double_eq (s->gpu_tflops, e->tflops);
   ck_assert_int_eq (s->intra_kind, e->kind);
@@ -104,7 +121,7 @@ START_TEST (test_preset_list)
   ck_assert_ptr_null (sp_topo_new_preset ("dgx-z100", 0, &error));
   SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
   ck_assert_str_eq (error->message, "unknown topology preset 'dgx-z100': expected one of "
-                                    "dgx-a100, dgx-h100, p4d, p5, p3dn, cpu-shm");
+                                    "dgx-a100, dgx-h100, p4d, p5, p3dn, gb200-nvl72, gb200-nvl36, gb300-nvl72, cpu-shm");
   g_error_free (error);
 }
 END_TEST
@@ -277,7 +294,7 @@ START_TEST (test_bad_fixtures)
                      "[inter] transport 'infiniband' is not one of ib, roce, efa, slingshot or tcp");
   expect_file_error ("misspelt-key.ini",
                      "unknown key 'gpu_per_node' in [cluster] (did you mean gpus_per_node?): "
-                     "expected name, nodes, gpus_per_node or host_cpu");
+                     "expected name, nodes, gpus_per_node, host_cpu, nvlink_domain or mnnvl");
   expect_file_error ("unknown-section.ini",
                      "unknown section [intra-node]: expected [cluster], [gpu], [intra], [inter] or [calibration]");
   expect_file_error ("bad-kind.ini",
@@ -586,7 +603,7 @@ START_TEST (test_open)
   ck_assert_ptr_null (sp_topo_open ("foo", 0, &error));
   SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
   ck_assert_str_eq (error->message, "topology 'foo' is neither a file nor a preset (presets: "
-                                    "dgx-a100, dgx-h100, p4d, p5, p3dn, cpu-shm)");
+                                    "dgx-a100, dgx-h100, p4d, p5, p3dn, gb200-nvl72, gb200-nvl36, gb300-nvl72, cpu-shm)");
   g_clear_error (&error);
 
   g_autofree char *bad = fixture ("nodes-zero.ini");

@@ -267,14 +267,23 @@ START_TEST (two_and_eight_nodes_predict_128)
   const SpCalibErrorStats *hb = sp_calib_result_errors (r, TRUE, FALSE);
   const SpCalibErrorStats *ha = sp_calib_result_errors (r, TRUE, TRUE);
   ck_assert_msg (hb->median_abs > 0.2, "held-out error before %g", hb->median_abs);
-  ck_assert_msg (ha->median_abs < 0.01 && ha->worst_abs < 0.05,
+  /* Since multi-node groups run ring / tree rather than NVLS (NCCL needs
+   * SHARP for multi-node NVLS), the fitted latencies trade off against
+   * each other and the protocol overheads on 16- and 64-rank rings, and a
+   * 1,024-rank ring's 2,046 steps amplify that: 4.0 % median, 12 % worst
+   * when written (it was 0.3 % / 2.6 % with NVLS, whose latency does not
+   * grow with the ranks).  Still far better than uncalibrated (> 20 %). */
+  ck_assert_msg (ha->median_abs < 0.05 && ha->worst_abs < 0.15,
                  "128 nodes predicted from 2 and 8: median %g, worst %g", ha->median_abs,
                  ha->worst_abs);
   /* the bandwidths are pinned down by the large sizes (intra 0.549 for the
    * true 0.55); the latencies trade off against the protocol overheads on
    * these shapes (inter 8.2 µs for the true 6, LL128 13.2 for 9, …), which
-   * the 128-node prediction above shows does not matter where it is used */
-  ASSERT_REL (param_after (r, SP_CALIB_NIC_EFFICIENCY), 0.7, 0.02);
+   * is the trade-off the 128-node bound above allows for.  The NIC
+   * efficiency is not determined here: every ring is bound by NVLink
+   * (0.55 × 450 = 247.5 GB/s per GPU < 8 NICs × 50 × 0.7 = 280 GB/s per
+   * node), so only the intra efficiency is pinned down. */
+  ASSERT_REL (param_after (r, SP_CALIB_INTRA_EFFICIENCY), 0.55, 0.02);
 }
 END_TEST
 
