@@ -276,6 +276,12 @@ sp_cmd_compare (int argc, char **argv)
     return sp_cli_fail (CMD, SP_EXIT_USAGE,
                         "expected two traces, SIM.h5 and MEASURED.h5, got %d arguments "
                         "(see 'shardplan compare --help')", argc - 1);
+  g_autoptr (SpCliFiles) files = sp_cli_files_new (CMD);
+  sp_cli_files_input (files, "SIM.h5 argument", argv[1]);
+  sp_cli_files_input (files, "MEASURED.h5 argument", argv[2]);
+  sp_cli_files_output (files, "--plot", plot_path);
+  if (!sp_cli_files_check (files))
+    return SP_EXIT_USAGE;
   g_autoptr (GError) error = NULL;
   g_autoptr (SpTrace) sim = sp_trace_open (argv[1], &error);
   if (sim == NULL)
