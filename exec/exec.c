@@ -719,12 +719,11 @@ run_inner (SpExecCtx *ctx, SpExecResult *res, GError **error)
   note_spill_files (ctx, ok);
   if (ok)
     ok = run_backend (ctx, inner, rec, topo, plan_text, topo_text, run_id, res, error);
-  if (ok)
-    note_spill_files (ctx, FALSE); /* removed by now */
   else if (rec)
     sp_exec_recorder_remove_spill (rec);
   if (rec && !ok && !res->abort_job && !res->partial_written)
     sp_exec_recorder_remove_spill (rec);
+  note_spill_files (ctx, rec && !ok && (res->abort_job || res->partial_written)); /* still there */
   sp_exec_recorder_free (rec);
   free_tasks (ctx);
   g_clear_pointer (&ctx->error_text, g_free);
