@@ -62,7 +62,7 @@ $d/sym-$inname"
   refused "$name: input through a symbolic link" $(command_line "$cmd" "$d/sym-$inname" "$in")
   cmp -s "$in" "$d/pristine" || fail "$name: input through a link: the input changed"
   # where the output cannot go: a missing directory, a directory
-  want="$d/nodir/$outname
+  want="$d/nodir/
 does not exist"
   # shellcheck disable=SC2046
   refused "$name: missing directory" $(command_line "$cmd" "$in" "$d/nodir/$outname")
