@@ -4,8 +4,6 @@
 #include "trace-private.h"
 #include "shardplan/file.h"
 
-#include <errno.h>
-#include <sys/stat.h>
 #include <glib/gstdio.h>
 #include <string.h>
 #include <unistd.h>

@@ -100,6 +100,26 @@ if [ "$HAVE_MPI" = yes ] && [ -n "${MPIRUN:-}" ] && [ -x "$SP_BUILDDIR/tests/exe
     ls "$d"/r.h5.rank*.spill >/dev/null 2>&1 || fail "run: the spill files were not kept: $(ls "$d")"
     grep -q "interrupted: the spill files $d/r.h5.rank\*.spill are kept; 'shardplan trace recover" \
       "$tmp/run-err" || fail "run: no word on trace recover: $(cat "$tmp/run-err")"
+    # `trace recover` needs real spill files: those this run left.  Its
+    # signals here, and its umask (the other rows' is in output-safety.sh).
+    if [ -s "$d/r.h5.rank0.spill" ]; then
+      SPILL="$d/r.h5.rank0.spill"
+      mpi_row () {
+        [ "$5" = mpi ] || return 0
+        signal_row "$1" "$2" "$3" "$4" yes "$6"
+        for m in 022:644 077:600; do
+          # shellcheck disable=SC2046
+          (umask "${m%:*}" && "$SHARDPLAN" $(command_line "$6" "$SPILL" "$tmp/rec.h5")) \
+            >/dev/null 2>"$tmp/err" || { fail "$1: exit $?: $(cat "$tmp/err")"; continue; }
+          mode=$(stat -c %a "$tmp/rec.h5")
+          [ "$mode" = "${m#*:}" ] || fail "$1: umask ${m%:*} gave mode $mode, expected ${m#*:}"
+          rm -f "$tmp/rec.h5"
+        done
+      }
+      for_each_row mpi_row
+    else
+      fail "run: no spill file of rank 0 to recover from"
+    fi
   else
     echo "note: $MPIRUN cannot start a job here: the run check is skipped"
   fi
