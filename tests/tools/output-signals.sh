@@ -86,7 +86,13 @@ if [ "$HAVE_MPI" = yes ] && [ -n "${MPIRUN:-}" ] && [ -x "$SP_BUILDDIR/tests/exe
       i=$((i + 1))
     done
     sleep 1 # rank 1 is stuck in op 1 by now
-    ranks=$(ps -o pid=,comm= --ppid $pid | awk '$2 ~ /shardplan/ { print $1 }')
+    # the shardplan processes among the launcher's descendants (Open MPI
+    # forks them itself, MPICH's hydra through a proxy)
+    ranks=$(ps -e -o pid=,ppid=,comm= 2>/dev/null | awk -v root=$pid '
+      { parent[$1] = $2; comm[$1] = $3 }
+      END { for (p in parent) { q = p
+              while (q in parent && q != root && q > 1) q = parent[q]
+              if (q == root && comm[p] ~ /shardplan/) print p } }')
     if [ -z "$ranks" ]; then
       fail "run: no rank process found under mpirun ($pid)"
       kill -KILL $pid
