@@ -572,6 +572,24 @@ run_backend (SpExecCtx *ctx, const SpExecBackend *inner, SpExecRecorder *rec, co
   return ok;
 }
 
+/* A signal that ends the run (Ctrl-C on mpirun, a job's time limit) leaves
+ * the spill files: rank 0's handler (shardplan/file.h) then says what turns
+ * them into a trace.  `kept` FALSE clears the note. */
+static void
+note_spill_files (const SpExecCtx *ctx, gboolean kept)
+{
+  if (ctx->rank != 0)
+    return;
+  g_autofree char *note = NULL;
+  if (kept)
+    note = g_strdup_printf ("shardplan run: interrupted: the spill files %s.rank*.spill are kept; "
+                            "'shardplan trace recover %s.rank*.spill -o FILE.h5' turns them into "
+                            "a partial trace (do that before running again with -o %s, which "
+                            "overwrites them)\n", ctx->opts->output, ctx->opts->output,
+                            ctx->opts->output);
+  sp_file_set_interrupt_note (note);
+}
+
 /* Inputs (the same on every rank, errors reported by rank 0, exit 2), the
  * backend choice, buffers, then run_backend (failures exit 1). */
 static gboolean
@@ -698,12 +716,14 @@ run_inner (SpExecCtx *ctx, SpExecResult *res, GError **error)
       rec = sp_exec_recorder_new (spill, &run, ctx->boot->now_ns, &local);
       ok = sp_exec_agree (ctx, &local, TRUE, error);
     }
+  note_spill_files (ctx, ok);
   if (ok)
     ok = run_backend (ctx, inner, rec, topo, plan_text, topo_text, run_id, res, error);
   else if (rec)
     sp_exec_recorder_remove_spill (rec);
   if (rec && !ok && !res->abort_job && !res->partial_written)
     sp_exec_recorder_remove_spill (rec);
+  note_spill_files (ctx, rec && !ok && (res->abort_job || res->partial_written)); /* still there */
   sp_exec_recorder_free (rec);
   free_tasks (ctx);
   g_clear_pointer (&ctx->error_text, g_free);

@@ -15,6 +15,7 @@
 #include "config.h"
 #include "shardplan/plan.h"
 #include "shardplan/error.h"
+#include "shardplan/file.h"
 
 #include "json-scan.h"
 #include <string.h>
@@ -211,11 +212,10 @@ sp_plan_save (const SpPlan *plan, const char *path, GError **error)
 {
   g_return_val_if_fail (plan != NULL && path != NULL, FALSE);
   g_autofree char *json = sp_plan_to_json (plan);
-  g_autoptr (GError) local = NULL;
-  /* g_file_set_contents writes a temporary file and renames it into place */
-  if (!g_file_set_contents (path, json, -1, &local))
+  /* a temporary file renamed into place (shardplan/file.h) */
+  if (!sp_file_write_atomic (path, json, strlen (json), error))
     {
-      g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot write plan: %s", local->message);
+      g_prefix_error (error, "cannot write plan: ");
       return FALSE;
     }
   return TRUE;

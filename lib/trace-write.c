@@ -2,9 +2,8 @@
  * and appended a chunk at a time, renamed to its name only when whole. */
 #include "config.h"
 #include "trace-private.h"
+#include "shardplan/file.h"
 
-#include <errno.h>
-#include <sys/stat.h>
 #include <glib/gstdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -264,21 +263,12 @@ sp_trace_writer_new (const char *path, const SpTraceHeader *header, GError **err
   if (!check_header (header, error))
     return NULL;
 
-  g_autofree char *tmp = g_strdup_printf ("%s.tmp-XXXXXX", path);
-  int fd = g_mkstemp (tmp);
+  /* shardplan/file.h: a registered temporary file with the usual mode;
+   * HDF5 reopens it by name (H5F_ACC_TRUNC keeps the mode). */
+  g_autofree char *tmp = NULL;
+  int fd = sp_file_temp_open (path, &tmp, error);
   if (fd < 0)
-    {
-      int e = errno;
-      g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot create a temporary file for %s: %s",
-                   path, g_strerror (e));
-      return NULL;
-    }
-  /* mkstemp creates 0600; the finished file should get the usual
-   * permissions (0666 less the umask), like any file the user writes. */
-  mode_t mask = umask (0);
-  umask (mask);
-  if (fchmod (fd, 0666 & ~mask) != 0)
-    g_debug ("fchmod %s: %s", tmp, g_strerror (errno));
+    return NULL;
   close (fd);
 
   SpTraceWriter *w = g_new0 (SpTraceWriter, 1);
@@ -589,15 +579,7 @@ sp_trace_writer_finish (SpTraceWriter *writer, GError **error)
       return FALSE;
     }
   writer->done = TRUE;
-  if (g_rename (writer->tmp_path, writer->path) != 0)
-    {
-      int e = errno;
-      g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot rename %s to %s: %s",
-                   writer->tmp_path, writer->path, g_strerror (e));
-      g_unlink (writer->tmp_path);
-      return FALSE;
-    }
-  return TRUE;
+  return sp_file_temp_commit (writer->tmp_path, writer->path, error);
 }
 
 void
@@ -607,7 +589,7 @@ sp_trace_writer_abort (SpTraceWriter *writer)
     return;
   close_h5 (writer);
   H5Eclear2 (H5E_DEFAULT);
-  g_unlink (writer->tmp_path);
+  sp_file_temp_discard (writer->tmp_path);
   writer->done = TRUE;
 }
 

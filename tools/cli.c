@@ -2,6 +2,7 @@
 #include "config.h"
 #include "cli.h"
 #include "shardplan/error.h"
+#include "shardplan/file.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -131,15 +132,7 @@ sp_cli_write_output (const char *path, const char *contents, gsize length, GErro
         }
       return TRUE;
     }
-  /* g_file_set_contents writes a temporary file and renames it. */
-  GError *local = NULL;
-  if (!g_file_set_contents (path, contents, (gssize) length, &local))
-    {
-      g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot write %s: %s", path, local->message);
-      g_error_free (local);
-      return FALSE;
-    }
-  return TRUE;
+  return sp_file_write_atomic (path, contents, length, error);
 }
 
 char *

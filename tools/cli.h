@@ -72,6 +72,31 @@ gboolean sp_cli_stderr_is_tty (void);
 gboolean sp_cli_write_output (const char *path, const char *contents, gsize length,
                               GError **error);
 
+/* The files a subcommand reads and writes (tools/cli-files.c), checked by
+ * sp_cli_files_check() before any work:
+ *   - no output is the same file as an input or as another output (same
+ *     device and inode when it exists, hard and symbolic links included;
+ *     the same resolved path otherwise);
+ *   - every output's directory exists and is writable, and the output is
+ *     not a directory or another kind of non-regular file.
+ * `option` names the file in messages ("--plan", "-o/--output", "trace
+ * argument"); NULL, "" and "-" (standard input/output) are not files and
+ * are skipped; an input that does not exist is not compared (the command
+ * reports it, and it may be a preset's name).  Every subcommand that
+ * writes a file lists all of its inputs and outputs here. */
+typedef struct SpCliFiles SpCliFiles;
+SpCliFiles *sp_cli_files_new (const char *command);
+void sp_cli_files_free (SpCliFiles *files);
+void sp_cli_files_input (SpCliFiles *files, const char *option, const char *path);
+/* `n` positional inputs, each labelled `option`. */
+void sp_cli_files_inputs (SpCliFiles *files, const char *option, int n, char **paths);
+void sp_cli_files_output (SpCliFiles *files, const char *option, const char *path);
+/* TRUE when every rule holds; else one line "shardplan <cmd>: …" naming
+ * both files and their options is printed and the caller exits
+ * SP_EXIT_USAGE. */
+gboolean sp_cli_files_check (const SpCliFiles *files);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpCliFiles, sp_cli_files_free)
+
 /* The finished object of `builder` as JSON text ending in a newline,
  * indented when `pretty`.  Free with g_free(). */
 char *sp_cli_json_text (JsonBuilder *builder, gboolean pretty);

@@ -320,6 +320,14 @@ sp_cmd_calibrate (int argc, char **argv)
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--topology is required (a preset or an INI file)");
   if (output == NULL || output[0] == '\0')
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "-o/--output is required (the calibrated INI)");
+  g_autoptr (SpCliFiles) files = sp_cli_files_new (CMD);
+  sp_cli_files_inputs (files, "measured trace", argc - 1, argv + 1);
+  sp_cli_files_input (files, "--topology", topology);
+  if (holdout_s != NULL && g_str_has_prefix (holdout_s, "file:"))
+    sp_cli_files_input (files, "--holdout", holdout_s + 5);
+  sp_cli_files_output (files, "-o/--output", output);
+  if (!sp_cli_files_check (files))
+    return SP_EXIT_USAGE;
   guint32 nodes = 0;
   if (!sp_cli_u32 (CMD, "--nodes", nodes_s, 1, 1u << 24, &nodes))
     return SP_EXIT_USAGE;

@@ -276,6 +276,14 @@ sp_cmd_compare (int argc, char **argv)
     return sp_cli_fail (CMD, SP_EXIT_USAGE,
                         "expected two traces, SIM.h5 and MEASURED.h5, got %d arguments "
                         "(see 'shardplan compare --help')", argc - 1);
+  if (plot_path && !g_str_has_suffix (plot_path, ".png") && !g_str_has_suffix (plot_path, ".svg"))
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--plot '%s' must end in .png or .svg", plot_path);
+  g_autoptr (SpCliFiles) files = sp_cli_files_new (CMD);
+  sp_cli_files_input (files, "SIM.h5 argument", argv[1]);
+  sp_cli_files_input (files, "MEASURED.h5 argument", argv[2]);
+  sp_cli_files_output (files, "--plot", plot_path);
+  if (!sp_cli_files_check (files))
+    return SP_EXIT_USAGE;
   g_autoptr (GError) error = NULL;
   g_autoptr (SpTrace) sim = sp_trace_open (argv[1], &error);
   if (sim == NULL)

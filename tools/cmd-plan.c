@@ -128,6 +128,13 @@ sp_cmd_plan (int argc, char **argv)
   SpFormat format;
   if (!sp_cli_format (CMD, format_s, (1u << SP_FORMAT_TEXT) | (1u << SP_FORMAT_JSON), &format))
     return SP_EXIT_USAGE;
+  g_autoptr (SpCliFiles) files = sp_cli_files_new (CMD);
+  sp_cli_files_input (files, "--model", model_s);
+  sp_cli_files_input (files, "--deepspeed-config", ds_s);
+  sp_cli_files_input (files, "--topology", topology);
+  sp_cli_files_output (files, "-o/--output", output);
+  if (!sp_cli_files_check (files))
+    return SP_EXIT_USAGE;
 
   GError *error = NULL;
   SpModel model;

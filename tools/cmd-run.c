@@ -110,6 +110,12 @@ run_main (int argc, char **argv, int saved_stderr)
     return sp_cli_fail (cmd, SP_EXIT_USAGE, "--plan FILE is required");
   if (!output)
     return sp_cli_fail (cmd, SP_EXIT_USAGE, "-o/--output FILE is required");
+  g_autoptr (SpCliFiles) files = sp_cli_files_new (cmd);
+  sp_cli_files_input (files, "--plan", plan);
+  sp_cli_files_input (files, "--topology", topology);
+  sp_cli_files_output (files, "-o/--output", output);
+  if (!sp_cli_files_check (files))
+    return SP_EXIT_USAGE;
   SpExecOptions o;
   sp_exec_options_init (&o);
   o.plan_path = plan;

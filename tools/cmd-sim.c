@@ -322,6 +322,12 @@ sp_cmd_sim (int argc, char **argv)
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--plan FILE is required");
   if (topology == NULL)
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--topology FILE|PRESET is required");
+  g_autoptr (SpCliFiles) files = sp_cli_files_new (CMD);
+  sp_cli_files_input (files, "--plan", plan_s);
+  sp_cli_files_input (files, "--topology", topology);
+  sp_cli_files_output (files, "-o/--output", output);
+  if (!sp_cli_files_check (files))
+    return SP_EXIT_USAGE;
   SpSimModel model = SP_SIM_DES;
   if (sim_s && !sp_sim_model_from_name (sim_s, &model))
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--sim-model '%s' is not a model (accepted: analytic, des)",

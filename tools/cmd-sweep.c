@@ -288,6 +288,12 @@ sp_cmd_sweep (int argc, char **argv)
     return SP_EXIT_USAGE;
   if (plot_s && !g_str_has_suffix (plot_s, ".png") && !g_str_has_suffix (plot_s, ".svg"))
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--plot '%s' must end in .png or .svg", plot_s);
+  g_autoptr (SpCliFiles) files = sp_cli_files_new (CMD);
+  sp_cli_files_input (files, "--model", model_s);
+  sp_cli_files_input (files, "--topology", topology);
+  sp_cli_files_output (files, "--plot", plot_s);
+  if (!sp_cli_files_check (files))
+    return SP_EXIT_USAGE;
   g_autoptr (GArray) nodes = g_array_new (FALSE, FALSE, sizeof (guint32));
   if (nodes_s)
     {

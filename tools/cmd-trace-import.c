@@ -105,6 +105,13 @@ sp_cmd_trace_import_nccl_tests (int argc, char **argv)
   guint32 nodes = 0;
   if (!sp_cli_u32 (CMD, "--nodes", nodes_text, 1, 1u << 24, &nodes))
     return SP_EXIT_USAGE;
+  g_autoptr (SpCliFiles) files = sp_cli_files_new (CMD);
+  sp_cli_files_input (files, "LOG argument", argv[1]);
+  sp_cli_files_input (files, "--topology", topo_arg);
+  sp_cli_files_output (files, "-o/--output", output);
+  sp_cli_files_output (files, "--plan-out", plan_out);
+  if (!sp_cli_files_check (files))
+    return SP_EXIT_USAGE;
 
   g_autoptr (GError) error = NULL;
   g_autoptr (SpNcclTestsLog) log = sp_nccl_tests_load (argv[1], &error);

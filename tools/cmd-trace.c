@@ -51,18 +51,17 @@ sp_trace_out_open (SpTraceOut *out, const char *path, GError **error)
       return TRUE;
     }
   out->path = g_strdup (path);
-  out->tmp = g_strdup_printf ("%s.tmp-XXXXXX", path);
-  int fd = g_mkstemp (out->tmp);
+  int fd = sp_file_temp_open (path, &out->tmp, error);
   if (fd >= 0)
     out->fp = fdopen (fd, "w");
   if (out->fp == NULL)
     {
-      int e = errno;
-      g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot write %s: %s", path, g_strerror (e));
       if (fd >= 0)
         {
+          int e = errno;
+          g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot write %s: %s", path, g_strerror (e));
           close (fd);
-          g_unlink (out->tmp);
+          sp_file_temp_discard (out->tmp);
         }
       g_clear_pointer (&out->tmp, g_free);
       g_clear_pointer (&out->path, g_free);
@@ -87,16 +86,13 @@ sp_trace_out_commit (SpTraceOut *out, GError **error)
   int e = errno;
   ok = fclose (out->fp) == 0 && ok;
   out->fp = NULL;
-  if (ok && g_rename (out->tmp, out->path) != 0)
-    {
-      e = errno;
-      ok = FALSE;
-    }
-  if (!ok)
+  if (ok)
+    ok = sp_file_temp_commit (out->tmp, out->path, error);
+  else
     {
       g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot write %s: %s", out->path,
                    g_strerror (e));
-      g_unlink (out->tmp);
+      sp_file_temp_discard (out->tmp);
     }
   g_clear_pointer (&out->tmp, g_free);
   g_clear_pointer (&out->path, g_free);
@@ -110,7 +106,7 @@ sp_trace_out_discard (SpTraceOut *out)
     return;
   if (out->fp)
     fclose (out->fp);
-  g_unlink (out->tmp);
+  sp_file_temp_discard (out->tmp);
   g_clear_pointer (&out->tmp, g_free);
   g_clear_pointer (&out->path, g_free);
   out->fp = NULL;

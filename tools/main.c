@@ -36,6 +36,9 @@ main (int argc, char **argv)
 {
   setlocale (LC_ALL, "");
   setlocale (LC_NUMERIC, "C"); /* numbers in JSON/CSV/INI always use '.' */
+  /* Ctrl-C, SIGTERM and SIGHUP remove the temporary file of an output
+   * being written (shardplan/file.h). */
+  sp_file_cleanup_on_signals ();
   if (argc < 2)
     {
       usage (stderr);

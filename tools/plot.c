@@ -3,11 +3,13 @@
 #include "config.h"
 #include "plot.h"
 #include "shardplan/error.h"
+#include "shardplan/file.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef HAVE_CAIRO
 #include <cairo.h>
 #include <cairo-svg.h>
@@ -496,7 +498,12 @@ sp_plot_save (const SpPlot *plot, const char *path, GError **error)
       return FALSE;
     }
   double w = plot->n_panels * PANEL_W, h = PANEL_H;
-  g_autofree char *tmp = g_strdup_printf ("%s.tmp-%u", path, (unsigned) g_random_int ());
+  /* cairo writes the registered temporary file by name (shardplan/file.h) */
+  g_autofree char *tmp = NULL;
+  int fd = sp_file_temp_open (path, &tmp, error);
+  if (fd < 0)
+    return FALSE;
+  close (fd);
   cairo_surface_t *surface;
   if (svg)
     surface = cairo_svg_surface_create (tmp, w, h);
@@ -519,18 +526,11 @@ sp_plot_save (const SpPlot *plot, const char *path, GError **error)
   cairo_surface_destroy (surface);
   if (st != CAIRO_STATUS_SUCCESS)
     {
-      g_unlink (tmp);
+      sp_file_temp_discard (tmp);
       g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot write plot %s: %s", path,
                    cairo_status_to_string (st));
       return FALSE;
     }
-  if (g_rename (tmp, path) != 0)
-    {
-      int e = errno;
-      g_unlink (tmp);
-      g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot write plot %s: %s", path, g_strerror (e));
-      return FALSE;
-    }
-  return TRUE;
+  return sp_file_temp_commit (tmp, path, error);
 #endif
 }

@@ -244,6 +244,11 @@ sp_trace_cmd_export (int argc, char **argv)
   if (argc != 2)
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "expected one trace file, got %d arguments "
                         "(see 'shardplan trace export --help')", argc - 1);
+  g_autoptr (SpCliFiles) files = sp_cli_files_new (CMD);
+  sp_cli_files_input (files, "FILE argument", argv[1]);
+  sp_cli_files_output (files, "-o/--output", output);
+  if (!sp_cli_files_check (files))
+    return SP_EXIT_USAGE;
   g_autoptr (SpTrace) t = sp_trace_cmd_open (CMD, argv[1]);
   if (t == NULL)
     return SP_EXIT_USAGE;

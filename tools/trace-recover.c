@@ -38,6 +38,12 @@ sp_cmd_trace_recover (int argc, char **argv)
                         "(see 'shardplan " CMD " --help')");
   if (output == NULL)
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "-o FILE.h5 is required");
+  g_autoptr (SpCliFiles) files = sp_cli_files_new (CMD);
+  sp_cli_files_inputs (files, "spill file", argc - 1, argv + 1);
+  sp_cli_files_input (files, "--plan", plan);
+  sp_cli_files_output (files, "-o/--output", output);
+  if (!sp_cli_files_check (files))
+    return SP_EXIT_USAGE;
   guint64 rows = 0;
   g_auto (GStrv) warnings = NULL;
   GError *error = NULL;

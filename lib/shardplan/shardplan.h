@@ -2,6 +2,7 @@
 #pragma once
 #include "shardplan/error.h"
 #include "shardplan/types.h"
+#include "shardplan/file.h"
 #include "shardplan/topo.h"
 #include "shardplan/groups.h"
 #include "shardplan/plan.h"

@@ -316,11 +316,13 @@ START_TEST (test_errors)
   g_clear_pointer (&out, g_free);
   g_clear_pointer (&err, g_free);
 
-  /* An output directory that does not exist: the work failed (1). */
+  /* An output directory that does not exist: refused before any work (2),
+   * naming the path. */
   g_autofree char *nowhere = g_build_filename (dir, "no", "such", "out.json", NULL);
   ck_assert_int_eq (
-      run (&out, &err, "trace", "export", sample, "--format", "chrome", "-o", nowhere, NULL), 1);
-  assert_one_line (err, "shardplan trace export: cannot write");
+      run (&out, &err, "trace", "export", sample, "--format", "chrome", "-o", nowhere, NULL), 2);
+  assert_one_line (err, "shardplan trace export: -o/--output '");
+  ck_assert_ptr_nonnull (strstr (err, nowhere));
   g_clear_pointer (&out, g_free);
   g_clear_pointer (&err, g_free);
 
