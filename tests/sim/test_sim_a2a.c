@@ -9,6 +9,7 @@
  * absolute time of the cost model is pinned. */
 #include "config.h"
 #include "testutil.h"
+#include "plan-testutil.h"
 #include "sim-internal.h"
 #include "sim-testing.h"
 
@@ -308,6 +309,76 @@ START_TEST (large_groups)
 }
 END_TEST
 
+
+/* Whole plans: two all-to-alls of one group on two streams (they overlap
+ * and contend).  Returns each op's duration (longest span) and the
+ * fallback count. */
+static void
+plan_a2a (const SpTopoSpec *s, guint32 world, SpSimContention contention, SpSimA2aMode mode,
+          guint64 out_dur[2], guint32 *out_fallbacks)
+{
+  g_autoptr (SpTopo) topo = sp_topo_new (s, NULL);
+  SpGroupsOptions g;
+  sp_groups_options_init (&g);
+  g.world_size = world;
+  g.devices_per_node = s->gpus_per_node;
+  g.shard_size = world;
+  g_autoptr (SpPlan) p = sp_plan_new (&g);
+  sp_plan_set_meta (p, "compute_efficiency", "1");
+  guint32 a = sp_test_plan_add (p, SP_COLL_ALL_TO_ALL, SP_FAMILY_SHARD, 64u << 20, 1, 0, NULL, 0,
+                                -1, SP_ALGO_AUTO);
+  guint32 b = sp_test_plan_add (p, SP_COLL_ALL_TO_ALL, SP_FAMILY_SHARD, 16u << 20, 2, 0, NULL, 0,
+                                -1, SP_ALGO_AUTO);
+  GError *error = NULL;
+  SpGroups *groups = sp_groups_build (sp_plan_groups_options (p), &error);
+  SP_ASSERT_NO_ERROR (error);
+  SpSimPlanOptions o;
+  sp_sim_plan_options_init (&o);
+  o.contention = contention;
+  sp_sim_testing_a2a = mode;
+  SpSimResult *res = sp_sim_run_plan_full (topo, SP_SIM_DES, p, groups, &o, &error);
+  sp_sim_testing_a2a = SP_SIM_A2A_AUTO;
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert (res != NULL);
+  out_dur[0] = sp_sim_result_op_duration (res, a);
+  out_dur[1] = sp_sim_result_op_duration (res, b);
+  *out_fallbacks = sp_sim_result_contention_fallbacks (res);
+  sp_sim_result_free (res);
+  sp_groups_free (groups);
+}
+
+/* Contention step and family use the same layouts: same times as the
+ * per-pair enumeration, and a 16,384-rank all-to-all now runs inside the
+ * step's engine instead of falling back to its alone duration. */
+START_TEST (plans_use_the_layouts)
+{
+  SpTopoSpec s = topo_case (3, 64);
+  for (SpSimContention c = SP_SIM_CONTENTION_FAMILY; c <= SP_SIM_CONTENTION_STEP; c++)
+    {
+      guint64 pairs[2], autom[2];
+      guint32 fb_pairs, fb_auto;
+      plan_a2a (&s, 512, c, SP_SIM_A2A_PAIRS, pairs, &fb_pairs);
+      plan_a2a (&s, 512, c, SP_SIM_A2A_AUTO, autom, &fb_auto);
+      ck_assert_uint_eq (fb_pairs, 0);
+      ck_assert_uint_eq (fb_auto, 0);
+      for (int i = 0; i < 2; i++)
+        ck_assert_msg (absdiff (pairs[i], autom[i]) <= 1,
+                       "contention %d op %d: pairs %" G_GUINT64_FORMAT " auto %" G_GUINT64_FORMAT,
+                       (int) c, i, pairs[i], autom[i]);
+    }
+  s = topo_case (3, 2048);
+  guint64 step[2];
+  guint32 fb;
+  plan_a2a (&s, 16384, SP_SIM_CONTENTION_STEP, SP_SIM_A2A_AUTO, step, &fb);
+  ck_assert_uint_eq (fb, 0);
+  /* they overlapped: each slower than alone */
+  guint64 alone = a2a_ns (&s, SP_SIM_A2A_AUTO, 64u << 20, NULL, 0, 0);
+  ck_assert_uint_gt (step[0], alone);
+  alone = a2a_ns (&s, SP_SIM_A2A_AUTO, 16u << 20, NULL, 0, 0);
+  ck_assert_uint_gt (step[1], alone);
+}
+END_TEST
+
 /* How many engine entries the layouts take (the point of it all). */
 START_TEST (layout_sizes)
 {
@@ -339,6 +410,7 @@ main (void)
   tcase_add_test (tc, checks_fire_on_merged_flows);
   tcase_add_test (tc, large_groups);
   tcase_add_test (tc, layout_sizes);
+  tcase_add_test (tc, plans_use_the_layouts);
   suite_add_tcase (s, tc);
   return sp_test_run (s);
 }
