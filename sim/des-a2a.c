@@ -13,24 +13,27 @@
  * q (sp_engine_add_flow_class, no shares) stands for them: N(N−1) × (NIC
  * pairs) entries instead of n(n−1) × count.
  *
- * CLASSES: the group's nodes fall into blocks of nodes with the same leaf
- * switch for every NIC index and the same set of local ranks; swapping two
- * nodes of a block maps the network and the all-to-all onto themselves.
- * When every leaf the group uses belongs to one block only, blocks with the
- * same (local set, node count, leaf-sharing pattern, leaf capacities) are
- * interchangeable too (a "type").  The ordered pairs (u, v) of nodes with u
- * in a block of type S, v in one of type D, both in one block or not
- * (`same`), and one NIC pair, form one orbit of that symmetry group; max-min
- * fairness has a unique answer, which a symmetry maps onto itself, so every
- * member of the orbit gets the same rate — and each link the class touches
- * is crossed by the same number of members as its images.  The engine then
- * solves the class as one entry with per-link shares, exactly: every link
- * sees the weight it sees with per-pair flows, and freezes at the same
- * level.  Exact for the all-to-all alone (or with contention that respects
- * the symmetry); under asymmetric contention (plan step with other jobs on
- * some of the links) all members share the rate of the most constrained
- * one — feasible and conservative.  So des.c uses CLASSES only where PATHS
- * would exceed SP_DES_A2A_PATHS_MAX entries.
+ * CLASSES: the group's nodes joined through shared leaf switches form
+ * islands (rail: a 32-node block; fat-tree: a leaf's nodes, or a run of
+ * leaves that straddling NICs tie together; one switch: single nodes), and
+ * each island owns its leaves.  Islands with the same canonical form (node
+ * by node: local ranks and leaves renumbered by first appearance; the
+ * leaves' capacities) are interchangeable, and inside an island the nodes
+ * with the same local ranks and the same leaves (a local class) are too:
+ * those swaps map the network and the all-to-all onto themselves.  The
+ * members (u, v, NIC pair) with u in local class a of an island of type S,
+ * v in class b of one of type D, in the same island or not, form one orbit
+ * of that symmetry group; max-min fairness has a unique answer, which a
+ * symmetry maps onto itself, so every member of the orbit gets the same
+ * rate — and each link the class touches is crossed by the same number of
+ * members as its images.  The engine then solves the class as one entry
+ * with per-link shares, exactly: every link sees the weight it sees with
+ * per-pair flows, and freezes at the same level.  Exact for the all-to-all
+ * alone (or with contention that respects the symmetry); under asymmetric
+ * contention (plan step with other jobs on some of the links) all members
+ * share the rate of the most constrained one: feasible (no link over its
+ * capacity) but no longer exactly max-min.  So des.c uses CLASSES only
+ * where PATHS would exceed SP_DES_A2A_PATHS_MAX entries.
  *
  * Intra-node transfers stay one flow per pair (n × (k − 1) of them). */
 #include "config.h"
@@ -46,17 +49,25 @@ typedef struct {
   guint32 nic_s, nic_d, q;
 } NicPair;
 
+/* An island: group nodes joined through the leaf switches they share
+ * (rail: a 32-node block; fat-tree: the nodes of one leaf, or of a run of
+ * leaves their NICs straddle; one switch: one node).  Islands own their
+ * leaves.  Nodes in sorted order; local class of each. */
 typedef struct {
-  guint32 lset;
-  guint32 *leaf;   /* per NIC index */
-  GArray *nodes;   /* guint32: group-node indices */
+  GArray *nodes;    /* guint32 group-node indices, by topology node id */
+  guint32 *lclass;  /* per node of `nodes` */
   guint32 type;
-} Block;
+} Island;
 
+/* Islands of one canonical form (same local ranks and leaf pattern node by
+ * node, same leaf capacities): interchangeable.  A local class: the nodes
+ * of an island with the same local ranks and the same leaves. */
 typedef struct {
-  GArray *blocks;  /* guint32 block ids */
-  guint32 n_nodes; /* over all its blocks */
-  guint32 size;    /* nodes per block (equal within a type) */
+  GArray *islands;  /* guint32 island ids */
+  guint32 n_lc;
+  guint32 *lc_lset;  /* per local class */
+  guint32 *lc_count; /* nodes per island */
+  guint32 *lc_leaf;  /* [lc × nics + j]: leaf within the island's numbering */
 } Type;
 
 struct _SpA2a {
@@ -75,10 +86,10 @@ struct _SpA2a {
   GPtrArray *lsets;    /* GArray of guint32 locals, sorted */
   GPtrArray *pairs;    /* per (ls × L + ld): GArray of NicPair, NULL until computed */
   /* CLASSES */
-  guint32 n_blocks, n_types;
-  Block *blocks;
+  guint32 n_islands, n_types;
+  Island *islands;
   Type *types;
-  gboolean exclusive;
+  guint32 *node_leaf; /* [group node × nics + j]: leaf of NIC j */
   guint64 intra, paths, class_entries, class_refs;
 };
 
@@ -226,105 +237,166 @@ build_nodes (SpA2a *a)
   g_free (per);
 }
 
-/* Blocks and types; the size of the class decomposition. */
+static guint32
+uf_find (guint32 *parent, guint32 x)
+{
+  while (parent[x] != x)
+    x = parent[x] = parent[parent[x]];
+  return x;
+}
+
+static int
+cmp_node_id (gconstpointer pa, gconstpointer pb, gpointer data)
+{
+  const guint32 *id = data;
+  guint32 x = id[*(const guint32 *) pa], y = id[*(const guint32 *) pb];
+  return x < y ? -1 : x > y;
+}
+
+/* Islands, their types and local classes. */
 static void
 build_classes (SpA2a *a)
 {
   guint32 nn = a->n_nodes, nics = a->nics;
-  GHashTable *bi = g_hash_table_new (u32v_hash, u32v_equal);
-  GPtrArray *keys = g_ptr_array_new ();
-  guint32 *block_of = g_new (guint32, nn);
+  a->node_leaf = g_new (guint32, (gsize) nn * nics);
+  guint32 *parent = g_new (guint32, nn);
+  GHashTable *first = g_hash_table_new (g_direct_hash, g_direct_equal); /* leaf+1 → node+1 */
   for (guint32 v = 0; v < nn; v++)
     {
-      GArray *key = g_array_new (FALSE, FALSE, sizeof (guint32));
-      g_array_append_val (key, a->node_lset[v]);
+      parent[v] = v;
       for (guint32 j = 0; j < nics; j++)
         {
           guint32 l = sp_net_leaf (a->net, a->node_id[v], j);
-          g_array_append_val (key, l);
-        }
-      block_of[v] = intern (bi, keys, key);
-    }
-  a->n_blocks = keys->len;
-  a->blocks = g_new0 (Block, a->n_blocks);
-  for (guint32 b = 0; b < a->n_blocks; b++)
-    {
-      GArray *key = g_ptr_array_index (keys, b);
-      a->blocks[b].lset = g_array_index (key, guint32, 0);
-      a->blocks[b].leaf = g_memdup2 ((guint32 *) key->data + 1, sizeof (guint32) * nics);
-      a->blocks[b].nodes = g_array_new (FALSE, FALSE, sizeof (guint32));
-    }
-  for (guint32 v = 0; v < nn; v++)
-    g_array_append_val (a->blocks[block_of[v]].nodes, v);
-  g_hash_table_destroy (bi);
-  g_ptr_array_set_free_func (keys, (GDestroyNotify) g_array_unref);
-  g_ptr_array_free (keys, TRUE);
-  g_free (block_of);
-
-  /* does every leaf belong to one block? */
-  a->exclusive = TRUE;
-  GHashTable *owner = g_hash_table_new (g_direct_hash, g_direct_equal);
-  for (guint32 b = 0; b < a->n_blocks && a->exclusive; b++)
-    for (guint32 j = 0; j < nics; j++)
-      {
-        guint32 l = a->blocks[b].leaf[j];
-        if (l == SP_NET_NO_LEAF)
-          continue;
-        gpointer o = g_hash_table_lookup (owner, GUINT_TO_POINTER (l + 1));
-        if (o == NULL)
-          g_hash_table_insert (owner, GUINT_TO_POINTER (l + 1), GUINT_TO_POINTER (b + 1));
-        else if (GPOINTER_TO_UINT (o) != b + 1)
-          a->exclusive = FALSE;
-      }
-  g_hash_table_destroy (owner);
-
-  /* types: (local set, nodes, leaf pattern, leaf capacities) when leaves
-   * are exclusive, else one per block */
-  GHashTable *ti = g_hash_table_new (u32v_hash, u32v_equal);
-  GPtrArray *tkeys = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
-  for (guint32 b = 0; b < a->n_blocks; b++)
-    {
-      Block *B = &a->blocks[b];
-      GArray *key = g_array_new (FALSE, FALSE, sizeof (guint32));
-      if (!a->exclusive)
-        g_array_append_val (key, b);
-      else
-        {
-          g_array_append_val (key, B->lset);
-          g_array_append_val (key, B->nodes->len);
-          for (guint32 j = 0; j < nics; j++)
+          a->node_leaf[(gsize) v * nics + j] = l;
+          if (l == SP_NET_NO_LEAF)
+            continue;
+          gpointer o = g_hash_table_lookup (first, GUINT_TO_POINTER (l + 1));
+          if (o == NULL)
+            g_hash_table_insert (first, GUINT_TO_POINTER (l + 1), GUINT_TO_POINTER (v + 1));
+          else
             {
-              guint32 first = j;
-              for (guint32 i = 0; i < j; i++)
-                if (B->leaf[i] == B->leaf[j])
-                  {
-                    first = i;
-                    break;
-                  }
-              g_array_append_val (key, first);
-              double cap = B->leaf[j] == SP_NET_NO_LEAF
-                             ? 0
-                             : sp_net_link_capacity (a->net, sp_net_leaf_up (a->net, B->leaf[j]));
-              guint32 bits[2];
-              memcpy (bits, &cap, sizeof bits);
-              g_array_append_vals (key, bits, 2);
+              guint32 r1 = uf_find (parent, GPOINTER_TO_UINT (o) - 1), r2 = uf_find (parent, v);
+              if (r1 != r2)
+                parent[MAX (r1, r2)] = MIN (r1, r2);
             }
         }
-      B->type = intern (ti, tkeys, key);
+    }
+  g_hash_table_destroy (first);
+  /* islands in order of their first node */
+  guint32 *island_of_root = g_new (guint32, nn);
+  GArray *isl = g_array_new (FALSE, TRUE, sizeof (Island));
+  for (guint32 v = 0; v < nn; v++)
+    {
+      guint32 r = uf_find (parent, v);
+      if (r == v)
+        {
+          Island I = { g_array_new (FALSE, FALSE, sizeof (guint32)), NULL, 0 };
+          g_array_append_val (isl, I);
+          island_of_root[v] = isl->len - 1;
+        }
+      g_array_append_val (g_array_index (isl, Island, island_of_root[r]).nodes, v);
+    }
+  g_free (island_of_root);
+  g_free (parent);
+  a->n_islands = isl->len;
+  a->islands = (Island *) g_array_free (isl, FALSE);
+
+  /* canonical form of each island: node by node (by topology node id) its
+   * local set and its leaves renumbered by first appearance, then the
+   * capacities of those leaves */
+  GHashTable *ti = g_hash_table_new (u32v_hash, u32v_equal);
+  GPtrArray *tkeys = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+  GArray *types = g_array_new (FALSE, TRUE, sizeof (Type));
+  for (guint32 i = 0; i < a->n_islands; i++)
+    {
+      Island *I = &a->islands[i];
+      g_array_sort_with_data (I->nodes, cmp_node_id, a->node_id);
+      guint32 m = I->nodes->len;
+      GHashTable *ren = g_hash_table_new (g_direct_hash, g_direct_equal);
+      GArray *leaves = g_array_new (FALSE, FALSE, sizeof (guint32));
+      GArray *key = g_array_new (FALSE, FALSE, sizeof (guint32));
+      guint32 *rel = g_new (guint32, (gsize) m * nics);
+      for (guint32 k = 0; k < m; k++)
+        {
+          guint32 v = g_array_index (I->nodes, guint32, k);
+          g_array_append_val (key, a->node_lset[v]);
+          for (guint32 j = 0; j < nics; j++)
+            {
+              guint32 l = a->node_leaf[(gsize) v * nics + j], r = SP_NET_NO_LEAF;
+              if (l != SP_NET_NO_LEAF)
+                {
+                  gpointer x = g_hash_table_lookup (ren, GUINT_TO_POINTER (l + 1));
+                  if (x == NULL)
+                    {
+                      g_array_append_val (leaves, l);
+                      x = GUINT_TO_POINTER (leaves->len);
+                      g_hash_table_insert (ren, GUINT_TO_POINTER (l + 1), x);
+                    }
+                  r = GPOINTER_TO_UINT (x) - 1;
+                }
+              rel[(gsize) k * nics + j] = r;
+              g_array_append_val (key, r);
+            }
+        }
+      for (guint k = 0; k < leaves->len; k++)
+        {
+          double cap = sp_net_link_capacity (
+            a->net, sp_net_leaf_up (a->net, g_array_index (leaves, guint32, k)));
+          guint32 bits[2];
+          memcpy (bits, &cap, sizeof bits);
+          g_array_append_vals (key, bits, 2);
+        }
+      /* local classes: (local set, relative leaves) in order of appearance */
+      GHashTable *lci = g_hash_table_new (u32v_hash, u32v_equal);
+      GPtrArray *lckeys = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+      I->lclass = g_new (guint32, m);
+      for (guint32 k = 0; k < m; k++)
+        {
+          GArray *ck = g_array_new (FALSE, FALSE, sizeof (guint32));
+          g_array_append_val (ck, a->node_lset[g_array_index (I->nodes, guint32, k)]);
+          g_array_append_vals (ck, rel + (gsize) k * nics, nics);
+          I->lclass[k] = intern (lci, lckeys, ck);
+        }
+      guint32 n_types_before = tkeys->len;
+      I->type = intern (ti, tkeys, key);
+      if (I->type == n_types_before)
+        {
+          Type T = { g_array_new (FALSE, FALSE, sizeof (guint32)), lckeys->len, NULL, NULL, NULL };
+          T.lc_lset = g_new0 (guint32, T.n_lc);
+          T.lc_count = g_new0 (guint32, T.n_lc);
+          T.lc_leaf = g_new (guint32, (gsize) T.n_lc * nics);
+          for (guint32 c = 0; c < T.n_lc; c++)
+            {
+              GArray *ck = g_ptr_array_index (lckeys, c);
+              T.lc_lset[c] = g_array_index (ck, guint32, 0);
+              memcpy (T.lc_leaf + (gsize) c * nics, (guint32 *) ck->data + 1, nics * sizeof (guint32));
+            }
+          for (guint32 k = 0; k < m; k++)
+            T.lc_count[I->lclass[k]]++;
+          g_array_append_val (types, T);
+        }
+      g_array_append_val (g_array_index (types, Type, I->type).islands, i);
+      g_hash_table_destroy (lci);
+      g_ptr_array_free (lckeys, TRUE);
+      g_hash_table_destroy (ren);
+      g_array_free (leaves, TRUE);
+      g_free (rel);
     }
   g_hash_table_destroy (ti);
-  a->n_types = tkeys->len;
   g_ptr_array_free (tkeys, TRUE);
-  a->types = g_new0 (Type, a->n_types);
-  for (guint32 t = 0; t < a->n_types; t++)
-    a->types[t].blocks = g_array_new (FALSE, FALSE, sizeof (guint32));
-  for (guint32 b = 0; b < a->n_blocks; b++)
-    {
-      Type *T = &a->types[a->blocks[b].type];
-      g_array_append_val (T->blocks, b);
-      T->n_nodes += a->blocks[b].nodes->len;
-      T->size = a->blocks[b].nodes->len;
-    }
+  a->n_types = types->len;
+  a->types = (Type *) g_array_free (types, FALSE);
+}
+
+/* The leaf of NIC j of the local class c nodes of island i. */
+static guint32
+island_leaf (const SpA2a *a, guint32 i, guint32 c, guint32 j)
+{
+  const Island *I = &a->islands[i];
+  for (guint k = 0; k < I->nodes->len; k++)
+    if (I->lclass[k] == c)
+      return a->node_leaf[(gsize) g_array_index (I->nodes, guint32, k) * a->nics + j];
+  g_assert_not_reached ();
 }
 
 /* Walks the classes; emit (when engine != NULL) or count them. */
@@ -334,6 +406,7 @@ walk_classes (SpA2a *a, SpEngine *engine, guint32 job, double wire, double cap)
   GArray *links = g_array_new (FALSE, FALSE, sizeof (guint32));
   GArray *share = g_array_new (FALSE, FALSE, sizeof (double));
   double c = a->count;
+  guint32 nics = a->nics;
 #define PUSH(l, s)                                                                                 \
   do                                                                                               \
     {                                                                                              \
@@ -344,74 +417,88 @@ walk_classes (SpA2a *a, SpEngine *engine, guint32 job, double wire, double cap)
     }                                                                                              \
   while (0)
   for (guint32 ts = 0; ts < a->n_types; ts++)
-    for (guint32 td = 0; td < a->n_types; td++)
-      for (int same = 1; same >= 0; same--)
-        {
-          const Type *S = &a->types[ts], *D = &a->types[td];
-          if (same && ts != td)
-            continue;
-          /* members per source node and per destination node */
-          double partners = same ? S->size - 1.0 : (double) D->n_nodes - (ts == td ? S->size : 0);
-          double sources = same ? D->size - 1.0 : (double) S->n_nodes - (ts == td ? D->size : 0);
-          if (partners <= 0 || sources <= 0)
-            continue;
-          const Block *B1 = &a->blocks[g_array_index (S->blocks, guint32, 0)];
-          const Block *B2 = &a->blocks[g_array_index (D->blocks, guint32, 0)];
-          const GArray *np = nic_pairs (a, B1->lset, B2->lset);
-          for (guint p = 0; p < np->len; p++)
+    for (guint32 ca = 0; ca < a->types[ts].n_lc; ca++)
+      for (guint32 td = 0; td < a->n_types; td++)
+        for (guint32 cb = 0; cb < a->types[td].n_lc; cb++)
+          for (int same = 1; same >= 0; same--)
             {
-              const NicPair *pr = &g_array_index (np, NicPair, p);
-              double q = pr->q;
-              g_array_set_size (links, 0);
-              g_array_set_size (share, 0);
-              for (guint i = 0; i < S->blocks->len; i++)
+              const Type *S = &a->types[ts], *D = &a->types[td];
+              if (same && ts != td)
+                continue;
+              double na = S->lc_count[ca], nb = D->lc_count[cb];
+              double all_a = na * S->islands->len, all_b = nb * D->islands->len;
+              /* members per source node and per destination node */
+              double partners, sources;
+              if (same)
                 {
-                  const Block *B = &a->blocks[g_array_index (S->blocks, guint32, i)];
-                  for (guint k = 0; k < B->nodes->len; k++)
-                    PUSH (sp_net_nic_tx (a->net, a->node_id[g_array_index (B->nodes, guint32, k)],
-                                         pr->nic_s),
-                          partners * q);
+                  partners = nb - (ca == cb);
+                  sources = na - (ca == cb);
                 }
-              /* a leaf hop: class-constant (same block: one signature;
-               * different blocks: always when leaves are exclusive — B1
-               * and B2 are only representatives then — else S and D are
-               * single blocks) */
-              guint32 ls = B1->leaf[pr->nic_s];
-              gboolean hop = ls != SP_NET_NO_LEAF
-                             && (same ? ls != B1->leaf[pr->nic_d]
-                                      : a->exclusive || ls != B2->leaf[pr->nic_d]);
-              if (hop)
-                {
-                  for (guint i = 0; i < S->blocks->len; i++)
-                    {
-                      const Block *B = &a->blocks[g_array_index (S->blocks, guint32, i)];
-                      PUSH (sp_net_leaf_up (a->net, B->leaf[pr->nic_s]), S->size * partners * q);
-                    }
-                  for (guint i = 0; i < D->blocks->len; i++)
-                    {
-                      const Block *B = &a->blocks[g_array_index (D->blocks, guint32, i)];
-                      PUSH (sp_net_leaf_down (a->net, B->leaf[pr->nic_d]), D->size * sources * q);
-                    }
-                }
-              for (guint i = 0; i < D->blocks->len; i++)
-                {
-                  const Block *B = &a->blocks[g_array_index (D->blocks, guint32, i)];
-                  for (guint k = 0; k < B->nodes->len; k++)
-                    PUSH (sp_net_nic_rx (a->net, a->node_id[g_array_index (B->nodes, guint32, k)],
-                                         pr->nic_d),
-                          sources * q);
-                }
-              double mult = S->n_nodes * partners * q;
-              if (engine != NULL)
-                sp_engine_add_flow_class (engine, job, mult, wire / c, (guint32 *) links->data,
-                                          (double *) share->data, links->len, 1.0 / c, cap / c);
               else
                 {
-                  a->class_entries++;
-                  a->class_refs += links->len;
+                  partners = all_b - (ts == td ? nb : 0);
+                  sources = all_a - (ts == td ? na : 0);
+                }
+              if (partners <= 0 || sources <= 0)
+                continue;
+              const GArray *np = nic_pairs (a, S->lc_lset[ca], D->lc_lset[cb]);
+              for (guint p = 0; p < np->len; p++)
+                {
+                  const NicPair *pr = &g_array_index (np, NicPair, p);
+                  double q = pr->q;
+                  g_array_set_size (links, 0);
+                  g_array_set_size (share, 0);
+                  for (guint i = 0; i < S->islands->len; i++)
+                    {
+                      const Island *I = &a->islands[g_array_index (S->islands, guint32, i)];
+                      for (guint k = 0; k < I->nodes->len; k++)
+                        if (I->lclass[k] == ca)
+                          PUSH (sp_net_nic_tx (a->net,
+                                               a->node_id[g_array_index (I->nodes, guint32, k)],
+                                               pr->nic_s),
+                                partners * q);
+                    }
+                  /* a leaf hop: between islands always (they own their
+                   * leaves), inside one when the two classes' leaves for
+                   * these NICs differ (the same in every island of a type) */
+                  guint32 rs = S->lc_leaf[(gsize) ca * nics + pr->nic_s];
+                  gboolean hop = rs != SP_NET_NO_LEAF
+                                 && (!same || rs != D->lc_leaf[(gsize) cb * nics + pr->nic_d]);
+                  if (hop)
+                    {
+                      for (guint i = 0; i < S->islands->len; i++)
+                        PUSH (sp_net_leaf_up (a->net, island_leaf (a, g_array_index (S->islands,
+                                                                                     guint32, i),
+                                                                   ca, pr->nic_s)),
+                              na * partners * q);
+                      for (guint i = 0; i < D->islands->len; i++)
+                        PUSH (sp_net_leaf_down (a->net, island_leaf (a, g_array_index (D->islands,
+                                                                                       guint32, i),
+                                                                     cb, pr->nic_d)),
+                              nb * sources * q);
+                    }
+                  for (guint i = 0; i < D->islands->len; i++)
+                    {
+                      const Island *I = &a->islands[g_array_index (D->islands, guint32, i)];
+                      for (guint k = 0; k < I->nodes->len; k++)
+                        if (I->lclass[k] == cb)
+                          PUSH (sp_net_nic_rx (a->net,
+                                               a->node_id[g_array_index (I->nodes, guint32, k)],
+                                               pr->nic_d),
+                                sources * q);
+                    }
+                  double mult = all_a * partners * q;
+                  if (engine != NULL)
+                    sp_engine_add_flow_class (engine, job, mult, wire / c,
+                                              (guint32 *) links->data, (double *) share->data,
+                                              links->len, 1.0 / c, cap / c);
+                  else
+                    {
+                      a->class_entries++;
+                      a->class_refs += links->len;
+                    }
                 }
             }
-        }
 #undef PUSH
   g_array_free (links, TRUE);
   g_array_free (share, TRUE);
@@ -483,15 +570,21 @@ sp_a2a_free (SpA2a *a)
   g_free (a->node_lset);
   g_ptr_array_free (a->pairs, TRUE);
   g_ptr_array_free (a->lsets, TRUE);
-  for (guint32 b = 0; b < a->n_blocks; b++)
+  for (guint32 i = 0; i < a->n_islands; i++)
     {
-      g_free (a->blocks[b].leaf);
-      g_array_free (a->blocks[b].nodes, TRUE);
+      g_array_free (a->islands[i].nodes, TRUE);
+      g_free (a->islands[i].lclass);
     }
-  g_free (a->blocks);
+  g_free (a->islands);
   for (guint32 t = 0; t < a->n_types; t++)
-    g_array_free (a->types[t].blocks, TRUE);
+    {
+      g_array_free (a->types[t].islands, TRUE);
+      g_free (a->types[t].lc_lset);
+      g_free (a->types[t].lc_count);
+      g_free (a->types[t].lc_leaf);
+    }
   g_free (a->types);
+  g_free (a->node_leaf);
   g_free (a);
 }
 

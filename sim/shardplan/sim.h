@@ -87,8 +87,8 @@ typedef struct {
  * nccl-tests' sizes, like `shardplan estimate`, refuse sizes that round to 0).
  * des all_to_all merges equal flows (same path, or symmetry classes of
  * nodes; sim/README-model.md §5) and is refused with SP_ERROR_UNSUPPORTED
- * only beyond the engine's 2^22 entries (≈600,000 ranks of 8 GPUs per node
- * on a rail or whole-leaf fat-tree fabric). */
+ * only beyond the engine's 2^22 entries (≈540,000 ranks of 8 GPUs per node
+ * on a rail fabric, ≈370,000 on a fat-tree with 8 NICs per node). */
 gboolean sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *request,
                           SpCollEstimate *out_estimate, GError **error);
 
