@@ -28,10 +28,15 @@ SpSimFault sp_sim_testing_fault = SP_SIM_FAULT_NONE;
 
 typedef struct {
   guint32 job;
-  guint8 n_links;     /* inline links (pool_n == 0) */
+  guint8 n_links;     /* inline links (!pooled) */
+  guint8 pooled;      /* links and shares in the engine's pool */
   gboolean frozen;
-  guint32 links[SP_PATH_MAX];
-  guint32 pool_off, pool_n; /* pool_n > 0: links and shares in the pool */
+  union {
+    guint32 links[SP_PATH_MAX];
+    struct {
+      guint32 off, n;
+    } pool;
+  } u;
   double mult;        /* member flows this entry stands for (≥ 1) */
   double bytes, remaining, weight, cap, rate; /* per member */
 } Flow;
@@ -199,15 +204,15 @@ sp_engine_add_job (SpEngine *e, guint64 start_ns, guint32 n_phases, const guint6
 static inline const guint32 *
 flow_links (const SpEngine *e, const Flow *f, const double **out_share, guint *out_n)
 {
-  if (f->pool_n == 0)
+  if (!f->pooled)
     {
       *out_share = NULL;
       *out_n = f->n_links;
-      return f->links;
+      return f->u.links;
     }
-  *out_share = &g_array_index (e->pool_share, double, f->pool_off);
-  *out_n = f->pool_n;
-  return &g_array_index (e->pool_links, guint32, f->pool_off);
+  *out_share = &g_array_index (e->pool_share, double, f->u.pool.off);
+  *out_n = f->u.pool.n;
+  return &g_array_index (e->pool_links, guint32, f->u.pool.off);
 }
 
 static void
@@ -229,12 +234,13 @@ add_flow (SpEngine *e, guint32 job, double mult, double bytes, const guint32 *li
   if (share == NULL)
     {
       f.n_links = (guint8) n_links;
-      memcpy (f.links, links, n_links * sizeof *links);
+      memcpy (f.u.links, links, n_links * sizeof *links);
     }
   else
     {
-      f.pool_off = e->pool_links->len;
-      f.pool_n = n_links;
+      f.pooled = TRUE;
+      f.u.pool.off = e->pool_links->len;
+      f.u.pool.n = n_links;
       g_array_append_vals (e->pool_links, links, n_links);
       g_array_append_vals (e->pool_share, share, n_links);
       e->pool_live += n_links;
@@ -278,12 +284,12 @@ pool_compact (SpEngine *e)
   double *ps = (double *) e->pool_share->data;
   guint64 w = 0;
   for (guint i = 0; i < e->flows->len; i++)
-    if (fl[i].pool_n > 0)
+    if (fl[i].pooled)
       {
-        memmove (pl + w, pl + fl[i].pool_off, fl[i].pool_n * sizeof *pl);
-        memmove (ps + w, ps + fl[i].pool_off, fl[i].pool_n * sizeof *ps);
-        fl[i].pool_off = (guint32) w;
-        w += fl[i].pool_n;
+        memmove (pl + w, pl + fl[i].u.pool.off, fl[i].u.pool.n * sizeof *pl);
+        memmove (ps + w, ps + fl[i].u.pool.off, fl[i].u.pool.n * sizeof *ps);
+        fl[i].u.pool.off = (guint32) w;
+        w += fl[i].u.pool.n;
       }
   g_array_set_size (e->pool_links, w);
   g_array_set_size (e->pool_share, w);
@@ -503,7 +509,7 @@ sp_engine_run (SpEngine *e, GError **error)
                   lost = TRUE;
                 }
               j->delivered += f.mult * got;
-              e->pool_live -= f.pool_n;
+              e->pool_live -= f.pooled ? f.u.pool.n : 0;
               j->outstanding--;
               e->dirty = TRUE;
               if (j->outstanding == 0)
