@@ -189,7 +189,8 @@ gboolean sp_engine_run (SpEngine *engine, GError **error);
 guint64 sp_engine_job_start (const SpEngine *engine, guint32 job);
 guint64 sp_engine_job_end (const SpEngine *engine, guint32 job);
 gboolean sp_engine_job_done (const SpEngine *engine, guint32 job);
-/* Statistics: events processed, max-min solves, peak active flows. */
+/* Statistics: events processed, max-min solves, peak active flow entries
+ * (a merged entry of sp_engine_add_flow_class counts once). */
 void sp_engine_stats (const SpEngine *engine, guint64 *out_events, guint64 *out_solves,
                       guint64 *out_peak_flows);
 
