@@ -32,6 +32,13 @@ sp_parse_u64 (const char *what, const char *text, guint64 min, guint64 max,
   const char *p = text;
   while (g_ascii_isspace (*p))
     p++;
+  if (*p == '-' && g_ascii_isdigit (p[1]))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "%s '%s' is negative: expected an integer in [%" G_GUINT64_FORMAT
+                   ", %" G_GUINT64_FORMAT "]", what, text, min, max);
+      return FALSE;
+    }
   if (!g_ascii_isdigit (*p))
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
@@ -107,6 +114,24 @@ sp_parse_bytes (const char *what, const char *text, guint64 min, guint64 max,
   if (is_blank (text))
     return sp_parse_u64 (what, text, min, max, out_value, error);
   gsize len = strlen (text);
+  const char *p = text;
+  while (g_ascii_isspace (*p))
+    p++;
+  if (!g_ascii_isdigit (*p))
+    {
+      /* "-1", "+5", "K": the integer parser names what is wrong (negative,
+       * not a number) instead of parsing an empty prefix */
+      if (*p == '-' && g_ascii_isdigit (p[1]))
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                       "%s '%s' is negative: expected a size in bytes in [%" G_GUINT64_FORMAT
+                       ", %" G_GUINT64_FORMAT "]", what, text, min, max);
+          return FALSE;
+        }
+      return sp_parse_u64 (what, text, min, max, out_value, error);
+    }
+  text = p;
+  len = strlen (text);
   gsize digits = 0;
   while (digits < len && g_ascii_isdigit (text[digits]))
     digits++;

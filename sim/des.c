@@ -10,6 +10,7 @@
  * bytes on the wire; per-channel and LL caps become per-flow rate caps. */
 #include "config.h"
 #include "sim-internal.h"
+#include "sim-testing.h"
 
 #include <math.h>
 #include <string.h>
@@ -32,6 +33,7 @@ struct _SpDesColl {
   guint32 n_nodes;
   guint32 *node_off; /* n_nodes + 1 offsets into node_members */
   guint32 *node_members;
+  SpA2a *a2a;        /* direct all_to_all: its layout (des-a2a.c) */
 };
 
 guint32
@@ -48,6 +50,7 @@ sp_des_coll_free (SpDesColl *dc)
   g_free (dc->ranks);
   g_free (dc->node_off);
   g_free (dc->node_members);
+  sp_a2a_free (dc->a2a);
   g_free (dc);
 }
 
@@ -247,6 +250,13 @@ phase_direct (SpDesColl *dc)
       return;
     }
   double per_peer = dc->S / dc->n;
+  if (dc->a2a != NULL && sp_a2a_mode (dc->a2a) != SP_SIM_A2A_PAIRS)
+    {
+      double wire = per_peer / dc->cost.eff;
+      sp_a2a_add_flows (dc->a2a, dc->engine, dc->job, wire,
+                        isfinite (dc->t_cap_ns) ? wire / dc->t_cap_ns : INFINITY);
+      return;
+    }
   for (guint32 i = 0; i < dc->n; i++)
     for (guint32 j = 0; j < dc->n; j++)
       if (i != j)
@@ -343,16 +353,18 @@ sp_des_coll_new (SpEngine *engine, const SpNet *net, const SpShape *shape, const
                  const char *label, GError **error)
 {
   guint32 g = shape->spec->gpus_per_node;
+  SpA2a *a2a = NULL;
   if (cost->algo == SP_ALGO_DIRECT && coll == SP_COLL_ALL_TO_ALL)
     {
-      guint32 first, count;
-      sp_net_gpu_nics (net, 0, &first, &count);
-      if ((guint64) n * (n - 1) * count > SP_DES_MAX_FLOWS)
+      a2a = sp_a2a_new (net, shape->spec, ranks, n);
+      guint64 flows = sp_a2a_flows (a2a);
+      if (flows > SP_DES_MAX_FLOWS)
         {
           g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,
                        "all_to_all over %u ranks needs %" G_GUINT64_FORMAT
                        " flows, more than the des model's limit of %u; use the analytic model",
-                       n, (guint64) n * (n - 1) * count, SP_DES_MAX_FLOWS);
+                       n, flows, SP_DES_MAX_FLOWS);
+          sp_a2a_free (a2a);
           return NULL;
         }
     }
@@ -365,6 +377,7 @@ sp_des_coll_new (SpEngine *engine, const SpNet *net, const SpShape *shape, const
   dc->S = (double) bytes;
   dc->n = n;
   dc->ranks = g_memdup2 (ranks, sizeof (guint32) * n);
+  dc->a2a = a2a;
   /* the group's NICs on the first member's node */
   guint32 node0 = ranks[0] / g;
   gboolean used[64] = { FALSE };
@@ -414,4 +427,31 @@ sp_des_coll_new (SpEngine *engine, const SpNet *net, const SpShape *shape, const
   sp_engine_expect_bytes (engine, dc->job, expected_wire_bytes (dc));
   g_free (delay);
   return dc;
+}
+
+guint64
+sp_des_flow_bound (const SpNet *net, const SpShape *sh, const SpCost *cost, SpColl coll,
+                   const guint32 *ranks, guint32 n)
+{
+  guint64 nn = sh->n, N = sh->nodes;
+  guint64 split = MAX (1, MAX (sh->nics_used, sh->gpu_nics));
+  switch (cost->algo)
+    {
+    case SP_ALGO_RING:
+    case SP_ALGO_PAT:
+      return nn * split;
+    case SP_ALGO_TREE:
+      return (2 * nn + 4 * N) * split;
+    case SP_ALGO_NVLS:
+      return 2 * nn + N * sh->ppn * MAX (1, sh->gpu_nics);
+    default:
+      if (coll == SP_COLL_SEND)
+        return MAX (1, sh->gpu_nics);
+      {
+        SpA2a *a = sp_a2a_new (net, sh->spec, ranks, n);
+        guint64 f = sp_a2a_flows (a);
+        sp_a2a_free (a);
+        return f;
+      }
+    }
 }

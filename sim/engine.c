@@ -6,7 +6,16 @@
  * link whose fair share equals the lowest one (or whose own cap is that
  * low) — a whole class of equivalent flows at once — so a symmetric
  * pattern (every ring edge alike, every group alike) needs as many rounds
- * as it has distinct rates, not as many as it has flows. */
+ * as it has distinct rates, not as many as it has flows.
+ *
+ * A flow may stand for `mult` equal member flows (sp_engine_add_flow_class):
+ * each member carries `bytes` with `weight` and `cap`, and link l is crossed
+ * by share(l) of them, so l sees weight × share(l) and loses rate × share(l)
+ * when the class freezes.  Every member gets the same rate, which is exactly
+ * the per-member max-min answer when the members are equal under a symmetry
+ * of everything that shares their links (des.c builds them that way for
+ * all-to-all; README-model §5).  Members with one path (share = mult on up
+ * to SP_PATH_MAX links) are exact under any contention. */
 #include "config.h"
 #include "sim-internal.h"
 #include "sim-testing.h"
@@ -19,10 +28,17 @@ SpSimFault sp_sim_testing_fault = SP_SIM_FAULT_NONE;
 
 typedef struct {
   guint32 job;
-  guint8 n_links;
+  guint8 n_links;     /* inline links (!pooled) */
+  guint8 pooled;      /* links and shares in the engine's pool */
   gboolean frozen;
-  guint32 links[SP_PATH_MAX];
-  double bytes, remaining, weight, cap, rate;
+  union {
+    guint32 links[SP_PATH_MAX];
+    struct {
+      guint32 off, n;
+    } pool;
+  } u;
+  double mult;        /* member flows this entry stands for (≥ 1) */
+  double bytes, remaining, weight, cap, rate; /* per member */
 } Flow;
 
 typedef struct {
@@ -51,6 +67,9 @@ struct _SpEngine {
   GArray *jobs;   /* Job */
   GArray *flows;  /* Flow, the active ones */
   GArray *timers; /* Timer, a binary heap */
+  GArray *pool_links;  /* guint32: links of class flows */
+  GArray *pool_share;  /* double: members crossing each of them */
+  guint64 pool_live;   /* pool entries still referenced by active flows */
   double *rem, *wsum;
   guint8 *bottleneck;
   guint32 *touched;
@@ -71,6 +90,8 @@ sp_engine_new (const SpNet *net, SpJobDoneFn done, gpointer done_data)
   e->jobs = g_array_new (FALSE, TRUE, sizeof (Job));
   e->flows = g_array_new (FALSE, FALSE, sizeof (Flow));
   e->timers = g_array_new (FALSE, FALSE, sizeof (Timer));
+  e->pool_links = g_array_new (FALSE, FALSE, sizeof (guint32));
+  e->pool_share = g_array_new (FALSE, FALSE, sizeof (double));
   guint32 nl = sp_net_n_links (net);
   e->rem = g_new0 (double, nl);
   e->wsum = g_new0 (double, nl);
@@ -94,6 +115,8 @@ sp_engine_free (SpEngine *e)
   g_array_free (e->jobs, TRUE);
   g_array_free (e->flows, TRUE);
   g_array_free (e->timers, TRUE);
+  g_array_free (e->pool_links, TRUE);
+  g_array_free (e->pool_share, TRUE);
   g_free (e->rem);
   g_free (e->wsum);
   g_free (e->bottleneck);
@@ -176,24 +199,52 @@ sp_engine_add_job (SpEngine *e, guint64 start_ns, guint32 n_phases, const guint6
   return id;
 }
 
-void
-sp_engine_add_flow (SpEngine *e, guint32 job, double bytes, const guint32 *links, guint n_links,
-                    double weight, double cap)
+/* The links of flow f: links and shares (NULL: every member crosses every
+ * link, share = mult). */
+static inline const guint32 *
+flow_links (const SpEngine *e, const Flow *f, const double **out_share, guint *out_n)
 {
-  g_return_if_fail (job == e->adding_job && n_links <= SP_PATH_MAX && weight > 0);
+  if (!f->pooled)
+    {
+      *out_share = NULL;
+      *out_n = f->n_links;
+      return f->u.links;
+    }
+  *out_share = &g_array_index (e->pool_share, double, f->u.pool.off);
+  *out_n = f->u.pool.n;
+  return &g_array_index (e->pool_links, guint32, f->u.pool.off);
+}
+
+static void
+add_flow (SpEngine *e, guint32 job, double mult, double bytes, const guint32 *links,
+          const double *share, guint n_links, double weight, double cap)
+{
   Job *j = &g_array_index (e->jobs, Job, job);
-  j->sent += bytes;
+  j->sent += mult * bytes;
   double slowest = cap;
   for (guint i = 0; i < n_links; i++)
     slowest = MIN (slowest, sp_net_link_capacity (e->net, links[i]));
   if (bytes > 0)
     j->phase_lb_ns = MAX (j->phase_lb_ns, bytes / slowest);
-  if (bytes <= 0)
+  if (bytes <= 0 || mult <= 0)
     return;
   Flow f = { 0 };
   f.job = job;
-  f.n_links = (guint8) n_links;
-  memcpy (f.links, links, n_links * sizeof *links);
+  f.mult = mult;
+  if (share == NULL)
+    {
+      f.n_links = (guint8) n_links;
+      memcpy (f.u.links, links, n_links * sizeof *links);
+    }
+  else
+    {
+      f.pooled = TRUE;
+      f.u.pool.off = e->pool_links->len;
+      f.u.pool.n = n_links;
+      g_array_append_vals (e->pool_links, links, n_links);
+      g_array_append_vals (e->pool_share, share, n_links);
+      e->pool_live += n_links;
+    }
   f.bytes = f.remaining = bytes;
   f.weight = weight;
   f.cap = cap;
@@ -201,6 +252,48 @@ sp_engine_add_flow (SpEngine *e, guint32 job, double bytes, const guint32 *links
   j->outstanding++;
   e->dirty = TRUE;
   e->peak_flows = MAX (e->peak_flows, e->flows->len);
+}
+
+void
+sp_engine_add_flow (SpEngine *e, guint32 job, double bytes, const guint32 *links, guint n_links,
+                    double weight, double cap)
+{
+  g_return_if_fail (job == e->adding_job && n_links <= SP_PATH_MAX && weight > 0);
+  add_flow (e, job, 1.0, bytes, links, NULL, n_links, weight, cap);
+}
+
+void
+sp_engine_add_flow_class (SpEngine *e, guint32 job, double mult, double bytes,
+                          const guint32 *links, const double *share, guint n_links, double weight,
+                          double cap)
+{
+  g_return_if_fail (job == e->adding_job && weight > 0 && mult >= 1);
+  g_return_if_fail (share != NULL || n_links <= SP_PATH_MAX);
+  add_flow (e, job, mult, bytes, links, share, n_links, weight, cap);
+}
+
+/* Drop the pool entries of finished class flows once they dominate. */
+static void
+pool_compact (SpEngine *e)
+{
+  guint64 len = e->pool_links->len;
+  if (len < 4096 || len < 2 * e->pool_live)
+    return;
+  Flow *fl = (Flow *) e->flows->data;
+  guint32 *pl = (guint32 *) e->pool_links->data;
+  double *ps = (double *) e->pool_share->data;
+  guint64 w = 0;
+  for (guint i = 0; i < e->flows->len; i++)
+    if (fl[i].pooled)
+      {
+        memmove (pl + w, pl + fl[i].u.pool.off, fl[i].u.pool.n * sizeof *pl);
+        memmove (ps + w, ps + fl[i].u.pool.off, fl[i].u.pool.n * sizeof *ps);
+        fl[i].u.pool.off = (guint32) w;
+        w += fl[i].u.pool.n;
+      }
+  g_array_set_size (e->pool_links, w);
+  g_array_set_size (e->pool_share, w);
+  e->pool_live = w;
 }
 
 void
@@ -223,16 +316,19 @@ solve (SpEngine *e)
     {
       fl[i].frozen = FALSE;
       fl[i].rate = 0;
-      for (guint k = 0; k < fl[i].n_links; k++)
+      const double *sh;
+      guint n;
+      const guint32 *lk = flow_links (e, &fl[i], &sh, &n);
+      for (guint k = 0; k < n; k++)
         {
-          guint32 l = fl[i].links[k];
+          guint32 l = lk[k];
           if (e->wsum[l] == 0 && !e->bottleneck[l])
             {
               e->touched[e->n_touched++] = l;
               e->rem[l] = sp_net_link_capacity (e->net, l);
               e->bottleneck[l] = 2; /* marks "touched" until reset */
             }
-          e->wsum[l] += fl[i].weight;
+          e->wsum[l] += fl[i].weight * (sh ? sh[k] : fl[i].mult);
         }
     }
   guint left = nf;
@@ -259,19 +355,23 @@ solve (SpEngine *e)
         {
           if (fl[i].frozen)
             continue;
+          const double *sh;
+          guint n;
+          const guint32 *lk = flow_links (e, &fl[i], &sh, &n);
           gboolean freeze = fl[i].cap / fl[i].weight <= thresh;
-          for (guint k = 0; k < fl[i].n_links && !freeze; k++)
-            freeze = e->bottleneck[fl[i].links[k]] == 1;
+          for (guint k = 0; k < n && !freeze; k++)
+            freeze = e->bottleneck[lk[k]] == 1;
           if (!freeze)
             continue;
           fl[i].frozen = TRUE;
           fl[i].rate = fl[i].weight * level;
           frozen_now++;
-          for (guint k = 0; k < fl[i].n_links; k++)
+          for (guint k = 0; k < n; k++)
             {
-              guint32 l = fl[i].links[k];
-              e->rem[l] = MAX (0.0, e->rem[l] - fl[i].rate);
-              e->wsum[l] -= fl[i].weight;
+              guint32 l = lk[k];
+              double m = sh ? sh[k] : fl[i].mult;
+              e->rem[l] = MAX (0.0, e->rem[l] - fl[i].rate * m);
+              e->wsum[l] -= fl[i].weight * m;
             }
         }
       g_assert (frozen_now > 0); /* the minimum always freezes something */
@@ -408,7 +508,8 @@ sp_engine_run (SpEngine *e, GError **error)
                   got *= 0.5;
                   lost = TRUE;
                 }
-              j->delivered += got;
+              j->delivered += f.mult * got;
+              e->pool_live -= f.pooled ? f.u.pool.n : 0;
               j->outstanding--;
               e->dirty = TRUE;
               if (j->outstanding == 0)
@@ -416,10 +517,11 @@ sp_engine_run (SpEngine *e, GError **error)
               continue;
             }
           f.remaining -= moved;
-          j->delivered += moved;
+          j->delivered += f.mult * moved;
           fl[w++] = f;
         }
       g_array_set_size (e->flows, w);
+      pool_compact (e);
     }
   if (e->error == NULL)
     for (guint i = 0; i < e->jobs->len; i++)

@@ -169,3 +169,33 @@ sp_net_gpu_nics (const SpNet *net, guint32 local, guint32 *out_first, guint32 *o
   *out_first = (guint32) ((guint64) local * net->nics / g);
   *out_count = net->nics >= g ? net->nics / g : 1;
 }
+
+guint32
+sp_net_leaf (const SpNet *net, guint32 node, guint32 nic)
+{
+  return net->n_leaves > 1 ? leaf_of (net, node, nic) : SP_NET_NO_LEAF;
+}
+
+guint32
+sp_net_leaf_up (const SpNet *net, guint32 leaf)
+{
+  return net->base_leaf_up + leaf;
+}
+
+guint32
+sp_net_leaf_down (const SpNet *net, guint32 leaf)
+{
+  return net->base_leaf_down + leaf;
+}
+
+guint32
+sp_net_nic_tx (const SpNet *net, guint32 node, guint32 nic)
+{
+  return net->base_nic_tx + node * net->nics + nic;
+}
+
+guint32
+sp_net_nic_rx (const SpNet *net, guint32 node, guint32 nic)
+{
+  return net->base_nic_rx + node * net->nics + nic;
+}

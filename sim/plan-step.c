@@ -299,17 +299,20 @@ launch_group (Step *s, guint32 o, guint32 g)
   StepCost *e = &g_array_index (s->costs, StepCost, s->cost_of[o]);
   guint32 n;
   const guint32 *m = sp_groups_members (s->c->groups, op->family, g, &n);
-  if (s->in_flight_flows + e->flows[k] <= max_flows ())
+  const SpShape *sh = &g_array_index (s->fam[op->family].shapes, SpShape, k);
+  guint64 flows = e->flows[k];
+  if (e->cost[k].algo == SP_ALGO_DIRECT && op->kind == SP_COLL_ALL_TO_ALL)
+    flows = sp_des_flow_bound (s->c->net, sh, &e->cost[k], op->kind, m, n);
+  if (s->in_flight_flows + flows <= max_flows ())
     {
-      const SpShape *sh = &g_array_index (s->fam[op->family].shapes, SpShape, k);
       SpDesColl *dc = sp_des_coll_new (s->eng, s->c->net, sh, &e->cost[k], op->kind, op->bytes,
                                        m, n, now, op->name, NULL);
       if (dc != NULL)
         {
           g_assert (sp_des_coll_job (dc) == s->jobs->len);
-          JobInfo ji = { JOB_COLL, o, g, now, dc, e->flows[k] };
+          JobInfo ji = { JOB_COLL, o, g, now, dc, flows };
           g_array_append_val (s->jobs, ji);
-          s->in_flight_flows += e->flows[k];
+          s->in_flight_flows += flows;
           return;
         }
     }
@@ -354,27 +357,6 @@ job_done (SpEngine *engine, guint32 job, gpointer data)
       group_done (s, ji.op, ji.index);
     }
   drain (s);
-}
-
-/* Upper bound on the flows one phase of a collective adds (des.c: a
- * transfer crossing nodes is one flow per NIC it is spread over). */
-static guint64
-flow_bound (const SpShape *sh, const SpCost *cost, SpColl coll)
-{
-  guint64 n = sh->n, N = sh->nodes;
-  guint64 split = MAX (1, MAX (sh->nics_used, sh->gpu_nics));
-  switch (cost->algo)
-    {
-    case SP_ALGO_RING:
-    case SP_ALGO_PAT:
-      return n * split;
-    case SP_ALGO_TREE:
-      return (2 * n + 4 * N) * split;
-    case SP_ALGO_NVLS:
-      return 2 * n + N * sh->ppn * MAX (1, sh->gpu_nics);
-    default:
-      return (coll == SP_COLL_SEND ? 1 : n * (n - 1)) * MAX (1, sh->gpu_nics);
-    }
 }
 
 static FamShapes *
@@ -445,14 +427,16 @@ prepare_cost (Step *s, guint32 o, GError **error)
           g_prefix_error (error, "op %u (%s): ", op->id, op->name);
           return FALSE;
         }
-      e.flows[k] = flow_bound (sh, &e.cost[k], op->kind);
+      guint32 g = 0, n;
+      while (fs->cls[g] != k)
+        g++;
+      const guint32 *m = sp_groups_members (s->c->groups, op->family, g, &n);
+      /* all_to_all: the representative group's bound (launch_group counts
+       * each group's own) */
+      e.flows[k] = sp_des_flow_bound (s->c->net, sh, &e.cost[k], op->kind, m, n);
       if (e.flows[k] > max_flows ())
         {
           /* never fits the engine: its alone duration, or the estimate's error */
-          guint32 g = 0, n;
-          while (fs->cls[g] != k)
-            g++;
-          const guint32 *m = sp_groups_members (s->c->groups, op->family, g, &n);
           if (alone_ns (s, &g_array_index (s->costs, StepCost, s->cost_of[o]), k, op, m, n, error)
               == SP_SPAN_UNSET)
             return FALSE;
@@ -597,11 +581,11 @@ sp_plan_run_step (SpPlanCtx *c, SpSimResult *res, const gint64 *last_sub,
   s.work = g_array_new (FALSE, FALSE, sizeof (Work));
   for (guint64 i = 0; i < res->off[res->n_ops]; i++)
     res->spans[i].start = res->spans[i].end = SP_SPAN_UNSET;
+  if (c->net == NULL)
+    c->net = sp_net_new (c->spec);
   gboolean ok = prepare (&s, stream_of, n_streams, error);
   if (ok)
     {
-      if (c->net == NULL)
-        c->net = sp_net_new (c->spec);
       s.eng = sp_engine_new (c->net, job_done, &s);
       /* time 0: every rank at the head of every stream */
       for (guint32 si = 0; si < n_streams; si++)

@@ -158,6 +158,16 @@ void sp_net_gpu_nics (const SpNet *net, guint32 local, guint32 *out_first, guint
 guint32 sp_net_port_up (const SpNet *net, guint32 rank);
 guint32 sp_net_port_down (const SpNet *net, guint32 rank);
 gboolean sp_net_rail (const SpNet *net);
+/* The leaf switch of NIC `nic` of node `node`, SP_NET_NO_LEAF when the
+ * fabric has at most one leaf (no leaf hop ever); and its uplink and
+ * downlink ids. */
+#define SP_NET_NO_LEAF G_MAXUINT32
+guint32 sp_net_leaf (const SpNet *net, guint32 node, guint32 nic);
+guint32 sp_net_leaf_up (const SpNet *net, guint32 leaf);
+guint32 sp_net_leaf_down (const SpNet *net, guint32 leaf);
+/* NIC transmit / receive link of NIC `nic` of node `node`. */
+guint32 sp_net_nic_tx (const SpNet *net, guint32 node, guint32 nic);
+guint32 sp_net_nic_rx (const SpNet *net, guint32 node, guint32 nic);
 
 /* ---- flow engine (engine.c) ------------------------------------------- */
 typedef struct _SpEngine SpEngine;
@@ -184,6 +194,17 @@ guint32 sp_engine_add_job (SpEngine *engine, guint64 start_ns, guint32 n_phases,
  * (INFINITY for none).  Only from inside a SpJobPhaseFn. */
 void sp_engine_add_flow (SpEngine *engine, guint32 job, double bytes, const guint32 *links,
                          guint n_links, double weight, double cap);
+/* Add `mult` (≥ 1) member flows in one entry: each member carries `bytes`
+ * with `weight` and rate cap `cap` (as sp_engine_add_flow), and link
+ * links[i] is crossed by share[i] of the members (share == NULL: every
+ * member crosses every link, n_links ≤ SP_PATH_MAX; any n_links
+ * otherwise; links and share are copied).  All members get one rate: the
+ * max-min answer of the individual flows when they are equal under a
+ * symmetry of everything sharing their links (one path: always).  Bytes
+ * sent / delivered count mult × bytes; the lower bound is a member's. */
+void sp_engine_add_flow_class (SpEngine *engine, guint32 job, double mult, double bytes,
+                               const guint32 *links, const double *share, guint n_links,
+                               double weight, double cap);
 /* Expected wire bytes of the job (independent closed form), checked
  * against the flows added (fail loud when they differ). */
 void sp_engine_expect_bytes (SpEngine *engine, guint32 job, double bytes);
@@ -193,7 +214,8 @@ gboolean sp_engine_run (SpEngine *engine, GError **error);
 guint64 sp_engine_job_start (const SpEngine *engine, guint32 job);
 guint64 sp_engine_job_end (const SpEngine *engine, guint32 job);
 gboolean sp_engine_job_done (const SpEngine *engine, guint32 job);
-/* Statistics: events processed, max-min solves, peak active flows. */
+/* Statistics: events processed, max-min solves, peak active flow entries
+ * (a merged entry of sp_engine_add_flow_class counts once). */
 void sp_engine_stats (const SpEngine *engine, guint64 *out_events, guint64 *out_solves,
                       guint64 *out_peak_flows);
 
@@ -211,5 +233,28 @@ guint32 sp_des_coll_job (const SpDesColl *coll);
 /* Upper bound on simultaneously active flows in one DES run (memory
  * guard: about 100 B per flow). */
 #define SP_DES_MAX_FLOWS (1u << 22)
+
+/* Engine flow entries one phase of a collective adds at most (a pooled
+ * link of a class flow counted as 1/8 of an entry); for all_to_all it
+ * depends on the ranks, for the others only on the shape. */
+guint64 sp_des_flow_bound (const SpNet *net, const SpShape *shape, const SpCost *cost,
+                           SpColl coll, const guint32 *ranks, guint32 n);
+
+/* ---- all-to-all without n(n−1) flows (des-a2a.c) ---------------------- */
+typedef struct _SpA2a SpA2a;
+/* Above this many same-path entries an all-to-all uses symmetry classes
+ * (exact alone, conservative under asymmetric contention) instead. */
+#define SP_DES_A2A_PATHS_MAX (1u << 20)
+/* The layout of a direct all-to-all over `ranks` (read only here).  Mode from sp_sim_testing_a2a (AUTO: PATHS up to
+ * SP_DES_A2A_PATHS_MAX entries, else CLASSES when fewer). */
+SpA2a *sp_a2a_new (const SpNet *net, const SpTopoSpec *spec, const guint32 *ranks, guint32 n);
+void sp_a2a_free (SpA2a *a2a);
+/* Engine entries it adds (intra pairs + inter entries + pooled links / 8). */
+guint64 sp_a2a_flows (const SpA2a *a2a);
+/* PAIRS, PATHS or CLASSES (never AUTO). */
+int sp_a2a_mode (const SpA2a *a2a);
+/* Add the flows of every ordered pair: `wire` bytes per pair (rate cap
+ * `cap` B/ns, INFINITY for none), weight 1; not in PAIRS mode. */
+void sp_a2a_add_flows (SpA2a *a2a, SpEngine *engine, guint32 job, double wire, double cap);
 
 G_END_DECLS

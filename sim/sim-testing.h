@@ -22,4 +22,17 @@ extern SpSimFault sp_sim_testing_fault;
  * a small plan.  Process-global; tests reset it to 0. */
 extern guint64 sp_sim_testing_max_flows;
 
+/* How des.c lays out a direct all-to-all (sim/des-a2a.c): AUTO (what the
+ * simulator does), PAIRS (one flow per ordered pair and NIC: the original
+ * enumeration, kept as the reference), PATHS (pairs with one path merged),
+ * CLASSES (symmetry classes with per-link shares).  Process-global; tests
+ * reset it to SP_SIM_A2A_AUTO. */
+typedef enum {
+  SP_SIM_A2A_AUTO = 0,
+  SP_SIM_A2A_PAIRS,
+  SP_SIM_A2A_PATHS,
+  SP_SIM_A2A_CLASSES,
+} SpSimA2aMode;
+extern SpSimA2aMode sp_sim_testing_a2a;
+
 G_END_DECLS

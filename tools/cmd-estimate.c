@@ -7,6 +7,7 @@
 #include "shardplan/shardplan.h"
 #include "shardplan/sim.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define CMD "estimate"
@@ -14,8 +15,13 @@
 static const char description[] =
   "--bytes follows nccl-tests' size column: the whole gathered / scattered buffer\n"
   "for all_gather and reduce_scatter, the per-rank buffer for all_reduce,\n"
-  "all_to_all and broadcast.  As in nccl-tests, all_gather / reduce_scatter /\n"
-  "all_to_all round the per-rank share down to a multiple of 16 bytes.\n"
+  "all_to_all and broadcast.  Sizes follow nccl-tests' count arithmetic: whole\n"
+  "elements of --dtype, and all_gather / reduce_scatter round each rank's share\n"
+  "(all_to_all each peer's share) down to a multiple of 16 bytes; the size\n"
+  "column shows the bytes moved, and a note on stderr says when they differ\n"
+  "from --bytes.  A size that would move nothing (nccl-tests would time an empty\n"
+  "call) is refused with the smallest valid size; in an A:B sweep such rows are\n"
+  "left out, with a note.\n"
   "--bytes A:B (powers of two, A <= B) prints one row per power of two, like\n"
   "nccl-tests -b A -e B -f 2 (json: an array of objects).\n"
   "\n"
@@ -35,22 +41,42 @@ typedef struct {
   SpCollEstimate est;
 } Row;
 
-/* nccl-tests' sizes: count of elements and the bytes actually moved. */
+/* nccl-tests' sizes (common.cu setupArgs, *GetCollByteCount): count =
+ * size / element size; all_gather / reduce_scatter round the per-rank count
+ * and all_to_all the per-peer count down to a multiple of 16 bytes
+ * ((count / n) & -(16 / eltsize)).  The bytes actually moved and the count
+ * column nccl-tests prints (per-rank for AG/RS, per-peer for all_to_all). */
 static void
 round_like_nccl_tests (SpColl coll, guint64 size, guint32 n, guint esize, guint64 *out_bytes,
                        guint64 *out_count)
 {
   if (coll == SP_COLL_ALL_GATHER || coll == SP_COLL_REDUCE_SCATTER || coll == SP_COLL_ALL_TO_ALL)
     {
-      guint64 per_rank = (size / n) & ~(guint64) 15;
-      *out_bytes = per_rank * n;
-      *out_count = per_rank / esize; /* per-rank count (AG/RS), per-peer (a2a) */
-      if (coll == SP_COLL_ALL_TO_ALL)
-        *out_count = per_rank / esize / n;
+      guint64 share = (size / n) & ~(guint64) 15; /* per rank (AG/RS), per peer (a2a) */
+      *out_bytes = share * n;
+      *out_count = share / esize;
       return;
     }
   *out_count = size / esize;
   *out_bytes = *out_count * esize;
+}
+
+/* The smallest --bytes that moves anything, and how the rounding reads. */
+static guint64
+smallest_size (SpColl coll, guint32 n, guint esize, const char **out_rule)
+{
+  if (coll == SP_COLL_ALL_GATHER || coll == SP_COLL_REDUCE_SCATTER)
+    {
+      *out_rule = "rounds each rank's share down to a multiple of 16 B";
+      return 16 * (guint64) n;
+    }
+  if (coll == SP_COLL_ALL_TO_ALL)
+    {
+      *out_rule = "rounds each peer's share down to a multiple of 16 B";
+      return 16 * (guint64) n;
+    }
+  *out_rule = "counts whole elements";
+  return esize;
 }
 
 static void
@@ -168,21 +194,59 @@ sp_cmd_estimate (int argc, char **argv)
                         rpn, spec->gpus_per_node, spec->name);
   guint32 n = spec->nodes * (rpn ? rpn : spec->gpus_per_node);
 
+  const char *rule;
+  guint64 smallest = smallest_size (req.coll, n, esize, &rule);
+  if (hi < smallest)
+    {
+      guint64 b, c;
+      round_like_nccl_tests (req.coll, hi, n, esize, &b, &c);
+      return sp_cli_fail (CMD, SP_EXIT_USAGE,
+                          "--bytes %s moves nothing: %s over %u ranks %s (count %" G_GUINT64_FORMAT
+                          " of %s, as nccl-tests computes it); the smallest size is %" G_GUINT64_FORMAT
+                          " bytes",
+                          bytes_s, sp_coll_name (req.coll), n, rule, c, sp_dtype_name (dtype),
+                          smallest);
+    }
   GArray *rows = g_array_new (FALSE, FALSE, sizeof (Row));
+  guint skipped = 0, rounded = 0;
+  guint64 first_rounded = 0, first_rounded_to = 0;
   for (guint64 size = lo;; size *= 2)
     {
       Row row;
       round_like_nccl_tests (req.coll, size, n, esize, &row.bytes, &row.count);
-      req.bytes = row.bytes;
-      if (!sp_sim_estimate (topo, model, &req, &row.est, &error))
+      if (row.bytes == 0)
+        skipped++;
+      else
         {
-          g_array_free (rows, TRUE);
-          return sp_cli_error (CMD, error);
+          if (row.bytes != size && rounded++ == 0)
+            {
+              first_rounded = size;
+              first_rounded_to = row.bytes;
+            }
+          req.bytes = row.bytes;
+          if (!sp_sim_estimate (topo, model, &req, &row.est, &error))
+            {
+              g_array_free (rows, TRUE);
+              return sp_cli_error (CMD, error);
+            }
+          g_array_append_val (rows, row);
         }
-      g_array_append_val (rows, row);
       if (size >= hi)
         break;
     }
+  if (skipped > 0)
+    fprintf (stderr, "shardplan %s: note: %u size%s below %" G_GUINT64_FORMAT " bytes left out: "
+                     "%s over %u ranks %s, so nccl-tests would move nothing\n",
+             CMD, skipped, skipped == 1 ? "" : "s", smallest, sp_coll_name (req.coll), n, rule);
+  if (rounded == 1 && !sweep)
+    fprintf (stderr, "shardplan %s: note: --bytes %" G_GUINT64_FORMAT " runs as %" G_GUINT64_FORMAT
+                     " bytes: %s over %u ranks %s, as nccl-tests does\n",
+             CMD, first_rounded, first_rounded_to, sp_coll_name (req.coll), n, rule);
+  else if (rounded > 0)
+    fprintf (stderr, "shardplan %s: note: %u size%s run%s as fewer bytes (the size column): %s over "
+                     "%u ranks %s, as nccl-tests does\n",
+             CMD, rounded, rounded == 1 ? "" : "s", rounded == 1 ? "s" : "", sp_coll_name (req.coll),
+             n, rule);
 
   GString *out = g_string_new (NULL);
   const char *coll_name = sp_coll_name (req.coll);

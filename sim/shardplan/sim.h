@@ -90,7 +90,12 @@ typedef struct {
  * gpus_per_node, an algorithm or protocol this group cannot use) fail with
  * SP_ERROR_INVALID_ARGUMENT or SP_ERROR_UNSUPPORTED naming the value;
  * a DES run that fails its own checks with SP_ERROR_SIMULATION.  A group of
- * one rank or a zero-byte request costs 0 ns. */
+ * one rank or a zero-byte request costs 0 ns (callers that follow
+ * nccl-tests' sizes, like `shardplan estimate`, refuse sizes that round to 0).
+ * des all_to_all merges equal flows (same path, or symmetry classes of
+ * nodes; sim/README-model.md §5) and is refused with SP_ERROR_UNSUPPORTED
+ * only beyond the engine's 2^22 entries (≈540,000 ranks of 8 GPUs per node
+ * on a rail fabric, ≈370,000 on a fat-tree with 8 NICs per node). */
 gboolean sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *request,
                           SpCollEstimate *out_estimate, GError **error);
 
@@ -163,7 +168,8 @@ void sp_sim_plan_options_init (SpSimPlanOptions *options);
  *     family, algorithm hint, group shape).
  *   FAMILY: once per (kind, bytes, family, algorithm hint) every group of
  *     the family at once on one DES network; when the DES cannot hold a
- *     group (more than 2^22 flows) the family is costed group by group and
+ *     group (more than 2^22 flows; an all_to_all counts its merged entries,
+ *     README-model §5) the family is costed group by group and
  *     sp_sim_result_contention_fallbacks() counts the op shape.
  *   STEP: the whole step is one discrete-event run; each (op, group) job
  *     starts when its group is ready, its duration is what max-min sharing

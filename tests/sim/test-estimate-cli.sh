@@ -62,4 +62,50 @@ expect_status 2 "unknown model" "$SP" estimate -t dgx-a100 -c all_reduce -b 1M -
 expect_status 2 "unknown topology" "$SP" estimate -t no-such-cluster -c all_reduce -b 1M
 [ "$(wc -l <"$tmp/err")" -eq 1 ] && ok "one line" || bad "stderr has $(wc -l <"$tmp/err") lines"
 expect_status 0 "--help" "$SP" estimate --help
+
+# sizes follow nccl-tests' count arithmetic (issue 10, issue 16): a size that
+# moves nothing is refused with the smallest valid size, never costed 0
+for c in all_reduce broadcast; do
+  expect_status 2 "$c -b 3 (float32)" "$SP" estimate -t dgx-h100 -c $c -b 3 -f json
+  grep -q 'moves nothing.*smallest size is 4 bytes' "$tmp/err" && ok "$c: smallest size named" \
+    || bad "$c -b 3: $(cat "$tmp/err")"
+done
+expect_status 2 "all_to_all -b 32 over 8 ranks" "$SP" estimate -t dgx-h100 -c all_to_all -b 32 -f json
+grep -q "each peer's share.*smallest size is 128 bytes" "$tmp/err" && ok "a2a: smallest size named" \
+  || bad "a2a -b 32: $(cat "$tmp/err")"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] && [ ! -s "$tmp/out" ] && ok "one line, no output" || bad "a2a -b 32 output"
+for c in all_gather reduce_scatter; do
+  expect_status 2 "$c -b 32 over 16 ranks" "$SP" estimate -t dgx-h100 -N 2 -c $c -b 32
+  grep -q "smallest size is 256 bytes" "$tmp/err" && ok "$c: smallest size named" || bad "$c: $(cat "$tmp/err")"
+done
+expect_status 2 "-b 0" "$SP" estimate -t dgx-h100 -c all_reduce -b 0
+expect_status 2 "-b 1 bfloat16" "$SP" estimate -t dgx-h100 -c all_reduce -b 1 -d bfloat16
+grep -q 'smallest size is 2 bytes' "$tmp/err" && ok "bfloat16: 2 bytes" || bad "bf16: $(cat "$tmp/err")"
+expect_status 0 "a2a -b 1K int8: count is per peer" "$SP" estimate -t dgx-h100 -c all_to_all -b 1K -d int8
+grep -q '^        1024           128      int8' "$tmp/out" && ok "a2a count 128 per peer" || bad "a2a count: $(cat "$tmp/out")"
+# rounded sizes cost the rounded bytes and say so on stderr
+expect_status 0 "-b 5 (float32)" "$SP" estimate -t dgx-h100 -c all_reduce -b 5 -f json
+grep -q '"bytes": 4,' "$tmp/out" && grep -q 'note: --bytes 5 runs as 4 bytes' "$tmp/err" \
+  && ok "5 B runs as 4 B, with a note" || bad "-b 5: $(cat "$tmp/out" "$tmp/err")"
+expect_status 0 "all_gather 32M over 80 ranks" "$SP" estimate -t dgx-h100 -N 10 -c all_gather -b 32M -f json
+grep -q '"bytes": 33553920,' "$tmp/out" && grep -q 'runs as 33553920 bytes' "$tmp/err" \
+  && ok "33553920 as nccl-tests" || bad "AG 32M: $(cat "$tmp/out" "$tmp/err")"
+expect_status 0 "no note when nothing is rounded" "$SP" estimate -t dgx-h100 -c all_reduce -b 1M
+[ ! -s "$tmp/err" ] && ok "stderr empty" || bad "stderr: $(cat "$tmp/err")"
+# a sweep leaves out the rows that would move nothing, with a note
+expect_status 0 "sweep 8:4K all_gather over 80 ranks" "$SP" estimate -t dgx-h100 -N 10 -c all_gather -b 8:4K
+[ "$(grep -vc '^#' "$tmp/out")" -eq 2 ] && grep -q '8 sizes below 1280 bytes left out' "$tmp/err" \
+  && ok "2 rows, 8 left out" || bad "sweep: $(cat "$tmp/out" "$tmp/err")"
+grep -q '^ *0 ' "$tmp/out" && bad "a 0-byte row" || ok "no 0-byte row"
+expect_status 2 "sweep entirely below the smallest size" "$SP" estimate -t dgx-h100 -c all_to_all -b 8:64
+# negative sizes are named as negative
+expect_status 2 "--bytes -1" "$SP" estimate -t dgx-h100 -c all_reduce --bytes -1
+grep -q "'-1' is negative" "$tmp/err" && ok "named negative" || bad "-1: $(cat "$tmp/err")"
+expect_status 2 "--bytes=-4K" "$SP" estimate -t dgx-h100 -c all_reduce --bytes=-4K
+grep -q "is negative" "$tmp/err" && ok "named negative (suffix)" || bad "-4K: $(cat "$tmp/err")"
+
+# the des model simulates all-to-all over 16,384 ranks (issue 10: refused
+# above ~2,048 before)
+expect_status 0 "des all_to_all 16384 ranks" "$SP" estimate -t dgx-h100 -N 2048 -c all_to_all -b 1G -f json
+grep -q '"ranks": 16384' "$tmp/out" && ok "16384 ranks answered" || bad "16384: $(cat "$tmp/out")"
 exit $fail
