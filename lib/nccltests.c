@@ -4,11 +4,11 @@
  * "N/A" when validation is off, in-place optional, -I 1 extra columns). */
 #include "config.h"
 #include "nccltests-private.h"
+#include "file-read.h"
 
 #include <glib/gstdio.h>
 
 #include <errno.h>
-#include <sys/stat.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -766,59 +766,6 @@ sp_nccl_tests_parse (const char *text, gssize length, const char *source_name, G
   return g_steal_pointer (&log);
 }
 
-/* The whole file, refusing more than NCCL_TESTS_MAX_FILE bytes without
- * reading them: the size is checked as the bytes come, so a pipe or a
- * device (/dev/zero) is refused as surely as a large regular file. */
-static gboolean
-read_bounded (const char *path, char **out_text, gsize *out_len, GError **error)
-{
-  FILE *f = g_fopen (path, "rb");
-  if (f == NULL)
-    {
-      int e = errno;
-      g_set_error (error, SP_ERROR, SP_ERROR_IO, "%s: %s", path, g_strerror (e));
-      return FALSE;
-    }
-  struct stat st;
-  if (fstat (fileno (f), &st) == 0 && S_ISREG (st.st_mode)
-      && (guint64) st.st_size > NCCL_TESTS_MAX_FILE)
-    {
-      fclose (f);
-      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
-                   "%s: %" G_GUINT64_FORMAT " bytes is larger than any nccl-tests log "
-                   "(limit %" G_GSIZE_FORMAT ")", path, (guint64) st.st_size, NCCL_TESTS_MAX_FILE);
-      return FALSE;
-    }
-  GByteArray *buf = g_byte_array_new ();
-  guint8 chunk[65536];
-  size_t n;
-  while ((n = fread (chunk, 1, sizeof chunk, f)) > 0)
-    {
-      if (buf->len + n > NCCL_TESTS_MAX_FILE)
-        {
-          fclose (f);
-          g_byte_array_unref (buf);
-          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
-                       "%s: more than %" G_GSIZE_FORMAT " bytes: larger than any nccl-tests log",
-                       path, NCCL_TESTS_MAX_FILE);
-          return FALSE;
-        }
-      g_byte_array_append (buf, chunk, (guint) n);
-    }
-  int e = ferror (f) ? errno : 0;
-  fclose (f);
-  if (e != 0)
-    {
-      g_byte_array_unref (buf);
-      g_set_error (error, SP_ERROR, SP_ERROR_IO, "%s: %s", path, g_strerror (e));
-      return FALSE;
-    }
-  *out_len = buf->len;
-  g_byte_array_append (buf, (const guint8 *) "", 1);
-  *out_text = (char *) g_byte_array_free (buf, FALSE);
-  return TRUE;
-}
-
 SpNcclTestsLog *
 sp_nccl_tests_load (const char *path, GError **error)
 {
@@ -830,7 +777,7 @@ sp_nccl_tests_load (const char *path, GError **error)
     }
   g_autofree char *text = NULL;
   gsize len = 0;
-  if (!read_bounded (path, &text, &len, error))
+  if (!sp_file_read_bounded (path, NCCL_TESTS_MAX_FILE, "nccl-tests log", &text, &len, error))
     return NULL;
   return sp_nccl_tests_parse (text, (gssize) len, path, error);
 }
