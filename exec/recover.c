@@ -63,17 +63,27 @@ sp_exec_trace_write (const char *path, const SpExecTraceDesc *d, GArray *rows, G
       ((d->topo || d->topo_text) && !sp_trace_writer_set_topology (w, d->topo, d->topo_text, error)) ||
       !sp_trace_writer_set_groups (w, d->groups, error))
     return FALSE;
-  /* Raw local clocks → ns since the epoch on rank 0's clock. */
+  /* Raw local clocks → ns since the epoch on rank 0's clock.  The clocks
+   * may come from a damaged spill file: a shift that leaves gint64 is
+   * refused, not wrapped. */
   for (guint i = 0; i < rows->len; i++)
     {
       SpTraceRow *r = &g_array_index (rows, SpTraceRow, i);
-      gint64 shift = (r->rank < d->header.world_size ? d->offsets_ns[r->rank] : 0) + d->epoch_ns;
-      if (r->t_enqueue_ns)
-        r->t_enqueue_ns -= shift;
-      if (r->t_start_ns)
-        r->t_start_ns -= shift;
-      if (r->t_end_ns)
-        r->t_end_ns -= shift;
+      gint64 offset = r->rank < d->header.world_size ? d->offsets_ns[r->rank] : 0;
+      gint64 shift = 0;
+      gint64 *t[] = { &r->t_enqueue_ns, &r->t_start_ns, &r->t_end_ns };
+      gboolean ok = !__builtin_add_overflow (offset, d->epoch_ns, &shift);
+      for (gsize k = 0; ok && k < G_N_ELEMENTS (t); k++)
+        if (*t[k])
+          ok = !__builtin_sub_overflow (*t[k], shift, t[k]);
+      if (!ok)
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "rank %u's row of op %u: its "
+                       "times cannot be moved by the clock offset %" G_GINT64_FORMAT " ns and "
+                       "epoch %" G_GINT64_FORMAT " ns without overflow (damaged)", r->rank,
+                       r->op_id, offset, d->epoch_ns);
+          return FALSE;
+        }
     }
   if (rows->len && !sp_trace_writer_append (w, (const SpTraceRow *) rows->data, rows->len, error))
     return FALSE;
@@ -84,12 +94,51 @@ sp_exec_trace_write (const char *path, const SpExecTraceDesc *d, GArray *rows, G
 
 /* ---------------------------------------------------------------- recover */
 
-/* "1, 2, 5" */
+/* Ranks a to b (inclusive): "1, 2, 3", or "1-100" for more than
+ * RANK_RUN_LIST of them (a run of 10^6 ranks lost must not make a
+ * 7 MB reason). */
+#define RANK_RUN_LIST 4
+
+static void
+append_run (GString *s, guint32 a, guint32 b)
+{
+  const char *sep = s->len && s->str[s->len - 1] != ' ' ? ", " : "";
+  if (b - a + 1 > RANK_RUN_LIST)
+    {
+      g_string_append_printf (s, "%s%u-%u", sep, a, b);
+      return;
+    }
+  for (guint64 r = a; r <= b; r++, sep = ", ")
+    g_string_append_printf (s, "%s%u", sep, (guint32) r);
+}
+
+/* `ranks` (sorted, distinct): "1, 2, 5" */
 static void
 append_ranks (GString *s, const GArray *ranks)
 {
-  for (guint i = 0; i < ranks->len; i++)
-    g_string_append_printf (s, "%s%u", i ? ", " : "", g_array_index (ranks, guint32, i));
+  for (guint i = 0; i < ranks->len;)
+    {
+      guint j = i;
+      while (j + 1 < ranks->len
+             && g_array_index (ranks, guint32, j + 1) == g_array_index (ranks, guint32, j) + 1)
+        j++;
+      append_run (s, g_array_index (ranks, guint32, i), g_array_index (ranks, guint32, j));
+      i = j + 1;
+    }
+}
+
+/* The ranks below `world` not in `present` (sorted, distinct). */
+static void
+append_missing (GString *s, const GArray *present, guint32 world)
+{
+  guint32 next = 0;
+  for (guint i = 0; i <= present->len; i++)
+    {
+      guint32 r = i < present->len ? g_array_index (present, guint32, i) : world;
+      if (r > next)
+        append_run (s, next, r - 1);
+      next = r + 1;
+    }
 }
 
 static gint
@@ -204,22 +253,18 @@ sp_exec_spill_recover (const char *const *paths, gsize n, const char *plan_path,
    * facts; the epoch on rank 0's clock from the lowest rank that has one
    * (every rank starts the first timed iteration after the same barrier). */
   g_autoptr (GArray) present = g_array_new (FALSE, FALSE, sizeof (guint32));
-  g_autoptr (GArray) missing = g_array_new (FALSE, FALSE, sizeof (guint32));
   g_autofree gint64 *offsets = g_new0 (gint64, world);
   g_autofree SpTraceRank *ranks = g_new0 (SpTraceRank, spills->len);
   g_autofree SpTraceNode *nodes = g_new0 (SpTraceNode, spills->len);
   gsize n_ranks = 0, n_nodes = 0;
+  g_autoptr (GHashTable) node_of = g_hash_table_new (g_str_hash, g_str_equal);
   gboolean have_epoch = FALSE;
   gint64 epoch = 0;
   const SpExecSpill *with_info = NULL;
   GString *notes = g_string_new (NULL);
-  guint next = 0;
   for (guint i = 0; i < spills->len; i++)
     {
       const SpExecSpill *s = spills->pdata[i];
-      for (; next < s->run.rank; next++)
-        g_array_append_val (missing, next);
-      next = s->run.rank + 1;
       g_array_append_val (present, s->run.rank);
       if (s->dropped_bytes)
         {
@@ -236,12 +281,24 @@ sp_exec_spill_recover (const char *const *paths, gsize n, const char *plan_path,
       if (!have_epoch && s->has_epoch)
         {
           have_epoch = TRUE;
-          epoch = s->epoch_ns - s->info.clock_offset_ns;
+          if (__builtin_sub_overflow (s->epoch_ns, s->info.clock_offset_ns, &epoch))
+            {
+              g_string_free (notes, TRUE);
+              g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: epoch %" G_GINT64_FORMAT
+                           " ns minus clock offset %" G_GINT64_FORMAT " ns overflows (damaged)",
+                           s->path, s->epoch_ns, s->info.clock_offset_ns);
+              return FALSE;
+            }
         }
-      gsize node = n_nodes;
-      for (gsize k = 0; k < n_nodes; k++)
-        if (g_strcmp0 (nodes[k].hostname, s->info.hostname) == 0)
-          node = k;
+      /* hostname → node + 1 (a run of 10^5 ranks gives 10^5 files) */
+      gsize node = s->info.hostname
+                     ? GPOINTER_TO_SIZE (g_hash_table_lookup (node_of, s->info.hostname)) : 0;
+      if (node > 0)
+        node--;
+      else
+        node = n_nodes;
+      if (node == n_nodes && s->info.hostname)
+        g_hash_table_insert (node_of, s->info.hostname, GSIZE_TO_POINTER (node + 1));
       if (node == n_nodes)
         nodes[n_nodes++] = (SpTraceNode) { .node_id = (guint32) node,
                                            .hostname = s->info.hostname ? s->info.hostname : "",
@@ -252,8 +309,6 @@ sp_exec_spill_recover (const char *const *paths, gsize n, const char *plan_path,
                                          .local_rank = s->info.local_rank, .device = s->info.device,
                                          .clock_offset_ns = s->info.clock_offset_ns };
     }
-  for (; next < world; next++)
-    g_array_append_val (missing, next);
 
   g_autoptr (GArray) rows = g_array_new (FALSE, FALSE, sizeof (SpTraceRow));
   for (guint i = 0; i < spills->len; i++)
@@ -279,10 +334,10 @@ sp_exec_spill_recover (const char *const *paths, gsize n, const char *plan_path,
   GString *reason = g_string_new ("recovered from spill files of rank");
   g_string_append (reason, present->len == 1 ? " " : "s ");
   append_ranks (reason, present);
-  if (missing->len)
+  if (present->len < world)
     {
       g_string_append (reason, "; rank(s) ");
-      append_ranks (reason, missing);
+      append_missing (reason, present, world);
       g_string_append (reason, " missing");
     }
   else

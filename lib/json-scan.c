@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#define MAX_DEPTH 128   /* nesting limit: adversarial input must not overflow the stack */
+#define MAX_DEPTH SP_JSON_MAX_DEPTH
 
 void
 sp_json_scan_init (SpJsonScan *s, const char *text, gsize length)
@@ -407,4 +407,50 @@ sp_json_value_describe (const SpJsonValue *v)
     case SP_JSON_ARRAY: return g_strdup ("an array");
     default: return g_strndup (v->text, MIN (v->text_len, 40));
     }
+}
+
+gboolean
+sp_json_depth_within (const char *text, gsize length, guint max_depth, guint *out_line,
+                      guint *out_col)
+{
+  guint depth = 0, line = 1;
+  const char *line_start = text, *end = text + length;
+  for (const char *p = text; p < end; p++)
+    switch (*p)
+      {
+      case '\n':
+        line++;
+        line_start = p + 1;
+        break;
+      case '"':
+        /* to the closing quote; a backslash escapes the next byte */
+        for (p++; p < end && *p != '"'; p++)
+          if (*p == '\\')
+            p++;
+          else if (*p == '\n')
+            {
+              line++; /* invalid JSON, but keep the position right */
+              line_start = p + 1;
+            }
+        if (p >= end)
+          return TRUE;
+        break;
+      case '{':
+      case '[':
+        if (++depth > max_depth)
+          {
+            *out_line = line;
+            *out_col = (guint) (p - line_start) + 1;
+            return FALSE;
+          }
+        break;
+      case '}':
+      case ']':
+        if (depth > 0)
+          depth--;
+        break;
+      default:
+        break;
+      }
+  return TRUE;
 }

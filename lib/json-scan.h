@@ -11,6 +11,11 @@
 
 G_BEGIN_DECLS
 
+/* The deepest nesting of objects and arrays the project reads (the plan
+ * reader, and the pre-scan below for json-glib's recursive parser):
+ * adversarial input must not overflow the stack. */
+#define SP_JSON_MAX_DEPTH 128
+
 typedef enum {
   SP_JSON_STRING,
   SP_JSON_INT,      /* an integer literal; see `neg`, `magnitude`, `overflow` */
@@ -70,5 +75,13 @@ gboolean sp_json_scan_end (SpJsonScan *s, GError **error);
 /* "an object", "an array", "null", "true", "1.5", "-3", "the string \"x\""
  * for messages (g_free). */
 char *sp_json_value_describe (const SpJsonValue *value);
+
+/* A cheap check before text reaches a recursive parser (json-glib): TRUE
+ * when no object or array in `text` (`length` bytes) is nested deeper
+ * than `max_depth`, else FALSE with the 1-based line and column of the
+ * first bracket too deep.  Brackets inside strings (escapes included) do
+ * not count; nothing else is checked (the parser reports syntax errors). */
+gboolean sp_json_depth_within (const char *text, gsize length, guint max_depth, guint *out_line,
+                               guint *out_col);
 
 G_END_DECLS

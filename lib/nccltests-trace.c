@@ -52,15 +52,18 @@ write_cluster (const SpNcclTestsLog *log, const SpTopo *topo, SpTraceWriter *w, 
   g_autoptr (GArray) nodes = g_array_new (FALSE, TRUE, sizeof (SpTraceNode));
   if (log->ranks->len == n)
     {
+      /* hostname → node + 1: one lookup per rank, not a scan of the nodes */
+      g_autoptr (GHashTable) node_of = g_hash_table_new (g_str_hash, g_str_equal);
       for (guint32 r = 0; r < n; r++)
         {
           const SpNcclTestsRank *lr = &g_array_index (log->ranks, SpNcclTestsRank, r);
-          guint32 node = 0;
-          while (node < nodes->len
-                 && strcmp (g_array_index (nodes, SpTraceNode, node).hostname, lr->hostname) != 0)
-            node++;
-          if (node == nodes->len)
+          guint32 node = GPOINTER_TO_UINT (g_hash_table_lookup (node_of, lr->hostname));
+          if (node > 0)
+            node--;
+          else
             {
+              node = nodes->len;
+              g_hash_table_insert (node_of, (gpointer) lr->hostname, GUINT_TO_POINTER (node + 1));
               SpTraceNode nd = { .node_id = node, .hostname = lr->hostname, .n_gpus = 0,
                                  .gpu_model = lr->gpu_model };
               g_array_append_val (nodes, nd);

@@ -4,6 +4,7 @@
  * "N/A" when validation is off, in-place optional, -I 1 extra columns). */
 #include "config.h"
 #include "nccltests-private.h"
+#include "file-read.h"
 
 #include <glib/gstdio.h>
 
@@ -15,6 +16,16 @@
 /* Files larger than this are not logs (the largest real logs with
  * NCCL_DEBUG=INFO on a few thousand ranks are a few MB). */
 #define NCCL_TESTS_MAX_FILE ((gsize) 64 << 20)
+/* Bounds on what a log may declare, so that a corrupt or hostile one is
+ * refused before it costs memory or time (the trace gets one row per rank
+ * and point): the largest published nccl-tests runs have tens of thousands
+ * of ranks and a few hundred points (sizes × placements). */
+#define NCCL_TESTS_MAX_RANKS (1u << 20)
+#define NCCL_TESTS_MAX_POINTS (1u << 20)
+#define NCCL_TESTS_MAX_TRACE_ROWS (G_GUINT64_CONSTANT (1) << 26)
+/* µs: 1000 s per iteration is no collective's time; it also keeps the
+ * trace's nanosecond sums (points × time) far from gint64's range. */
+#define NCCL_TESTS_MAX_TIME_US 1e9
 /* Printed algbw/busbw that differ from the recomputed ones by more than
  * this fraction are reported (the task's 1 %), unless the difference is
  * below the printing resolution of "%6.2f" (0.005) plus a margin. */
@@ -61,6 +72,9 @@ typedef struct {
   gboolean footer;
   guint last_row_line;
   const char *nccl_library;  /* "22105" of the version line: NCCL 2.21.5 */
+  /* what was seen, for the duplicate checks (linear in the log's size) */
+  GHashTable *ranks_seen;    /* rank numbers (GUINT_TO_POINTER) */
+  GHashTable *env_seen;      /* NCCL_x keys (in log->strings) */
 } Parser;
 
 G_GNUC_PRINTF (4, 5) static gboolean
@@ -246,10 +260,13 @@ parse_rank (Parser *p, const char *line, char **tok, guint n, guint lineno, GErr
       g_autofree char *model = g_strstrip (g_strdup (close + 1));
       r.gpu_model = g_string_chunk_insert_const (p->log->strings, model);
     }
-  for (guint i = 0; i < p->log->ranks->len; i++)
-    if (g_array_index (p->log->ranks, SpNcclTestsRank, i).rank == r.rank)
-      return fail (p, error, lineno,
-                   "rank %u is listed twice: one log must hold one run", r.rank);
+  if (g_hash_table_contains (p->ranks_seen, GUINT_TO_POINTER (r.rank)))
+    return fail (p, error, lineno,
+                 "rank %u is listed twice: one log must hold one run", r.rank);
+  if (p->log->ranks->len >= NCCL_TESTS_MAX_RANKS)
+    return fail (p, error, lineno, "more than %u 'Rank' lines (the importer's limit)",
+                 NCCL_TESTS_MAX_RANKS);
+  g_hash_table_add (p->ranks_seen, GUINT_TO_POINTER (r.rank));
   g_array_append_val (p->log->ranks, r);
   return TRUE;
 }
@@ -400,6 +417,12 @@ parse_row (Parser *p, char **tok, guint lineno, GError **error)
       r.wrong = -1;
       if (!parse_double (p, "time", tok[p->g_time[g]], lineno, &r.time_us, error))
         return FALSE;
+      if (!(r.time_us <= NCCL_TESTS_MAX_TIME_US))
+        return fail (p, error, lineno, "time '%s' us is more than %.0f us: not an nccl-tests "
+                     "timing", tok[p->g_time[g]], NCCL_TESTS_MAX_TIME_US);
+      if (p->log->results->len >= NCCL_TESTS_MAX_POINTS)
+        return fail (p, error, lineno, "more than %u timed points (the importer's limit)",
+                     NCCL_TESTS_MAX_POINTS);
       /* algbw/busbw are only compared with the recomputed ones; "inf" (a zero
        * time) or junk there skips the comparison rather than the row */
       if (p->g_algbw[g] >= 0)
@@ -512,13 +535,11 @@ parse_line (Parser *p, const char *line, guint lineno, GError **error)
       g_autofree char *key = g_strndup (e + strlen ("NCCL INFO "),
                                         set - e - strlen ("NCCL INFO "));
       g_autofree char *value = g_strstrip (g_strdup (set + strlen (" set by environment to ")));
-      gboolean seen = FALSE;
-      for (guint i = 0; i + 1 < p->log->env->len; i += 2)
-        seen |= strcmp (g_ptr_array_index (p->log->env, i), key) == 0;
-      if (!seen && !strchr (key, ' '))
+      if (!strchr (key, ' ') && !g_hash_table_contains (p->env_seen, key))
         {
-          g_ptr_array_insert (p->log->env, p->log->env->len - 1,
-                              g_string_chunk_insert_const (p->log->strings, key));
+          char *k = g_string_chunk_insert_const (p->log->strings, key);
+          g_hash_table_add (p->env_seen, k);
+          g_ptr_array_insert (p->log->env, p->log->env->len - 1, k);
           g_ptr_array_insert (p->log->env, p->log->env->len - 1,
                               g_string_chunk_insert_const (p->log->strings, value));
         }
@@ -531,6 +552,21 @@ rank_cmp (gconstpointer a, gconstpointer b)
 {
   guint32 x = ((const SpNcclTestsRank *) a)->rank, y = ((const SpNcclTestsRank *) b)->rank;
   return x < y ? -1 : x > y;
+}
+
+/* size / (count × element size) when that is a whole rank count within
+ * the importer's limit, else 0.  Every product is checked: the numbers are
+ * the file's. */
+static guint32
+ranks_from_size (const SpNcclTestsResult *r)
+{
+  guint64 per_rank = 0;
+  if (r->count == 0
+      || !g_uint64_checked_mul (&per_rank, r->count, sp_nccl_tests_elem_bytes (r->dtype))
+      || r->bytes % per_rank != 0)
+    return 0;
+  guint64 n = r->bytes / per_rank;
+  return n >= 1 && n <= NCCL_TESTS_MAX_RANKS ? (guint32) n : 0;
 }
 
 static gboolean
@@ -548,24 +584,31 @@ settle_ranks (Parser *p, GError **error)
       log->n_ranks = log->ranks->len;
       return TRUE;
     }
-  guint64 ws = sp_nccl_tests_elem_bytes (first->dtype);
-  if (sp_nccl_tests_size_has_ranks (log->coll) && first->count > 0
-      && first->bytes % (first->count * ws) == 0 && first->bytes / (first->count * ws) >= 1
-      && first->bytes / (first->count * ws) <= G_MAXINT32)
+  guint32 from_size = sp_nccl_tests_size_has_ranks (log->coll) ? ranks_from_size (first) : 0;
+  if (from_size > 0)
     {
-      log->n_ranks = (guint32) (first->bytes / (first->count * ws));
+      log->n_ranks = from_size;
       warn (log, "no '#  Rank' lines: %u ranks from size / (count x element size) at line %u",
             log->n_ranks, first->line);
       return TRUE;
     }
   guint64 n = (guint64) log->params.n_threads * log->params.n_gpus;
-  if (n >= 1 && n <= G_MAXINT32)
+  if (n >= 1 && n <= NCCL_TESTS_MAX_RANKS)
     {
       log->n_ranks = (guint32) n;
       warn (log, "no '#  Rank' lines: assuming nThread x nGpus = %u ranks (one process; an MPI "
                  "run has more)", log->n_ranks);
       return TRUE;
     }
+  if (n > NCCL_TESTS_MAX_RANKS)
+    return fail (p, error, 0, "nThread x nGpus = %" G_GUINT64_FORMAT " ranks is more than the "
+                              "importer's limit of %u", n, NCCL_TESTS_MAX_RANKS);
+  if (sp_nccl_tests_size_has_ranks (log->coll))
+    return fail (p, error, first->line,
+                 "cannot tell the rank count: no '#  Rank' lines, no '# nThread … nGpus' "
+                 "header, and size %" G_GUINT64_FORMAT " is not count %" G_GUINT64_FORMAT
+                 " x %" G_GUINT64_FORMAT " B x a rank count from 1 to %u", first->bytes,
+                 first->count, sp_nccl_tests_elem_bytes (first->dtype), NCCL_TESTS_MAX_RANKS);
   return fail (p, error, 0, "cannot tell the rank count: no '#  Rank' lines and no "
                             "'# nThread … nGpus' header");
 }
@@ -581,7 +624,9 @@ check_rows (Parser *p, GError **error)
       SpNcclTestsResult *r = &g_array_index (log->results, SpNcclTestsResult, i);
       guint64 ws = sp_nccl_tests_elem_bytes (r->dtype);
       guint64 mult = sp_nccl_tests_size_has_ranks (log->coll) ? n : 1;
-      if (r->count > G_MAXUINT64 / ws / mult || r->count * ws * mult != r->bytes)
+      guint64 per_rank = 0, expected = 0;
+      if (!g_uint64_checked_mul (&per_rank, r->count, ws)
+          || !g_uint64_checked_mul (&expected, per_rank, mult) || expected != r->bytes)
         {
           g_autofree char *ranks = mult > 1 ? g_strdup_printf (" x %u ranks", n) : g_strdup ("");
           return fail (p, error, r->line,
@@ -653,18 +698,27 @@ sp_nccl_tests_parse (const char *text, gssize length, const char *source_name, G
       fail (&p, error, 0, "binary data: not an nccl-tests log");
       return NULL;
     }
+  p.ranks_seen = g_hash_table_new (g_direct_hash, g_direct_equal);
+  p.env_seen = g_hash_table_new (g_str_hash, g_str_equal);
+  /* Lines are cut in place in one copy (no array of lines: a log of
+   * 64 M newlines must not cost 64 M allocations). */
   g_autofree char *copy = g_strndup (text, (gsize) length);
-  g_auto (GStrv) lines = g_strsplit (copy, "\n", -1);
   gboolean ok = TRUE;
-  for (guint i = 0; ok && lines[i] != NULL; i++)
+  char *line = copy;
+  for (guint lineno = 1; ok && line != NULL; lineno++)
     {
-      char *line = lines[i];
-      gsize len = strlen (line);
+      char *nl = strchr (line, '\n');
+      if (nl)
+        *nl = '\0';
+      gsize len = nl ? (gsize) (nl - line) : strlen (line);
       if (len > 0 && line[len - 1] == '\r')
         line[len - 1] = '\0';
-      ok = parse_line (&p, line, i + 1, error);
+      ok = parse_line (&p, line, lineno, error);
+      line = nl ? nl + 1 : NULL;
     }
   g_strfreev (p.cols);
+  g_hash_table_destroy (p.ranks_seen);
+  g_hash_table_destroy (p.env_seen);
   if (!ok)
     return NULL;
   if (p.header_line == 0)
@@ -698,7 +752,16 @@ sp_nccl_tests_parse (const char *text, gssize length, const char *source_name, G
   log->complete = log->incomplete_reason == NULL;
   if (log->nccl_version == NULL)
     log->nccl_version = p.nccl_library; /* "NCCL version" lines are more precise */
-  if (!settle_ranks (&p, error) || !check_rows (&p, error))
+  if (!settle_ranks (&p, error))
+    return NULL;
+  if ((guint64) log->results->len * log->n_ranks > NCCL_TESTS_MAX_TRACE_ROWS)
+    {
+      fail (&p, error, 0, "%u points x %u ranks = %" G_GUINT64_FORMAT " trace rows is more than "
+            "the importer's limit of %" G_GUINT64_FORMAT, log->results->len, log->n_ranks,
+            (guint64) log->results->len * log->n_ranks, NCCL_TESTS_MAX_TRACE_ROWS);
+      return NULL;
+    }
+  if (!check_rows (&p, error))
     return NULL;
   return g_steal_pointer (&log);
 }
@@ -712,21 +775,9 @@ sp_nccl_tests_load (const char *path, GError **error)
       g_set_error (error, SP_ERROR, SP_ERROR_IO, "%s: is a directory, not a log", path);
       return NULL;
     }
-  GStatBuf st;
-  if (g_stat (path, &st) == 0 && (gsize) st.st_size > NCCL_TESTS_MAX_FILE)
-    {
-      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
-                   "%s: %" G_GUINT64_FORMAT " bytes is larger than any nccl-tests log "
-                   "(limit %" G_GSIZE_FORMAT ")", path, (guint64) st.st_size, NCCL_TESTS_MAX_FILE);
-      return NULL;
-    }
   g_autofree char *text = NULL;
   gsize len = 0;
-  g_autoptr (GError) local = NULL;
-  if (!g_file_get_contents (path, &text, &len, &local))
-    {
-      g_set_error (error, SP_ERROR, SP_ERROR_IO, "%s: %s", path, local->message);
-      return NULL;
-    }
+  if (!sp_file_read_bounded (path, NCCL_TESTS_MAX_FILE, "nccl-tests log", &text, &len, error))
+    return NULL;
   return sp_nccl_tests_parse (text, (gssize) len, path, error);
 }

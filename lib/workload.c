@@ -4,6 +4,8 @@
 #include "shardplan/workload.h"
 #include "shardplan/error.h"
 #include "workload-private.h"
+#include "file-read.h"
+#include "json-scan.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -272,6 +274,16 @@ static JsonNode *
 parse_json (const char *json, gssize length, const char *src, JsonParser **out_parser,
             GError **error)
 {
+  /* json-glib's parser recurses once per level: bound the depth first */
+  gsize n = length < 0 ? strlen (json) : (gsize) length;
+  guint line = 0, col = 0;
+  if (!sp_json_depth_within (json, n, SP_JSON_MAX_DEPTH, &line, &col))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_WORKLOAD,
+                   "%s:%u:%u: objects and arrays nested deeper than %d levels (the limit)", src,
+                   line, col, SP_JSON_MAX_DEPTH);
+      return NULL;
+    }
   JsonParser *parser = json_parser_new ();
   GError *local = NULL;
   if (!json_parser_load_from_data (parser, json, length, &local))
@@ -294,15 +306,22 @@ parse_json (const char *json, gssize length, const char *src, JsonParser **out_p
   return root;
 }
 
+/* Model files and DeepSpeed configs are a few kB; anything this large is
+ * not one (and json-glib's tree would cost ~20x the text). */
+#define WORKLOAD_MAX_FILE ((gsize) 16 << 20)
+
 static char *
-read_file (const char *path, gsize *out_len, GError **error)
+read_file (const char *path, const char *what, gsize *out_len, GError **error)
 {
   char *data = NULL;
   GError *local = NULL;
-  if (!g_file_get_contents (path, &data, out_len, &local))
+  if (!sp_file_read_bounded (path, WORKLOAD_MAX_FILE, what, &data, out_len, &local))
     {
-      g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot read %s: %s", path, local->message);
-      g_error_free (local);
+      if (local->code == SP_ERROR_IO)
+        g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot read %s", local->message);
+      else
+        g_propagate_error (error, g_steal_pointer (&local));
+      g_clear_error (&local);
       return NULL;
     }
   return data;
@@ -485,7 +504,7 @@ gboolean
 sp_model_load_file (const char *path, SpModel *out_model, GError **error)
 {
   gsize len;
-  g_autofree char *data = read_file (path, &len, error);
+  g_autofree char *data = read_file (path, "model file", &len, error);
   if (!data)
     return FALSE;
   return sp_model_load_data (data, (gssize) len, path, out_model, error);
@@ -765,7 +784,7 @@ sp_deepspeed_config_apply_file (const char *path, SpShardingOptions *inout_shard
                                 SpModel *inout_model, char ***out_warnings, GError **error)
 {
   gsize len;
-  g_autofree char *data = read_file (path, &len, error);
+  g_autofree char *data = read_file (path, "DeepSpeed config", &len, error);
   if (!data)
     return FALSE;
   return sp_deepspeed_config_apply (data, (gssize) len, path, inout_sharding, inout_model,

@@ -72,14 +72,19 @@ typedef struct _SpNcclTestsLog SpNcclTestsLog;
  * collective cannot be told or is not one of the seven binaries above, the
  * log holds two different collectives, a row has a bad number or type or an
  * unsupported reduction (mulsum), a row that is not the last is cut short,
- * the rank count cannot be found, or size ≠ count × element size (× ranks).
+ * the rank count cannot be found, or size ≠ count × element size (× ranks)
+ * (every product of the file's numbers is overflow-checked), or the log is
+ * beyond the importer's limits: more than 2^20 ranks (listed or implied),
+ * 2^20 points, 2^26 trace rows (points × ranks) or a time over 10^9 µs.
+ * Duplicate checks are hashed: parsing is linear in the log's size.
  * A cut-short LAST row (a truncated file) is dropped with a warning and the
  * log marked incomplete.  Free with sp_nccl_tests_log_free(). */
 SpNcclTestsLog *sp_nccl_tests_parse (const char *text, gssize length, const char *source_name,
                                      GError **error);
 
-/* Read and parse a file (SP_ERROR_IO when it cannot be read; files over
- * 64 MiB are refused as not being logs). */
+/* Read and parse a file (SP_ERROR_IO when it cannot be read; more than
+ * 64 MiB — counted as read, so pipes and devices too — is refused as not
+ * being a log). */
 SpNcclTestsLog *sp_nccl_tests_load (const char *path, GError **error);
 
 void sp_nccl_tests_log_free (SpNcclTestsLog *log);

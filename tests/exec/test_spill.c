@@ -518,6 +518,120 @@ START_TEST (test_marks)
 }
 END_TEST
 
+/* The reader applies the marks after reading (linear, issue 15): on random
+ * rows (ops 0-5, some stages of them) and random marks in between, the
+ * same result as sp_exec_rows_mark applied at each mark, as the recorder
+ * does in memory. */
+START_TEST (test_marks_random)
+{
+  g_autoptr (GRand) rnd = g_rand_new_with_seed (15);
+  for (guint round = 0; round < 20; round++)
+    {
+      g_autofree char *name = g_strdup_printf ("rnd%u.spill", round);
+      g_autofree char *path = g_build_filename (tmpdir, name, NULL);
+      g_autofree char *dummy = write_spill (name, 0); /* header, info, epoch */
+      FILE *f = fopen (path, "ab");
+      ck_assert_ptr_nonnull (f);
+      g_autoptr (GArray) want = g_array_new (FALSE, FALSE, sizeof (SpTraceRow));
+      for (guint step = 0; step < 200; step++)
+        {
+          if (g_rand_int_range (rnd, 0, 3) > 0)
+            {
+              SpTraceRow r = row ((guint32) g_rand_int_range (rnd, 0, 6), 2, step);
+              r.parent_op_id = g_rand_int_range (rnd, -1, 6);
+              r.flags = (guint32) g_rand_int_range (rnd, 0, 2);
+              sp_exec_spill_write_rows (f, &r, 1);
+              g_array_append_val (want, r);
+            }
+          else
+            {
+              static const SpTraceStatus st[] = { SP_TRACE_STATUS_OK, SP_TRACE_STATUS_WRONG,
+                                                  SP_TRACE_STATUS_TIMEOUT };
+              guint32 op = (guint32) g_rand_int_range (rnd, 0, 6);
+              gboolean stages = g_rand_boolean (rnd);
+              SpTraceStatus status = st[g_rand_int_range (rnd, 0, 3)];
+              guint32 flags = 1u << g_rand_int_range (rnd, 0, 4);
+              sp_exec_spill_write_mark (f, op, stages, status, flags);
+              sp_exec_rows_mark (want, op, stages, status, flags);
+            }
+        }
+      ck_assert_int_eq (fclose (f), 0);
+      GError *e = NULL;
+      g_autoptr (SpExecSpill) s = sp_exec_spill_read (path, &e);
+      SP_ASSERT_NO_ERROR (e);
+      ck_assert_uint_eq (s->rows->len, want->len);
+      for (guint k = 0; k < want->len; k++)
+        {
+          const SpTraceRow *a = &g_array_index (s->rows, SpTraceRow, k);
+          const SpTraceRow *b = &g_array_index (want, SpTraceRow, k);
+          ck_assert_msg (a->flags == b->flags && a->status == b->status,
+                         "round %u row %u: flags %u status %d, want %u %d", round, k, a->flags,
+                         a->status, b->flags, b->status);
+        }
+    }
+}
+END_TEST
+
+/* Damage that once crashed or stalled the reader (issue 15, finding 8). */
+START_TEST (test_hostile)
+{
+  GError *e = NULL;
+  /* a header nested past json-glib's stack */
+  GString *deep = g_string_new ("{\"format\": ");
+  for (guint i = 0; i < 100000; i++)
+    g_string_append_c (deep, '[');
+  g_string_append (deep, "]}");
+  GByteArray *b = hand_header (2, 0x01020304u);
+  put_record (b, 1, deep->str, deep->len);
+  g_string_free (deep, TRUE);
+  g_autofree char *p1 = save ("deep.spill", b);
+  ck_assert_ptr_null (sp_exec_spill_read (p1, &e));
+  SP_ASSERT_ERROR (e, SP_ERROR_INVALID_TRACE);
+  ck_assert_msg (strstr (e->message, "deep.spill: the header record nests objects and arrays "
+                                     "deeper than 128 levels"), "%s", e->message);
+  g_clear_error (&e);
+  /* row_fields and env of the wrong JSON types: a message, no criticals */
+  g_autofree char *fields = fields_json ();
+  g_autofree char *bad_fields = g_strdup ("[[{}, [], {}]]");
+  g_autofree char *run = run_json ("1.2", sizeof (SpTraceRow), bad_fields);
+  b = hand_header (2, 0x01020304u);
+  put_record (b, 1, run, strlen (run));
+  g_autofree char *p2 = save ("fields.spill", b);
+  ck_assert_ptr_null (sp_exec_spill_read (p2, &e));
+  SP_ASSERT_ERROR (e, SP_ERROR_INVALID_TRACE);
+  g_clear_error (&e);
+  g_autofree char *run_env = run_json ("1.2", sizeof (SpTraceRow), fields);
+  char *env = strstr (run_env, "\"env\": []");
+  ck_assert_ptr_nonnull (env);
+  g_autofree char *run_env2 = g_strdup_printf ("%.*s\"env\": [[{}, []]]}", (int) (env - run_env),
+                                               run_env);
+  b = hand_header (2, 0x01020304u);
+  put_record (b, 1, run_env2, strlen (run_env2));
+  g_autofree char *p3 = save ("env.spill", b);
+  ck_assert_ptr_null (sp_exec_spill_read (p3, &e));
+  ck_assert_msg (strstr (e->message, "header member 'env' is not a list of [key, value] strings"),
+                 "%s", e->message);
+  g_clear_error (&e);
+  /* a world too large to allocate per rank */
+  g_autofree char *run_w = run_json ("1.2", sizeof (SpTraceRow), fields);
+  char *w = strstr (run_w, "\"world_size\": 2");
+  ck_assert_ptr_nonnull (w);
+  g_autofree char *run_w2 = g_strdup_printf ("%.*s\"world_size\": 4294967295%s",
+                                             (int) (w - run_w), run_w, w + strlen ("\"world_size\": 2"));
+  b = hand_header (2, 0x01020304u);
+  put_record (b, 1, run_w2, strlen (run_w2));
+  g_autofree char *p4 = save ("world.spill", b);
+  ck_assert_ptr_null (sp_exec_spill_read (p4, &e));
+  ck_assert_msg (strstr (e->message, "'world_size' 4294967295 is more than the 16777216 ranks"),
+                 "%s", e->message);
+  g_clear_error (&e);
+  /* not a regular file */
+  ck_assert_ptr_null (sp_exec_spill_read ("/dev/zero", &e));
+  ck_assert_msg (strstr (e->message, "/dev/zero: not a regular file"), "%s", e->message);
+  g_clear_error (&e);
+}
+END_TEST
+
 START_TEST (test_missing_file)
 {
   g_autofree char *path = g_build_filename (tmpdir, "none.spill", NULL);
@@ -545,6 +659,8 @@ spill_suite (void)
   tcase_add_test (tc, test_hand_built_ok_and_damage);
   tcase_add_test (tc, test_marks);
   tcase_add_test (tc, test_missing_file);
+  tcase_add_test (tc, test_marks_random);
+  tcase_add_test (tc, test_hostile);
   suite_add_tcase (s, tc);
   return s;
 }

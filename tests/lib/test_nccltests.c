@@ -297,6 +297,99 @@ START_TEST (test_bad_logs)
 }
 END_TEST
 
+/* Issue 15: numbers from the file are never multiplied unchecked (a count
+ * of 2^63 once wrapped count x element size to 0 and divided by it), counts
+ * that would cost unbounded memory are refused, and duplicate checks are
+ * linear (many distinct rank and environment lines parse quickly). */
+START_TEST (test_hostile_logs)
+{
+  static const struct {
+    const char *text;
+    const char *message;
+  } cases[] = {
+    /* all_gather without Rank lines: the rank count from size / (count x 2 B) */
+    { "# Collective test starting: all_gather_perf\n#  size count type time\n"
+      "16 9223372036854775808 half 1\n",
+      "h.txt:3: cannot tell the rank count: no '#  Rank' lines, no '# nThread … nGpus' header, "
+      "and size 16 is not count 9223372036854775808 x 2 B" },
+    /* with nThread x nGpus: the check of every row */
+    { "# Collective test starting: all_gather_perf\n# nThread 1 nGpus 8\n"
+      "#  size count type time\n16 9223372036854775808 half 1\n",
+      "h.txt:4: size 16 is not count 9223372036854775808 x 2 B x 8 ranks" },
+    { "# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 1\n"
+      "#  size count type time\n16 9223372036854775808 double 1\n",
+      "h.txt:4: size 16 is not count 9223372036854775808 x 8 B" },
+    /* 2^27 ranks claimed by one row */
+    { "# Collective test starting: all_gather_perf\n#  size count type time\n"
+      "134217728 1 int8 1\n",
+      "h.txt:3: cannot tell the rank count" },
+    { "# Collective test starting: all_reduce_perf\n# nThread 65536 nGpus 65536\n"
+      "#  size count type time\n8 2 float 1\n",
+      "nThread x nGpus = 4294967296 ranks is more than the importer's limit of 1048576" },
+    { "# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 1\n"
+      "#  size count type time\n8 2 float 1e300\n",
+      "h.txt:4: time '1e300' us is more than 1000000000 us" },
+    { "# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 1\n"
+      "#  size count type time\n8 2 float inf\n",
+      "h.txt:4: time 'inf' us is more than" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (SpNcclTestsLog) log = sp_nccl_tests_parse (cases[i].text, -1, "h.txt", &error);
+      ck_assert_ptr_null (log);
+      SP_ASSERT_ERROR (error, SP_ERROR_INVALID_ARGUMENT);
+      ck_assert_msg (strstr (error->message, cases[i].message), "case %u: '%s' lacks '%s'",
+                     (guint) i, error->message, cases[i].message);
+    }
+
+  /* 1M points x 2 ranks is more than the trace-row limit (2^26) */
+  g_autoptr (GString) many = g_string_new ("# Collective test starting: all_reduce_perf\n"
+                                           "# nThread 1 nGpus 128\n#  size count type time\n");
+  for (guint i = 0; i < 600000; i++)
+    g_string_append (many, "8 2 float 1\n");
+  g_autoptr (GError) e_rows = NULL;
+  g_autoptr (SpNcclTestsLog) l_rows = sp_nccl_tests_parse (many->str, (gssize) many->len, "m.txt",
+                                                           &e_rows);
+  ck_assert_ptr_null (l_rows);
+  ck_assert_msg (strstr (e_rows->message, "600000 points x 128 ranks = 76800000 trace rows is "
+                                          "more than the importer's limit"), "%s", e_rows->message);
+
+  /* 40,000 distinct ranks and environment keys: linear, well under a
+   * second (bench/bench-import.sh measures a log at the size limit) */
+  const guint n = 40000;
+  g_autoptr (GString) big = g_string_new ("# Collective test starting: all_reduce_perf\n");
+  for (guint r = 0; r < n; r++)
+    g_string_append_printf (big, "#  Rank %u Group  0 Pid %u on node%u device %u [0x18] G\n", r,
+                            r, r / 8, r % 8);
+  for (guint e = 0; e < n; e++)
+    g_string_append_printf (big, "h:1:1 [0] NCCL INFO NCCL_K%u set by environment to %u\n", e, e);
+  g_string_append (big, "h:1:1 [0] NCCL INFO NCCL_K7 set by environment to again\n"
+                        "#  size count type time\n1024 256 float 10\n# Avg bus bandwidth : 0\n");
+  gint64 t0 = g_get_monotonic_time ();
+  g_autoptr (GError) e_big = NULL;
+  g_autoptr (SpNcclTestsLog) l_big = sp_nccl_tests_parse (big->str, (gssize) big->len, "b.txt",
+                                                          &e_big);
+  double seconds = (double) (g_get_monotonic_time () - t0) / 1e6;
+  SP_ASSERT_NO_ERROR (e_big);
+  ck_assert_uint_eq (sp_nccl_tests_log_n_ranks (l_big), n);
+  const char *const *env = sp_nccl_tests_log_env (l_big);
+  ck_assert_uint_eq (g_strv_length ((char **) env), 2 * n);
+  ck_assert_str_eq (env[2 * 7], "NCCL_K7");
+  ck_assert_str_eq (env[2 * 7 + 1], "7"); /* the first value of a key is kept */
+  ck_assert_msg (seconds < 1.0, "%u rank and %u environment lines took %.2f s", n, n, seconds);
+
+  /* a rank listed twice is still refused */
+  g_autoptr (GError) e_dup = NULL;
+  g_autoptr (SpNcclTestsLog) l_dup = sp_nccl_tests_parse (
+    "# Collective test starting: all_reduce_perf\n#  Rank 0 Group 0 Pid 1 on h device 0 [0x1] G\n"
+    "#  Rank 1 Group 0 Pid 1 on h device 1 [0x1] G\n#  Rank 0 Group 0 Pid 1 on h device 0 [0x1] G\n"
+    "#  size count type time\n8 2 float 1\n", -1, "d.txt", &e_dup);
+  ck_assert_ptr_null (l_dup);
+  ck_assert_msg (strstr (e_dup->message, "d.txt:4: rank 0 is listed twice"), "%s", e_dup->message);
+}
+END_TEST
+
 /* The plan of a log: one op per point, the plan's whole-buffer count, the
  * same digest whatever the file is called. */
 START_TEST (test_plan)
@@ -437,6 +530,7 @@ nccltests_suite (void)
   tcase_add_test (tc, test_failed_run);
   tcase_add_test (tc, test_bandwidth_mismatch);
   tcase_add_test (tc, test_bad_logs);
+  tcase_add_test (tc, test_hostile_logs);
   suite_add_tcase (s, tc);
   TCase *tb = tcase_create ("build");
   tcase_add_test (tb, test_plan);

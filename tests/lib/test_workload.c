@@ -119,6 +119,50 @@ START_TEST (test_model_bad)
 }
 END_TEST
 
+/* Issue 15: json-glib recurses once per nesting level; deeper than the
+ * limit (128, the plan reader's) is refused before it parses, counting
+ * brackets outside strings only. */
+static char *
+nested (const char *prefix, const char *open, const char *close, guint n, const char *suffix)
+{
+  GString *s = g_string_new (prefix);
+  for (guint i = 0; i < n; i++)
+    g_string_append (s, open);
+  for (guint i = 0; i < n; i++)
+    g_string_append (s, close);
+  g_string_append (s, suffix);
+  return g_string_free (s, FALSE);
+}
+
+START_TEST (test_model_deep)
+{
+  SpModel m;
+  GError *error = NULL;
+  g_autofree char *arrays = nested ("{\"moe\": ", "[", "]", 200000, "}");
+  ck_assert (!sp_model_load_data (arrays, -1, "deep.json", &m, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_WORKLOAD);
+  ck_assert_msg (strstr (error->message, "deep.json:1:136: objects and arrays nested deeper than "
+                                         "128 levels"), "%s", error->message);
+  g_clear_error (&error);
+  g_autofree char *objects = nested ("", "{\"a\":", "}", 100000, "");
+  ck_assert (!sp_deepspeed_config_apply (objects, -1, "ds.json", NULL, NULL, NULL, &error));
+  ck_assert_msg (strstr (error->message, "ds.json:1:641: objects and arrays nested deeper than "
+                                         "128 levels"), "%s", error->message);
+  g_clear_error (&error);
+  /* 128 levels is within the limit: json-glib parses it and the loader
+   * names the key it does not accept */
+  g_autofree char *at_limit = nested ("{\"moe\": ", "[", "]", 127, "}");
+  ck_assert (!sp_model_load_data (at_limit, -1, "ok.json", &m, &error));
+  ck_assert_msg (!strstr (error->message, "nested"), "%s", error->message);
+  g_clear_error (&error);
+  /* brackets inside strings, after escaped quotes and backslashes, do not count */
+  g_autofree char *in_string = nested ("{\"name\": \"\\\\\\\"", "[{", "", 300, "\", \"layers\": 0}");
+  ck_assert (!sp_model_load_data (in_string, -1, "s.json", &m, &error));
+  ck_assert_msg (!strstr (error->message, "nested"), "%s", error->message);
+  g_clear_error (&error);
+}
+END_TEST
+
 /* ---- DeepSpeed configs ------------------------------------------------------ */
 
 START_TEST (test_ds_config)
@@ -557,6 +601,7 @@ workload_suite (void)
   tcase_add_test (tc, test_presets);
   tcase_add_test (tc, test_model_json);
   tcase_add_test (tc, test_model_bad);
+  tcase_add_test (tc, test_model_deep);
   tcase_add_test (tc, test_ds_config);
   tcase_add_test (tc, test_ds_config_bad);
   tcase_add_test (tc, test_golden_small);

@@ -1,0 +1,138 @@
+#!/bin/sh
+# tests/tools/test-hostile-inputs.sh — issue 15: corrupt and hostile input
+# files replayed through the commands a user runs.  Each must end with exit 2
+# and one message naming the file and what is wrong — never a signal, never
+# more than $secs seconds, never more than a bounded address space (4 GiB,
+# `ulimit -v`; not under sanitizers, whose shadow memory needs more) — or,
+# for the inputs that are only large, succeed within the same time.
+#
+# Fixtures: tests/fixtures/hostile/ (small text files), or generated here
+# (deep JSON, large logs) and by tests/exec/make-spill (spill files in this
+# build's row layout).
+SP_TEST_NAME=hostile-inputs
+. "$SP_SRCDIR/tests/tools/cli-testlib.sh"
+fx=$SP_SRCDIR/tests/fixtures/hostile
+make_spill=$SP_BUILDDIR/tests/exec/make-spill
+secs=10
+
+[ -x "$make_spill" ] || { echo "test-hostile-inputs: $make_spill is not built" >&2; exit 99; }
+if "$SHARDPLAN" info | grep -q 'sanitizers=no'; then
+  limit_kb=4194304
+else
+  limit_kb=unlimited
+fi
+
+# run WHAT ARGS…: the command under the limits; sets $rc, $tmp/out, $tmp/err
+run () {
+  what=$1
+  shift
+  (ulimit -v "$limit_kb" && exec timeout "$secs" "$SHARDPLAN" "$@") >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  if grep -q 'CRITICAL\|WARNING \*\*' "$tmp/err"; then
+    fail "$what: GLib criticals or warnings on stderr: $(head -c 300 "$tmp/err")"
+  fi
+}
+
+# refused WHAT TEXT ARGS…: exit 2 and TEXT on stderr
+refused () {
+  what=$1
+  text=$2
+  shift 2
+  run "$what" "$@"
+  case $rc in
+    2) grep -qF -- "$text" "$tmp/err" || fail "$what: stderr lacks '$text': $(head -c 300 "$tmp/err")" ;;
+    124) fail "$what: still running after $secs s" ;;
+    *) fail "$what: exit $rc, expected 2 ($(head -c 300 "$tmp/err"))" ;;
+  esac
+}
+
+# accepted WHAT ARGS…: exit 0 within the time
+accepted () {
+  what=$1
+  shift
+  run "$what" "$@"
+  case $rc in
+    0) ;;
+    124) fail "$what: still running after $secs s" ;;
+    *) fail "$what: exit $rc, expected 0 ($(head -c 300 "$tmp/err"))" ;;
+  esac
+}
+
+# repeat CHAR N: CHAR N times, no newline
+repeat () {
+  head -c "$2" /dev/zero | tr '\0' "$1"
+}
+
+topo="--topology dgx-h100"
+
+## nccl-tests logs (lib/nccltests.c): findings 1 and 5
+f=$fx/nccltests-count-2-63.txt
+refused "count 2^63" "$f:4: cannot tell the rank count: no '#  Rank' lines, no '# nThread … nGpus' header, and size 16 is not count 9223372036854775808 x 2 B" \
+  trace import-nccl-tests "$f" -o "$tmp/t.h5" $topo
+f=$fx/nccltests-count-2-63-nthread.txt
+refused "count 2^63, nThread x nGpus" "$f:5: size 16 is not count 9223372036854775808 x 2 B x 8 ranks" \
+  trace import-nccl-tests "$f" -o "$tmp/t.h5" $topo
+f=$fx/nccltests-ranks-2-27.txt
+refused "2^27 ranks implied" "$f:4: cannot tell the rank count" \
+  trace import-nccl-tests "$f" -o "$tmp/t.h5" $topo
+f=$fx/nccltests-time-inf.txt
+refused "time inf" "$f:5: time 'inf' us is more than 1000000000 us" \
+  trace import-nccl-tests "$f" -o "$tmp/t.h5" $topo
+refused "log from /dev/zero" "/dev/zero: more than 67108864 bytes: larger than any nccl-tests log" \
+  trace import-nccl-tests /dev/zero -o "$tmp/t.h5" $topo
+truncate -s 67108865 "$tmp/sparse.log"
+refused "log over 64 MiB" "$tmp/sparse.log: 67108865 bytes is larger than any nccl-tests log" \
+  trace import-nccl-tests "$tmp/sparse.log" -o "$tmp/t.h5" $topo
+rm -f "$tmp/sparse.log"
+[ -e "$tmp/t.h5" ] && fail "a refused log left $tmp/t.h5"
+
+# 60,000 distinct rank lines and environment keys: linear (the quadratic
+# scans took 28 s here)
+awk -v n=60000 'BEGIN {
+  print "# Collective test starting: all_reduce_perf";
+  for (r = 0; r < n; r++)
+    printf "#  Rank %d Group  0 Pid %d on node%d device %d [0x18] NVIDIA H100 80GB HBM3\n", r, r, int(r / 8), r % 8;
+  for (e = 0; e < n; e++)
+    printf "node0:1:1 [0] NCCL INFO NCCL_K%d set by environment to %d\n", e, e;
+  print "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong";
+  print "1024 256 float sum -1 10.00 0.10 0.20 0 10.00 0.10 0.20 0";
+  print "# Avg bus bandwidth : 0.2" }' >"$tmp/many.log"
+accepted "60,000 rank and environment lines" trace import-nccl-tests "$tmp/many.log" -o "$tmp/many.h5" $topo
+grep -q "60000 ranks, 2 points" "$tmp/out" || fail "many.log: unexpected output: $(cat "$tmp/out")"
+rm -f "$tmp/many.log" "$tmp/many.h5"
+
+## model files and DeepSpeed configs (lib/workload.c): finding 6
+{ printf '{"moe": '; repeat '[' 200000; repeat ']' 200000; printf '}\n'; } >"$tmp/model-deep.json"
+refused "model nested 200,000 deep" "$tmp/model-deep.json:1:136: objects and arrays nested deeper than 128 levels" \
+  plan --model "$tmp/model-deep.json" --nodes 1 -o "$tmp/p.json"
+awk 'BEGIN { for (i = 0; i < 100000; i++) printf "{\"a\":"; printf "1";
+             for (i = 0; i < 100000; i++) printf "}"; print "" }' >"$tmp/ds-deep.json"
+refused "DeepSpeed config nested 100,000 deep" "$tmp/ds-deep.json:1:641: objects and arrays nested deeper than 128 levels" \
+  plan --model gpt-1b --deepspeed-config "$tmp/ds-deep.json" --nodes 1 -o "$tmp/p.json"
+refused "model from /dev/zero" "/dev/zero: more than 16777216 bytes: larger than any model file" \
+  plan --model /dev/zero --nodes 1 -o "$tmp/p.json"
+[ -e "$tmp/p.json" ] && fail "a refused model left $tmp/p.json"
+rm -f "$tmp/model-deep.json" "$tmp/ds-deep.json"
+
+## spill files (exec/spill.c, exec/recover.c): finding 8
+for kind in ok deep fields clock; do
+  "$make_spill" "$kind" "$tmp/$kind.spill" || fail "make-spill $kind failed"
+done
+"$make_spill" world "$tmp/world.spill" 134217728 || fail "make-spill world failed"
+"$make_spill" marks "$tmp/marks.spill" 40000 || fail "make-spill marks failed"
+accepted "a valid spill file" trace recover "$tmp/ok.spill" -o "$tmp/ok.h5"
+refused "spill header nested 100,000 deep" "$tmp/deep.spill: the header record nests objects and arrays deeper than 128 levels" \
+  trace recover "$tmp/deep.spill" -o "$tmp/r.h5"
+refused "spill world_size 2^27" "$tmp/world.spill: header member 'world_size' 134217728 is more than the 16777216 ranks" \
+  trace recover "$tmp/world.spill" -o "$tmp/r.h5"
+refused "spill row_fields of wrong types" "$tmp/fields.spill: written with another row layout (row field 0 is ? ?" \
+  trace recover "$tmp/fields.spill" -o "$tmp/r.h5"
+refused "spill clock near gint64's ends" "$tmp/clock.spill: epoch 9223372036854775806 ns minus clock offset -9223372036854775807 ns overflows" \
+  trace recover "$tmp/clock.spill" -o "$tmp/r.h5"
+refused "spill from /dev/zero" "/dev/zero: not a regular file, so not a spill file" \
+  trace recover /dev/zero -o "$tmp/r.h5"
+[ -e "$tmp/r.h5" ] && fail "a refused spill file left $tmp/r.h5"
+accepted "40,000 rows and 40,000 marks" trace recover "$tmp/marks.spill" -o "$tmp/marks.h5"
+grep -q "40000 rows" "$tmp/out" || fail "marks.spill: unexpected output: $(cat "$tmp/out")"
+
+finish
