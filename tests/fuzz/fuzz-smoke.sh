@@ -6,13 +6,23 @@
 # (tests/fuzz/corpus/TARGET in the build tree), with its dictionary.
 # A crash, a sanitizer report, a leak, an input running over 10 s or over
 # 2 GiB fails the target: its reproducer is kept under tests/fuzz/out/ and
-# the command replaying it is printed.  Exit 1 if any target failed.
+# the command replaying it is printed.  Exit 1 if any target failed, except
+# those listed in tests/fuzz/known-findings (findings recorded, fixes
+# pending): they are reported but do not fail the run.
 set -u
 : "${SP_SRCDIR:?}" "${SP_BUILDDIR:?}"
 secs=${FUZZ_SECONDS:-30}
 fx=$SP_SRCDIR/tests/fixtures
 fz=$SP_BUILDDIR/tests/fuzz
 mkdir -p "$fz/out" "$fz/seeds" "$fz/corpus"
+# libhdf5's own leaks on corrupt files (tests/fuzz/lsan.supp)
+LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$SP_SRCDIR/tests/fuzz/lsan.supp
+export LSAN_OPTIONS
+
+# known TARGET: the line of tests/fuzz/known-findings for TARGET, if any
+known () {
+  sed -n "s/^$1[[:space:]][[:space:]]*//p" "$SP_SRCDIR/tests/fuzz/known-findings"
+}
 
 # put DIR FILE…: copy fixtures into DIR as FIXTUREDIR-NAME
 put () {
@@ -52,6 +62,7 @@ seeds () {
 }
 
 failed=
+knownfail=
 for t in "$@"; do
   prog=$fz/fuzz-$t
   rm -rf "$fz/seeds/$t"
@@ -64,7 +75,11 @@ for t in "$@"; do
   rm -f "$fz/out/$t"-crash-* "$fz/out/$t"-leak-* "$fz/out/$t"-timeout-* "$fz/out/$t"-oom-*
   # -timeout: an input running 10 s is a hang; -rss_limit_mb: 2 GiB (with
   # ASan's shadow) is runaway memory; no forks, one job: CI has 2 cores
-  "$prog" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  # trace: the whole stack of every allocation, so that the suppressions
+  # see libhdf5's functions (it has no frame pointers)
+  opts=${ASAN_OPTIONS:-}
+  [ "$t" = trace ] && opts=${opts:+$opts:}fast_unwind_on_malloc=0
+  ASAN_OPTIONS=$opts "$prog" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -dict="$SP_SRCDIR/tests/fuzz/$t.dict" -artifact_prefix="$fz/out/$t-" \
     "$fz/corpus/$t" "$fz/seeds/$t" >"$log" 2>&1
   rc=$?
@@ -73,8 +88,15 @@ for t in "$@"; do
   if [ $rc -eq 0 ]; then
     printf 'fuzz-smoke: %-10s ok   %8s runs in %s s (%s)\n' "$t" "${execs:-?}" "$secs" "${cov:-cov: ?}"
   else
-    failed="$failed $t"
-    printf 'fuzz-smoke: %-10s FAILED (exit %s); the end of %s:\n' "$t" "$rc" "$log"
+    why=$(known "$t")
+    if [ -n "$why" ]; then
+      knownfail="$knownfail $t"
+      printf 'fuzz-smoke: %-10s FAILED, a known finding (%s) — not counted; the end of %s:\n' \
+        "$t" "$why" "$log"
+    else
+      failed="$failed $t"
+      printf 'fuzz-smoke: %-10s FAILED (exit %s); the end of %s:\n' "$t" "$rc" "$log"
+    fi
     tail -n 60 "$log" | sed 's/^/  | /'
     for a in "$fz/out/$t"-*; do
       case $a in *.log) continue ;; esac
@@ -88,4 +110,8 @@ if [ -n "$failed" ]; then
   echo "fuzz-smoke: FAILED:$failed (logs and reproducers in $fz/out/)"
   exit 1
 fi
-echo "fuzz-smoke: all $# targets ran ${secs} s each without a finding"
+if [ -n "$knownfail" ]; then
+  echo "fuzz-smoke: ${secs} s a target; no new finding; known findings (tests/fuzz/known-findings):$knownfail"
+else
+  echo "fuzz-smoke: all $# targets ran ${secs} s each without a finding"
+fi
