@@ -261,6 +261,16 @@ def cmd_score(path, work, spec):
     print("\n".join(lines))
     mb, ma = med(before_all), med(after_all)
     print("    %-44s %3d pts  before %s  after %s" % ("ALL", len(before_all), pct(mb), pct(ma)))
+    # the fit set scored by estimate, to compare with calibrate's own figures
+    fb, fa = [], []
+    for it in s.get("fit_items", []):
+        d = ds[it["id"]]
+        fb += score(d, it["ini"], s["model"], it.get("use_k", True), it.get("nodes"))
+        if s["cal"]:
+            fa += score(d, s["cal"], s["model"], it.get("cal_use_k", True), it.get("nodes"))
+    if s.get("fit_items"):
+        print("    %-44s %3d pts  before %s  after %s" % ("fit set (estimate)", len(fb),
+                                                        pct(med(fb)), pct(med(fa))))
     rep = s.get("report")
     if rep and os.path.exists(rep) and os.path.getsize(rep) > 0:
         r = json.load(open(rep))
@@ -269,6 +279,11 @@ def cmd_score(path, work, spec):
               % (f["before"]["ops"], pct(f["before"]["median_abs_error"]).strip(),
                  pct(f["after"]["median_abs_error"]).strip(), r["rms_log_error_before"],
                  r["rms_log_error_after"]))
+        if s.get("fit_items") and abs(med(fb) - f["before"]["median_abs_error"]) > 0.005:
+            print("    WARNING: calibrate's fit-set error before calibration (%s) is not estimate's"
+                  " (%s) on the same runs: calibrate did not simulate the runs as they ran"
+                  " (rank placement?); its fit is not a fit of these runs"
+                  % (pct(f["before"]["median_abs_error"]).strip(), pct(med(fb)).strip()))
         moved = ["%s %.4g -> %.4g" % (p["name"], p["before"], p["after"])
                  for p in r["parameters"] if p["moved"]]
         kept = ["%s (%s)" % (p["name"], p["reason"]) for p in r["parameters"] if not p["moved"]]
@@ -363,10 +378,11 @@ while read -r id core sub note; do
 done <"$work/datasets.txt"
 say ""
 
-# spec writer: spec FILE CHECK KIND TARGET THRESHOLD LABEL MODEL CAL REPORT SHOWROWS ITEMS...
+# spec writer: spec FILE CHECK KIND TARGET THRESHOLD LABEL MODEL CAL REPORT ITEMS... [-- FIT_ITEMS...]
 #   ITEMS: ID:INI:USE_K:NODES[:CAL_USE_K] (INI: the uncalibrated one; USE_K: pass
 #   --ranks-per-node K for runs on K < G GPUs per node; CAL_USE_K: the same with the
-#   calibrated INI, false when that is a sub-node INI)
+#   calibrated INI, false when that is a sub-node INI).  FIT_ITEMS: the runs the
+#   calibration was fitted on, scored the same way (compared with calibrate's report)
 spec () {
   f=$1 chk=$2 kind=$3 target=$4 thr=$5 label=$6 model=$7 cal=$8 rep=$9
   shift 9
@@ -377,6 +393,7 @@ spec () {
       "$model" "$( [ -n "$cal" ] && printf '"%s"' "$cal" || echo null)" "$rep"
     sep=""
     for it in "$@"; do
+      if [ "$it" = -- ]; then printf '], "fit_items": ['; sep=""; continue; fi
       iid=${it%%:*}; r=${it#*:}; iini=${r%%:*}; r=${r#*:}; usek=${r%%:*}; r=${r#*:}
       nn=${r%%:*}; calk=true
       case $r in *:*) calk=${r#*:};; esac
@@ -425,9 +442,12 @@ pitem () { case $1 in *2node*) echo "$1:$pini:true:2";; *) echo "$1:$pini:true:"
 for m in $models; do
   say "  -- model $m"
   for c in allreduce allgather alltoall; do
-    fit="" items=""
+    fit="" items="" fitems=""
     for id in $pol; do
-      case $id in *_$c) items="$items $(pitem "$id")";; *) fit="$fit $work/$id/m.h5";; esac
+      case $id in
+        *_$c) items="$items $(pitem "$id")";;
+        *) fit="$fit $work/$id/m.h5" fitems="$fitems $(pitem "$id")";;
+      esac
     done
     [ -n "$items" ] || continue
     cal=$work/pol-no-$c-$m.ini
@@ -437,12 +457,15 @@ for m in $models; do
       || { say "    calibrate FAILED: $(tail -n 1 "$work/pol-no-$c-$m.err")"; rm -f "$cal"; }
     # shellcheck disable=SC2086
     spec "$work/spec.json" b1 no-worse "<= uncalibrated" 0.10 "polaris other colls -> $c" "$m" \
-      "$( [ -s "$cal" ] && echo "$cal")" "$work/pol-no-$c-$m.json" $items
+      "$( [ -s "$cal" ] && echo "$cal")" "$work/pol-no-$c-$m.json" $items -- $fitems
     python3 "$py" score "$data" "$work" "$work/spec.json"
   done
-  fit="" items=""
+  fit="" items="" fitems=""
   for id in $pol; do
-    case $id in *2node*) fit="$fit $work/$id/m.h5";; *) items="$items $(pitem "$id")";; esac
+    case $id in
+      *2node*) fit="$fit $work/$id/m.h5" fitems="$fitems $(pitem "$id")";;
+      *) items="$items $(pitem "$id")";;
+    esac
   done
   cal=$work/pol-2node-$m.ini
   # shellcheck disable=SC2086
@@ -451,7 +474,7 @@ for m in $models; do
     || { say "    calibrate FAILED: $(tail -n 1 "$work/pol-2node-$m.err")"; rm -f "$cal"; }
   # shellcheck disable=SC2086
   spec "$work/spec.json" b2 no-worse "<= uncalibrated" 0.10 "polaris 2-node -> 8-node" "$m" \
-    "$( [ -s "$cal" ] && echo "$cal")" "$work/pol-2node-$m.json" $items
+    "$( [ -s "$cal" ] && echo "$cal")" "$work/pol-2node-$m.json" $items -- $fitems
   python3 "$py" score "$data" "$work" "$work/spec.json"
   fit="" items=""
   for id in $pol; do fit="$fit $work/$id/m.h5"; items="$items $(pitem "$id")"; done
@@ -462,7 +485,7 @@ for m in $models; do
     || { say "    calibrate FAILED: $(tail -n 1 "$work/pol-all-$m.err")"; rm -f "$cal"; }
   # shellcheck disable=SC2086
   spec "$work/spec.json" b0 bound "(reference)" 0.10 "polaris all 6 -> themselves" "$m" \
-    "$( [ -s "$cal" ] && echo "$cal")" "$work/pol-all-$m.json" $items
+    "$( [ -s "$cal" ] && echo "$cal")" "$work/pol-all-$m.json" $items -- $items
   python3 "$py" score "$data" "$work" "$work/spec.json"
 done
 say ""
@@ -472,9 +495,10 @@ say "== 2c. H100 cluster: calibrated on 1 node x 8 GPUs and 10 nodes x 1 GPU, pr
 hini=$work/h100-10x8.ini
 h8=$(awk '$2 == 1 && $1 ~ /^h100_cluster01_10node_8gpn_/ {print $1}' "$work/datasets.txt")
 for id in $h8; do cp "$work/$id/topo.ini" "$hini"; break; done
-fit=""
+fit="" fitems=""
 for id in $(awk '$2 == 1 && ($1 ~ /^h100_cluster01_1node_8gpu_/ || $1 ~ /^h100_cluster01_10node_1gpn_/) {print $1}' "$work/datasets.txt"); do
   fit="$fit $work/$id/m.h5"
+  case $id in *_1node_*) fitems="$fitems $id:$hini:true:1";; *) fitems="$fitems $id:$hini:true:";; esac
 done
 items=""
 for id in $h8; do items="$items $id:$hini:true:"; done
@@ -487,7 +511,7 @@ for m in $models; do
     || { say "    calibrate FAILED: $(tail -n 1 "$work/h100-$m.err")"; rm -f "$cal"; }
   # shellcheck disable=SC2086
   spec "$work/spec.json" c bound "<= 10 %" 0.10 "h100 1x8 + 10x1 -> 10x8" "$m" \
-    "$( [ -s "$cal" ] && echo "$cal")" "$work/h100-$m.json" $items
+    "$( [ -s "$cal" ] && echo "$cal")" "$work/h100-$m.json" $items -- $fitems
   python3 "$py" score "$data" "$work" "$work/spec.json"
 done
 say ""
