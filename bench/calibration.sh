@@ -28,7 +28,9 @@
 #
 # Usage: bench/calibration.sh [DEV.json]
 # Environment: SHARDPLAN   the shardplan binary (default: _build/tools/shardplan
-#                          of the source tree, else `shardplan` on PATH)
+#                          of the source tree, else `shardplan` on PATH; a libtool
+#                          wrapper is bypassed for the many estimate calls)
+#              JOBS        estimate calls run at a time (default 2)
 #              MODELS      forward models to run (default "analytic des")
 #              KEEP        a directory to keep the work files in (default: a
 #                          temporary directory, removed at the end)
@@ -175,23 +177,77 @@ def cache_save():
         os.replace(tmp, CACHE_FILE)
 
 
+def direct_binary():
+    """(program, env) that runs SHARDPLAN without its libtool wrapper script when it is
+    one (a build tree's tools/shardplan): a few thousand estimate calls start faster."""
+    env = dict(os.environ)
+    try:
+        head = open(SP, "rb").read(65536).decode("utf-8", "replace")
+    except OSError:
+        return SP, env
+    if not head.startswith("#!") or "libtool" not in head:
+        return SP, env
+    real = os.path.join(os.path.dirname(SP), ".libs", os.path.basename(SP))
+    m = re.search(r'LD_LIBRARY_PATH="([^"$]*):\$LD_LIBRARY_PATH"', head)
+    if not os.access(real, os.X_OK) or not m:
+        return SP, env
+    env["LD_LIBRARY_PATH"] = m.group(1) + (":" + env["LD_LIBRARY_PATH"]
+                                           if env.get("LD_LIBRARY_PATH") else "")
+    return real, env
+
+
+PROG, PROG_ENV = direct_binary()
+JOBS = max(1, int(os.environ.get("JOBS", "2")))
+
+
+def est_args(ini, coll, nbytes, model, k=None, nodes=None):
+    a = ["estimate", "--topology", ini, "--collective", coll, "--bytes", str(nbytes),
+         "--model", model, "--format", "json"]
+    if k:
+        a += ["--ranks-per-node", str(k)]
+    if nodes:
+        a += ["--nodes", str(nodes)]
+    return a
+
+
+def run_estimate(args):
+    p = subprocess.run([PROG] + args, capture_output=True, text=True, env=PROG_ENV)
+    if p.returncode != 0:
+        e = p.stderr.strip().splitlines()
+        return [None, e[-1] if e else "exit %d" % p.returncode]
+    return [json.loads(p.stdout), None]
+
+
+def prefetch(arglists):
+    """Run the estimates not cached yet, JOBS at a time."""
+    todo, seen = [], set()
+    for a in arglists:
+        key = " ".join(a)
+        if key not in CACHE and key not in seen:
+            seen.add(key)
+            todo.append(a)
+    if not todo:
+        return
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(JOBS) as pool:
+        for a, res in zip(todo, pool.map(run_estimate, todo)):
+            CACHE[" ".join(a)] = res
+
+
 def estimate(ini, coll, nbytes, model, k=None, nodes=None):
     """shardplan estimate ... --format json (memoised per run: INI files do not change)."""
-    cmd = [SP, "estimate", "--topology", ini, "--collective", coll, "--bytes", str(nbytes),
-           "--model", model, "--format", "json"]
-    if k:
-        cmd += ["--ranks-per-node", str(k)]
-    if nodes:
-        cmd += ["--nodes", str(nodes)]
-    key = " ".join(cmd[1:])
+    a = est_args(ini, coll, nbytes, model, k, nodes)
+    key = " ".join(a)
     if key not in CACHE:
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode != 0:
-            e = p.stderr.strip().splitlines()
-            CACHE[key] = [None, e[-1] if e else "exit %d" % p.returncode]
-        else:
-            CACHE[key] = [json.loads(p.stdout), None]
+        CACHE[key] = run_estimate(a)
     return CACHE[key]
+
+
+def score_args(d, ini, model, use_k=True, nodes=None):
+    """The estimate calls score() makes."""
+    n, g, k = shape(d)
+    return [est_args(ini, COLL[d["collective"]], r["bytes"], model,
+                     k if use_k and k != g else None, nodes) for r in timed(d)]
 
 
 def score(d, ini, model, use_k=True, nodes=None):
@@ -237,6 +293,14 @@ def cmd_score(path, work, spec):
     Writes the row into <work>/summary.jsonl and prints the per-dataset table."""
     s = json.load(open(spec))
     ds = load(path)
+    want = []
+    for it in s["items"] + s.get("fit_items", []):
+        d = ds[it["id"]]
+        want += score_args(d, it["ini"], s["model"], it.get("use_k", True), it.get("nodes"))
+        if s["cal"]:
+            want += score_args(d, s["cal"], s["model"], it.get("cal_use_k", True),
+                               it.get("nodes"))
+    prefetch(want)
     before_all, after_all, lines = [], [], []
     for it in s["items"]:
         d = ds[it["id"]]
@@ -300,6 +364,8 @@ def cmd_score(path, work, spec):
 def cmd_same(path, work, ident, model):
     """estimate -k K on the datasheet INI == estimate on the sub-node INI?"""
     d = load(path)[ident]
+    prefetch(score_args(d, os.path.join(work, ident, "topo.ini"), model, True)
+             + score_args(d, os.path.join(work, ident, "import.ini"), model, False))
     a = score(d, os.path.join(work, ident, "topo.ini"), model, True)
     b = score(d, os.path.join(work, ident, "import.ini"), model, False)
     worst = max([abs(x["sim"] / y["sim"] - 1) for x, y in zip(a, b)
@@ -370,8 +436,14 @@ say ""
 
 # sub-node equivalence: estimate -k K on the datasheet INI vs the sub-node INI
 say "  check: estimate --ranks-per-node K on the datasheet INI vs estimate on the sub-node INI"
+say "  (every timed row of one dataset per node count and K)"
+shapes=""
 while read -r id core sub note; do
   [ "$sub" = 1 ] || continue
+  # one dataset per shape (nodes, K): the collective does not change the topology
+  shp=$(echo "$id" | sed 's/_[a-z]*$//')
+  case " $shapes " in *" $shp "*) continue;; esac
+  shapes="$shapes $shp"
   m=${models%% *}
   w=$(python3 "$py" same "$data" "$work" "$id" "$m")
   say "    $id ($m): largest relative difference $w"
@@ -457,7 +529,7 @@ for m in $models; do
       || { say "    calibrate FAILED: $(tail -n 1 "$work/pol-no-$c-$m.err")"; rm -f "$cal"; }
     # shellcheck disable=SC2086
     spec "$work/spec.json" b1 no-worse "<= uncalibrated" 0.10 "polaris other colls -> $c" "$m" \
-      "$( [ -s "$cal" ] && echo "$cal")" "$work/pol-no-$c-$m.json" $items -- $fitems
+      "$( [ -s "$cal" ] && echo "$cal")" "$work/pol-no-$c-$m.json" $items
     python3 "$py" score "$data" "$work" "$work/spec.json"
   done
   fit="" items="" fitems=""
@@ -474,7 +546,7 @@ for m in $models; do
     || { say "    calibrate FAILED: $(tail -n 1 "$work/pol-2node-$m.err")"; rm -f "$cal"; }
   # shellcheck disable=SC2086
   spec "$work/spec.json" b2 no-worse "<= uncalibrated" 0.10 "polaris 2-node -> 8-node" "$m" \
-    "$( [ -s "$cal" ] && echo "$cal")" "$work/pol-2node-$m.json" $items -- $fitems
+    "$( [ -s "$cal" ] && echo "$cal")" "$work/pol-2node-$m.json" $items
   python3 "$py" score "$data" "$work" "$work/spec.json"
   fit="" items=""
   for id in $pol; do fit="$fit $work/$id/m.h5"; items="$items $(pitem "$id")"; done
