@@ -7,7 +7,8 @@
 #   b. calibrated on ALCF Polaris' 2- and 8-node runs, the other Polaris dev
 #      runs are predicted no worse than uncalibrated;
 #   c. calibrated on the H100 cluster's 1-node (8 GPUs) and 10-node x 1-GPU
-#      runs, its 10-node x 8-GPU runs are predicted within 10 % (median).
+#      runs, its 10-node x 8-GPU runs are predicted within 10 % (median):
+#      c on all four collectives at once, c2 one collective at a time.
 #
 # Every dataset becomes a topology INI (its datasheet-only `topology_ini`)
 # and an nccl-tests log (its timed out-of-place rows; rows without time_us
@@ -301,7 +302,7 @@ def cmd_score(path, work, spec):
             want += score_args(d, s["cal"], s["model"], it.get("cal_use_k", True),
                                it.get("nodes"))
     prefetch(want)
-    before_all, after_all, lines = [], [], []
+    before_all, after_all, lines, details = [], [], [], []
     for it in s["items"]:
         d = ds[it["id"]]
         b = score(d, it["ini"], s["model"], it.get("use_k", True), it.get("nodes"))
@@ -312,6 +313,10 @@ def cmd_score(path, work, spec):
         line = "    %-44s %3d pts  before %s  after %s" % (it["id"], len(b), pct(med(b)),
                                                             pct(med(a)) if a else "   n/a")
         lines.append(line)
+        if s.get("detail"):
+            details.append({"check": s["check"] + ".", "label": "  " + it["id"], "model": s["model"],
+                            "points": len(b), "before": med(b), "after": med(a),
+                            "target": "(detail)", "ok": bool(med(a) <= s["threshold"])})
         for e in fails(b) + fails(a):
             lines.append("      ! %s B: estimate failed: %s" % (e["bytes"], e["why"]))
         if s.get("show_rows"):
@@ -359,6 +364,8 @@ def cmd_score(path, work, spec):
         out.write(json.dumps({"check": s["check"], "label": s["label"], "model": s["model"],
                               "points": len(before_all), "before": mb, "after": ma,
                               "target": s["target"], "ok": bool(ok)}) + "\n")
+        for r in details:
+            out.write(json.dumps(r) + "\n")
 
 
 def cmd_same(path, work, ident, model):
@@ -375,13 +382,38 @@ def cmd_same(path, work, ident, model):
 
 def cmd_summary(work):
     rows = [json.loads(l) for l in open(os.path.join(work, "summary.jsonl"))]
-    print("%-6s %-52s %-9s %5s %8s %8s  %-22s %s" % ("check", "calibrated on -> scored on",
-                                                    "model", "pts", "before", "after",
-                                                    "target", ""))
+    models = []
     for r in rows:
-        print("%-6s %-52s %-9s %5d %8s %8s  %-22s %s" % (
-            r["check"], r["label"][:52], r["model"], r["points"], pct(r["before"]),
-            pct(r["after"]), r["target"], "ok" if r["ok"] else "FAIL"))
+        if r["model"] not in models:
+            models.append(r["model"])
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["check"], r["label"]), {})[r["model"]] = r
+    head = "%-5s %-46s %4s" % ("check", "calibrated on -> scored on", "pts")
+    for m in models:
+        head += "  %-17s" % (m + " before->after")
+    print(head + "  %-16s %s" % ("target", "status"))
+    for (check, label), by in groups.items():
+        r0 = next(iter(by.values()))
+        line = "%-5s %-46s %4d" % (check, label[:46], r0["points"])
+        for m in models:
+            r = by.get(m)
+            line += "  %-17s" % ("%s -> %s" % (pct(r["before"]).strip(), pct(r["after"]).strip())
+                                 if r else "-")
+        oks = [r["ok"] for r in by.values()]
+        status = "-" if r0["target"] == "(reference)" else \
+            ", ".join("%s %s" % (m, "within" if by[m]["ok"] else "OVER") for m in models
+                      if m in by) if r0["target"] == "(detail)" else \
+            "ok" if all(oks) else "FAIL" if not any(oks) else "FAIL (" + ", ".join(
+                m for m in models if m in by and not by[m]["ok"]) + ")"
+        print(line + "  %-16s %s" % (r0["target"], status))
+    for check in sorted(set(c for c, _ in groups)):
+        for m in models:
+            rs = [r for (c, _), by in groups.items() if c == check for mm, r in by.items()
+                  if mm == m and r["target"] not in ("(reference)", "(detail)")]
+            if rs:
+                print("check %s, %s: %d of %d pass" % (check, m, sum(r["ok"] for r in rs),
+                                                       len(rs)))
 
 
 if __name__ == "__main__":
@@ -401,10 +433,10 @@ PYEOF
 
 say () { printf '%s\n' "$*"; }
 run () {  # run OUT ERR CMD...: print CMD ($W: the work dir), run it, stdout to OUT, stderr to ERR
-  out=$1 err=$2
+  run_out=$1 run_err=$2
   shift 2
   say "  \$ $*" | sed "s|$work/|\$W/|g; s|$SHARDPLAN|shardplan|g"
-  "$@" >"$out" 2>"$err"
+  "$@" >"$run_out" 2>"$run_err"
 }
 
 say "shardplan: $SHARDPLAN"
@@ -461,8 +493,9 @@ spec () {
   {
     printf '{"check": "%s", "kind": "%s", "target": "%s", "threshold": %s, "label": "%s",' \
       "$chk" "$kind" "$target" "$thr" "$label"
-    printf ' "model": "%s", "cal": %s, "report": "%s", "show_rows": true, "items": [' \
-      "$model" "$( [ -n "$cal" ] && printf '"%s"' "$cal" || echo null)" "$rep"
+    printf ' "model": "%s", "cal": %s, "report": "%s", "show_rows": true, "detail": %s,' \
+      "$model" "$( [ -n "$cal" ] && printf '"%s"' "$cal" || echo null)" "$rep" "$DETAIL"
+    printf ' "items": [' 
     sep=""
     for it in "$@"; do
       if [ "$it" = -- ]; then printf '], "fit_items": ['; sep=""; continue; fi
@@ -476,6 +509,8 @@ spec () {
     printf ']}\n'
   } >"$f"
 }
+
+DETAIL=false  # spec: one summary row per dataset too
 
 # ---- 2a. each core dataset alone
 say "== 2a. calibrate on each core dataset alone; median error on its own points (target <= 5 %)"
@@ -581,10 +616,27 @@ for m in $models; do
   run "$work/h100-$m.json" "$work/h100-$m.err" \
     "$SHARDPLAN" calibrate $fit --topology "$hini" --model "$m" -o "$cal" --format json \
     || { say "    calibrate FAILED: $(tail -n 1 "$work/h100-$m.err")"; rm -f "$cal"; }
+  DETAIL=true
   # shellcheck disable=SC2086
   spec "$work/spec.json" c bound "<= 10 %" 0.10 "h100 1x8 + 10x1 -> 10x8" "$m" \
     "$( [ -s "$cal" ] && echo "$cal")" "$work/h100-$m.json" $items -- $fitems
+  DETAIL=false
   python3 "$py" score "$data" "$work" "$work/spec.json"
+  # c2: the same, one collective at a time
+  for c in allreduce allgather reducescatter alltoall; do
+    one=h100_cluster01_1node_8gpu_$c ten=h100_cluster01_10node_1gpn_$c
+    tgt=h100_cluster01_10node_8gpn_$c
+    [ -s "$work/$one/m.h5" ] && [ -s "$work/$ten/m.h5" ] && [ -d "$work/$tgt" ] || continue
+    cal=$work/h100-$c-$m.ini
+    run "$work/h100-$c-$m.json" "$work/h100-$c-$m.err" \
+      "$SHARDPLAN" calibrate "$work/$one/m.h5" "$work/$ten/m.h5" --topology "$hini" --model "$m" \
+      -o "$cal" --format json \
+      || { say "    calibrate FAILED: $(tail -n 1 "$work/h100-$c-$m.err")"; rm -f "$cal"; }
+    spec "$work/spec.json" c2 bound "<= 10 %" 0.10 "h100 1x8 + 10x1 -> 10x8, $c only" "$m" \
+      "$( [ -s "$cal" ] && echo "$cal")" "$work/h100-$c-$m.json" "$tgt:$hini:true:" -- \
+      "$one:$hini:true:1" "$ten:$hini:true:"
+    python3 "$py" score "$data" "$work" "$work/spec.json"
+  done
 done
 say ""
 
