@@ -32,6 +32,7 @@
 #                          of the source tree, else `shardplan` on PATH; a libtool
 #                          wrapper is bypassed for the many estimate calls)
 #              JOBS        estimate calls run at a time (default 2)
+#              LOSS        calibrate's --loss (default least-squares; soft-l1)
 #              MODELS      forward models to run (default "analytic des")
 #              KEEP        a directory to keep the work files in (default: a
 #                          temporary directory, removed at the end)
@@ -42,6 +43,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 data=${1:-$here/data/nccl-tests/dev.json}
 models=${MODELS:-analytic des}
+loss=${LOSS:-least-squares}
 if [ -z "${SHARDPLAN:-}" ]; then
   if [ -x "$top/_build/tools/shardplan" ]; then
     SHARDPLAN=$top/_build/tools/shardplan
@@ -317,8 +319,11 @@ def cmd_score(path, work, spec):
             details.append({"check": s["check"] + ".", "label": "  " + it["id"], "model": s["model"],
                             "points": len(b), "before": med(b), "after": med(a),
                             "target": "(detail)", "ok": bool(med(a) <= s["threshold"])})
+        seen = set()
         for e in fails(b) + fails(a):
-            lines.append("      ! %s B: estimate failed: %s" % (e["bytes"], e["why"]))
+            if (e["bytes"], e["why"]) not in seen:
+                seen.add((e["bytes"], e["why"]))
+                lines.append("      ! %s B left out: estimate failed: %s" % (e["bytes"], e["why"]))
         if s.get("show_rows"):
             worst = sorted([x for x in a if x["err"] is not None], key=lambda x: -abs(x["err"]))
             bad = [x for x in worst if abs(x["err"]) > s["threshold"]]
@@ -442,6 +447,7 @@ run () {  # run OUT ERR CMD...: print CMD ($W: the work dir), run it, stdout to 
 say "shardplan: $SHARDPLAN"
 say "data:      $data"
 say "work dir:  \$W = $work"
+say "models:    $models; calibrate --loss $loss"
 say ""
 
 # ---- 1. topology INIs and nccl-tests logs, imported as measured traces
@@ -522,7 +528,7 @@ for m in $models; do
     cal=$work/$id/cal-$m.ini
     run "$work/$id/cal-$m.json" "$work/$id/cal-$m.err" \
       "$SHARDPLAN" calibrate "$work/$id/m.h5" --topology "$work/$id/import.ini" --model "$m" \
-      -o "$cal" --format json || { say "    calibrate FAILED: $(tail -n 1 "$work/$id/cal-$m.err")"; rm -f "$cal"; }
+      --loss "$loss" -o "$cal" --format json || { say "    calibrate FAILED: $(tail -n 1 "$work/$id/cal-$m.err")"; rm -f "$cal"; }
     # scored on the INI it was calibrated on (the sub-node form when K < G)
     spec "$work/spec.json" a bound "<= 5 %" 0.05 "$id" "$m" "$( [ -s "$cal" ] && echo "$cal")" \
       "$work/$id/cal-$m.json" "$id:$work/$id/topo.ini:true::false"
@@ -560,7 +566,7 @@ for m in $models; do
     cal=$work/pol-no-$c-$m.ini
     # shellcheck disable=SC2086
     run "$work/pol-no-$c-$m.json" "$work/pol-no-$c-$m.err" \
-      "$SHARDPLAN" calibrate $fit --topology "$pini" --model "$m" -o "$cal" --format json \
+      "$SHARDPLAN" calibrate $fit --topology "$pini" --model "$m" --loss "$loss" -o "$cal" --format json \
       || { say "    calibrate FAILED: $(tail -n 1 "$work/pol-no-$c-$m.err")"; rm -f "$cal"; }
     # shellcheck disable=SC2086
     spec "$work/spec.json" b1 no-worse "<= uncalibrated" 0.10 "polaris other colls -> $c" "$m" \
@@ -577,7 +583,7 @@ for m in $models; do
   cal=$work/pol-2node-$m.ini
   # shellcheck disable=SC2086
   run "$work/pol-2node-$m.json" "$work/pol-2node-$m.err" \
-    "$SHARDPLAN" calibrate $fit --topology "$pini" --model "$m" -o "$cal" --format json \
+    "$SHARDPLAN" calibrate $fit --topology "$pini" --model "$m" --loss "$loss" -o "$cal" --format json \
     || { say "    calibrate FAILED: $(tail -n 1 "$work/pol-2node-$m.err")"; rm -f "$cal"; }
   # shellcheck disable=SC2086
   spec "$work/spec.json" b2 no-worse "<= uncalibrated" 0.10 "polaris 2-node -> 8-node" "$m" \
@@ -588,7 +594,7 @@ for m in $models; do
   cal=$work/pol-all-$m.ini
   # shellcheck disable=SC2086
   run "$work/pol-all-$m.json" "$work/pol-all-$m.err" \
-    "$SHARDPLAN" calibrate $fit --topology "$pini" --model "$m" -o "$cal" --format json \
+    "$SHARDPLAN" calibrate $fit --topology "$pini" --model "$m" --loss "$loss" -o "$cal" --format json \
     || { say "    calibrate FAILED: $(tail -n 1 "$work/pol-all-$m.err")"; rm -f "$cal"; }
   # shellcheck disable=SC2086
   spec "$work/spec.json" b0 bound "(reference)" 0.10 "polaris all 6 -> themselves" "$m" \
@@ -614,7 +620,7 @@ for m in $models; do
   cal=$work/h100-$m.ini
   # shellcheck disable=SC2086
   run "$work/h100-$m.json" "$work/h100-$m.err" \
-    "$SHARDPLAN" calibrate $fit --topology "$hini" --model "$m" -o "$cal" --format json \
+    "$SHARDPLAN" calibrate $fit --topology "$hini" --model "$m" --loss "$loss" -o "$cal" --format json \
     || { say "    calibrate FAILED: $(tail -n 1 "$work/h100-$m.err")"; rm -f "$cal"; }
   DETAIL=true
   # shellcheck disable=SC2086
@@ -630,7 +636,7 @@ for m in $models; do
     cal=$work/h100-$c-$m.ini
     run "$work/h100-$c-$m.json" "$work/h100-$c-$m.err" \
       "$SHARDPLAN" calibrate "$work/$one/m.h5" "$work/$ten/m.h5" --topology "$hini" --model "$m" \
-      -o "$cal" --format json \
+      --loss "$loss" -o "$cal" --format json \
       || { say "    calibrate FAILED: $(tail -n 1 "$work/h100-$c-$m.err")"; rm -f "$cal"; }
     spec "$work/spec.json" c2 bound "<= 10 %" 0.10 "h100 1x8 + 10x1 -> 10x8, $c only" "$m" \
       "$( [ -s "$cal" ] && echo "$cal")" "$work/h100-$c-$m.json" "$tgt:$hini:true:" -- \
