@@ -71,6 +71,12 @@ def main():
     world = plan["world_size"]
     fams = json.load(open(groups_path))["families"]
     fams["world"] = [list(range(world))]
+    if "local_all_to_all" in fams:
+        # `shardplan groups` lists local_i then global_i (DeepSpeed's order)
+        n_local = world // plan["groups"]["devices_per_node"]
+        both = fams.pop("local_all_to_all")
+        fams["local_all_to_all.local"] = both[:n_local]
+        fams["local_all_to_all.global"] = both[n_local:]
     pg = json.load(open(prefix + ".groups.json"))
     for k in pg:
         assert k.isdigit() and int(k) > 0, f"group key {k!r} is not a decimal > 0"
