@@ -223,8 +223,8 @@ sp_chakra_build_foreign (const SpChakraForeign *f, GPtrArray *ops, GError **erro
                 {
                   guint32 r = g_array_index (m, guint32, k);
                   if (r >= world)
-                    FAIL ("%s.groups.json: group %s: rank %u, but there are %u rank files", f->prefix,
-                          name, r, world);
+                    FAIL ("%s.groups.json: group %s: rank %u, but the rank files stop at %s.%u.et",
+                          f->prefix, name, r, f->prefix, world - 1);
                   if (pg_of[r] != GPOINTER_TO_UINT (key))
                     {
                       if (pg_of[r] == 0)
@@ -287,6 +287,8 @@ sp_chakra_build_foreign (const SpChakraForeign *f, GPtrArray *ops, GError **erro
       op.layer = -1;
       op.parent = -1;
       op.family = fam_of[i];
+      op.algorithm = SP_ALGO_AUTO;
+      op.phase = SP_PHASE_NONE;
       op.n_deps = o->n_deps;
       op.deps = o->deps;
       if (o->coll)
@@ -305,6 +307,7 @@ sp_chakra_build_foreign (const SpChakraForeign *f, GPtrArray *ops, GError **erro
         {
           op.kind = SP_COLL_COMPUTE;
           op.dtype = SP_DTYPE_NONE;
+          op.redop = SP_REDOP_NONE;
           op.stream = 0;
           if (o->dur_us > 0)
             {

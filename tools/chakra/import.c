@@ -821,6 +821,15 @@ sp_chakra_import (const char *prefix, const SpTopo *topo, SpChakraImportStats *o
                    "PREFIX.<rank>.et)", prefix);
       goto out;
     }
+  {
+    g_autofree char *next = g_strdup_printf ("%s.%u.et", prefix, world + 1);
+    if (world > 0 && g_file_test (next, G_FILE_TEST_EXISTS))
+      {
+        g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s.%u.et: missing, but %s exists: "
+                     "rank files must be numbered 0 .. W-1 without a gap", prefix, world, next);
+        goto out;
+      }
+  }
   c.st.files = world;
   order = global_order (&c, error);
   if (order == NULL)
