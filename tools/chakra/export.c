@@ -124,7 +124,26 @@ typedef struct {
   char **pg_names;              /* decimal strings, by group number */
   char **pg_descs;              /* "family.index", by group number */
   guint32 n_pg;
+  /* A node's encoding is the concatenation of three encodings of partial
+   * Nodes (protobuf merges them: repeated fields append): the part every
+   * rank shares, packed once per op; the group's attributes, packed once
+   * per group; the rank's deps.  Packing each node whole for each of
+   * 16,384 ranks spent most of the export in protobuf-c. */
+  GByteArray **op_part;         /* by op */
+  GByteArray **pg_part;         /* by group number */
 } Ctx;
+
+static GByteArray *
+pack_new (const ProtobufCMessage *msg)
+{
+  gsize len = protobuf_c_message_get_packed_size (msg);
+  GByteArray *b = g_byte_array_sized_new (len);
+  g_byte_array_set_size (b, len);
+  protobuf_c_message_pack (msg, b->data);
+  return b;
+}
+
+static void pack_op_part (Ctx *c, const SpOp *op);
 
 static gboolean
 ctx_init (Ctx *c, const SpPlan *plan, const SpTopo *topo, GError **error)
@@ -175,6 +194,20 @@ ctx_init (Ctx *c, const SpPlan *plan, const SpTopo *topo, GError **error)
         c->pg_names[id] = g_strdup_printf ("%u", id);
         c->pg_descs[id] = g_strdup_printf ("%s.%u", sp_family_name ((SpFamily) f), i);
       }
+  c->pg_part = g_new0 (GByteArray *, next);
+  for (guint f = 0; f < SP_FAMILY_N; f++)
+    for (guint32 i = 0; used[f] && i < sp_groups_n_groups (c->groups, (SpFamily) f); i++)
+      {
+        guint32 id = c->pg_base[f] + i;
+        ChakraProtoMsg__Node node = CHAKRA_PROTO_MSG__NODE__INIT;
+        Attrs at = { .n = 0 };
+        attr_str (&at, "pg_name", c->pg_names[id]);
+        attr_str (&at, "pg_desc", c->pg_descs[id]);
+        attr_u64 (&at, "sp_group_index", i);
+        node.n_attr = at.n;
+        node.attr = at.p;
+        c->pg_part[id] = pack_new (&node.base);
+      }
 
   c->dur_us = g_new0 (guint64, c->n_ops ? c->n_ops : 1);
   if (topo)
@@ -191,6 +224,10 @@ ctx_init (Ctx *c, const SpPlan *plan, const SpTopo *topo, GError **error)
             c->dur_us[o] = (sp_sim_kernel_ns (topo, eff, op) + 500) / 1000;
         }
     }
+
+  c->op_part = g_new0 (GByteArray *, c->n_ops ? c->n_ops : 1);
+  for (guint32 o = 0; o < c->n_ops; o++)
+    pack_op_part (c, sp_plan_op (plan, o));
 
   g_autoptr (SpPlan) head = sp_plan_new (sp_plan_groups_options (plan));
   g_autofree const char **keys = sp_plan_meta_keys (plan);
@@ -213,6 +250,14 @@ ctx_clear (Ctx *c)
     }
   g_free (c->pg_names);
   g_free (c->pg_descs);
+  for (guint32 i = 0; c->pg_part && i <= c->n_pg; i++)
+    if (c->pg_part[i])
+      g_byte_array_free (c->pg_part[i], TRUE);
+  g_free (c->pg_part);
+  for (guint32 o = 0; c->op_part && o < c->n_ops; o++)
+    if (c->op_part[o])
+      g_byte_array_free (c->op_part[o], TRUE);
+  g_free (c->op_part);
 }
 
 /* ASTRA-sim's communicator-group file. */
@@ -239,6 +284,76 @@ write_groups (const Ctx *c, const char *prefix, GError **error)
   gboolean ok = sp_file_write_atomic (path, s->str, s->len, error);
   g_string_free (s, TRUE);
   return ok;
+}
+
+/* One node: the varint of the whole length, then the parts. */
+static gboolean
+out_node (Out *o, const GByteArray *shared, const GByteArray *group, const ProtobufCMessage *deps,
+          GError **error)
+{
+  gsize dlen = protobuf_c_message_get_packed_size (deps);
+  gsize len = shared->len + (group ? group->len : 0) + dlen;
+  guint8 head[10];
+  gsize h = sp_chakra_varint_encode (len, head);
+  guint old = o->buf->len;
+  g_byte_array_set_size (o->buf, old + h + len);
+  guint8 *p = o->buf->data + old;
+  memcpy (p, head, h);
+  p += h;
+  memcpy (p, shared->data, shared->len);
+  p += shared->len;
+  if (group)
+    {
+      memcpy (p, group->data, group->len);
+      p += group->len;
+    }
+  protobuf_c_message_pack (deps, p);
+  return o->buf->len < FLUSH_BYTES || out_flush (o, error);
+}
+
+/* The part of an op's node that is the same on every rank. */
+static void
+pack_op_part (Ctx *c, const SpOp *op)
+{
+  ChakraProtoMsg__Node node = CHAKRA_PROTO_MSG__NODE__INIT;
+  Attrs at = { .n = 0 };
+  gboolean family_op = op->family < SP_FAMILY_N;
+  node.id = op->id;
+  node.name = (char *) op->name;
+  if (sp_coll_is_communication (op->kind))
+    {
+      node.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;
+      attr_i64 (&at, "comm_type", (gint64) op->kind);
+      attr_i64 (&at, "comm_size", (gint64) op->bytes);
+      attr_bool (&at, "is_cpu_op", FALSE);
+    }
+  else
+    {
+      node.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE;
+      attr_bool (&at, "is_cpu_op", FALSE);
+      if (!sp_coll_is_composite (op->kind))
+        {
+          attr_i64 (&at, "num_ops", (gint64) op->flops);
+          if (op->bytes > 0)
+            attr_u64 (&at, "tensor_size", op->bytes);
+          node.duration_micros = c->dur_us[op->id];
+        }
+    }
+  attr_str (&at, "sp_kind", sp_coll_name (op->kind));
+  attr_str (&at, "sp_family", family_op ? sp_family_name (op->family) : "none");
+  attr_u64 (&at, "sp_bytes", op->bytes);
+  attr_u64 (&at, "sp_count", op->count);
+  attr_str (&at, "sp_dtype", sp_dtype_name (op->dtype));
+  attr_str (&at, "sp_redop", sp_redop_name (op->redop));
+  attr_str (&at, "sp_algorithm", sp_algo_name (op->algorithm));
+  attr_u64 (&at, "sp_stream", op->stream);
+  attr_i64 (&at, "sp_layer", op->layer);
+  attr_str (&at, "sp_phase", sp_phase_name (op->phase));
+  attr_i64 (&at, "sp_parent", op->parent);
+  attr_u64 (&at, "sp_flops", op->flops);
+  node.n_attr = at.n;
+  node.attr = at.p;
+  c->op_part[op->id] = pack_new (&node.base);
 }
 
 /* One rank's file. */
@@ -312,8 +427,6 @@ write_rank (const Ctx *c, guint32 rank, const char *path, guint64 *inout_nodes,
         }
 
       ChakraProtoMsg__Node node = CHAKRA_PROTO_MSG__NODE__INIT;
-      node.id = op->id;
-      node.name = (char *) op->name;
       node.n_data_deps = deps->len;
       node.data_deps = (uint64_t *) deps->data;
       gpointer prev = g_hash_table_lookup (last_on_stream, GUINT_TO_POINTER (op->stream + 1));
@@ -325,49 +438,10 @@ write_rank (const Ctx *c, guint32 rank, const char *path, guint64 *inout_nodes,
         }
       g_hash_table_insert (last_on_stream, GUINT_TO_POINTER (op->stream + 1),
                            GUINT_TO_POINTER (op->id + 1));
-
-      at.n = 0;
-      if (sp_coll_is_communication (op->kind))
-        {
-          guint32 g = fam_index[op->family];
-          guint32 pg = c->pg_base[op->family] + g;
-          node.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;
-          attr_i64 (&at, "comm_type", (gint64) op->kind);
-          attr_i64 (&at, "comm_size", (gint64) op->bytes);
-          attr_str (&at, "pg_name", c->pg_names[pg]);
-          attr_bool (&at, "is_cpu_op", FALSE);
-          attr_str (&at, "pg_desc", c->pg_descs[pg]);
-          attr_u64 (&at, "sp_group_index", g);
-        }
-      else
-        {
-          node.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE;
-          attr_bool (&at, "is_cpu_op", FALSE);
-          if (!sp_coll_is_composite (op->kind))
-            {
-              attr_i64 (&at, "num_ops", (gint64) op->flops);
-              if (op->bytes > 0)
-                attr_u64 (&at, "tensor_size", op->bytes);
-              node.duration_micros = c->dur_us[i];
-            }
-          else if (family_op)
-            attr_u64 (&at, "sp_group_index", fam_index[op->family]);
-        }
-      attr_str (&at, "sp_kind", sp_coll_name (op->kind));
-      attr_str (&at, "sp_family", family_op ? sp_family_name (op->family) : "none");
-      attr_u64 (&at, "sp_bytes", op->bytes);
-      attr_u64 (&at, "sp_count", op->count);
-      attr_str (&at, "sp_dtype", sp_dtype_name (op->dtype));
-      attr_str (&at, "sp_redop", sp_redop_name (op->redop));
-      attr_str (&at, "sp_algorithm", sp_algo_name (op->algorithm));
-      attr_u64 (&at, "sp_stream", op->stream);
-      attr_i64 (&at, "sp_layer", op->layer);
-      attr_str (&at, "sp_phase", sp_phase_name (op->phase));
-      attr_i64 (&at, "sp_parent", op->parent);
-      attr_u64 (&at, "sp_flops", op->flops);
-      node.n_attr = at.n;
-      node.attr = at.p;
-      ok = out_message (&o, &node.base, error);
+      const GByteArray *shared = c->op_part[i];
+      const GByteArray *group = sp_coll_is_communication (op->kind)
+                                ? c->pg_part[c->pg_base[op->family] + fam_index[op->family]] : NULL;
+      ok = out_node (&o, shared, group, &node.base, error);
       (*inout_nodes)++;
     }
   for (guint32 i = 0; i < c->n_ops; i++)
