@@ -31,6 +31,41 @@ typedef struct {
   ChakraProtoMsg__Node *msg;
 } RNode;
 
+/* protobuf-c's allocations for one file come from a bump arena, freed at
+ * once when the file is done: unpacking a node makes ~40 allocations, and
+ * malloc/free were a third of an import's time. */
+typedef struct {
+  GPtrArray *chunks;
+  guint8 *cur;
+  gsize left;
+} Arena;
+
+#define ARENA_CHUNK (1u << 20)
+
+static void *
+arena_alloc (void *data, size_t n)
+{
+  Arena *a = data;
+  n = (n + 15) & ~(size_t) 15;
+  if (n > a->left)
+    {
+      gsize size = MAX (n, ARENA_CHUNK);
+      guint8 *c = g_malloc (size);
+      g_ptr_array_add (a->chunks, c);
+      a->cur = c;
+      a->left = size;
+    }
+  void *p = a->cur;
+  a->cur += n;
+  a->left -= n;
+  return p;
+}
+
+static void
+arena_free (void *data, void *p)
+{
+}
+
 static gboolean
 modelled (int type)
 {
@@ -96,10 +131,36 @@ type_name (int t)
 #define FAIL(...) \
   do { g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, __VA_ARGS__); return FALSE; } while (0)
 
-/* Attributes: the value must be of the type Chakra gives the name. */
+/* Attributes: the value must be of the type Chakra gives the name.  One
+ * hash lookup per attribute (a chain of strcmp was a tenth of an import). */
+enum {
+  A_OTHER, A_COMM_TYPE, A_COMM_SIZE, A_NUM_OPS, A_PG_NAME, A_SP_KIND, A_SP_FAMILY, A_SP_DTYPE,
+  A_SP_REDOP, A_SP_ALGORITHM, A_SP_PHASE, A_SP_BYTES, A_SP_COUNT, A_SP_STREAM, A_SP_FLOPS,
+  A_SP_LAYER, A_SP_PARENT, A_SP_GROUP_INDEX,
+};
+
+static GHashTable *
+attr_table (void)
+{
+  static gsize once = 0;
+  static GHashTable *t;
+  if (g_once_init_enter (&once))
+    {
+      static const char *const names[] = { NULL, "comm_type", "comm_size", "num_ops", "pg_name",
+        "sp_kind", "sp_family", "sp_dtype", "sp_redop", "sp_algorithm", "sp_phase", "sp_bytes",
+        "sp_count", "sp_stream", "sp_flops", "sp_layer", "sp_parent", "sp_group_index" };
+      t = g_hash_table_new (g_str_hash, g_str_equal);
+      for (guint i = 1; i < G_N_ELEMENTS (names); i++)
+        g_hash_table_insert (t, (gpointer) names[i], GUINT_TO_POINTER (i));
+      g_once_init_leave (&once, 1);
+    }
+  return t;
+}
+
 static gboolean
 read_attrs (const char *path, RNode *n, GError **error)
 {
+  GHashTable *table = attr_table ();
   for (size_t i = 0; i < n->msg->n_attr; i++)
     {
       const ChakraProtoMsg__AttributeProto *a = n->msg->attr[i];
@@ -108,54 +169,48 @@ read_attrs (const char *path, RNode *n, GError **error)
       gboolean i64 = vc == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
       gboolean u64 = vc == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL;
       gboolean str = vc == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL;
+      guint code = GPOINTER_TO_UINT (g_hash_table_lookup (table, k));
 #define WANT(ok, what) \
       if (!(ok)) FAIL ("%s: node %" G_GUINT64_FORMAT ": attribute %s is not %s", path, n->id, k, what)
-      if (strcmp (k, "comm_type") == 0)
+#define WANT_INT(field, has) \
+      WANT (i64 || u64, "an int64"); \
+      n->has = TRUE; \
+      n->field = i64 ? a->int64_val : (gint64) a->uint64_val; \
+      if (n->field < 0) \
+        FAIL ("%s: node %" G_GUINT64_FORMAT ": %s %" G_GINT64_FORMAT " is negative", path, n->id, \
+              k, n->field)
+      switch (code)
         {
+        case A_COMM_TYPE:
           WANT (i64 || u64, "an int64");
           n->has_comm_type = TRUE;
           n->comm_type = i64 ? a->int64_val : (gint64) a->uint64_val;
-        }
-      else if (strcmp (k, "comm_size") == 0)
-        {
-          WANT (i64 || u64, "an int64");
-          n->has_comm_size = TRUE;
-          n->comm_size = i64 ? a->int64_val : (gint64) a->uint64_val;
-          if (n->comm_size < 0)
-            FAIL ("%s: node %" G_GUINT64_FORMAT ": comm_size %" G_GINT64_FORMAT " is negative",
-                  path, n->id, n->comm_size);
-        }
-      else if (strcmp (k, "num_ops") == 0)
-        {
-          WANT (i64 || u64, "an int64");
-          n->has_num_ops = TRUE;
-          n->num_ops = i64 ? a->int64_val : (gint64) a->uint64_val;
-          if (n->num_ops < 0)
-            FAIL ("%s: node %" G_GUINT64_FORMAT ": num_ops %" G_GINT64_FORMAT " is negative",
-                  path, n->id, n->num_ops);
-        }
-      else if (strcmp (k, "pg_name") == 0)
-        {
-          WANT (str, "a string");
-          n->pg_name = a->string_val;
-        }
-#define SP_STR(field) \
-      else if (strcmp (k, #field) == 0) { WANT (str, "a string"); n->field = a->string_val; n->sp = TRUE; }
-#define SP_U64(field) \
-      else if (strcmp (k, #field) == 0) { WANT (u64, "a uint64"); n->field = a->uint64_val; n->sp = TRUE; }
-#define SP_I64(field) \
-      else if (strcmp (k, #field) == 0) { WANT (i64, "an int64"); n->field = a->int64_val; n->sp = TRUE; }
-      SP_STR (sp_kind) SP_STR (sp_family) SP_STR (sp_dtype) SP_STR (sp_redop)
-      SP_STR (sp_algorithm) SP_STR (sp_phase)
-      SP_U64 (sp_bytes) SP_U64 (sp_count) SP_U64 (sp_stream) SP_U64 (sp_flops)
-      SP_I64 (sp_layer) SP_I64 (sp_parent)
-      else if (strcmp (k, "sp_group_index") == 0)
-        {
+          break;
+        case A_COMM_SIZE: WANT_INT (comm_size, has_comm_size); break;
+        case A_NUM_OPS: WANT_INT (num_ops, has_num_ops); break;
+        case A_PG_NAME: WANT (str, "a string"); n->pg_name = a->string_val; break;
+#define SP_STR(C, field) case C: WANT (str, "a string"); n->field = a->string_val; n->sp = TRUE; break;
+#define SP_U64(C, field) case C: WANT (u64, "a uint64"); n->field = a->uint64_val; n->sp = TRUE; break;
+#define SP_I64(C, field) case C: WANT (i64, "an int64"); n->field = a->int64_val; n->sp = TRUE; break;
+        SP_STR (A_SP_KIND, sp_kind) SP_STR (A_SP_FAMILY, sp_family) SP_STR (A_SP_DTYPE, sp_dtype)
+        SP_STR (A_SP_REDOP, sp_redop) SP_STR (A_SP_ALGORITHM, sp_algorithm)
+        SP_STR (A_SP_PHASE, sp_phase)
+        SP_U64 (A_SP_BYTES, sp_bytes) SP_U64 (A_SP_COUNT, sp_count) SP_U64 (A_SP_STREAM, sp_stream)
+        SP_U64 (A_SP_FLOPS, sp_flops)
+        SP_I64 (A_SP_LAYER, sp_layer) SP_I64 (A_SP_PARENT, sp_parent)
+        case A_SP_GROUP_INDEX:
           WANT (u64, "a uint64");
           n->sp_group_index = a->uint64_val;
           n->has_group_index = TRUE;
-        }
+          break;
+        default:
+          break;
+#undef SP_STR
+#undef SP_U64
+#undef SP_I64
+#undef WANT_INT
 #undef WANT
+        }
     }
   return TRUE;
 }
@@ -224,7 +279,7 @@ parse_groups_file (Ctx *c, GError **error)
 
 /* Read one rank's file: framing and messages. */
 static gboolean
-read_file (Ctx *c, guint32 rank, const char *path, GPtrArray *msgs,
+read_file (Ctx *c, guint32 rank, const char *path, ProtobufCAllocator *alloc, GPtrArray *msgs,
            ChakraProtoMsg__GlobalMetadata **out_gm, GError **error)
 {
   g_autofree char *data = NULL;
@@ -260,13 +315,13 @@ read_file (Ctx *c, guint32 rank, const char *path, GPtrArray *msgs,
               pos, mlen, len - pos);
       if (k == 0)
         {
-          *out_gm = chakra_proto_msg__global_metadata__unpack (NULL, mlen, p + pos);
+          *out_gm = chakra_proto_msg__global_metadata__unpack (alloc, mlen, p + pos);
           if (*out_gm == NULL)
             FAIL ("%s: message 0 at byte %" G_GSIZE_FORMAT " is not a GlobalMetadata", path, pos);
         }
       else
         {
-          ChakraProtoMsg__Node *n = chakra_proto_msg__node__unpack (NULL, mlen, p + pos);
+          ChakraProtoMsg__Node *n = chakra_proto_msg__node__unpack (alloc, mlen, p + pos);
           if (n == NULL)
             {
               /* name the node that precedes, the best locator we have */
@@ -283,12 +338,6 @@ read_file (Ctx *c, guint32 rank, const char *path, GPtrArray *msgs,
       k++;
     }
   return TRUE;
-}
-
-static void
-free_node_msg (gpointer p)
-{
-  chakra_proto_msg__node__free_unpacked (p, NULL);
 }
 
 static gboolean
@@ -455,8 +504,10 @@ fold_node (Ctx *c, guint32 rank, const char *path, RNode *n, const GArray *deps,
               ": rank %u is in %s group %u", path, id, n->sp_group_index, rank, n->sp_family, idx);
       if (c->pg && n->pg_name && *n->pg_name)
         {
-          g_autofree char *key = g_strdup_printf ("%s\n%s.%u", n->pg_name, n->sp_family, idx);
-          if (!g_hash_table_contains (c->pg_checked, key))
+          /* checked once per (family, index) and pg_name */
+          guint64 key = ((guint64) fam << 32) | idx;
+          char *seen_name = g_hash_table_lookup (c->pg_checked, &key);
+          if (seen_name == NULL || strcmp (seen_name, n->pg_name) != 0)
             {
               guint32 size = 0;
               const guint32 *m = sp_groups_members (c->groups, fam, idx, &size);
@@ -468,7 +519,8 @@ fold_node (Ctx *c, guint32 rank, const char *path, RNode *n, const GArray *deps,
                 FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name '%s': its ranks in %s.groups.json "
                       "are not the plan's %s group %u", path, id, n->pg_name, c->prefix,
                       n->sp_family, idx);
-              g_hash_table_add (c->pg_checked, g_steal_pointer (&key));
+              g_hash_table_insert (c->pg_checked, g_memdup2 (&key, sizeof key),
+                                   g_strdup (n->pg_name));
             }
         }
     }
@@ -544,13 +596,14 @@ file_order (const char *path, RNode *nodes, guint n, GHashTable *index, guint *o
 static gboolean
 read_rank (Ctx *c, guint32 rank, const char *path, GError **error)
 {
-  g_autoptr (GPtrArray) msgs = g_ptr_array_new_with_free_func (free_node_msg);
+  g_autoptr (GPtrArray) chunks = g_ptr_array_new_with_free_func (g_free);
+  Arena arena = { chunks, NULL, 0 };
+  ProtobufCAllocator alloc = { arena_alloc, arena_free, &arena };
+  g_autoptr (GPtrArray) msgs = g_ptr_array_new ();
   ChakraProtoMsg__GlobalMetadata *gm = NULL;
-  gboolean ok = read_file (c, rank, path, msgs, &gm, error);
+  gboolean ok = read_file (c, rank, path, &alloc, msgs, &gm, error);
   if (ok)
     ok = check_metadata (c, rank, path, gm, error);
-  if (gm)
-    chakra_proto_msg__global_metadata__free_unpacked (gm, NULL);
   if (!ok)
     return FALSE;
 
@@ -801,7 +854,7 @@ sp_chakra_import (const char *prefix, const SpTopo *topo, SpChakraImportStats *o
   c.prefix = prefix;
   c.topo = topo;
   c.ops = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL, gop_free);
-  c.pg_checked = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  c.pg_checked = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   SpPlan *plan = NULL;
   GPtrArray *order = NULL;
   guint32 world = 0;
