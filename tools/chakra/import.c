@@ -35,7 +35,9 @@ typedef struct {
  * once when the file is done: unpacking a node makes ~40 allocations, and
  * malloc/free were a third of an import's time. */
 typedef struct {
-  GPtrArray *chunks;
+  GPtrArray *chunks;  /* kept from file to file: reset, not freed */
+  GArray *sizes;      /* gsize per chunk */
+  guint next;         /* the chunk to take when the current one is full */
   guint8 *cur;
   gsize left;
 } Arena;
@@ -47,18 +49,30 @@ arena_alloc (void *data, size_t n)
 {
   Arena *a = data;
   n = (n + 15) & ~(size_t) 15;
-  if (n > a->left)
+  while (n > a->left)
     {
-      gsize size = MAX (n, ARENA_CHUNK);
-      guint8 *c = g_malloc (size);
-      g_ptr_array_add (a->chunks, c);
-      a->cur = c;
-      a->left = size;
+      if (a->next == a->chunks->len)
+        {
+          gsize size = MAX (n, ARENA_CHUNK);
+          g_ptr_array_add (a->chunks, g_malloc (size));
+          g_array_append_val (a->sizes, size);
+        }
+      a->cur = a->chunks->pdata[a->next];
+      a->left = g_array_index (a->sizes, gsize, a->next);
+      a->next++;
     }
   void *p = a->cur;
   a->cur += n;
   a->left -= n;
   return p;
+}
+
+static void
+arena_reset (Arena *a)
+{
+  a->next = 0;
+  a->cur = NULL;
+  a->left = 0;
 }
 
 static void
@@ -116,6 +130,7 @@ typedef struct {
   SpGroups *groups;       /* built from the header */
   GHashTable *pg;         /* group file: name → GArray of guint32 ranks; NULL if none */
   GHashTable *pg_checked; /* shardplan: pg names already compared with the groups */
+  Arena arena;            /* protobuf-c's allocations for the file being read */
   SpChakraImportStats st;
 } Ctx;
 
@@ -596,9 +611,8 @@ file_order (const char *path, RNode *nodes, guint n, GHashTable *index, guint *o
 static gboolean
 read_rank (Ctx *c, guint32 rank, const char *path, GError **error)
 {
-  g_autoptr (GPtrArray) chunks = g_ptr_array_new_with_free_func (g_free);
-  Arena arena = { chunks, NULL, 0 };
-  ProtobufCAllocator alloc = { arena_alloc, arena_free, &arena };
+  arena_reset (&c->arena);
+  ProtobufCAllocator alloc = { arena_alloc, arena_free, &c->arena };
   g_autoptr (GPtrArray) msgs = g_ptr_array_new ();
   ChakraProtoMsg__GlobalMetadata *gm = NULL;
   gboolean ok = read_file (c, rank, path, &alloc, msgs, &gm, error);
@@ -855,6 +869,8 @@ sp_chakra_import (const char *prefix, const SpTopo *topo, SpChakraImportStats *o
   c.topo = topo;
   c.ops = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL, gop_free);
   c.pg_checked = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+  c.arena.chunks = g_ptr_array_new_with_free_func (g_free);
+  c.arena.sizes = g_array_new (FALSE, FALSE, sizeof (gsize));
   SpPlan *plan = NULL;
   GPtrArray *order = NULL;
   guint32 world = 0;
@@ -934,6 +950,8 @@ out:
     g_ptr_array_free (order, TRUE);
   g_hash_table_destroy (c.ops);
   g_hash_table_destroy (c.pg_checked);
+  g_ptr_array_free (c.arena.chunks, TRUE);
+  g_array_free (c.arena.sizes, TRUE);
   if (c.pg)
     g_hash_table_destroy (c.pg);
   g_free (c.header);
