@@ -88,20 +88,20 @@ cmd_export (int argc, char **argv)
                      export_description, entries, &argc, &argv, &status))
     return status;
   if (argc > 1)
-    return sp_cli_fail (CMD, SP_EXIT_USAGE,
+    return sp_cli_fail (CMD " export", SP_EXIT_USAGE,
                         "unexpected argument '%s' (see 'shardplan chakra export --help')", argv[1]);
   if (plan_s == NULL || prefix == NULL)
-    return sp_cli_fail (CMD, SP_EXIT_USAGE, "export needs --plan FILE and -o PREFIX");
+    return sp_cli_fail (CMD " export", SP_EXIT_USAGE, "export needs --plan FILE and -o PREFIX");
   if (*prefix == '\0')
-    return sp_cli_fail (CMD, SP_EXIT_USAGE, "-o PREFIX is empty");
+    return sp_cli_fail (CMD " export", SP_EXIT_USAGE, "-o PREFIX is empty");
   guint32 nodes = 0;
-  if (!sp_cli_u32 (CMD, "--nodes", nodes_s, 1, 1u << 24, &nodes))
+  if (!sp_cli_u32 (CMD " export", "--nodes", nodes_s, 1, 1u << 24, &nodes))
     return SP_EXIT_USAGE;
 
   GError *error = NULL;
   g_autoptr (SpPlan) plan = sp_plan_load (plan_s, 0, &error);
   if (plan == NULL)
-    return sp_cli_error (CMD, error);
+    return sp_cli_error (CMD " export", error);
   guint32 world = sp_plan_world_size (plan);
   g_autoptr (SpTopo) topo = NULL;
   if (topology)
@@ -110,13 +110,13 @@ cmd_export (int argc, char **argv)
         nodes = 0;
       topo = sp_topo_open (topology, nodes, &error);
       if (topo == NULL)
-        return sp_cli_error (CMD, error);
+        return sp_cli_error (CMD " export", error);
       guint32 gpn = sp_topo_spec (topo)->gpus_per_node;
       if (nodes == 0 && sp_topo_world_size (topo) != world && world % gpn == 0)
         {
           SpTopo *grown = sp_topo_with_nodes (topo, world / gpn, &error);
           if (grown == NULL)
-            return sp_cli_error (CMD, error);
+            return sp_cli_error (CMD " export", error);
           sp_topo_free (topo);
           topo = grown;
         }
@@ -127,7 +127,7 @@ cmd_export (int argc, char **argv)
   g_autofree char *groups_path = g_strdup_printf ("%s.groups.json", prefix);
   g_autofree char *first = g_strdup_printf ("%s.0.et", prefix);
   g_autofree char *last = g_strdup_printf ("%s.%u.et", prefix, world - 1);
-  g_autoptr (SpCliFiles) files = sp_cli_files_new (CMD);
+  g_autoptr (SpCliFiles) files = sp_cli_files_new (CMD " export");
   sp_cli_files_input (files, "--plan", plan_s);
   sp_cli_files_input (files, "--topology", topology);
   sp_cli_files_output (files, "-o/--output (groups file)", groups_path);
@@ -143,7 +143,7 @@ cmd_export (int argc, char **argv)
   Progress p = { sp_cli_stderr_is_tty () && !quiet, g_get_monotonic_time (), 0 };
   SpChakraExportStats st;
   if (!sp_chakra_export (plan, topo, prefix, quiet ? NULL : export_progress, &p, &st, &error))
-    return sp_cli_error (CMD, error);
+    return sp_cli_error (CMD " export", error);
   if (!quiet)
     fprintf (stderr, "shardplan chakra export: %u files, %" G_GUINT64_FORMAT " nodes, %.1f MB, "
              "%u communicator groups in %.2f s (peak RSS %.0f MiB)\n", st.files, st.nodes,
@@ -179,15 +179,15 @@ cmd_import (int argc, char **argv)
                      import_description, entries, &argc, &argv, &status))
     return status;
   if (argc != 2)
-    return sp_cli_fail (CMD, SP_EXIT_USAGE, argc < 2 ? "import needs PREFIX"
+    return sp_cli_fail (CMD " import", SP_EXIT_USAGE, argc < 2 ? "import needs PREFIX"
                         : "import takes one PREFIX (see 'shardplan chakra import --help')");
   const char *prefix = argv[1];
   guint32 nodes = 0;
-  if (!sp_cli_u32 (CMD, "--nodes", nodes_s, 1, 1u << 24, &nodes))
+  if (!sp_cli_u32 (CMD " import", "--nodes", nodes_s, 1, 1u << 24, &nodes))
     return SP_EXIT_USAGE;
   g_autofree char *first = g_strdup_printf ("%s.0.et", prefix);
   g_autofree char *groups_path = g_strdup_printf ("%s.groups.json", prefix);
-  g_autoptr (SpCliFiles) files = sp_cli_files_new (CMD);
+  g_autoptr (SpCliFiles) files = sp_cli_files_new (CMD " import");
   sp_cli_files_input (files, "PREFIX (rank 0)", first);
   sp_cli_files_input (files, "PREFIX (groups file)", groups_path);
   sp_cli_files_input (files, "--topology", topology);
@@ -198,12 +198,12 @@ cmd_import (int argc, char **argv)
   GError *error = NULL;
   g_autoptr (SpTopo) topo = NULL;
   if (topology && (topo = sp_topo_open (topology, nodes, &error)) == NULL)
-    return sp_cli_error (CMD, error);
+    return sp_cli_error (CMD " import", error);
   gint64 t0 = g_get_monotonic_time ();
   SpChakraImportStats st;
   g_autoptr (SpPlan) plan = sp_chakra_import (prefix, topo, &st, &error);
   if (plan == NULL)
-    return sp_cli_error (CMD, error);
+    return sp_cli_error (CMD " import", error);
   static const char *const type_names[8] = { "invalid", "metadata", "mem_load", "mem_store",
                                              "comp", "comm_send", "comm_recv", "comm_coll" };
   for (guint t = 0; t < 8; t++)
@@ -219,7 +219,7 @@ cmd_import (int argc, char **argv)
            (g_get_monotonic_time () - t0) / 1e6, peak_rss_mib ());
   g_autofree char *json = sp_plan_to_json (plan);
   if (!sp_cli_write_output (output, json, strlen (json), &error))
-    return sp_cli_error (CMD, error);
+    return sp_cli_error (CMD " import", error);
   return SP_EXIT_OK;
 }
 
@@ -238,6 +238,7 @@ sp_cmd_chakra (int argc, char **argv)
   char *name = g_strdup_printf ("shardplan chakra %s", argv[1]);
   char *saved = argv[1];
   argv[1] = name;
+  g_set_prgname (name);
   int rc;
   if (strcmp (saved, "export") == 0)
     rc = cmd_export (argc - 1, argv + 1);
