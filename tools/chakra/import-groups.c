@@ -156,7 +156,6 @@ sp_chakra_build_foreign (const SpChakraForeign *f, GPtrArray *ops, GError **erro
     }
   GHashTable *cands = NULL;
   SpFamily *fam_of = g_new0 (SpFamily, ops->len ? ops->len : 1);
-  guint32 *where_shard = g_new0 (guint32, 1);
   SpGroupsOptions opts;
   sp_groups_options_init (&opts);
   opts.world_size = world;
@@ -330,14 +329,12 @@ sp_chakra_build_foreign (const SpChakraForeign *f, GPtrArray *ops, GError **erro
         }
     }
   g_free (fam_of);
-  g_free (where_shard);
   if (cands)
     g_hash_table_destroy (cands);
   return plan;
 
 fail:
   g_free (fam_of);
-  g_free (where_shard);
   if (cands)
     g_hash_table_destroy (cands);
   if (plan)
