@@ -471,6 +471,8 @@ fold_node (Ctx *c, guint32 rank, const char *path, RNode *n, const GArray *deps,
       if (!(cond)) FAIL ("%s: node %" G_GUINT64_FORMAT ": field %s is " fmt " but " fmt " in %s", \
                          path, id, field, a, b, first)
       SAME (n->type == g->n.type, "type", "%s", type_name (n->type), type_name (g->n.type));
+      /* shardplan writes one name per op; other producers may not */
+      SAME (!c->sp || strcmp (n->name, g->name) == 0, "name", "'%s'", n->name, g->name);
       SAME (n->comm_type == g->n.comm_type, "comm_type", "%" G_GINT64_FORMAT, n->comm_type,
             g->n.comm_type);
       SAME (n->comm_size == g->n.comm_size, "comm_size", "%" G_GINT64_FORMAT, n->comm_size,
