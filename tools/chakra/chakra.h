@@ -14,8 +14,9 @@
  *     CollectiveCommType = shardplan's SpColl code), comm_size (int64, bytes
  *     in nccl-tests' convention: the whole gathered / scattered buffer for
  *     all_gather / reduce_scatter, the per-rank buffer otherwise), pg_name
- *     (string, the group number), is_cpu_op (bool, false), and
- *     pg_desc (string, the DeepSpeed family and index: "shard_intra_node.3");
+ *     (string, the group number), is_cpu_op (bool, false),
+ *     pg_desc (string, the DeepSpeed family and index: "shard_intra_node.3")
+ *     and sp_group_index (uint64, that index);
  *   kernels: COMP_NODE with num_ops (int64, FLOPs per rank), tensor_size
  *     (uint64, bytes) when the op has bytes, and duration_micros when a
  *     topology gave the modelled time;
@@ -25,8 +26,11 @@
  *     replaced by that op's own deps), ctrl_deps = the previous op of the
  *     same stream on this rank, and the sp_* attributes that let
  *     sp_chakra_import() rebuild the exact plan (sp_kind, sp_family,
- *     sp_group_index, sp_count, sp_dtype, sp_redop, sp_algorithm,
- *     sp_stream, sp_layer, sp_phase, sp_parent, sp_flops).
+ *     sp_bytes, sp_count, sp_dtype, sp_redop, sp_algorithm, sp_stream,
+ *     sp_layer, sp_phase, sp_parent, sp_flops).
+ * A node is written as the concatenation of partial Node encodings (the
+ * op's shared part, its group's attributes, the rank's deps), which every
+ * protobuf reader merges into one Node. 
  * The GlobalMetadata carries "shardplan_plan": the plan's JSON without its
  * ops (schema, groups options, meta), and "rank", "world_size".
  */
@@ -69,8 +73,9 @@ typedef struct {
   guint32 compute_spread;  /* compute ops whose durations differ by rank (max kept) */
 } SpChakraImportStats;
 
-/* Read "<prefix>.<r>.et" for r = 0, 1, … (until the first missing rank)
- * and "<prefix>.groups.json" when present, and build one plan.  Files
+/* Read "<prefix>.<r>.et" for r = 0, 1, … (until the first missing rank;
+ * a later rank file after the gap is an error) and "<prefix>.groups.json"
+ * when present, and build one plan.  Files
  * written by sp_chakra_export() give back the exact plan.  Other traces
  * (Chakra's layout, e.g. from its PyTorch converter): nodes with the same
  * id in several files are the same op; collectives map to shardplan's kinds
@@ -81,8 +86,9 @@ typedef struct {
  * out_stats->skipped and bridged in the dependencies.  Every error names
  * the file, the node id and the field (SP_ERROR_INVALID_TRACE): truncated
  * stream, bad varint, undecodable message, unknown node type or comm_type,
- * a dependency on a node not in the file, a cycle, files that disagree on a
- * node's type, size or group.  Free the plan with sp_plan_free(). */
+ * a dependency on a node not in the file, a cycle (in a file or across
+ * files), files that disagree on a node's type, size or group, a gap in
+ * the rank files.  Free the plan with sp_plan_free(). */
 SpPlan *sp_chakra_import (const char *prefix, const SpTopo *topo,
                           SpChakraImportStats *out_stats, GError **error);
 
