@@ -163,11 +163,65 @@ push_point (SpCalibData *d, const SpCalibPoint *p)
   g_array_append_val (d->points, copy);
 }
 
+/* Where the trace's /meta/cluster put its ranks on a topology of `nodes` x
+ * `gpn` GPUs: map[r] = node_id x gpn + local_rank (g_free), or NULL when the
+ * cluster is absent, does not cover every rank once, puts a rank outside
+ * the topology or two ranks on one GPU, or is the block placement anyway. */
+static guint32 *
+cluster_placement (SpTrace *trace, guint32 nodes, guint32 gpn)
+{
+  guint32 world = sp_trace_header (trace)->world_size;
+  gsize n = 0;
+  const SpTraceRank *cr = sp_trace_ranks (trace, &n);
+  if (cr == NULL || n != world || world == 0 || nodes == 0 || gpn == 0)
+    return NULL;
+  g_autofree guint32 *map = g_new (guint32, world);
+  g_autofree gboolean *seen = g_new0 (gboolean, world);
+  g_autoptr (GHashTable) used = g_hash_table_new (g_direct_hash, g_direct_equal);
+  gboolean block = TRUE;
+  for (gsize i = 0; i < n; i++)
+    {
+      const SpTraceRank *r = &cr[i];
+      if (r->rank >= world || seen[r->rank] || r->node_id >= nodes || r->local_rank >= gpn)
+        return NULL;
+      seen[r->rank] = TRUE;
+      guint32 g = r->node_id * gpn + r->local_rank;
+      if (g_hash_table_contains (used, GUINT_TO_POINTER (g)))
+        return NULL;
+      g_hash_table_add (used, GUINT_TO_POINTER (g));
+      map[r->rank] = g;
+      block &= g == r->rank;
+    }
+  return block ? NULL : g_steal_pointer (&map);
+}
+
+static gboolean add_trace_mapped (SpCalibData *d, SpTrace *trace, const char *name,
+                                  guint32 world_size, const guint32 *map, GError **error);
+
 gboolean
 sp_calib_data_add_trace (SpCalibData *d, SpTrace *trace, const char *name, guint32 world_size,
                          GError **error)
 {
   g_return_val_if_fail (d != NULL && trace != NULL && name != NULL, FALSE);
+  return add_trace_mapped (d, trace, name, world_size, NULL, error);
+}
+
+gboolean
+sp_calib_data_add_trace_on (SpCalibData *d, SpTrace *trace, const char *name, guint32 nodes,
+                            guint32 gpus_per_node, GError **error)
+{
+  g_return_val_if_fail (d != NULL && trace != NULL && name != NULL, FALSE);
+  g_autofree guint32 *map = cluster_placement (trace, nodes, gpus_per_node);
+  guint64 world = (guint64) nodes * gpus_per_node;
+  return add_trace_mapped (d, trace, name, (guint32) MIN (world, (guint64) G_MAXUINT32), map,
+                           error);
+}
+
+/* map: NULL, or the topology rank of each trace rank (world_size entries). */
+static gboolean
+add_trace_mapped (SpCalibData *d, SpTrace *trace, const char *name, guint32 world_size,
+                  const guint32 *map, GError **error)
+{
   const SpTraceHeader *h = sp_trace_header (trace);
   if (world_size > 0 && h->world_size > world_size)
     {
@@ -272,8 +326,16 @@ sp_calib_data_add_trace (SpCalibData *d, SpTrace *trace, const char *name, guint
       gsize nd = a->durs->len;
       const gint64 *v = (const gint64 *) (const void *) a->durs->data;
       double med = nd % 2 ? (double) v[nd / 2] : 0.5 * ((double) v[nd / 2 - 1] + (double) v[nd / 2]);
+      g_autofree guint32 *placed = NULL;
+      if (map != NULL)
+        {
+          placed = g_new (guint32, size);
+          for (guint32 m = 0; m < size; m++)
+            placed[m] = map[members[m]];
+        }
       SpCalibPoint p = { .source = source, .op_id = ids[j], .coll = a->coll, .bytes = a->bytes,
-                         .algo = SP_ALGO_AUTO, .n_ranks = size, .ranks = members,
+                         .algo = SP_ALGO_AUTO, .n_ranks = size,
+                         .ranks = placed ? placed : members,
                          .n_samples = nd, .measured_ns = med, .holdout = FALSE };
       if (plan != NULL && ids[j] < sp_plan_n_ops (plan))
         p.algo = sp_plan_op (plan, ids[j])->algorithm;

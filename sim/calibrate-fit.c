@@ -156,24 +156,43 @@ spec_set (SpTopoSpec *s, guint p, double v)
     }
 }
 
+/* Physical bounds of the fit (issue 10's calibration runs showed fits that
+ * ran to unphysical corners — a NIC at 1.32 of its line rate, an 888 µs
+ * NVLink hop, a -850 µs Simple overhead — and then extrapolated by +1000 %):
+ *   efficiencies  (0.001, 1]: a link does not beat its datasheet rate (shm
+ *                 up to 4: its number is an estimated copy rate, topo.h);
+ *   latency_us    [0, 100] µs per hop (a transport's own latency, e.g.
+ *                 EFA's 75 µs, is the model's, not this parameter);
+ *   overheads     [-50, 10^4] µs per collective (negative removes part of
+ *                 the model's fixed cost, which is tens of µs). */
+#define SP_CALIB_LAT_MAX_US 100.0
+#define SP_CALIB_OVH_MIN_US (-50.0)
+#define SP_CALIB_OVH_MAX_US 1e4
+
+static double
+eff_max (const SpTopoSpec *base, guint p)
+{
+  return p == SP_CALIB_INTRA_EFFICIENCY && base->intra_kind == SP_INTRA_SHM ? 4.0 : 1.0;
+}
+
 /* Box of the fit variable (log for efficiencies). */
 static void
-bounds (guint p, double *lo, double *hi)
+bounds_of (const SpTopoSpec *base, guint p, double *lo, double *hi)
 {
   if (is_efficiency (p))
     {
       *lo = log (SP_CALIB_EFF_MIN);
-      *hi = log (4.0);
+      *hi = log (eff_max (base, p));
     }
   else if (p == SP_CALIB_INTRA_LATENCY || p == SP_CALIB_INTER_LATENCY)
     {
       *lo = 0;
-      *hi = 1e6;
+      *hi = SP_CALIB_LAT_MAX_US;
     }
   else
     {
-      *lo = -1000;
-      *hi = 1e6;
+      *lo = SP_CALIB_OVH_MIN_US;
+      *hi = SP_CALIB_OVH_MAX_US;
     }
 }
 
@@ -299,7 +318,7 @@ jacobian (const Fit *f, const double *x, const double *r, gsize m, double *J, do
       memcpy (xs, x, sizeof (double) * f->n_free);
       guint p = f->idx[k];
       double lo, hi;
-      bounds (p, &lo, &hi);
+      bounds_of (f->base, p, &lo, &hi);
       double h = is_efficiency (p) ? STEP_LOG_EFF : MAX (STEP_US_MIN, STEP_REL * fabs (x[k]));
       if (x[k] + h > hi)
         h = -h;
@@ -398,7 +417,7 @@ levenberg_marquardt (const Fit *f, double *x, guint32 max_iter, guint32 *out_ite
       for (guint a = 0; a < n; a++)
         {
           double lo, hi;
-          bounds (f->idx[a], &lo, &hi);
+          bounds_of (f->base, f->idx[a], &lo, &hi);
           active[a] = !((x[a] <= lo && g[a] > 0) || (x[a] >= hi && g[a] < 0)) && A[a * n + a] > 0;
           max_diag = MAX (max_diag, A[a * n + a]);
         }
@@ -430,7 +449,7 @@ levenberg_marquardt (const Fit *f, double *x, guint32 max_iter, guint32 *out_ite
           for (guint a = 0; a < n; a++)
             {
               double lo, hi;
-              bounds (f->idx[a], &lo, &hi);
+              bounds_of (f->base, f->idx[a], &lo, &hi);
               xn[a] = CLAMP (x[a] + d[a], lo, hi);
               step = MAX (step, fabs (xn[a] - x[a]) / (1.0 + fabs (x[a])));
             }
@@ -649,8 +668,9 @@ sp_calibrate_fit (const SpTopo *topo, const SpCalibData *data, const SpCalibOpti
           res->reason[p] = why;
           if (why == NULL)
             {
-              double v = spec_get (&cur, p);
-              x[f.n_free] = is_efficiency (p) ? log (CLAMP (v, SP_CALIB_EFF_MIN, 4.0)) : v;
+              double v = spec_get (&cur, p), lo, hi;
+              bounds_of (f.base, p, &lo, &hi);
+              x[f.n_free] = CLAMP (is_efficiency (p) ? log (MAX (v, SP_CALIB_EFF_MIN)) : v, lo, hi);
               f.idx[f.n_free++] = p;
             }
         }

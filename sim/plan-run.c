@@ -240,6 +240,17 @@ sp_plan_kernel_ns (const SpPlanCtx *c, const SpOp *op)
   return 0;
 }
 
+/* The public face of sp_plan_kernel_ns (shardplan/sim.h). */
+guint64
+sp_sim_kernel_ns (const SpTopo *topo, double compute_efficiency, const SpOp *op)
+{
+  g_return_val_if_fail (topo != NULL && op != NULL && compute_efficiency > 0, 0);
+  SpPlanCtx c = { 0 };
+  c.spec = sp_topo_spec (topo);
+  c.efficiency = compute_efficiency;
+  return sp_plan_kernel_ns (&c, op);
+}
+
 /* Span of op `d` on rank r, NULL when r does not run it. */
 const SpSpan *
 sp_plan_span_at (const SpSimResult *res, const SpPlan *plan, guint32 d, guint32 r)

@@ -36,7 +36,9 @@ static const char description[] =
   "  --format text (default) | json     the report on standard output.\n"
   "\n"
   "Traces of fewer ranks than the topology (e.g. runs on 2 and 8 nodes, the\n"
-  "topology at --nodes 128) are placed on its first nodes.\n"
+  "topology at --nodes 128) are placed on its first nodes, or where the trace's\n"
+  "/meta/cluster says its ranks ran (node and local rank; e.g. a 10-node x 1-GPU\n"
+  "nccl-tests run on one GPU of each of 10 nodes of a 10 x 8 topology).\n"
   "\n"
   "Exit status: 0 ok; 2 bad input (unreadable trace, a world size larger than\n"
   "the topology's, no usable op, a hold-out that leaves nothing to fit or holds\n"
@@ -363,8 +365,9 @@ sp_cmd_calibrate (int argc, char **argv)
       if (twice >= 0)
         break; /* the hold-out file is one of the inputs */
       g_autoptr (SpTrace) trace = sp_trace_open (path, &error);
-      if (trace == NULL || !sp_calib_data_add_trace (data, trace, path, sp_topo_world_size (topo),
-                                                    &error))
+      if (trace == NULL
+          || !sp_calib_data_add_trace_on (data, trace, path, sp_topo_spec (topo)->nodes,
+                                          sp_topo_spec (topo)->gpus_per_node, &error))
         return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
       if (sp_trace_header (trace)->source != SP_TRACE_SOURCE_MEASURED)
         fprintf (stderr, "shardplan " CMD ": warning: %s is a %s trace, not a measured one\n",

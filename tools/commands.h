@@ -18,3 +18,5 @@ int sp_cmd_trace_import_nccl_tests (int argc, char **argv);
 int sp_cmd_trace_recover (int argc, char **argv);
 /* `shardplan calibrate` (tools/cmd-calibrate.c) */
 int sp_cmd_calibrate (int argc, char **argv);
+/* `shardplan chakra export|import` (tools/cmd-chakra.c) */
+int sp_cmd_chakra (int argc, char **argv);

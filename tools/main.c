@@ -17,6 +17,7 @@ static const SpCommand commands[] = {
   { "run", "execute a plan (under mpirun or srun) and record a measured trace", sp_cmd_run },
   { "trace", "inspect and export traces (summary, CSV, Chrome/Perfetto JSON)", sp_cmd_trace },
   { "compare", "simulated vs measured traces: per-op and aggregate error, plot", sp_cmd_compare },
+  { "chakra", "plans as Chakra execution traces for ASTRA-sim, and Chakra traces as plans", sp_cmd_chakra },
   { "calibrate", "fit the simulator's link and protocol parameters to measured traces", sp_cmd_calibrate },
 };
 

@@ -82,6 +82,19 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpCalibData, sp_calib_data_free)
 gboolean sp_calib_data_add_trace (SpCalibData *data, SpTrace *trace, const char *name,
                                   guint32 world_size, GError **error);
 
+/* The same on a topology of `nodes` x `gpus_per_node` GPUs, with the trace's
+ * ranks where its /meta/cluster says they ran: rank r is the topology's
+ * node_id x gpus_per_node + local_rank.  So a run on fewer GPUs per node
+ * than the topology has (nccl-tests on 10 nodes x 1 GPU, `trace
+ * import-nccl-tests` of it on a 10-node x 1-GPU topology) is fitted on one
+ * GPU of each of 10 nodes of a 10 x 8 topology, not on its first 10 GPUs.
+ * When the cluster is absent, does not list every rank once, or places a
+ * rank outside the topology (node_id >= nodes, local_rank >=
+ * gpus_per_node) or two on one GPU, this is sp_calib_data_add_trace with
+ * world_size = nodes x gpus_per_node (block placement). */
+gboolean sp_calib_data_add_trace_on (SpCalibData *data, SpTrace *trace, const char *name,
+                                     guint32 nodes, guint32 gpus_per_node, GError **error);
+
 /* Add one point by hand (tests, other sources): `point->ranks` is copied,
  * `source` must name a trace already added or be the next index with
  * `name` given (NULL: "points").  Fails with SP_ERROR_INVALID_ARGUMENT on a

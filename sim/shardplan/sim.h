@@ -201,6 +201,12 @@ SpSimResult *sp_sim_run_plan_full (const SpTopo *topo, SpSimModel model, const S
 /* sp_sim_run_plan_full (…, NULL, error): the default contention. */
 SpSimResult *sp_sim_run_plan (const SpTopo *topo, SpSimModel model, const SpPlan *plan,
                               const SpGroups *groups, GError **error);
+/* Duration of a kernel op (compute, quantize, dequantize, quant_reduce) as
+ * the plan simulation costs it, ns: flops / (the topology's peak × the
+ * efficiency, a fraction in (0, 1] — the plan's meta compute_efficiency,
+ * 0.5 when absent), else bytes / the GPU model's HBM bandwidth for the
+ * byte-only kernels, else 0. */
+guint64 sp_sim_kernel_ns (const SpTopo *topo, double compute_efficiency, const SpOp *op);
 void sp_sim_result_free (SpSimResult *result);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpSimResult, sp_sim_result_free)
 

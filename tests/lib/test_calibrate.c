@@ -334,6 +334,123 @@ START_TEST (add_point_checks)
 }
 END_TEST
 
+/* A 4-rank trace of one all_reduce whose /meta/cluster puts one rank on each
+ * of 4 nodes (a 4-node x 1-GPU run); `with_cluster` FALSE: no cluster. */
+static char *
+write_spread (const char *dir, gboolean with_cluster)
+{
+  SpGroupsOptions o;
+  sp_groups_options_init (&o);
+  o.world_size = 4;
+  o.devices_per_node = 1;
+  GError *e = NULL;
+  g_autoptr (SpGroups) g = sp_groups_build (&o, &e);
+  SP_ASSERT_NO_ERROR (e);
+  g_autoptr (SpPlan) plan = sp_plan_new (&o);
+  SpOp op = { .parent = -1, .name = "ar", .kind = SP_COLL_ALL_REDUCE, .family = SP_FAMILY_WORLD,
+              .bytes = 4096, .count = 1024, .dtype = SP_DTYPE_FLOAT32, .redop = SP_REDOP_SUM,
+              .algorithm = SP_ALGO_AUTO };
+  ck_assert_msg (sp_plan_add_op (plan, &op, NULL, &e), "%s", e ? e->message : "");
+  char *path = g_build_filename (dir, with_cluster ? "spread.h5" : "spread-nc.h5", NULL);
+  SpTraceHeader h = { .source = SP_TRACE_SOURCE_MEASURED, .producer = "test",
+                      .producer_version = "0", .clock = "CLOCK_MONOTONIC",
+                      .timing_mode = "isolated", .iters = 1, .world_size = 4 };
+  g_autoptr (SpTraceWriter) w = sp_trace_writer_new (path, &h, &e);
+  SP_ASSERT_NO_ERROR (e);
+  if (with_cluster)
+    {
+      SpTraceNode nodes[4];
+      SpTraceRank ranks[4];
+      /* listed out of rank order: the placement must go by the rank field */
+      for (guint32 i = 0; i < 4; i++)
+        {
+          guint32 r = 3 - i;
+          nodes[r] = (SpTraceNode) { .node_id = r, .hostname = "h", .n_gpus = 1, .gpu_model = "" };
+          ranks[i] = (SpTraceRank) { .rank = r, .node_id = r, .local_rank = 0, .device = 0 };
+        }
+      ck_assert_msg (sp_trace_writer_set_cluster (w, nodes, 4, ranks, 4, &e), "%s",
+                     e ? e->message : "");
+    }
+  ck_assert (sp_trace_writer_set_plan (w, plan, NULL, &e));
+  ck_assert (sp_trace_writer_set_groups (w, g, &e));
+  for (guint32 rank = 0; rank < 4; rank++)
+    {
+      SpTraceRow r;
+      sp_trace_row_init (&r);
+      r.op_id = 0;
+      r.rank = rank;
+      r.coll = op.kind;
+      r.dtype = op.dtype;
+      r.redop = op.redop;
+      r.bytes = op.bytes;
+      r.count = op.count;
+      r.status = SP_TRACE_STATUS_OK;
+      r.group_id = sp_trace_group_id (g, SP_FAMILY_WORLD, 0);
+      r.group_rank = rank;
+      r.group_size = 4;
+      r.dur_ns = 1000;
+      r.t_end_ns = r.t_start_ns + r.dur_ns;
+      ck_assert (sp_trace_writer_append (w, &r, 1, &e));
+    }
+  ck_assert_msg (sp_trace_writer_finish (w, &e), "%s", e ? e->message : "");
+  return path;
+}
+
+/* The ranks of the one point of `path` added with sp_calib_data_add_trace_on. */
+static void
+assert_placed (const char *path, guint32 nodes, guint32 gpn, const guint32 want[4])
+{
+  GError *e = NULL;
+  g_autoptr (SpTrace) t = sp_trace_open (path, &e);
+  SP_ASSERT_NO_ERROR (e);
+  g_autoptr (SpCalibData) d = sp_calib_data_new ();
+  ck_assert_msg (sp_calib_data_add_trace_on (d, t, path, nodes, gpn, &e), "%s",
+                 e ? e->message : "");
+  gsize n;
+  const SpCalibPoint *p = sp_calib_data_points (d, &n);
+  ck_assert_uint_eq (n, 1);
+  ck_assert_uint_eq (p[0].n_ranks, 4);
+  for (guint i = 0; i < 4; i++)
+    ck_assert_msg (p[0].ranks[i] == want[i], "%u nodes x %u: rank %u placed on %u, expected %u",
+                   nodes, gpn, i, p[0].ranks[i], want[i]);
+}
+
+START_TEST (placement_from_cluster)
+{
+  g_autofree char *dir = sp_test_tmpdir ();
+  g_autofree char *spread = write_spread (dir, TRUE);
+  g_autofree char *plain = write_spread (dir, FALSE);
+  static const guint32 block[4] = { 0, 1, 2, 3 };
+  static const guint32 one_per_node_of_8[4] = { 0, 8, 16, 24 };
+  static const guint32 one_per_node_of_2[4] = { 0, 2, 4, 6 };
+  /* 4 nodes x 1 GPU measured, a 4 x 8 topology: one GPU of each node */
+  assert_placed (spread, 4, 8, one_per_node_of_8);
+  assert_placed (spread, 10, 2, one_per_node_of_2);
+  /* the topology's own shape: the block placement */
+  assert_placed (spread, 4, 1, block);
+  /* a cluster that does not fit the topology (4 nodes on 2): block placement */
+  assert_placed (spread, 2, 8, block);
+  /* no cluster: block placement */
+  assert_placed (plain, 4, 8, block);
+  /* sp_calib_data_add_trace is block placement whatever the cluster says */
+  GError *e = NULL;
+  g_autoptr (SpTrace) t = sp_trace_open (spread, &e);
+  SP_ASSERT_NO_ERROR (e);
+  g_autoptr (SpCalibData) d = sp_calib_data_new ();
+  ck_assert (sp_calib_data_add_trace (d, t, spread, 32, &e));
+  gsize n;
+  const SpCalibPoint *p = sp_calib_data_points (d, &n);
+  ck_assert_uint_eq (n, 1);
+  ck_assert (p[0].ranks[0] == 0 && p[0].ranks[3] == 3);
+  /* a topology too small even for the block placement is refused, as before */
+  g_autoptr (SpCalibData) small = sp_calib_data_new ();
+  ck_assert (!sp_calib_data_add_trace_on (small, t, spread, 1, 2, &e));
+  SP_ASSERT_ERROR (e, SP_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&e);
+  ck_assert_uint_eq (sp_calib_data_n_points (small), 0);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -345,6 +462,7 @@ main (void)
   tcase_add_test (tc, holdout_split);
   tcase_add_test (tc, error_stats_by_hand);
   tcase_add_test (tc, add_point_checks);
+  tcase_add_test (tc, placement_from_cluster);
   suite_add_tcase (s, tc);
   return sp_test_run (s);
 }

@@ -28,8 +28,9 @@ spec_h100 (guint32 nodes)
   return s;
 }
 
+/* Every rank of `s`, as `model` sees them (SP_SIM_NCCL: NCCL's own view). */
 static SpShape
-shape_all (const SpTopoSpec *s)
+shape_model (const SpTopoSpec *s, SpSimModel model)
 {
   guint32 n = s->nodes * s->gpus_per_node;
   g_autofree guint32 *r = g_new (guint32, n);
@@ -37,22 +38,20 @@ shape_all (const SpTopoSpec *s)
     r[i] = i;
   SpShape sh;
   GError *error = NULL;
-  ck_assert (sp_shape_init (&sh, s, r, n, &error));
+  ck_assert (sp_shape_init_model (&sh, s, r, n, model, &error));
   return sh;
 }
 
-/* NCCL's own view of the same group (SP_SIM_NCCL). */
+static SpShape
+shape_all (const SpTopoSpec *s)
+{
+  return shape_model (s, SP_SIM_DES);
+}
+
 static SpShape
 shape_nccl (const SpTopoSpec *s)
 {
-  guint32 n = s->nodes * s->gpus_per_node;
-  g_autofree guint32 *r = g_new (guint32, n);
-  for (guint32 i = 0; i < n; i++)
-    r[i] = i;
-  SpShape sh;
-  GError *error = NULL;
-  ck_assert (sp_shape_init_model (&sh, s, r, n, SP_SIM_NCCL, &error));
-  return sh;
+  return shape_model (s, SP_SIM_NCCL);
 }
 
 #define ASSERT_NEAR(a, b, tol) \

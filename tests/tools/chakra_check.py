@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""An independent reader of `shardplan chakra export`'s files: Python's
+protobuf package, with the message classes compiled by protoc --python_out
+from the project's tools/chakra/et_def.proto (never shardplan's C code),
+checks every rank's file against the plan JSON and against the groups
+`shardplan groups --format json` prints for the plan's options:
+
+  - each file is a whole stream of length-delimited messages: one
+    GlobalMetadata, then nodes, nothing left over;
+  - the node count of rank r = the plan's ops that r runs (kernels: all
+    ranks; collectives and composites: the ranks in a group of the family);
+  - collectives: COMM_COLL_NODE, comm_type = the kind's Chakra code,
+    comm_size = the plan's bytes, is_cpu_op false, pg_name a key of
+    PREFIX.groups.json whose ranks are exactly the DeepSpeed group of the op's
+    family that holds r, pg_desc naming that family;
+  - kernels: COMP_NODE, num_ops = the plan's FLOPs;
+  - data deps = the plan's deps (all of them run on r in these plans),
+    every dep a node of the same file.
+
+usage: chakra_check.py ET_PY_DIR PLAN.json PREFIX GROUPS.json
+(ET_PY_DIR holds et_def_pb2.py; GROUPS.json is `shardplan groups` output)
+"""
+import json
+import sys
+
+sys.path.insert(0, sys.argv[1])
+import et_def_pb2 as et  # noqa: E402
+
+KIND_CODE = {"all_reduce": 0, "reduce": 1, "all_gather": 2, "gather": 3, "scatter": 4,
+             "broadcast": 5, "all_to_all": 6, "reduce_scatter": 7,
+             "reduce_scatter_block": 8, "barrier": 9}
+KERNELS = {"compute", "quantize", "dequantize", "quant_reduce"}
+
+
+def varint(buf, pos):
+    v = shift = 0
+    while True:
+        if pos >= len(buf):
+            raise ValueError("truncated varint")
+        b = buf[pos]
+        pos += 1
+        v |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return v, pos
+
+
+def messages(path):
+    buf = open(path, "rb").read()
+    pos = 0
+    out = []
+    while pos < len(buf):
+        n, pos = varint(buf, pos)
+        if pos + n > len(buf):
+            raise ValueError(f"{path}: message of {n} bytes at {pos} runs past the end")
+        out.append(buf[pos:pos + n])
+        pos += n
+    return out
+
+
+def attrs(node):
+    d = {}
+    for a in node.attr:
+        d[a.name] = getattr(a, a.WhichOneof("value")) if a.WhichOneof("value") else None
+    return d
+
+
+def main():
+    _, _, plan_path, prefix, groups_path = sys.argv
+    plan = json.load(open(plan_path))
+    world = plan["world_size"]
+    fams = json.load(open(groups_path))["families"]
+    fams["world"] = [list(range(world))]
+    if "local_all_to_all" in fams:
+        # `shardplan groups` lists local_i then global_i (DeepSpeed's order)
+        n_local = world // plan["groups"]["devices_per_node"]
+        both = fams.pop("local_all_to_all")
+        fams["local_all_to_all.local"] = both[:n_local]
+        fams["local_all_to_all.global"] = both[n_local:]
+    pg = json.load(open(prefix + ".groups.json"))
+    for k in pg:
+        assert k.isdigit() and int(k) > 0, f"group key {k!r} is not a decimal > 0"
+    ops = plan["ops"]
+    group_of = {}  # (family, rank) -> members
+    for fam, groups in fams.items():
+        for g in groups:
+            for r in g:
+                group_of[(fam, r)] = g
+    n_nodes = n_coll = 0
+    for r in range(world):
+        path = f"{prefix}.{r}.et"
+        msgs = messages(path)
+        gm = et.GlobalMetadata()
+        gm.ParseFromString(msgs[0])
+        assert gm.version, f"{path}: no version"
+        gattr = {a.name: a for a in gm.attr}
+        assert gattr["rank"].uint64_val == r, f"{path}: rank attribute"
+        expect = [op for op in ops
+                  if op["kind"] in KERNELS or op["family"] == "none"
+                  or (op["family"], r) in group_of]
+        nodes = []
+        for m in msgs[1:]:
+            n = et.Node()
+            n.ParseFromString(m)
+            nodes.append(n)
+        assert len(nodes) == len(expect), \
+            f"{path}: {len(nodes)} nodes, the plan has {len(expect)} ops on rank {r}"
+        ids = set()
+        for n, op in zip(nodes, expect):
+            where = f"{path}: node {n.id}"
+            assert n.id == op["id"], f"{where}: expected op {op['id']}"
+            assert n.name == op["name"], f"{where}: name"
+            a = attrs(n)
+            if op["kind"] in KIND_CODE:
+                n_coll += 1
+                assert n.type == et.COMM_COLL_NODE, f"{where}: type {n.type}"
+                assert a["comm_type"] == KIND_CODE[op["kind"]], f"{where}: comm_type"
+                assert a["comm_size"] == op["bytes"], \
+                    f"{where}: comm_size {a['comm_size']} != plan bytes {op['bytes']}"
+                assert a["is_cpu_op"] is False, f"{where}: is_cpu_op"
+                members = pg[a["pg_name"]]
+                want = group_of[(op["family"], r)]
+                assert sorted(members) == sorted(want), \
+                    f"{where}: pg_name {a['pg_name']} has {members}, the {op['family']} group " \
+                    f"of rank {r} is {want}"
+                assert a["pg_desc"].rsplit(".", 1)[0] == op["family"], f"{where}: pg_desc"
+            else:
+                assert n.type == et.COMP_NODE, f"{where}: type {n.type}"
+                if op["kind"] in KERNELS:
+                    assert a["num_ops"] == op["flops"], f"{where}: num_ops"
+            assert sorted(n.data_deps) == sorted(op["deps"]), \
+                f"{where}: data_deps {list(n.data_deps)} != plan deps {op['deps']}"
+            for d in list(n.data_deps) + list(n.ctrl_deps):
+                assert d in ids, f"{where}: dep {d} is not an earlier node of the file"
+            ids.add(n.id)
+        n_nodes += len(nodes)
+    print(f"{world} files, {n_nodes} nodes ({n_coll} collectives), "
+          f"{len(pg)} groups: match the plan")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,343 @@
+/* Chakra traces shardplan did not write → a plan.  A plan's op runs on
+ * every group of one DeepSpeed family, so the groups each collective uses
+ * (pg_name per rank, resolved through the group file) must be exactly the
+ * groups of one family of one layout: the families of the layouts W ranks
+ * allow (world; shard / replicate / shard_intra_node / shard_inter_node
+ * for every shard size; zero_param for every hpZ size; tensor / data for
+ * every tensor-parallel size) are built and compared, group set to group
+ * set, and the families chosen must come from one SpGroupsOptions. */
+#include "config.h"
+#include "chakra/import-private.h"
+
+#include <math.h>
+#include <string.h>
+
+#define FAIL(...) \
+  do { g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, __VA_ARGS__); goto fail; } while (0)
+
+/* Canonical text of a set of groups: members sorted, groups by first member. */
+static int
+cmp_u32 (gconstpointer a, gconstpointer b)
+{
+  guint32 x = *(const guint32 *) a, y = *(const guint32 *) b;
+  return x < y ? -1 : x > y;
+}
+
+static int
+cmp_group (gconstpointer a, gconstpointer b)
+{
+  const GArray *x = *(GArray *const *) a, *y = *(GArray *const *) b;
+  return cmp_u32 (x->data, y->data);
+}
+
+static char *
+partition_key (GPtrArray *groups)
+{
+  for (guint i = 0; i < groups->len; i++)
+    g_array_sort (groups->pdata[i], cmp_u32);
+  g_ptr_array_sort (groups, cmp_group);
+  GString *s = g_string_new (NULL);
+  for (guint i = 0; i < groups->len; i++)
+    {
+      GArray *g = groups->pdata[i];
+      for (guint k = 0; k < g->len; k++)
+        g_string_append_printf (s, k ? ",%u" : "%u", g_array_index (g, guint32, k));
+      g_string_append_c (s, ';');
+    }
+  return g_string_free (s, FALSE);
+}
+
+static char *
+family_key (const SpGroups *groups, SpFamily f)
+{
+  g_autoptr (GPtrArray) parts = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+  for (guint32 i = 0; i < sp_groups_n_groups (groups, f); i++)
+    {
+      guint32 size = 0;
+      const guint32 *m = sp_groups_members (groups, f, i, &size);
+      GArray *a = g_array_sized_new (FALSE, FALSE, sizeof (guint32), size);
+      g_array_append_vals (a, m, size);
+      g_ptr_array_add (parts, a);
+    }
+  return partition_key (parts);
+}
+
+/* What a family match asks of the options. */
+typedef struct {
+  SpFamily family;
+  guint32 shard_size;      /* 0: no demand */
+  gboolean hierarchical;
+  guint32 zero_param;
+  guint32 tensor;
+} Match;
+
+static void
+add_candidates (GHashTable *table, const SpGroupsOptions *opts, const SpFamily *fams, guint n,
+                Match base)
+{
+  g_autoptr (SpGroups) g = sp_groups_build (opts, NULL);
+  if (g == NULL)
+    return;
+  for (guint i = 0; i < n; i++)
+    {
+      if (!sp_groups_has_family (g, fams[i]))
+        continue;
+      char *key = family_key (g, fams[i]);
+      if (g_hash_table_contains (table, key))
+        {
+          g_free (key);
+          continue;
+        }
+      Match *m = g_new (Match, 1);
+      *m = base;
+      m->family = fams[i];
+      if (m->hierarchical && fams[i] != SP_FAMILY_SHARD_INTRA_NODE && fams[i] != SP_FAMILY_SHARD_INTER_NODE)
+        m->hierarchical = FALSE;
+      g_hash_table_insert (table, key, m);
+    }
+}
+
+static GHashTable *
+candidates (guint32 world, guint32 dpn)
+{
+  GHashTable *t = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  SpGroupsOptions o;
+  sp_groups_options_init (&o);
+  o.world_size = world;
+  o.devices_per_node = dpn;
+  SpFamily world_f[] = { SP_FAMILY_WORLD };
+  add_candidates (t, &o, world_f, 1, (Match) { 0 });
+  for (guint32 s = 1; s <= world; s++)
+    {
+      if (world % s)
+        continue;
+      SpFamily shard_f[] = { SP_FAMILY_SHARD, SP_FAMILY_REPLICATE, SP_FAMILY_SHARD_INTRA_NODE,
+                             SP_FAMILY_SHARD_INTER_NODE };
+      SpGroupsOptions so = o;
+      so.shard_size = s;
+      so.hierarchical = TRUE;
+      add_candidates (t, &so, shard_f, 4, (Match) { .shard_size = s, .hierarchical = TRUE });
+      so.hierarchical = FALSE;
+      add_candidates (t, &so, shard_f, 2, (Match) { .shard_size = s });
+      SpGroupsOptions zo = o;
+      zo.zero_param_group_size = s;
+      SpFamily z_f[] = { SP_FAMILY_ZERO_PARAM };
+      add_candidates (t, &zo, z_f, 1, (Match) { .zero_param = s });
+      SpGroupsOptions to = o;
+      to.tensor_parallel = s;
+      SpFamily t_f[] = { SP_FAMILY_TENSOR, SP_FAMILY_DATA };
+      add_candidates (t, &to, t_f, 2, (Match) { .tensor = s });
+    }
+  return t;
+}
+
+static gboolean
+merge (guint32 *have, guint32 want)
+{
+  if (want == 0 || *have == want)
+    return TRUE;
+  if (*have != 0)
+    return FALSE;
+  *have = want;
+  return TRUE;
+}
+
+SpPlan *
+sp_chakra_build_foreign (const SpChakraForeign *f, GPtrArray *ops, GError **error)
+{
+  guint32 world = f->world;
+  guint32 dpn = f->topo ? sp_topo_spec (f->topo)->gpus_per_node : 8;
+  if (f->topo && sp_topo_world_size (f->topo) != world)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                   "%s: %u rank files but the topology has %u GPUs", f->prefix, world,
+                   sp_topo_world_size (f->topo));
+      return NULL;
+    }
+  GHashTable *cands = NULL;
+  SpFamily *fam_of = g_new0 (SpFamily, ops->len ? ops->len : 1);
+  SpGroupsOptions opts;
+  sp_groups_options_init (&opts);
+  opts.world_size = world;
+  opts.devices_per_node = dpn;
+  SpPlan *plan = NULL;
+  guint64 shard_from = G_MAXUINT64;
+
+  for (guint i = 0; i < ops->len; i++)
+    {
+      SpChakraForeignOp *o = ops->pdata[i];
+      g_autofree char *file = g_strdup_printf ("%s.%u.et", f->prefix, o->file_rank);
+      if (!o->coll)
+        {
+          fam_of[i] = SP_FAMILY_NONE;
+          if (o->n_ranks != world)
+            FAIL ("%s: node %" G_GUINT64_FORMAT " ('%s'): a COMP_NODE in %u of the %u rank files: "
+                  "shardplan's compute runs on every rank", file, o->id, o->name, o->n_ranks, world);
+          continue;
+        }
+      /* the groups this collective uses, checked against the group file */
+      g_autoptr (GHashTable) by_pg = g_hash_table_new (NULL, NULL);
+      guint32 n_all = 0;
+      for (guint k = 0; k < o->rank_pg->len; k += 2)
+        {
+          guint32 r = g_array_index (o->rank_pg, guint32, k);
+          guint32 pg = g_array_index (o->rank_pg, guint32, k + 1);
+          if (pg == 0)
+            n_all++;
+          else
+            g_hash_table_insert (by_pg, GUINT_TO_POINTER (pg), GUINT_TO_POINTER (r + 1));
+        }
+      if (n_all > 0 && g_hash_table_size (by_pg) > 0)
+        FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name: some files give the node every rank "
+              "(pg_name \"\" or \"0\"), others a group", file, o->id);
+      g_autoptr (GPtrArray) parts = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+      if (n_all > 0)
+        {
+          if (n_all != world)
+            FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name: a collective of every rank in %u "
+                  "of the %u rank files", file, o->id, n_all, world);
+          GArray *a = g_array_new (FALSE, FALSE, sizeof (guint32));
+          for (guint32 r = 0; r < world; r++)
+            g_array_append_val (a, r);
+          g_ptr_array_add (parts, a);
+        }
+      else
+        {
+          /* every member of each group must have the node with that group */
+          g_autofree guint32 *pg_of = g_new0 (guint32, world);
+          for (guint k = 0; k < o->rank_pg->len; k += 2)
+            pg_of[g_array_index (o->rank_pg, guint32, k)] = g_array_index (o->rank_pg, guint32, k + 1);
+          GHashTableIter it;
+          gpointer key, val;
+          g_hash_table_iter_init (&it, by_pg);
+          while (g_hash_table_iter_next (&it, &key, &val))
+            {
+              g_autofree char *name = g_strdup_printf ("%u", GPOINTER_TO_UINT (key));
+              const GArray *m = f->pg ? g_hash_table_lookup (f->pg, name) : NULL;
+              if (m == NULL)
+                FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name: group %s is not a key of "
+                      "%s.groups.json as written (decimal, no leading zeros)", file, o->id, name,
+                      f->prefix);
+              for (guint k = 0; k < m->len; k++)
+                {
+                  guint32 r = g_array_index (m, guint32, k);
+                  if (r >= world)
+                    FAIL ("%s.groups.json: group %s: rank %u, but the rank files stop at %s.%u.et",
+                          f->prefix, name, r, f->prefix, world - 1);
+                  if (pg_of[r] != GPOINTER_TO_UINT (key))
+                    {
+                      if (pg_of[r] == 0)
+                        FAIL ("%s.%u.et: node %" G_GUINT64_FORMAT ": missing: rank %u is in group %s "
+                              "of the node in %s, but its file has no such node", f->prefix, r,
+                              o->id, r, name, file);
+                      FAIL ("%s.%u.et: node %" G_GUINT64_FORMAT ": field pg_name '%u' disagrees with "
+                            "%s.%u.et, where the node's group '%s' holds rank %u", f->prefix, r, o->id,
+                            pg_of[r], f->prefix, GPOINTER_TO_UINT (val) - 1, name, r);
+                    }
+                }
+              g_ptr_array_add (parts, g_array_copy ((GArray *) m));
+            }
+        }
+      g_autofree char *pkey = partition_key (parts);
+      if (cands == NULL)
+        cands = candidates (world, dpn);
+      const Match *m = g_hash_table_lookup (cands, pkey);
+      if (m == NULL)
+        FAIL ("%s: node %" G_GUINT64_FORMAT " ('%s'): field pg_name: its groups are not the groups "
+              "of any DeepSpeed family shardplan builds for %u ranks (%u per node)", file, o->id,
+              o->name, world, dpn);
+      fam_of[i] = m->family;
+      if (!merge (&opts.shard_size, m->shard_size) || !merge (&opts.zero_param_group_size, m->zero_param)
+          || !merge (&opts.tensor_parallel, m->tensor))
+        FAIL ("%s: node %" G_GUINT64_FORMAT " ('%s'): field pg_name: its groups (family %s) and "
+              "those of node %" G_GUINT64_FORMAT " need different layouts (shard size %u vs %u, "
+              "hpZ %u, tensor %u)", file, o->id, o->name, sp_family_name (m->family),
+              shard_from == G_MAXUINT64 ? o->id : shard_from, m->shard_size, opts.shard_size,
+              opts.zero_param_group_size, opts.tensor_parallel);
+      if (m->shard_size && shard_from == G_MAXUINT64)
+        shard_from = o->id;
+      if (m->hierarchical)
+        opts.hierarchical = TRUE;
+    }
+
+  plan = sp_plan_new (&opts);
+  {
+    GError *e = NULL;
+    g_autoptr (SpGroups) check = sp_groups_build (&opts, &e);
+    if (check == NULL)
+      {
+        g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                     "%s: the families the collectives use make no DeepSpeed layout together: %s",
+                     f->prefix, e->message);
+        g_error_free (e);
+        goto fail;
+      }
+  }
+  sp_plan_set_meta (plan, "created_by", "shardplan " PACKAGE_VERSION " chakra import");
+  sp_plan_set_meta (plan, "source", f->prefix);
+  /* compute from time: FLOPs at the topology's peak, so efficiency 1 */
+  sp_plan_set_meta (plan, "compute_efficiency", "1");
+  for (guint i = 0; i < ops->len; i++)
+    {
+      SpChakraForeignOp *o = ops->pdata[i];
+      g_autofree char *file = g_strdup_printf ("%s.%u.et", f->prefix, o->file_rank);
+      SpOp op = { 0 };
+      op.name = o->name && *o->name ? o->name : "chakra";
+      op.layer = -1;
+      op.parent = -1;
+      op.family = fam_of[i];
+      op.algorithm = SP_ALGO_AUTO;
+      op.phase = SP_PHASE_NONE;
+      op.n_deps = o->n_deps;
+      op.deps = o->deps;
+      if (o->coll)
+        {
+          op.kind = (SpColl) o->comm_type;
+          op.stream = 1;
+          op.bytes = o->comm_size;
+          op.dtype = op.kind == SP_COLL_BARRIER ? SP_DTYPE_NONE : SP_DTYPE_UINT8;
+          op.count = op.dtype == SP_DTYPE_NONE ? 0 : op.bytes;
+          gboolean reducing = op.kind == SP_COLL_ALL_REDUCE || op.kind == SP_COLL_REDUCE
+                              || op.kind == SP_COLL_REDUCE_SCATTER
+                              || op.kind == SP_COLL_REDUCE_SCATTER_BLOCK;
+          op.redop = reducing ? SP_REDOP_SUM : SP_REDOP_NONE;
+        }
+      else
+        {
+          op.kind = SP_COLL_COMPUTE;
+          op.dtype = SP_DTYPE_NONE;
+          op.redop = SP_REDOP_NONE;
+          op.stream = 0;
+          if (o->dur_us > 0)
+            {
+              if (f->topo == NULL)
+                FAIL ("%s: node %" G_GUINT64_FORMAT ": field duration_micros: turning time into "
+                      "FLOPs needs the GPU's peak: give --topology", file, o->id);
+              op.flops = (guint64) llround ((double) o->dur_us * 1e3
+                                            * sp_topo_spec (f->topo)->gpu_tflops * 1e3);
+            }
+          else
+            op.flops = o->num_ops;
+        }
+      GError *e = NULL;
+      if (!sp_plan_add_op (plan, &op, NULL, &e))
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: node %" G_GUINT64_FORMAT
+                       ": %s", file, o->id, e->message);
+          g_error_free (e);
+          goto fail;
+        }
+    }
+  g_free (fam_of);
+  if (cands)
+    g_hash_table_destroy (cands);
+  return plan;
+
+fail:
+  g_free (fam_of);
+  if (cands)
+    g_hash_table_destroy (cands);
+  if (plan)
+    sp_plan_free (plan);
+  return NULL;
+}

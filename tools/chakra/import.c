@@ -1,0 +1,965 @@
+/* Chakra ET files → a plan (tools/chakra/chakra.h).  Each rank's file is
+ * read whole, checked on its own (framing, messages, node types, deps,
+ * cycles), then folded into one table of ops keyed by node id, where the
+ * files must agree.  Nothing of a file is trusted before it is checked:
+ * every error names the file, the node id and the field. */
+#include "config.h"
+#include "chakra/chakra.h"
+#include "chakra/chakra-private.h"
+#include "chakra/import-private.h"
+
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+#define N_TYPES 8
+
+/* One node of one file, as read. */
+typedef struct {
+  guint64 id;
+  const char *name;
+  int type;
+  guint64 dur_us;
+  gboolean has_comm_type, has_comm_size, has_num_ops;
+  gint64 comm_type, comm_size, num_ops;
+  const char *pg_name;
+  /* shardplan's own attributes */
+  gboolean sp;
+  const char *sp_kind, *sp_family, *sp_dtype, *sp_redop, *sp_algorithm, *sp_phase;
+  guint64 sp_bytes, sp_count, sp_stream, sp_flops, sp_group_index;
+  gint64 sp_layer, sp_parent;
+  gboolean has_group_index;
+  ChakraProtoMsg__Node *msg;
+} RNode;
+
+/* protobuf-c's allocations for one file come from a bump arena, freed at
+ * once when the file is done: unpacking a node makes ~40 allocations, and
+ * malloc/free were a third of an import's time. */
+typedef struct {
+  GPtrArray *chunks;  /* kept from file to file: reset, not freed */
+  GArray *sizes;      /* gsize per chunk */
+  guint next;         /* the chunk to take when the current one is full */
+  guint8 *cur;
+  gsize left;
+} Arena;
+
+#define ARENA_CHUNK (1u << 20)
+
+static void *
+arena_alloc (void *data, size_t n)
+{
+  Arena *a = data;
+  n = (n + 15) & ~(size_t) 15;
+  while (n > a->left)
+    {
+      if (a->next == a->chunks->len)
+        {
+          gsize size = MAX (n, ARENA_CHUNK);
+          g_ptr_array_add (a->chunks, g_malloc (size));
+          g_array_append_val (a->sizes, size);
+        }
+      a->cur = a->chunks->pdata[a->next];
+      a->left = g_array_index (a->sizes, gsize, a->next);
+      a->next++;
+    }
+  void *p = a->cur;
+  a->cur += n;
+  a->left -= n;
+  return p;
+}
+
+static void
+arena_reset (Arena *a)
+{
+  a->next = 0;
+  a->cur = NULL;
+  a->left = 0;
+}
+
+static void
+arena_free (void *data, void *p)
+{
+}
+
+static gboolean
+modelled (int type)
+{
+  return type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE
+         || type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;
+}
+
+/* One op over all files. */
+typedef struct {
+  RNode n;              /* as the first file that has it says (strings copied) */
+  char *name, *pg_first;
+  guint32 first_rank;
+  guint32 n_ranks;
+  guint64 max_dur_us;
+  gboolean dur_differs;
+  GArray *deps;         /* guint64, unique */
+  GHashTable *dep_set;
+  GArray *rank_pg;      /* foreign collectives: guint32 pairs (rank, pg id) */
+  guint32 plan_id;
+} GOp;
+
+static void
+gop_free (gpointer p)
+{
+  GOp *g = p;
+  g_free (g->name);
+  g_free (g->pg_first);
+  g_free ((char *) g->n.sp_kind);
+  g_free ((char *) g->n.sp_family);
+  g_free ((char *) g->n.sp_dtype);
+  g_free ((char *) g->n.sp_redop);
+  g_free ((char *) g->n.sp_algorithm);
+  g_free ((char *) g->n.sp_phase);
+  g_array_free (g->deps, TRUE);
+  g_hash_table_destroy (g->dep_set);
+  if (g->rank_pg)
+    g_array_free (g->rank_pg, TRUE);
+  g_free (g);
+}
+
+typedef struct {
+  const char *prefix;
+  const SpTopo *topo;
+  GHashTable *ops;        /* guint64* id → GOp */
+  gboolean sp;            /* files carry shardplan_plan */
+  char *header;           /* the first file's shardplan_plan */
+  SpPlan *head;           /* parsed header (groups options, meta) */
+  SpGroups *groups;       /* built from the header */
+  GHashTable *pg;         /* group file: name → GArray of guint32 ranks; NULL if none */
+  GHashTable *pg_checked; /* shardplan: pg names already compared with the groups */
+  Arena arena;            /* protobuf-c's allocations for the file being read */
+  SpChakraImportStats st;
+} Ctx;
+
+static const char *
+type_name (int t)
+{
+  static const char *const names[N_TYPES] = { "INVALID_NODE", "METADATA_NODE", "MEM_LOAD_NODE",
+                                              "MEM_STORE_NODE", "COMP_NODE", "COMM_SEND_NODE",
+                                              "COMM_RECV_NODE", "COMM_COLL_NODE" };
+  return t >= 0 && t < N_TYPES ? names[t] : "?";
+}
+
+#define FAIL(...) \
+  do { g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, __VA_ARGS__); return FALSE; } while (0)
+
+/* Attributes: the value must be of the type Chakra gives the name.  One
+ * hash lookup per attribute (a chain of strcmp was a tenth of an import). */
+enum {
+  A_OTHER, A_COMM_TYPE, A_COMM_SIZE, A_NUM_OPS, A_PG_NAME, A_SP_KIND, A_SP_FAMILY, A_SP_DTYPE,
+  A_SP_REDOP, A_SP_ALGORITHM, A_SP_PHASE, A_SP_BYTES, A_SP_COUNT, A_SP_STREAM, A_SP_FLOPS,
+  A_SP_LAYER, A_SP_PARENT, A_SP_GROUP_INDEX,
+};
+
+static GHashTable *
+attr_table (void)
+{
+  static gsize once = 0;
+  static GHashTable *t;
+  if (g_once_init_enter (&once))
+    {
+      static const char *const names[] = { NULL, "comm_type", "comm_size", "num_ops", "pg_name",
+        "sp_kind", "sp_family", "sp_dtype", "sp_redop", "sp_algorithm", "sp_phase", "sp_bytes",
+        "sp_count", "sp_stream", "sp_flops", "sp_layer", "sp_parent", "sp_group_index" };
+      t = g_hash_table_new (g_str_hash, g_str_equal);
+      for (guint i = 1; i < G_N_ELEMENTS (names); i++)
+        g_hash_table_insert (t, (gpointer) names[i], GUINT_TO_POINTER (i));
+      g_once_init_leave (&once, 1);
+    }
+  return t;
+}
+
+static gboolean
+read_attrs (const char *path, RNode *n, GError **error)
+{
+  GHashTable *table = attr_table ();
+  for (size_t i = 0; i < n->msg->n_attr; i++)
+    {
+      const ChakraProtoMsg__AttributeProto *a = n->msg->attr[i];
+      const char *k = a->name;
+      int vc = a->value_case;
+      gboolean i64 = vc == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+      gboolean u64 = vc == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL;
+      gboolean str = vc == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL;
+      guint code = GPOINTER_TO_UINT (g_hash_table_lookup (table, k));
+#define WANT(ok, what) \
+      if (!(ok)) FAIL ("%s: node %" G_GUINT64_FORMAT ": attribute %s is not %s", path, n->id, k, what)
+#define WANT_INT(field, has) \
+      WANT (i64 || u64, "an int64"); \
+      n->has = TRUE; \
+      n->field = i64 ? a->int64_val : (gint64) a->uint64_val; \
+      if (n->field < 0) \
+        FAIL ("%s: node %" G_GUINT64_FORMAT ": %s %" G_GINT64_FORMAT " is negative", path, n->id, \
+              k, n->field)
+      switch (code)
+        {
+        case A_COMM_TYPE:
+          WANT (i64 || u64, "an int64");
+          n->has_comm_type = TRUE;
+          n->comm_type = i64 ? a->int64_val : (gint64) a->uint64_val;
+          break;
+        case A_COMM_SIZE: WANT_INT (comm_size, has_comm_size); break;
+        case A_NUM_OPS: WANT_INT (num_ops, has_num_ops); break;
+        case A_PG_NAME: WANT (str, "a string"); n->pg_name = a->string_val; break;
+#define SP_STR(C, field) case C: WANT (str, "a string"); n->field = a->string_val; n->sp = TRUE; break;
+#define SP_U64(C, field) case C: WANT (u64, "a uint64"); n->field = a->uint64_val; n->sp = TRUE; break;
+#define SP_I64(C, field) case C: WANT (i64, "an int64"); n->field = a->int64_val; n->sp = TRUE; break;
+        SP_STR (A_SP_KIND, sp_kind) SP_STR (A_SP_FAMILY, sp_family) SP_STR (A_SP_DTYPE, sp_dtype)
+        SP_STR (A_SP_REDOP, sp_redop) SP_STR (A_SP_ALGORITHM, sp_algorithm)
+        SP_STR (A_SP_PHASE, sp_phase)
+        SP_U64 (A_SP_BYTES, sp_bytes) SP_U64 (A_SP_COUNT, sp_count) SP_U64 (A_SP_STREAM, sp_stream)
+        SP_U64 (A_SP_FLOPS, sp_flops)
+        SP_I64 (A_SP_LAYER, sp_layer) SP_I64 (A_SP_PARENT, sp_parent)
+        case A_SP_GROUP_INDEX:
+          WANT (u64, "a uint64");
+          n->sp_group_index = a->uint64_val;
+          n->has_group_index = TRUE;
+          break;
+        default:
+          break;
+#undef SP_STR
+#undef SP_U64
+#undef SP_I64
+#undef WANT_INT
+#undef WANT
+        }
+    }
+  return TRUE;
+}
+
+/* The shardplan attributes a node of an exported file must all have. */
+static gboolean
+check_sp_node (const char *path, const RNode *n, GError **error)
+{
+  const char *missing = !n->sp_kind ? "sp_kind" : !n->sp_family ? "sp_family"
+                        : !n->sp_dtype ? "sp_dtype" : !n->sp_redop ? "sp_redop"
+                        : !n->sp_algorithm ? "sp_algorithm" : !n->sp_phase ? "sp_phase" : NULL;
+  if (missing)
+    FAIL ("%s: node %" G_GUINT64_FORMAT ": attribute %s missing (the file says it was written "
+          "by shardplan)", path, n->id, missing);
+  return TRUE;
+}
+
+static gboolean
+parse_groups_file (Ctx *c, GError **error)
+{
+  g_autofree char *path = g_strdup_printf ("%s.groups.json", c->prefix);
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    return TRUE;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  GError *e = NULL;
+  if (!json_parser_load_from_file (parser, path, &e))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: not JSON: %s", path, e->message);
+      g_error_free (e);
+      return FALSE;
+    }
+  JsonNode *root = json_parser_get_root (parser);
+  if (!root || !JSON_NODE_HOLDS_OBJECT (root))
+    FAIL ("%s: not a JSON object of communicator groups", path);
+  c->pg = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_array_unref);
+  JsonObjectIter it;
+  const char *key;
+  JsonNode *val;
+  json_object_iter_init (&it, json_node_get_object (root));
+  while (json_object_iter_next (&it, &key, &val))
+    {
+      char *end = NULL;
+      guint64 k = g_ascii_strtoull (key, &end, 10);
+      if (*key == '\0' || *end != '\0' || k == 0 || k > G_MAXUINT32)
+        FAIL ("%s: group key '%s' is not a decimal integer > 0 (ASTRA-sim's rule)", path, key);
+      if (!JSON_NODE_HOLDS_ARRAY (val))
+        FAIL ("%s: group %s: not a list of ranks", path, key);
+      JsonArray *arr = json_node_get_array (val);
+      GArray *m = g_array_new (FALSE, FALSE, sizeof (guint32));
+      for (guint i = 0; i < json_array_get_length (arr); i++)
+        {
+          JsonNode *x = json_array_get_element (arr, i);
+          if (!JSON_NODE_HOLDS_VALUE (x) || json_node_get_value_type (x) != G_TYPE_INT64
+              || json_node_get_int (x) < 0 || json_node_get_int (x) > G_MAXUINT32)
+            {
+              g_array_unref (m);
+              FAIL ("%s: group %s: element %u is not a rank", path, key, i);
+            }
+          guint32 r = (guint32) json_node_get_int (x);
+          g_array_append_val (m, r);
+        }
+      g_hash_table_insert (c->pg, g_strdup (key), m);
+    }
+  return TRUE;
+}
+
+/* Read one rank's file: framing and messages. */
+static gboolean
+read_file (Ctx *c, guint32 rank, const char *path, ProtobufCAllocator *alloc, GPtrArray *msgs,
+           ChakraProtoMsg__GlobalMetadata **out_gm, GError **error)
+{
+  g_autofree char *data = NULL;
+  gsize len = 0;
+  GError *e = NULL;
+  if (!g_file_get_contents (path, &data, &len, &e))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_IO, "%s", e->message);
+      g_error_free (e);
+      return FALSE;
+    }
+  const guint8 *p = (const guint8 *) data;
+  gsize pos = 0;
+  guint64 k = 0;
+  if (len == 0)
+    FAIL ("%s: empty file (a Chakra ET file starts with its GlobalMetadata)", path);
+  while (pos < len)
+    {
+      guint64 mlen = 0;
+      gsize used = 0;
+      SpChakraVarint v = sp_chakra_varint_decode (p + pos, len - pos, &mlen, &used);
+      const char *what = k == 0 ? "GlobalMetadata" : "node";
+      if (v == SP_CHAKRA_VARINT_TRUNCATED)
+        FAIL ("%s: truncated: the file ends inside the length of message %" G_GUINT64_FORMAT
+              " (%s) at byte %" G_GSIZE_FORMAT, path, k, what, pos);
+      if (v == SP_CHAKRA_VARINT_BAD)
+        FAIL ("%s: bad varint: the length of message %" G_GUINT64_FORMAT " (%s) at byte %"
+              G_GSIZE_FORMAT " is longer than 10 bytes", path, k, what, pos);
+      pos += used;
+      if (mlen > len - pos)
+        FAIL ("%s: truncated: message %" G_GUINT64_FORMAT " (%s) at byte %" G_GSIZE_FORMAT
+              " says %" G_GUINT64_FORMAT " bytes, %" G_GSIZE_FORMAT " are left", path, k, what,
+              pos, mlen, len - pos);
+      if (k == 0)
+        {
+          *out_gm = chakra_proto_msg__global_metadata__unpack (alloc, mlen, p + pos);
+          if (*out_gm == NULL)
+            FAIL ("%s: message 0 at byte %" G_GSIZE_FORMAT " is not a GlobalMetadata", path, pos);
+        }
+      else
+        {
+          ChakraProtoMsg__Node *n = chakra_proto_msg__node__unpack (alloc, mlen, p + pos);
+          if (n == NULL)
+            {
+              /* name the node that precedes, the best locator we have */
+              if (msgs->len)
+                FAIL ("%s: message %" G_GUINT64_FORMAT " at byte %" G_GSIZE_FORMAT " (after node %"
+                      G_GUINT64_FORMAT ") is not a Node", path, k, pos,
+                      ((ChakraProtoMsg__Node *) g_ptr_array_index (msgs, msgs->len - 1))->id);
+              FAIL ("%s: message %" G_GUINT64_FORMAT " at byte %" G_GSIZE_FORMAT
+                    " (the first node) is not a Node", path, k, pos);
+            }
+          g_ptr_array_add (msgs, n);
+        }
+      pos += mlen;
+      k++;
+    }
+  return TRUE;
+}
+
+static gboolean
+check_metadata (Ctx *c, guint32 rank, const char *path, const ChakraProtoMsg__GlobalMetadata *gm,
+                GError **error)
+{
+  const char *plan = NULL;
+  for (size_t i = 0; i < gm->n_attr; i++)
+    if (strcmp (gm->attr[i]->name, "shardplan_plan") == 0
+        && gm->attr[i]->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL)
+      plan = gm->attr[i]->string_val;
+  if (rank == 0)
+    {
+      c->sp = plan != NULL;
+      if (plan)
+        {
+          c->header = g_strdup (plan);
+          GError *e = NULL;
+          c->head = sp_plan_from_json (plan, -1, 0, &e);
+          if (c->head == NULL)
+            {
+              g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                           "%s: GlobalMetadata attribute shardplan_plan: %s", path, e->message);
+              g_error_free (e);
+              return FALSE;
+            }
+          c->groups = sp_groups_build (sp_plan_groups_options (c->head), error);
+          if (c->groups == NULL)
+            return FALSE;
+        }
+      return TRUE;
+    }
+  if ((plan != NULL) != c->sp)
+    FAIL ("%s: GlobalMetadata %s shardplan_plan but %s.0.et %s", path, plan ? "has" : "lacks",
+          c->prefix, c->sp ? "has it" : "does not");
+  if (plan && strcmp (plan, c->header) != 0)
+    FAIL ("%s: GlobalMetadata attribute shardplan_plan differs from %s.0.et's", path, c->prefix);
+  return TRUE;
+}
+
+/* A pg_name → its ranks in the group file ("" and "0": every rank). */
+static const GArray *
+pg_lookup (Ctx *c, const char *pg)
+{
+  if (pg == NULL || *pg == '\0' || strcmp (pg, "0") == 0 || c->pg == NULL)
+    return NULL;
+  return g_hash_table_lookup (c->pg, pg);
+}
+
+static gboolean
+array_has (const GArray *a, guint32 v)
+{
+  for (guint i = 0; i < a->len; i++)
+    if (g_array_index (a, guint32, i) == v)
+      return TRUE;
+  return FALSE;
+}
+
+/* One rank's nodes into the op table. */
+static gboolean
+fold_node (Ctx *c, guint32 rank, const char *path, RNode *n, const GArray *deps, GError **error)
+{
+  guint64 id = n->id;
+  if (n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE)
+    {
+      if (!n->has_comm_type)
+        FAIL ("%s: node %" G_GUINT64_FORMAT ": field comm_type missing on a COMM_COLL_NODE", path, id);
+      if (n->comm_type < 0 || n->comm_type > 9)
+        FAIL ("%s: node %" G_GUINT64_FORMAT ": field comm_type %" G_GINT64_FORMAT " is not a "
+              "CollectiveCommType (0 .. 9)", path, id, n->comm_type);
+      if (!n->has_comm_size)
+        FAIL ("%s: node %" G_GUINT64_FORMAT ": field comm_size missing on a COMM_COLL_NODE", path, id);
+      if (n->pg_name && *n->pg_name && strcmp (n->pg_name, "0") != 0)
+        {
+          if (c->pg == NULL)
+            FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name '%s' but there is no %s.groups.json",
+                  path, id, n->pg_name, c->prefix);
+          const GArray *m = pg_lookup (c, n->pg_name);
+          if (m == NULL)
+            FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name '%s' is not a group of %s.groups.json",
+                  path, id, n->pg_name, c->prefix);
+          if (!array_has (m, rank))
+            FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name '%s': rank %u is not in that group",
+                  path, id, n->pg_name, rank);
+        }
+    }
+  if (c->sp && !check_sp_node (path, n, error))
+    return FALSE;
+
+  GOp *g = g_hash_table_lookup (c->ops, &id);
+  if (g == NULL)
+    {
+      g = g_new0 (GOp, 1);
+      g->n = *n;
+      g->n.msg = NULL;
+      g->name = g_strdup (n->name);
+      g->n.name = g->name;
+      g->pg_first = g_strdup (n->pg_name ? n->pg_name : "");
+      g->n.pg_name = g->pg_first;
+      g->n.sp_kind = g_strdup (n->sp_kind);
+      g->n.sp_family = g_strdup (n->sp_family);
+      g->n.sp_dtype = g_strdup (n->sp_dtype);
+      g->n.sp_redop = g_strdup (n->sp_redop);
+      g->n.sp_algorithm = g_strdup (n->sp_algorithm);
+      g->n.sp_phase = g_strdup (n->sp_phase);
+      g->first_rank = rank;
+      g->max_dur_us = n->dur_us;
+      g->deps = g_array_new (FALSE, FALSE, sizeof (guint64));
+      g->dep_set = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+      g_hash_table_insert (c->ops, &g->n.id, g);
+    }
+  else
+    {
+      g_autofree char *first = g_strdup_printf ("%s.%u.et", c->prefix, g->first_rank);
+#define SAME(cond, field, fmt, a, b) \
+      if (!(cond)) FAIL ("%s: node %" G_GUINT64_FORMAT ": field %s is " fmt " but " fmt " in %s", \
+                         path, id, field, a, b, first)
+      SAME (n->type == g->n.type, "type", "%s", type_name (n->type), type_name (g->n.type));
+      /* shardplan writes one name per op; other producers may not */
+      SAME (!c->sp || strcmp (n->name, g->name) == 0, "name", "'%s'", n->name, g->name);
+      SAME (n->comm_type == g->n.comm_type, "comm_type", "%" G_GINT64_FORMAT, n->comm_type,
+            g->n.comm_type);
+      SAME (n->comm_size == g->n.comm_size, "comm_size", "%" G_GINT64_FORMAT, n->comm_size,
+            g->n.comm_size);
+      SAME (g_strcmp0 (n->sp_kind, g->n.sp_kind) == 0, "sp_kind", "'%s'", n->sp_kind, g->n.sp_kind);
+      SAME (g_strcmp0 (n->sp_family, g->n.sp_family) == 0, "sp_family", "'%s'", n->sp_family,
+            g->n.sp_family);
+      SAME (n->sp_bytes == g->n.sp_bytes, "sp_bytes", "%" G_GUINT64_FORMAT, n->sp_bytes,
+            g->n.sp_bytes);
+      SAME (n->sp_flops == g->n.sp_flops, "sp_flops", "%" G_GUINT64_FORMAT, n->sp_flops,
+            g->n.sp_flops);
+      SAME (n->sp_stream == g->n.sp_stream, "sp_stream", "%" G_GUINT64_FORMAT, n->sp_stream,
+            g->n.sp_stream);
+#undef SAME
+      if (n->dur_us != g->max_dur_us)
+        g->dur_differs = TRUE;
+      if (n->dur_us > g->max_dur_us)
+        g->max_dur_us = n->dur_us;
+      if (n->has_num_ops && (guint64) n->num_ops > (guint64) g->n.num_ops)
+        g->n.num_ops = n->num_ops;
+    }
+  g->n_ranks++;
+  for (guint i = 0; i < deps->len; i++)
+    {
+      guint64 d = g_array_index (deps, guint64, i);
+      if (!g_hash_table_contains (g->dep_set, &d))
+        {
+          g_array_append_val (g->deps, d);
+          g_hash_table_add (g->dep_set, g_memdup2 (&d, sizeof d));
+        }
+    }
+
+  if (n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE && c->sp)
+    {
+      /* the group: what the plan's groups say for this rank and family */
+      SpFamily fam;
+      guint32 idx = 0;
+      if (!sp_family_from_name (n->sp_family, &fam) || fam >= SP_FAMILY_N)
+        FAIL ("%s: node %" G_GUINT64_FORMAT ": field sp_family '%s' is not a family", path, id,
+              n->sp_family);
+      if (!sp_groups_has_family (c->groups, fam) || !sp_groups_find (c->groups, fam, rank, &idx, NULL))
+        FAIL ("%s: node %" G_GUINT64_FORMAT ": field sp_family: the plan's %s groups do not hold "
+              "rank %u", path, id, n->sp_family, rank);
+      if (!n->has_group_index || n->sp_group_index != idx)
+        FAIL ("%s: node %" G_GUINT64_FORMAT ": field sp_group_index %" G_GUINT64_FORMAT
+              ": rank %u is in %s group %u", path, id, n->sp_group_index, rank, n->sp_family, idx);
+      if (c->pg && n->pg_name && *n->pg_name)
+        {
+          /* checked once per (family, index) and pg_name */
+          guint64 key = ((guint64) fam << 32) | idx;
+          char *seen_name = g_hash_table_lookup (c->pg_checked, &key);
+          if (seen_name == NULL || strcmp (seen_name, n->pg_name) != 0)
+            {
+              guint32 size = 0;
+              const guint32 *m = sp_groups_members (c->groups, fam, idx, &size);
+              const GArray *pm = pg_lookup (c, n->pg_name);
+              gboolean same = pm && pm->len == size;
+              for (guint32 k = 0; same && k < size; k++)
+                same = array_has (pm, m[k]);
+              if (!same)
+                FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name '%s': its ranks in %s.groups.json "
+                      "are not the plan's %s group %u", path, id, n->pg_name, c->prefix,
+                      n->sp_family, idx);
+              g_hash_table_insert (c->pg_checked, g_memdup2 (&key, sizeof key),
+                                   g_strdup (n->pg_name));
+            }
+        }
+    }
+  else if (n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE)
+    {
+      if (g->rank_pg == NULL)
+        g->rank_pg = g_array_new (FALSE, FALSE, sizeof (guint32));
+      guint32 pair[2] = { rank, 0 };
+      if (n->pg_name && *n->pg_name && strcmp (n->pg_name, "0") != 0)
+        pair[1] = (guint32) g_ascii_strtoull (n->pg_name, NULL, 10);
+      g_array_append_vals (g->rank_pg, pair, 2);
+    }
+  return TRUE;
+}
+
+/* Topological order of a file's nodes (Kahn); FALSE on a cycle, naming a
+ * node on it. */
+static gboolean
+file_order (const char *path, RNode *nodes, guint n, GHashTable *index, guint *order,
+            GError **error)
+{
+  gboolean sorted = TRUE;
+  for (guint i = 0; i < n && sorted; i++)
+    {
+      ChakraProtoMsg__Node *m = nodes[i].msg;
+      for (size_t k = 0; k < m->n_data_deps && sorted; k++)
+        sorted = GPOINTER_TO_UINT (g_hash_table_lookup (index, &m->data_deps[k])) - 1 < i;
+      for (size_t k = 0; k < m->n_ctrl_deps && sorted; k++)
+        sorted = GPOINTER_TO_UINT (g_hash_table_lookup (index, &m->ctrl_deps[k])) - 1 < i;
+    }
+  if (sorted)
+    {
+      for (guint i = 0; i < n; i++)
+        order[i] = i;
+      return TRUE;
+    }
+  g_autofree guint *indeg = g_new0 (guint, n ? n : 1);
+  g_autoptr (GPtrArray) users = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+  for (guint i = 0; i < n; i++)
+    g_ptr_array_add (users, g_array_new (FALSE, FALSE, sizeof (guint)));
+  for (guint i = 0; i < n; i++)
+    {
+      ChakraProtoMsg__Node *m = nodes[i].msg;
+      for (int f = 0; f < 2; f++)
+        for (size_t k = 0; k < (f ? m->n_ctrl_deps : m->n_data_deps); k++)
+          {
+            guint64 d = f ? m->ctrl_deps[k] : m->data_deps[k];
+            guint j = GPOINTER_TO_UINT (g_hash_table_lookup (index, &d)) - 1;
+            g_array_append_val (g_ptr_array_index (users, j), i);
+            indeg[i]++;
+          }
+    }
+  guint head = 0, tail = 0;
+  for (guint i = 0; i < n; i++)
+    if (indeg[i] == 0)
+      order[tail++] = i;
+  while (head < tail)
+    {
+      GArray *u = g_ptr_array_index (users, order[head++]);
+      for (guint k = 0; k < u->len; k++)
+        if (--indeg[g_array_index (u, guint, k)] == 0)
+          order[tail++] = g_array_index (u, guint, k);
+    }
+  if (tail < n)
+    for (guint i = 0; i < n; i++)
+      if (indeg[i] > 0)
+        FAIL ("%s: node %" G_GUINT64_FORMAT ": fields data_deps/ctrl_deps: a cycle (the node "
+              "depends, through its deps, on itself or on another node of a cycle)", path,
+              nodes[i].id);
+  return TRUE;
+}
+
+static gboolean
+read_rank (Ctx *c, guint32 rank, const char *path, GError **error)
+{
+  arena_reset (&c->arena);
+  ProtobufCAllocator alloc = { arena_alloc, arena_free, &c->arena };
+  g_autoptr (GPtrArray) msgs = g_ptr_array_new ();
+  ChakraProtoMsg__GlobalMetadata *gm = NULL;
+  gboolean ok = read_file (c, rank, path, &alloc, msgs, &gm, error);
+  if (ok)
+    ok = check_metadata (c, rank, path, gm, error);
+  if (!ok)
+    return FALSE;
+
+  guint n = msgs->len;
+  g_autofree RNode *nodes = g_new0 (RNode, n ? n : 1);
+  g_autoptr (GHashTable) index = g_hash_table_new (g_int64_hash, g_int64_equal);
+  for (guint i = 0; i < n; i++)
+    {
+      RNode *r = &nodes[i];
+      r->msg = g_ptr_array_index (msgs, i);
+      r->id = r->msg->id;
+      r->name = r->msg->name;
+      r->type = (int) r->msg->type;
+      r->dur_us = r->msg->duration_micros;
+      if (r->type < 0 || r->type >= N_TYPES)
+        FAIL ("%s: node %" G_GUINT64_FORMAT ": field type %d is not a NodeType (0 .. 7)", path,
+              r->id, r->type);
+      if (g_hash_table_contains (index, &r->id))
+        FAIL ("%s: node %" G_GUINT64_FORMAT ": field id: the file has two nodes with this id",
+              path, r->id);
+      g_hash_table_insert (index, &r->id, GUINT_TO_POINTER (i + 1));
+      if (!read_attrs (path, r, error))
+        return FALSE;
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      ChakraProtoMsg__Node *m = nodes[i].msg;
+      for (size_t k = 0; k < m->n_data_deps; k++)
+        if (!g_hash_table_contains (index, &m->data_deps[k]))
+          FAIL ("%s: node %" G_GUINT64_FORMAT ": field data_deps: node %" G_GUINT64_FORMAT
+                " is not in the file", path, nodes[i].id, m->data_deps[k]);
+      for (size_t k = 0; k < m->n_ctrl_deps; k++)
+        if (!g_hash_table_contains (index, &m->ctrl_deps[k]))
+          FAIL ("%s: node %" G_GUINT64_FORMAT ": field ctrl_deps: node %" G_GUINT64_FORMAT
+                " is not in the file", path, nodes[i].id, m->ctrl_deps[k]);
+    }
+  g_autofree guint *order = g_new (guint, n ? n : 1);
+  if (!file_order (path, nodes, n, index, order, error))
+    return FALSE;
+
+  /* deps over modelled nodes: a skipped node passes its own deps on.
+   * shardplan's ctrl_deps are its stream order, which sp_stream restores;
+   * other producers' ctrl_deps are dependencies like the data deps. */
+  g_autofree GArray **eff = g_new0 (GArray *, n ? n : 1);
+  g_autoptr (GArray) deps = g_array_new (FALSE, FALSE, sizeof (guint64));
+  gboolean ok2 = TRUE;
+  for (guint oi = 0; oi < n && ok2; oi++)
+    {
+      guint i = order[oi];
+      RNode *r = &nodes[i];
+      g_array_set_size (deps, 0);
+      for (int f = 0; f < 2; f++)
+        {
+          if (f == 1 && c->sp)
+            break;
+          size_t nd = f ? r->msg->n_ctrl_deps : r->msg->n_data_deps;
+          for (size_t k = 0; k < nd; k++)
+            {
+              guint64 d = f ? r->msg->ctrl_deps[k] : r->msg->data_deps[k];
+              guint j = GPOINTER_TO_UINT (g_hash_table_lookup (index, &d)) - 1;
+              if (modelled (nodes[j].type))
+                g_array_append_val (deps, d);
+              else if (eff[j])
+                g_array_append_vals (deps, eff[j]->data, eff[j]->len);
+            }
+        }
+      if (!modelled (r->type))
+        {
+          c->st.skipped[r->type]++;
+          eff[i] = g_array_copy (deps);
+          continue;
+        }
+      ok2 = fold_node (c, rank, path, r, deps, error);
+    }
+  for (guint i = 0; i < n; i++)
+    if (eff[i])
+      g_array_free (eff[i], TRUE);
+  c->st.nodes += n;
+  return ok2;
+}
+
+static int
+cmp_u64 (gconstpointer a, gconstpointer b)
+{
+  guint64 x = **(guint64 *const *) a, y = **(guint64 *const *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* The ops in an order where every dep comes first (smallest id first
+ * among the ready ones); FALSE on a cycle across files. */
+static GPtrArray *
+global_order (Ctx *c, GError **error)
+{
+  GPtrArray *ids = g_ptr_array_new ();
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init (&it, c->ops);
+  while (g_hash_table_iter_next (&it, &k, &v))
+    g_ptr_array_add (ids, k);
+  g_ptr_array_sort (ids, cmp_u64);
+  GPtrArray *out = g_ptr_array_new ();
+  g_autoptr (GHashTable) placed = g_hash_table_new (g_int64_hash, g_int64_equal);
+  /* repeated sweeps: linear when ids are already in dependency order */
+  gboolean progress = TRUE;
+  g_autofree gboolean *done = g_new0 (gboolean, ids->len ? ids->len : 1);
+  while (out->len < ids->len && progress)
+    {
+      progress = FALSE;
+      for (guint i = 0; i < ids->len; i++)
+        {
+          if (done[i])
+            continue;
+          GOp *g = g_hash_table_lookup (c->ops, ids->pdata[i]);
+          gboolean ready = TRUE;
+          for (guint d = 0; d < g->deps->len && ready; d++)
+            ready = g_hash_table_contains (placed, &g_array_index (g->deps, guint64, d));
+          if (!ready)
+            continue;
+          g->plan_id = out->len;
+          g_ptr_array_add (out, g);
+          g_hash_table_add (placed, &g->n.id);
+          done[i] = TRUE;
+          progress = TRUE;
+        }
+    }
+  if (out->len < ids->len)
+    {
+      for (guint i = 0; i < ids->len; i++)
+        if (!done[i])
+          {
+            GOp *g = g_hash_table_lookup (c->ops, ids->pdata[i]);
+            g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                         "%s.%u.et: node %" G_GUINT64_FORMAT ": field data_deps: a cycle across "
+                         "the files (each file alone is acyclic; their union is not)", c->prefix,
+                         g->first_rank, g->n.id);
+            break;
+          }
+      g_ptr_array_free (out, TRUE);
+      out = NULL;
+    }
+  g_ptr_array_free (ids, TRUE);
+  return out;
+}
+
+/* Files written by sp_chakra_export(): the exact plan back. */
+static SpPlan *
+build_exact (Ctx *c, GPtrArray *order, guint32 world, GError **error)
+{
+  if (sp_plan_world_size (c->head) != world)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: %u rank files, but the plan in their GlobalMetadata has %u ranks",
+                   c->prefix, world, sp_plan_world_size (c->head));
+      return NULL;
+    }
+  g_autoptr (SpPlan) plan = sp_plan_new (sp_plan_groups_options (c->head));
+  g_autofree const char **keys = sp_plan_meta_keys (c->head);
+  for (guint i = 0; keys[i]; i++)
+    sp_plan_set_meta (plan, keys[i], sp_plan_get_meta (c->head, keys[i]));
+  g_autoptr (GArray) deps = g_array_new (FALSE, FALSE, sizeof (guint32));
+  for (guint i = 0; i < order->len; i++)
+    {
+      GOp *g = order->pdata[i];
+      g_autofree char *file = g_strdup_printf ("%s.%u.et", c->prefix, g->first_rank);
+      SpOp op = { 0 };
+      op.name = g->name;
+      op.layer = (gint32) g->n.sp_layer;
+      op.bytes = g->n.sp_bytes;
+      op.count = g->n.sp_count;
+      op.stream = (guint32) g->n.sp_stream;
+      op.flops = g->n.sp_flops;
+      op.parent = -1;
+      const char *bad = !sp_coll_from_name (g->n.sp_kind, &op.kind) ? "sp_kind"
+                        : !sp_dtype_from_name (g->n.sp_dtype, &op.dtype) ? "sp_dtype"
+                        : !sp_redop_from_name (g->n.sp_redop, &op.redop) ? "sp_redop"
+                        : !sp_algo_from_name (g->n.sp_algorithm, &op.algorithm) ? "sp_algorithm"
+                        : !sp_phase_from_name (g->n.sp_phase, &op.phase) ? "sp_phase" : NULL;
+      if (strcmp (g->n.sp_family, "none") == 0)
+        op.family = SP_FAMILY_NONE;
+      else if (!bad && !sp_family_from_name (g->n.sp_family, &op.family))
+        bad = "sp_family";
+      if (bad)
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                       "%s: node %" G_GUINT64_FORMAT ": field %s: not a shardplan name", file,
+                       g->n.id, bad);
+          return NULL;
+        }
+      if (g->n.sp_parent >= 0)
+        {
+          guint64 pid = (guint64) g->n.sp_parent;
+          GOp *p = g_hash_table_lookup (c->ops, &pid);
+          if (p == NULL)
+            {
+              g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                           "%s: node %" G_GUINT64_FORMAT ": field sp_parent: node %" G_GINT64_FORMAT
+                           " is in no file", file, g->n.id, g->n.sp_parent);
+              return NULL;
+            }
+          op.parent = p->plan_id;
+        }
+      /* expected on how many ranks */
+      guint32 expect = world;
+      if (op.family != SP_FAMILY_NONE && op.family < SP_FAMILY_N && sp_groups_has_family (c->groups, op.family))
+        {
+          expect = 0;
+          for (guint32 gi = 0; gi < sp_groups_n_groups (c->groups, op.family); gi++)
+            {
+              guint32 size = 0;
+              sp_groups_members (c->groups, op.family, gi, &size);
+              expect += size;
+            }
+        }
+      if (g->n_ranks != expect)
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                       "%s: node %" G_GUINT64_FORMAT " ('%s'): in %u of the %u rank files, but its "
+                       "family %s runs it on %u ranks", file, g->n.id, g->name, g->n_ranks, world,
+                       g->n.sp_family, expect);
+          return NULL;
+        }
+      g_array_set_size (deps, 0);
+      for (guint d = 0; d < g->deps->len; d++)
+        {
+          GOp *dg = g_hash_table_lookup (c->ops, &g_array_index (g->deps, guint64, d));
+          g_array_append_val (deps, dg->plan_id);
+        }
+      op.n_deps = deps->len;
+      op.deps = (const guint32 *) deps->data;
+      GError *e = NULL;
+      if (!sp_plan_add_op (plan, &op, NULL, &e))
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: node %" G_GUINT64_FORMAT
+                       ": %s", file, g->n.id, e->message);
+          g_error_free (e);
+          return NULL;
+        }
+    }
+  return g_steal_pointer (&plan);
+}
+
+SpPlan *
+sp_chakra_import (const char *prefix, const SpTopo *topo, SpChakraImportStats *out_stats,
+                  GError **error)
+{
+  g_return_val_if_fail (prefix != NULL, NULL);
+  Ctx c = { 0 };
+  c.prefix = prefix;
+  c.topo = topo;
+  c.ops = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL, gop_free);
+  c.pg_checked = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+  c.arena.chunks = g_ptr_array_new_with_free_func (g_free);
+  c.arena.sizes = g_array_new (FALSE, FALSE, sizeof (gsize));
+  SpPlan *plan = NULL;
+  GPtrArray *order = NULL;
+  guint32 world = 0;
+  if (!parse_groups_file (&c, error))
+    goto out;
+  for (;; world++)
+    {
+      g_autofree char *path = g_strdup_printf ("%s.%u.et", prefix, world);
+      if (!g_file_test (path, G_FILE_TEST_EXISTS))
+        break;
+      if (!read_rank (&c, world, path, error))
+        goto out;
+    }
+  if (world == 0)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_IO, "%s.0.et: no such file (PREFIX names the files "
+                   "PREFIX.<rank>.et)", prefix);
+      goto out;
+    }
+  {
+    g_autofree char *next = g_strdup_printf ("%s.%u.et", prefix, world + 1);
+    if (world > 0 && g_file_test (next, G_FILE_TEST_EXISTS))
+      {
+        g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s.%u.et: missing, but %s exists: "
+                     "rank files must be numbered 0 .. W-1 without a gap", prefix, world, next);
+        goto out;
+      }
+  }
+  c.st.files = world;
+  order = global_order (&c, error);
+  if (order == NULL)
+    goto out;
+  if (c.sp)
+    plan = build_exact (&c, order, world, error);
+  else
+    {
+      SpChakraForeign f = { prefix, topo, c.pg, world };
+      g_autoptr (GPtrArray) ops = g_ptr_array_new ();
+      for (guint i = 0; i < order->len; i++)
+        {
+          GOp *g = order->pdata[i];
+          SpChakraForeignOp *fo = g_new0 (SpChakraForeignOp, 1);
+          fo->id = g->n.id;
+          fo->name = g->name;
+          fo->file_rank = g->first_rank;
+          fo->coll = g->n.type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;
+          fo->comm_type = g->n.comm_type;
+          fo->comm_size = (guint64) g->n.comm_size;
+          fo->dur_us = g->max_dur_us;
+          fo->num_ops = g->n.has_num_ops ? (guint64) g->n.num_ops : 0;
+          fo->rank_pg = g->rank_pg;
+          fo->n_ranks = g->n_ranks;
+          fo->n_deps = g->deps->len;
+          fo->deps = g_new (guint32, g->deps->len ? g->deps->len : 1);
+          for (guint d = 0; d < g->deps->len; d++)
+            fo->deps[d] = ((GOp *) g_hash_table_lookup (c.ops, &g_array_index (g->deps, guint64, d)))->plan_id;
+          if (g->dur_differs)
+            c.st.compute_spread++;
+          g_ptr_array_add (ops, fo);
+        }
+      plan = sp_chakra_build_foreign (&f, ops, error);
+      for (guint i = 0; i < ops->len; i++)
+        {
+          g_free (((SpChakraForeignOp *) ops->pdata[i])->deps);
+          g_free (ops->pdata[i]);
+        }
+    }
+  if (plan)
+    {
+      c.st.ops = sp_plan_n_ops (plan);
+      c.st.shardplan = c.sp;
+      if (out_stats)
+        *out_stats = c.st;
+    }
+out:
+  if (order)
+    g_ptr_array_free (order, TRUE);
+  g_hash_table_destroy (c.ops);
+  g_hash_table_destroy (c.pg_checked);
+  g_ptr_array_free (c.arena.chunks, TRUE);
+  g_array_free (c.arena.sizes, TRUE);
+  if (c.pg)
+    g_hash_table_destroy (c.pg);
+  g_free (c.header);
+  if (c.head)
+    sp_plan_free (c.head);
+  if (c.groups)
+    sp_groups_free (c.groups);
+  return plan;
+}
