@@ -34,7 +34,7 @@ sp_sharding_deepspeed_verdict (const SpShardingOptions *o, guint32 W, guint32 D,
       guint32 span = S / D;
       if (span < 2 || S % span != 0)
         return say (SP_DS_REJECTS, out_reason,
-                    "hierarchical MiCS needs S // D >= 2 and S %% (S // D) == 0 (S %u, D %u)", S, D);
+                    "hierarchical MiCS needs S // D >= 2 and S %% (S // D) == 0 (D GPUs per node)");
     }
   const guint32 Z = o->hpz_partition_size > 1 ? MIN (o->hpz_partition_size, W) : 0;
   if (Z && W % Z != 0)
