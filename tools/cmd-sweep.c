@@ -542,7 +542,7 @@ write_plot (const char *path, const Row *rows, guint n, gint best, double gpu_gi
         }
       if (m == 0)
         continue;
-      sp_plot_add_series (plot, 0, kinds[k], SP_PLOT_BARS, x, yt, m);
+      sp_plot_add_series (plot, 0, kinds[k], SP_PLOT_MARKERS, x, yt, m);
       sp_plot_add_series (plot, 1, kinds[k], SP_PLOT_MARKERS, x, ym, m);
     }
   if (best >= 0)
