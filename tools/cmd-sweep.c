@@ -30,7 +30,7 @@
 static const char description[] =
   "The grid, for each node count (W GPUs, D per node) and micro-batch:\n"
   "  ZeRO-3 (S = W); MiCS for every shard size S dividing W, flat, and\n"
-  "  hierarchical where DeepSpeed accepts it (S // D >= 2, S %% (S // D) == 0);\n"
+  "  hierarchical where DeepSpeed accepts it (S // D >= 2, S % (S // D) == 0);\n"
   "  ZeRO++ on ZeRO-3: qwZ, hpZ (Z = every divisor of W in (1, W), D among\n"
   "  them), qgZ, alone and combined.  DeepSpeed's rules decide what is swept\n"
   "  (sp_sharding_deepspeed_verdict): ZeRO++ with MiCS falls back to plain MiCS\n"
@@ -57,7 +57,7 @@ static const char description[] =
   "(default 0.5), quantization kernels run at HBM bandwidth.\n"
   "The recommendation is the fastest step that fits, with its margin to the\n"
   "runner-up; a 'note:' line says when configurations are closer than\n"
-  "--uncertainty (default 10 %%, the fidelity target of bench/RESULTS.md).\n"
+  "--uncertainty (default 10 %, the fidelity target of bench/RESULTS.md).\n"
   "--emit-deepspeed-config writes it as DeepSpeed config JSON that\n"
   "'shardplan plan --deepspeed-config' reads back into the same plan.\n"
   "Configurations are simulated in parallel (--jobs, default: every processor);\n"
@@ -648,7 +648,7 @@ sp_cmd_sweep (int argc, char **argv)
     { "compute-efficiency", 0, 0, G_OPTION_ARG_STRING, &eff_s,
       "Fraction of peak FLOP/s compute reaches, (0, 1] (default 0.5, an assumption)", "F" },
     { "uncertainty", 0, 0, G_OPTION_ARG_STRING, &unc_s,
-      "Step times closer than this %% are reported as a tie (default 10, bench/RESULTS.md Fidelity)",
+      "Step times closer than this % are reported as a tie (default 10, bench/RESULTS.md Fidelity)",
       "PCT" },
     { "emit-deepspeed-config", 0, 0, G_OPTION_ARG_FILENAME, &emit_s,
       "Write the recommended configuration as DeepSpeed config JSON (atomically)", "FILE" },
