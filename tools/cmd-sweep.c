@@ -7,14 +7,12 @@
 #include "config.h"
 #include "cli.h"
 #include "commands.h"
-#include "plot.h"
 #include "sweep.h"
 #include "shardplan/memory.h"
 #include "shardplan/shardplan.h"
 #include "shardplan/sim.h"
 #include "shardplan/workload.h"
 
-#include <json-glib/json-glib.h>
 #include <string.h>
 
 #define CMD "sweep"
@@ -67,37 +65,23 @@ static const char description[] =
   "           --emit-deepspeed-config ds.json --plot sweep.png";
 
 typedef struct {
-  guint32 nodes, world, shard;
-  gboolean hier;
-  guint32 hpz;
-  gboolean qwz, qgz;
-  guint32 micro_batch, grad_accum;
-  const SpTopo *topo;
-  double comm_us, exposed_us, step_us, memory_gib, inter_gb;
-  SpSweepThroughput tp;
-  gboolean fits;
-  char *skip;     /* the builder refused it (qwZ grouping): why */
-  GError *error;
-} Row;
-
-typedef struct {
   const SpModel *model;
   guint64 global_batch;
   double efficiency;
   SpSimModel sim_model;
   SpSimPlanOptions sim_opts;
-  Row *rows;
+  SpSweepRow *rows;
   gint done;
 } Sweep;
 
-static gboolean
-is_zeropp (const Row *r)
+gboolean
+sp_sweep_is_zeropp (const SpSweepRow *r)
 {
   return r->qwz || r->qgz || r->hpz > 1;
 }
 
 static void
-row_options (const Row *r, const SpModel *base, SpShardingOptions *sh, SpModel *m)
+row_options (const SpSweepRow *r, const SpModel *base, SpShardingOptions *sh, SpModel *m)
 {
   sp_sharding_options_init (sh);
   sh->shard_size = r->shard == r->world ? 0 : r->shard;
@@ -116,7 +100,7 @@ static void
 simulate_row (gpointer data, gpointer user_data)
 {
   Sweep *sw = user_data;
-  Row *row = &sw->rows[GPOINTER_TO_UINT (data) - 1];
+  SpSweepRow *row = &sw->rows[GPOINTER_TO_UINT (data) - 1];
   const SpTopoSpec *ts = sp_topo_spec (row->topo);
   SpShardingOptions sh;
   SpModel m;
@@ -146,7 +130,7 @@ simulate_row (gpointer data, gpointer user_data)
       row->inter_gb = sp_sweep_inter_node_bytes (plan, groups, ts->gpus_per_node) / 1e9;
       sp_sweep_throughput (&m, sw->global_batch, row->world, row->step_us, ts->gpu_tflops, &row->tp);
     }
-  else if (is_zeropp (row) && row->error->code == SP_ERROR_UNSUPPORTED)
+  else if (sp_sweep_is_zeropp (row) && row->error->code == SP_ERROR_UNSUPPORTED)
     {
       /* DeepSpeed would refuse it too (qwZ's int8 grouping): not a row */
       row->skip = g_strdup (row->error->message);
@@ -196,10 +180,10 @@ in_list (const GArray *list, guint32 v)
   return FALSE;
 }
 
-static const char *
-label_of (const Row *r, char *buf, gsize size)
+const char *
+sp_sweep_label (const SpSweepRow *r, char *buf, gsize size)
 {
-  if (is_zeropp (r))
+  if (sp_sweep_is_zeropp (r))
     {
       g_autofree char *z = g_strdup_printf ("hpZ=%u", r->hpz);
       g_snprintf (buf, size, "ZeRO++ %s%s%s%s%s", r->qwz ? "qwZ" : "",
@@ -213,15 +197,9 @@ label_of (const Row *r, char *buf, gsize size)
   return buf;
 }
 
-/* What was not swept, and why: reason → count, in first-seen order. */
-typedef struct {
-  GPtrArray *reasons; /* char*, owned */
-  GArray *counts;     /* guint */
-  GArray *verdicts;   /* SpDsVerdict, or -1 for the builder / the batch */
-} Tally;
-
+/* Count one more configuration not swept for `reason`. */
 static void
-tally_add (Tally *t, int verdict, const char *reason)
+tally_add (SpSweepTally *t, int verdict, const char *reason)
 {
   for (guint i = 0; i < t->reasons->len; i++)
     if (strcmp (g_ptr_array_index (t->reasons, i), reason) == 0)
@@ -235,29 +213,17 @@ tally_add (Tally *t, int verdict, const char *reason)
   g_array_append_val (t->verdicts, verdict);
 }
 
-static const char *
-verdict_word (int v)
-{
-  return v == SP_DS_REJECTS ? "rejects" : v == SP_DS_FALLS_BACK ? "falls back" : "not run";
-}
-
-typedef struct {
-  gint best, runner;
-  double margin_pct;  /* runner-up's step over the best's, % */
-  guint near;         /* other fitting rows within the uncertainty */
-  gint lean;          /* the least memory among the best and those near it */
-  char *why;
-} Pick;
-
 /* a before b: faster, then (an exact tie) less memory, then first */
 static gboolean
-better (const Row *a, const Row *b)
+better (const SpSweepRow *a, const SpSweepRow *b)
 {
   return a->step_us < b->step_us || (a->step_us == b->step_us && a->memory_gib < b->memory_gib);
 }
 
+/* The fastest row that fits, its runner-up and margin, the rows within the
+ * uncertainty and the leanest of them. */
 static void
-recommend (const Row *rows, guint n, double uncertainty_pct, Pick *p)
+recommend (const SpSweepRow *rows, guint n, double uncertainty_pct, SpSweepPick *p)
 {
   p->best = p->runner = -1;
   p->margin_pct = 0;
@@ -269,14 +235,14 @@ recommend (const Row *rows, guint n, double uncertainty_pct, Pick *p)
       p->best = (gint) i;
   if (p->best < 0)
     return;
-  const Row *b = &rows[p->best];
-  const Row *z3 = NULL; /* DeepSpeed's default at the best's nodes and micro-batch */
+  const SpSweepRow *b = &rows[p->best];
+  const SpSweepRow *z3 = NULL; /* DeepSpeed's default at the best's nodes and micro-batch */
   p->lean = p->best;
   for (guint i = 0; i < n; i++)
     {
-      const Row *r = &rows[i];
+      const SpSweepRow *r = &rows[i];
       if (r->nodes == b->nodes && r->micro_batch == b->micro_batch && r->shard == r->world
-          && !r->hier && !is_zeropp (r))
+          && !r->hier && !sp_sweep_is_zeropp (r))
         z3 = r;
       if (!r->fits || (gint) i == p->best)
         continue;
@@ -296,10 +262,10 @@ recommend (const Row *rows, guint n, double uncertainty_pct, Pick *p)
                           b->step_us / 1e3, b->tp.tokens_per_s, b->tp.mfu * 100);
   if (p->runner >= 0)
     {
-      const Row *r = &rows[p->runner];
+      const SpSweepRow *r = &rows[p->runner];
       p->margin_pct = (r->step_us / b->step_us - 1) * 100;
       g_string_append_printf (w, "; %.1f %% ahead of %s on %u nodes, micro-batch %u (%.1f ms)",
-                              p->margin_pct, label_of (r, lr, sizeof lr), r->nodes, r->micro_batch,
+                              p->margin_pct, sp_sweep_label (r, lr, sizeof lr), r->nodes, r->micro_batch,
                               r->step_us / 1e3);
     }
   else
@@ -312,254 +278,8 @@ recommend (const Row *rows, guint n, double uncertainty_pct, Pick *p)
 }
 
 static void
-json_row (JsonBuilder *b, const Row *r, guint64 global_batch)
-{
-  char lb[64];
-#define M(k) json_builder_set_member_name (b, k)
-  M ("nodes"); json_builder_add_int_value (b, r->nodes);
-  M ("world_size"); json_builder_add_int_value (b, r->world);
-  M ("shard_size"); json_builder_add_int_value (b, r->shard);
-  M ("hierarchical"); json_builder_add_boolean_value (b, r->hier);
-  M ("comm_us"); json_builder_add_double_value (b, r->comm_us);
-  M ("exposed_comm_us"); json_builder_add_double_value (b, r->exposed_us);
-  M ("step_us"); json_builder_add_double_value (b, r->step_us);
-  M ("memory_gib"); json_builder_add_double_value (b, r->memory_gib);
-  M ("fits"); json_builder_add_boolean_value (b, r->fits);
-  M ("config"); json_builder_add_string_value (b, label_of (r, lb, sizeof lb));
-  M ("hpz_partition_size"); json_builder_add_int_value (b, r->hpz > 1 ? r->hpz : 1);
-  M ("quantized_weights"); json_builder_add_boolean_value (b, r->qwz);
-  M ("quantized_gradients"); json_builder_add_boolean_value (b, r->qgz);
-  M ("micro_batch"); json_builder_add_int_value (b, r->micro_batch);
-  M ("grad_accum"); json_builder_add_int_value (b, r->grad_accum);
-  M ("global_batch"); json_builder_add_int_value (b, (gint64) global_batch);
-  M ("tokens_per_s"); json_builder_add_double_value (b, r->tp.tokens_per_s);
-  M ("tflops_per_gpu"); json_builder_add_double_value (b, r->tp.tflops_per_gpu);
-  M ("mfu"); json_builder_add_double_value (b, r->tp.mfu);
-  M ("inter_node_gb"); json_builder_add_double_value (b, r->inter_gb);
-#undef M
-}
-
-typedef struct {
-  const SpModel *model;
-  const char *cluster;
-  guint64 global_batch;
-  double efficiency, uncertainty_pct;
-  const Tally *tally;
-} Context;
-
-static char *
-format_json (const Context *c, const Row *rows, guint n, const Pick *p)
-{
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "model");
-  json_builder_add_string_value (b, c->model->name);
-  json_builder_set_member_name (b, "cluster");
-  json_builder_add_string_value (b, c->cluster);
-  json_builder_set_member_name (b, "global_batch");
-  json_builder_add_int_value (b, (gint64) c->global_batch);
-  json_builder_set_member_name (b, "seq_len");
-  json_builder_add_int_value (b, c->model->seq_len);
-  json_builder_set_member_name (b, "compute_efficiency");
-  json_builder_add_double_value (b, c->efficiency);
-  json_builder_set_member_name (b, "model_flops_per_token");
-  json_builder_add_double_value (b, sp_sweep_model_flops_per_token (c->model));
-  json_builder_set_member_name (b, "uncertainty_pct");
-  json_builder_add_double_value (b, c->uncertainty_pct);
-  json_builder_set_member_name (b, "rows");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < n; i++)
-    {
-      json_builder_begin_object (b);
-      json_row (b, &rows[i], c->global_batch);
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
-  json_builder_set_member_name (b, "not_swept");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < c->tally->reasons->len; i++)
-    {
-      json_builder_begin_object (b);
-      json_builder_set_member_name (b, "reason");
-      json_builder_add_string_value (b, g_ptr_array_index (c->tally->reasons, i));
-      int v = g_array_index (c->tally->verdicts, int, i);
-      json_builder_set_member_name (b, "deepspeed");
-      if (v < 0)
-        json_builder_add_null_value (b); /* not a DeepSpeed rule (batch, qwZ grouping) */
-      else
-        json_builder_add_string_value (b, verdict_word (v));
-      json_builder_set_member_name (b, "count");
-      json_builder_add_int_value (b, g_array_index (c->tally->counts, guint, i));
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
-  json_builder_set_member_name (b, "recommendation");
-  if (p->best < 0)
-    json_builder_add_null_value (b);
-  else
-    {
-      json_builder_begin_object (b);
-      json_row (b, &rows[p->best], c->global_batch);
-      json_builder_set_member_name (b, "why");
-      json_builder_add_string_value (b, p->why);
-      char lr[64];
-      json_builder_set_member_name (b, "runner_up");
-      if (p->runner < 0)
-        json_builder_add_null_value (b);
-      else
-        json_builder_add_string_value (b, label_of (&rows[p->runner], lr, sizeof lr));
-      json_builder_set_member_name (b, "margin_pct");
-      json_builder_add_double_value (b, p->margin_pct);
-      json_builder_set_member_name (b, "within_uncertainty");
-      json_builder_add_int_value (b, p->near);
-      json_builder_set_member_name (b, "least_memory_within_uncertainty");
-      json_builder_add_string_value (b, label_of (&rows[p->lean], lr, sizeof lr));
-      json_builder_end_object (b);
-    }
-  json_builder_end_object (b);
-  return sp_cli_json_text (b, TRUE);
-}
-
-static void
-format_csv (GString *out, const Row *r, guint n)
-{
-  g_string_append (out, "nodes,world_size,shard_size,hierarchical,comm_us,exposed_comm_us,"
-                        "step_us,memory_gib,fits,config,hpz_partition_size,quantized_weights,"
-                        "quantized_gradients,micro_batch,grad_accum,tokens_per_s,tflops_per_gpu,"
-                        "mfu,inter_node_gb\n");
-  for (guint i = 0; i < n; i++)
-    {
-      char lb[64];
-      g_string_append_printf (out, "%u,%u,%u,%s,%.3f,%.3f,%.3f,%.4f,%s,%s,%u,%s,%s,%u,%u,%.1f,%.3f,"
-                                   "%.4f,%.3f\n",
-                              r[i].nodes, r[i].world, r[i].shard, r[i].hier ? "true" : "false",
-                              r[i].comm_us, r[i].exposed_us, r[i].step_us, r[i].memory_gib,
-                              r[i].fits ? "true" : "false", label_of (&r[i], lb, sizeof lb),
-                              r[i].hpz > 1 ? r[i].hpz : 1, r[i].qwz ? "true" : "false",
-                              r[i].qgz ? "true" : "false", r[i].micro_batch, r[i].grad_accum,
-                              r[i].tp.tokens_per_s, r[i].tp.tflops_per_gpu, r[i].tp.mfu,
-                              r[i].inter_gb);
-    }
-}
-
-static void
-format_text (GString *out, const Context *c, const SpTopoSpec *ts, SpSimModel sim_model,
-             SpSimContention used, const Row *r, guint n, const Pick *p, const char *emitted)
-{
-  g_string_append_printf (out, "sweep: %s (%.4g parameters) on %s (%s, %.4g GiB, %.4g TFLOP/s peak), "
-                               "sim model %s, contention %s\n",
-                          c->model->name, (double) sp_model_n_params (c->model), ts->name,
-                          ts->gpu_model, ts->gpu_memory_gib, ts->gpu_tflops,
-                          sp_sim_model_name (sim_model), sp_sim_contention_name (used));
-  g_string_append_printf (out, "global batch %" G_GUINT64_FORMAT " sequences x %u tokens; model FLOPs "
-                               "6N + 12Lhs = %.4g per token (recomputation not counted); assumed: "
-                               "compute at %.2g of peak (--compute-efficiency)\n",
-                          c->global_batch, c->model->seq_len,
-                          sp_sweep_model_flops_per_token (c->model), c->efficiency);
-  g_string_append_printf (out, "%3s %-22s %5s %10s %10s %12s %3s %4s %12s %16s %12s %10s %4s %12s "
-                               "%14s %6s %13s\n",
-                          "#", "config", "nodes", "world_size", "shard_size", "hierarchical", "mb",
-                          "gas", "comm_us", "exposed_comm_us", "step_us", "memory_gib", "fits",
-                          "tokens_per_s", "tflops_per_gpu", "mfu", "inter_node_gb");
-  for (guint i = 0; i < n; i++)
-    {
-      char lb[64];
-      g_string_append_printf (out, "%3u %-22s %5u %10u %10u %12s %3u %4u %12.1f %16.1f %12.1f %10.2f "
-                                   "%4s %12.0f %14.1f %6.3f %13.1f%s\n",
-                              i + 1, label_of (&r[i], lb, sizeof lb), r[i].nodes, r[i].world,
-                              r[i].shard, r[i].hier ? "yes" : "no", r[i].micro_batch, r[i].grad_accum,
-                              r[i].comm_us, r[i].exposed_us, r[i].step_us, r[i].memory_gib,
-                              r[i].fits ? "yes" : "no", r[i].tp.tokens_per_s, r[i].tp.tflops_per_gpu,
-                              r[i].tp.mfu, r[i].inter_gb, (gint) i == p->best ? "  <- best" : "");
-    }
-  for (guint i = 0; i < c->tally->reasons->len; i++)
-    {
-      int v = g_array_index (c->tally->verdicts, int, i);
-      g_string_append_printf (out, "not swept: %u%s%s%s: %s\n",
-                              g_array_index (c->tally->counts, guint, i),
-                              v < 0 ? "" : " (DeepSpeed ", v < 0 ? "" : verdict_word (v),
-                              v < 0 ? "" : ")",
-                              (const char *) g_ptr_array_index (c->tally->reasons, i));
-    }
-  if (p->best < 0)
-    {
-      g_string_append (out, "recommended: none: no configuration fits in GPU memory\n");
-      return;
-    }
-  char lb[64], lr[64];
-  const Row *b = &r[p->best];
-  if (p->runner >= 0)
-    g_string_append_printf (out, "runner-up: #%d %s on %u nodes, micro-batch %u: %.1f ms, %.1f %% "
-                                 "slower\n",
-                            p->runner + 1, label_of (&r[p->runner], lr, sizeof lr),
-                            r[p->runner].nodes, r[p->runner].micro_batch,
-                            r[p->runner].step_us / 1e3, p->margin_pct);
-  if (p->near > 0)
-    g_string_append_printf (out, "note: %u other configuration%s within %.3g %% of the best step "
-                                 "time, the simulator's uncertainty (bench/RESULTS.md \"Fidelity\": "
-                                 "<= 10 %% median error per collective); the simulator cannot rank "
-                                 "%s: measure before choosing on speed alone\n",
-                            p->near, p->near == 1 ? " is" : "s are", c->uncertainty_pct,
-                            p->near == 1 ? "the two" : "them");
-  if (p->near > 0 && p->lean != p->best)
-    g_string_append_printf (out, "note: the least memory among them: #%d %s, %.1f GiB, %.1f ms\n",
-                            p->lean + 1, label_of (&r[p->lean], lr, sizeof lr),
-                            r[p->lean].memory_gib, r[p->lean].step_us / 1e3);
-  if (emitted)
-    g_string_append_printf (out, "deepspeed config: written; '%s' rebuilds this plan\n", emitted);
-  g_string_append_printf (out, "recommended: #%d %s on %u nodes, micro-batch %u x %u accumulation "
-                               "(%s)\n",
-                          p->best + 1, label_of (b, lb, sizeof lb), b->nodes, b->micro_batch,
-                          b->grad_accum, p->why);
-}
-
-static gboolean
-write_plot (const char *path, const Row *rows, guint n, gint best, double gpu_gib,
-            const char *title, GError **error)
-{
-  g_autoptr (SpPlot) plot = sp_plot_new (2, title);
-  sp_plot_set_axes (plot, 0, "throughput", "configuration (# in the table)", FALSE, "tokens/s",
-                    FALSE);
-  sp_plot_set_axes (plot, 1, "memory per GPU", "configuration (# in the table)", FALSE,
-                    "memory (GiB)", FALSE);
-  g_autofree double *x = g_new (double, n ? n : 1);
-  g_autofree double *yt = g_new (double, n ? n : 1);
-  g_autofree double *ym = g_new (double, n ? n : 1);
-  static const char *const kinds[] = { "ZeRO-3", "MiCS flat", "MiCS hierarchical", "ZeRO++" };
-  for (int k = 0; k < 4; k++)
-    {
-      gsize m = 0;
-      for (guint i = 0; i < n; i++)
-        {
-          const Row *r = &rows[i];
-          int kind = is_zeropp (r) ? 3 : r->hier ? 2 : r->shard == r->world ? 0 : 1;
-          if (kind != k)
-            continue;
-          x[m] = i + 1;
-          yt[m] = r->tp.tokens_per_s;
-          ym[m] = r->memory_gib;
-          m++;
-        }
-      if (m == 0)
-        continue;
-      sp_plot_add_series (plot, 0, kinds[k], SP_PLOT_MARKERS, x, yt, m);
-      sp_plot_add_series (plot, 1, kinds[k], SP_PLOT_MARKERS, x, ym, m);
-    }
-  if (best >= 0)
-    {
-      double bx = best + 1, bt = rows[best].tp.tokens_per_s, bm = rows[best].memory_gib;
-      sp_plot_add_series (plot, 0, "recommended", SP_PLOT_CROSSES, &bx, &bt, 1);
-      sp_plot_add_series (plot, 1, "recommended", SP_PLOT_CROSSES, &bx, &bm, 1);
-    }
-  sp_plot_add_hline (plot, 1, "GPU memory", gpu_gib);
-  return sp_plot_save (plot, path, error);
-}
-
-/* Every configuration of one node count and micro-batch (rows appended;
- * the rest tallied). */
-static void
 enumerate (const SpTopo *t, guint32 mb, guint32 gas, const GArray *shards, const GArray *hpzs,
-           gboolean zeropp, GArray *rows, Tally *tally)
+           gboolean zeropp, GArray *rows, SpSweepTally *tally)
 {
   const guint32 W = sp_topo_world_size (t), D = sp_topo_spec (t)->gpus_per_node;
   for (guint32 S = 1; S <= W; S++)
@@ -568,7 +288,7 @@ enumerate (const SpTopo *t, guint32 mb, guint32 gas, const GArray *shards, const
         continue;
       for (int h = 0; h < 2; h++)
         {
-          Row r = { 0 };
+          SpSweepRow r = { 0 };
           r.nodes = sp_topo_spec (t)->nodes;
           r.world = W;
           r.shard = S;
@@ -599,7 +319,7 @@ enumerate (const SpTopo *t, guint32 mb, guint32 gas, const GArray *shards, const
                 {
                   if (Z == 0 && q == 0)
                     continue; /* the layout itself */
-                  Row z = r;
+                  SpSweepRow z = r;
                   z.hpz = Z;
                   z.qwz = q & 1;
                   z.qgz = (q >> 1) & 1;
@@ -728,8 +448,8 @@ sp_cmd_sweep (int argc, char **argv)
   if (!sp_model_open (model_s ? model_s : SP_MODEL_DEFAULT, &model, &error))
     return sp_cli_error (CMD, error);
   g_autoptr (GPtrArray) topos = g_ptr_array_new_with_free_func ((GDestroyNotify) sp_topo_free);
-  g_autoptr (GArray) rows = g_array_new (FALSE, TRUE, sizeof (Row));
-  Tally tally = { g_ptr_array_new_with_free_func (g_free), g_array_new (FALSE, FALSE, sizeof (guint)),
+  g_autoptr (GArray) rows = g_array_new (FALSE, TRUE, sizeof (SpSweepRow));
+  SpSweepTally tally = { g_ptr_array_new_with_free_func (g_free), g_array_new (FALSE, FALSE, sizeof (guint)),
                   g_array_new (FALSE, FALSE, sizeof (int)) };
   for (guint k = 0; k < nodes->len; k++)
     {
@@ -760,7 +480,7 @@ sp_cmd_sweep (int argc, char **argv)
                         "no configuration to sweep: the global batch %u is not a multiple of any "
                         "micro-batch x GPUs (--global-batch, --micro-batch)",
                         global_batch);
-  Sweep sw = { &model, global_batch, efficiency, sim_model, sim_opts, (Row *) rows->data, 0 };
+  Sweep sw = { &model, global_batch, efficiency, sim_model, sim_opts, (SpSweepRow *) rows->data, 0 };
   GThreadPool *pool = g_thread_pool_new (simulate_row, &sw, (gint) jobs, FALSE, NULL);
   for (guint i = 0; i < rows->len; i++)
     g_thread_pool_push (pool, GUINT_TO_POINTER (i + 1), NULL);
@@ -778,7 +498,7 @@ sp_cmd_sweep (int argc, char **argv)
   if (tty)
     fprintf (stderr, "\r%*s\r", 60, "");
   int rc = SP_EXIT_OK;
-  Row *all = (Row *) rows->data;
+  SpSweepRow *all = (SpSweepRow *) rows->data;
   for (guint i = 0; i < rows->len; i++)
     if (all[i].error != NULL && rc == SP_EXIT_OK)
       {
@@ -786,7 +506,7 @@ sp_cmd_sweep (int argc, char **argv)
         all[i].error = NULL;
       }
   /* rows the builder refused leave the table */
-  g_autoptr (GArray) kept = g_array_new (FALSE, TRUE, sizeof (Row));
+  g_autoptr (GArray) kept = g_array_new (FALSE, TRUE, sizeof (SpSweepRow));
   for (guint i = 0; i < rows->len; i++)
     {
       g_clear_error (&all[i].error);
@@ -803,13 +523,13 @@ sp_cmd_sweep (int argc, char **argv)
     }
   if (rc != SP_EXIT_OK)
     return rc;
-  Row *r = (Row *) kept->data;
+  SpSweepRow *r = (SpSweepRow *) kept->data;
   guint n = kept->len;
-  Pick pick;
+  SpSweepPick pick;
   recommend (r, n, uncertainty, &pick);
   g_autofree char *why = pick.why;
   const SpTopoSpec *ts = sp_topo_spec (g_ptr_array_index (topos, 0));
-  Context ctx = { &model, ts->name, global_batch, efficiency, uncertainty, &tally };
+  SpSweepContext ctx = { &model, ts->name, global_batch, efficiency, uncertainty, &tally };
   g_autofree char *rebuild = NULL;
   if (emit_s)
     {
@@ -834,17 +554,17 @@ sp_cmd_sweep (int argc, char **argv)
   g_autoptr (GString) out = g_string_new (NULL);
   if (format == SP_FORMAT_JSON)
     {
-      g_autofree char *j = format_json (&ctx, r, n, &pick);
+      g_autofree char *j = sp_sweep_format_json (&ctx, r, n, &pick);
       g_string_append (out, j);
     }
   else if (format == SP_FORMAT_CSV)
-    format_csv (out, r, n);
+    sp_sweep_format_csv (out, r, n);
   else
     {
       SpSimContention used = sim_opts.contention;
       if (used == SP_SIM_CONTENTION_DEFAULT)
         used = sp_sim_contention_default (sim_model);
-      format_text (out, &ctx, ts, sim_model, used, r, n, &pick, rebuild);
+      sp_sweep_format_text (out, &ctx, ts, sim_model, used, r, n, &pick, rebuild);
     }
   g_ptr_array_unref (tally.reasons);
   g_array_unref (tally.counts);
@@ -852,7 +572,7 @@ sp_cmd_sweep (int argc, char **argv)
   if (plot_s)
     {
       g_autofree char *title = g_strdup_printf ("%s on %s", model.name, ts->name);
-      if (!write_plot (plot_s, r, n, pick.best, ts->gpu_memory_gib, title, &error))
+      if (!sp_sweep_write_plot (plot_s, r, n, pick.best, ts->gpu_memory_gib, title, &error))
         return sp_cli_error (CMD, error);
     }
   if (!sp_cli_write_output (NULL, out->str, out->len, &error))

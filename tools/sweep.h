@@ -15,6 +15,8 @@
 #include <glib.h>
 #include "shardplan/shardplan.h"
 #include "shardplan/workload.h"
+#include "shardplan/topo.h"
+#include "shardplan/sim.h"
 
 G_BEGIN_DECLS
 
@@ -45,5 +47,63 @@ void sp_sweep_throughput (const SpModel *model, guint64 global_batch, guint32 wo
  * (NCCL's ring crosses k node boundaries with (n−1)/n·B each, so it sends
  * about this much; the tree and the all-to-all match it). */
 double sp_sweep_inter_node_bytes (const SpPlan *plan, const SpGroups *groups, guint32 gpus_per_node);
+
+/* ---- the command's rows and their output (tools/cmd-sweep.c,
+ * tools/sweep-output.c) ---------------------------------------------------- */
+
+/* One configuration of the grid and what its simulation gave. */
+typedef struct {
+  guint32 nodes, world, shard;
+  gboolean hier;
+  guint32 hpz;
+  gboolean qwz, qgz;
+  guint32 micro_batch, grad_accum;
+  const SpTopo *topo;
+  double comm_us, exposed_us, step_us, memory_gib, inter_gb;
+  SpSweepThroughput tp;
+  gboolean fits;
+  char *skip;     /* the builder refused it (qwZ grouping): why */
+  GError *error;
+} SpSweepRow;
+
+/* What was not swept, and why: reason → count, in first-seen order. */
+typedef struct {
+  GPtrArray *reasons; /* char*, owned */
+  GArray *counts;     /* guint */
+  GArray *verdicts;   /* SpDsVerdict, or -1 for the builder / the batch */
+} SpSweepTally;
+
+/* The recommendation (indices into the rows, -1 = none). */
+typedef struct {
+  gint best, runner;
+  double margin_pct;  /* runner-up's step over the best's, % */
+  guint near;         /* other fitting rows within the uncertainty */
+  gint lean;          /* the least memory among the best and those near it */
+  char *why;
+} SpSweepPick;
+
+/* What every output format states besides the rows. */
+typedef struct {
+  const SpModel *model;
+  const char *cluster;
+  guint64 global_batch;
+  double efficiency, uncertainty_pct;
+  const SpSweepTally *tally;
+} SpSweepContext;
+
+/* ZeRO++ on (qwZ, qgZ or hpZ). */
+gboolean sp_sweep_is_zeropp (const SpSweepRow *row);
+/* "ZeRO-3", "MiCS S=16 hier", "ZeRO++ qwZ+hpZ=8+qgZ" into buf; returns buf. */
+const char *sp_sweep_label (const SpSweepRow *row, char *buf, gsize size);
+/* The formats (tools/sweep-output.c).  `rebuild`: the plan command that
+ * rebuilds the emitted DeepSpeed config's plan, or NULL. */
+char *sp_sweep_format_json (const SpSweepContext *c, const SpSweepRow *rows, guint n,
+                            const SpSweepPick *p);
+void sp_sweep_format_csv (GString *out, const SpSweepRow *rows, guint n);
+void sp_sweep_format_text (GString *out, const SpSweepContext *c, const SpTopoSpec *ts,
+                           SpSimModel sim_model, SpSimContention used, const SpSweepRow *rows,
+                           guint n, const SpSweepPick *p, const char *rebuild);
+gboolean sp_sweep_write_plot (const char *path, const SpSweepRow *rows, guint n, gint best,
+                              double gpu_gib, const char *title, GError **error);
 
 G_END_DECLS
