@@ -37,8 +37,8 @@ static const char description[] =
   "  counted on a 'not swept:' line.\n"
   "  Micro-batch b (--micro-batch, default 1,2,4,8) with accumulation\n"
   "  G / (b x W) steps, G = --global-batch sequences (default: the model's\n"
-  "  micro_batch x grad_accum x W of the first node count); a b that does not\n"
-  "  divide G / W is skipped.\n"
+  "  micro_batch x grad_accum x the least common multiple of the node counts'\n"
+  "  W, i.e. x W for one node count); a b that does not divide G / W is skipped.\n"
   "Each configuration: the plan of one optimizer step (sp_workload_build_plan,\n"
   "every micro-step) simulated with --sim-model and --contention, and the\n"
   "memory per GPU (sp_memory_estimate).  --contention (des only): step (default)\n"
@@ -354,7 +354,7 @@ sp_cmd_sweep (int argc, char **argv)
       "Node counts, comma-separated (default 16)", "A,B,..." },
     { "global-batch", 'g', 0, G_OPTION_ARG_STRING, &gb_s,
       "Sequences per optimizer step, kept across the grid (default: the model's micro_batch x "
-      "grad_accum x the first node count's GPUs)", "N" },
+      "grad_accum x W; with several node counts, x the least common multiple of their W)", "N" },
     { "micro-batch", 'b', 0, G_OPTION_ARG_STRING, &mb_s,
       "Micro-batches to try, comma-separated (default " DEFAULT_MICRO_BATCHES ")", "A,B,..." },
     { "shard-sizes", 's', 0, G_OPTION_ARG_STRING, &shards_s,
@@ -451,6 +451,7 @@ sp_cmd_sweep (int argc, char **argv)
   g_autoptr (GArray) rows = g_array_new (FALSE, TRUE, sizeof (SpSweepRow));
   SpSweepTally tally = { g_ptr_array_new_with_free_func (g_free), g_array_new (FALSE, FALSE, sizeof (guint)),
                   g_array_new (FALSE, FALSE, sizeof (int)) };
+  guint64 lcm = 1; /* of the worlds: the default batch suits every node count */
   for (guint k = 0; k < nodes->len; k++)
     {
       SpTopo *t = sp_topo_open (topology ? topology : DEFAULT_TOPOLOGY,
@@ -458,9 +459,21 @@ sp_cmd_sweep (int argc, char **argv)
       if (t == NULL)
         return sp_cli_error (CMD, error);
       g_ptr_array_add (topos, t);
+      guint64 a = lcm, b = sp_topo_world_size (t);
+      while (b)
+        {
+          guint64 r = a % b;
+          a = b;
+          b = r;
+        }
+      lcm = MIN (lcm / a * sp_topo_world_size (t), G_GUINT64_CONSTANT (1) << 30);
+    }
+  if (global_batch == 0)
+    global_batch = (guint32) MIN ((guint64) model.micro_batch * model.grad_accum * lcm, 1u << 30);
+  for (guint k = 0; k < topos->len; k++)
+    {
+      const SpTopo *t = g_ptr_array_index (topos, k);
       guint32 W = sp_topo_world_size (t);
-      if (global_batch == 0)
-        global_batch = (guint32) MIN ((guint64) model.micro_batch * model.grad_accum * W, 1u << 30);
       for (guint i = 0; i < mbs->len; i++)
         {
           guint32 mb = g_array_index (mbs, guint32, i);
