@@ -88,6 +88,10 @@ tail -n 1 "$tmp/t2" | grep -q '^recommended: none' || fail "tiny: expected 'reco
 "$SHARDPLAN" sweep -m gpt-1b -t "$topo" --nodes 1,2 --jobs 1 -f csv >"$tmp/a" 2>/dev/null
 "$SHARDPLAN" sweep -m gpt-1b -t "$topo" --nodes 1,2 --jobs 3 -f csv >"$tmp/b" 2>/dev/null
 cmp -s "$tmp/a" "$tmp/b" || fail "--jobs changes the output"
+# the default global batch (1 x 1 x lcm(4, 8) = 8) suits both node counts:
+# 1 node, micro-batch 1 x 2 and 2 x 1; 2 nodes, 1 x 1
+[ "$(tail -n +2 "$tmp/a" | cut -d, -f1,14,15 | sort -u | tr '\n' ' ')" = "1,1,2 1,2,1 2,1,1 " ] \
+  || fail "--nodes 1,2: node count x micro-batch x accumulation: $(tail -n +2 "$tmp/a" | cut -d, -f1,14,15 | sort -u | tr '\n' ' ')"
 
 # Contention: the des default is step; family may only be faster or equal
 # (it ignores contention between ops that overlap in time), same memory.
