@@ -59,7 +59,8 @@ static const char description[] =
   "--emit-deepspeed-config writes it as DeepSpeed config JSON that\n"
   "'shardplan plan --deepspeed-config' reads back into the same plan.\n"
   "Configurations are simulated in parallel (--jobs, default: every processor);\n"
-  "progress goes to stderr when it is a terminal (--quiet: never).\n"
+  "progress goes to stderr when it is a terminal and the sweep takes more than\n"
+  "a second (--quiet: never).\n"
   "\n"
   "Example: shardplan sweep --model gpt-13b --topology p4d --nodes 16 --global-batch 1024 \\\n"
   "           --emit-deepspeed-config ds.json --plot sweep.png";
@@ -498,8 +499,17 @@ sp_cmd_sweep (int argc, char **argv)
   for (guint i = 0; i < rows->len; i++)
     g_thread_pool_push (pool, GUINT_TO_POINTER (i + 1), NULL);
   gboolean tty = !quiet && sp_cli_stderr_is_tty ();
+  const gint64 t0 = g_get_monotonic_time ();
+  gboolean drawn = FALSE;
   while (tty && (guint) g_atomic_int_get (&sw.done) < rows->len)
     {
+      /* only for a sweep that takes more than a second */
+      if (g_get_monotonic_time () - t0 < G_USEC_PER_SEC)
+        {
+          g_usleep (20000);
+          continue;
+        }
+      drawn = TRUE;
       guint d = (guint) g_atomic_int_get (&sw.done);
       guint w = 40, f = rows->len ? d * w / rows->len : w;
       fprintf (stderr, "\r[%.*s%*s] %u/%u", (int) f, "########################################",
@@ -508,7 +518,7 @@ sp_cmd_sweep (int argc, char **argv)
       g_usleep (100000);
     }
   g_thread_pool_free (pool, FALSE, TRUE);
-  if (tty)
+  if (drawn)
     fprintf (stderr, "\r%*s\r", 60, "");
   int rc = SP_EXIT_OK;
   SpSweepRow *all = (SpSweepRow *) rows->data;
