@@ -1,15 +1,43 @@
 /* The trace reader: validates the schema, reads all metadata at open and
  * rows on demand.  Fields are matched by name, so files of a later minor
  * version (extra trailing fields) read fine, and the fields an earlier one
- * lacks read as their sp_trace_row_init() value. */
+ * lacks read as their sp_trace_row_init() value.
+ *
+ * Files come from other machines and other tools, so nothing is read
+ * before its structure is checked: every attribute and dataset must have
+ * the schema's datatype (H5Tequal against the type this reader converts
+ * to, not merely the same class), the schema's dataspace (scalar
+ * attributes, 1-D tables), and a declared size the file can hold; and
+ * nothing is allocated for a size that fails those checks.  Besides
+ * guarding our own buffers, this keeps corrupt files away from the parts
+ * of libhdf5 1.10 known to crash on them (README, "Corrupt traces"). */
 #include "config.h"
 #include "trace-private.h"
 
 #include <string.h>
 
+/* Limits of the schema.  A file beyond them is refused at open. */
+/* Bytes of a fixed-length string attribute: 64 KiB, HDF5's limit for an
+ * attribute stored in the object header, where the writer puts them. */
+#define MAX_STR_ATTR_BYTES (64 * 1024)
+/* Rows of a table read whole at open (the /meta and /groups tables): 2^28, far more
+ * than the ranks, groups and members of any run (a 2^20-rank world with
+ * every family built has ~2^24 members). */
+#define MAX_TABLE_ROWS (G_GUINT64_CONSTANT (1) << 28)
+/* Bytes of one compound record in the file, and its number of fields:
+ * this schema's largest record is 145 bytes and 22 fields; room for
+ * later minor versions. */
+#define MAX_RECORD_BYTES 4096
+#define MAX_RECORD_FIELDS 1024
+/* The largest expansion of deflate: 1032:1 (zlib's technical details,
+ * "Maximum compression factor"), so a deflated dataset holds at most that
+ * many bytes per byte of file. */
+#define DEFLATE_MAX_RATIO 1032
+
 struct _SpTrace {
   char *path;
   hid_t file;
+  guint64 file_size;           /* bytes, H5Fget_filesize */
   hid_t ops;
   hid_t row_mem_type;          /* only the fields the file has, or the packed type */
   gboolean packed;             /* the file's row type is exactly ours: unpack ourselves */
@@ -62,8 +90,71 @@ kind_class (SpTraceKind kind)
     }
 }
 
-/* A string attribute (variable- or fixed-length), copied into trace->strings.
- * NULL with *error set when absent or not a string. */
+/* A one-line description of a datatype for messages: "an unsigned 32-bit
+ * little-endian integer", "a variable-length string" … (caller frees). */
+static char *
+describe_type (hid_t type)
+{
+  H5T_class_t c = H5Tget_class (type);
+  gsize bits = H5Tget_size (type) * 8;
+  switch (c)
+    {
+    case H5T_INTEGER:
+      return g_strdup_printf ("a%s %" G_GSIZE_FORMAT "-bit %s integer",
+                              H5Tget_sign (type) == H5T_SGN_NONE ? "n unsigned" : " signed", bits,
+                              H5Tget_order (type) == H5T_ORDER_BE ? "big-endian" : "little-endian");
+    case H5T_FLOAT:
+      return g_strdup_printf ("a %" G_GSIZE_FORMAT "-bit %s float", bits,
+                              H5Tget_order (type) == H5T_ORDER_BE ? "big-endian" : "little-endian");
+    case H5T_STRING:
+      if (H5Tis_variable_str (type) > 0)
+        return g_strdup ("a variable-length string");
+      return g_strdup_printf ("a fixed-length string of %" G_GSIZE_FORMAT " bytes", bits / 8);
+    case H5T_ENUM:
+      {
+        hid_t base = H5Tget_super (type);
+        char *d = base < 0 ? g_strdup ("an enum") : describe_type (base);
+        char *r = g_strdup_printf ("an enum on %s", d);
+        if (base >= 0)
+          H5Tclose (base);
+        g_free (d);
+        return r;
+      }
+    default:
+      return g_strdup (kind_class_name (c));
+    }
+}
+
+/* The dataspace of an attribute or dataset holds exactly one element
+ * (scalar, or a simple space of one point). */
+static gboolean
+space_is_single (hid_t space)
+{
+  if (space < 0)
+    return FALSE;
+  H5S_class_t sc = H5Sget_simple_extent_type (space);
+  if (sc == H5S_SCALAR)
+    return TRUE;
+  return sc == H5S_SIMPLE && H5Sget_simple_extent_npoints (space) == 1;
+}
+
+static const char *
+describe_space (hid_t space)
+{
+  if (space < 0)
+    return "unreadable";
+  switch (H5Sget_simple_extent_type (space))
+    {
+    case H5S_SCALAR: return "scalar";
+    case H5S_NULL: return "empty (a null dataspace)";
+    case H5S_SIMPLE: return "an array";
+    default: return "unreadable";
+    }
+}
+
+/* A string attribute (variable- or fixed-length, ASCII or UTF-8, one
+ * element), copied into trace->strings.  NULL with *error set when absent,
+ * not a single string or too long. */
 static const char *
 read_str_attr (SpTrace *t, hid_t loc, const char *where, const char *name, gboolean required,
                GError **error)
@@ -78,10 +169,31 @@ read_str_attr (SpTrace *t, hid_t loc, const char *where, const char *name, gbool
     }
   hid_t a = H5Aopen (loc, name, H5P_DEFAULT);
   hid_t ftype = a < 0 ? H5I_INVALID_HID : H5Aget_type (a);
+  hid_t space = a < 0 ? H5I_INVALID_HID : H5Aget_space (a);
   const char *result = NULL;
-  if (ftype >= 0 && H5Tget_class (ftype) == H5T_STRING)
+  H5T_cset_t cset = ftype < 0 ? H5T_CSET_ERROR : H5Tget_cset (ftype);
+  gsize size = ftype < 0 ? 0 : H5Tget_size (ftype);
+  htri_t var = ftype < 0 ? -1 : H5Tis_variable_str (ftype);
+  if (ftype < 0 || H5Tget_class (ftype) != H5T_STRING || var < 0)
+    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                 "%s: attribute %s of %s is %s, expected a string", t->path, name, where,
+                 ftype >= 0 ? kind_class_name (H5Tget_class (ftype)) : "unreadable");
+  else if (!space_is_single (space))
+    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                 "%s: attribute %s of %s is %s of %" G_GSSIZE_FORMAT " strings, expected one "
+                 "string", t->path, name, where, describe_space (space),
+                 space >= 0 ? (gssize) H5Sget_simple_extent_npoints (space) : (gssize) -1);
+  else if (cset != H5T_CSET_ASCII && cset != H5T_CSET_UTF8)
+    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                 "%s: attribute %s of %s has character set %d, expected ASCII or UTF-8",
+                 t->path, name, where, (int) cset);
+  else if (!var && (size == 0 || size > MAX_STR_ATTR_BYTES || size > t->file_size))
+    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                 "%s: attribute %s of %s is a string of %" G_GSIZE_FORMAT " bytes, more than "
+                 "the %d a trace allows", t->path, name, where, size, MAX_STR_ATTR_BYTES);
+  else
     {
-      if (H5Tis_variable_str (ftype) > 0)
+      if (var)
         {
           /* The file's own type: HDF5 does not convert ASCII <-> UTF-8. */
           hid_t mtype = H5Tcopy (ftype);
@@ -94,11 +206,11 @@ read_str_attr (SpTrace *t, hid_t loc, const char *where, const char *name, gbool
         }
       else
         {
-          gsize size = H5Tget_size (ftype);
           g_autofree char *buf = g_malloc0 (size + 1);
           hid_t mtype = H5Tcopy (H5T_C_S1);
           H5Tset_size (mtype, size + 1);
           H5Tset_strpad (mtype, H5T_STR_NULLTERM);
+          H5Tset_cset (mtype, cset);
           if (H5Aread (a, mtype, buf) >= 0)
             result = g_string_chunk_insert (t->strings, buf);
           H5Tclose (mtype);
@@ -107,10 +219,8 @@ read_str_attr (SpTrace *t, hid_t loc, const char *where, const char *name, gbool
         sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read attribute %s of %s",
                            t->path, name, where);
     }
-  else
-    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                 "%s: attribute %s of %s is %s, expected a string", t->path, name, where,
-                 ftype >= 0 ? kind_class_name (H5Tget_class (ftype)) : "unreadable");
+  if (space >= 0)
+    H5Sclose (space);
   if (ftype >= 0)
     H5Tclose (ftype);
   if (a >= 0)
@@ -119,29 +229,62 @@ read_str_attr (SpTrace *t, hid_t loc, const char *where, const char *name, gbool
   return result;
 }
 
+/* A scalar integer attribute of the root (any integer type of at most 64
+ * bits, read as a 64-bit one and range-checked, so a file whose writer
+ * chose another width still reads). */
 static gboolean
 read_uint_attr (SpTrace *t, const char *name, guint32 *out, GError **error)
 {
   if (H5Aexists (t->file, name) <= 0)
     {
+      H5Eclear2 (H5E_DEFAULT);
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: missing attribute %s on /",
                    t->path, name);
       return FALSE;
     }
   hid_t a = H5Aopen (t->file, name, H5P_DEFAULT);
   hid_t ftype = a < 0 ? H5I_INVALID_HID : H5Aget_type (a);
+  hid_t space = a < 0 ? H5I_INVALID_HID : H5Aget_space (a);
   gboolean ok = FALSE;
-  if (ftype >= 0 && H5Tget_class (ftype) == H5T_INTEGER)
+  if (ftype < 0 || H5Tget_class (ftype) != H5T_INTEGER || H5Tget_size (ftype) > 8)
     {
-      ok = H5Aread (a, H5T_NATIVE_UINT32, out) >= 0;
-      if (!ok)
+      g_autofree char *what = ftype >= 0 ? describe_type (ftype) : g_strdup ("unreadable");
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: attribute %s is %s, expected an integer", t->path, name, what);
+    }
+  else if (!space_is_single (space))
+    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                 "%s: attribute %s is %s of %" G_GSSIZE_FORMAT " integers, expected one integer",
+                 t->path, name, describe_space (space),
+                 space >= 0 ? (gssize) H5Sget_simple_extent_npoints (space) : (gssize) -1);
+  else
+    {
+      gboolean is_signed = H5Tget_sign (ftype) != H5T_SGN_NONE;
+      gint64 s = 0;
+      guint64 u = 0;
+      if (H5Aread (a, is_signed ? H5T_NATIVE_INT64 : H5T_NATIVE_UINT64,
+                   is_signed ? (void *) &s : (void *) &u) < 0)
         sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read attribute %s",
                            t->path, name);
+      else if ((is_signed && (s < 0 || s > G_MAXUINT32)) || (!is_signed && u > G_MAXUINT32))
+        {
+          if (is_signed)
+            g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                         "%s: attribute %s is %" G_GINT64_FORMAT ", expected 0..%u", t->path,
+                         name, s, G_MAXUINT32);
+          else
+            g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                         "%s: attribute %s is %" G_GUINT64_FORMAT ", expected 0..%u", t->path,
+                         name, u, G_MAXUINT32);
+        }
+      else
+        {
+          *out = (guint32) (is_signed ? (guint64) s : u);
+          ok = TRUE;
+        }
     }
-  else
-    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                 "%s: attribute %s is %s, expected an integer", t->path, name,
-                 ftype >= 0 ? kind_class_name (H5Tget_class (ftype)) : "unreadable");
+  if (space >= 0)
+    H5Sclose (space);
   if (ftype >= 0)
     H5Tclose (ftype);
   if (a >= 0)
@@ -261,64 +404,281 @@ open_dataset (SpTrace *t, const char *path, GError **error)
   return d;
 }
 
-/* Open table->path and check it is a 1-D compound with the table's fields:
- * the memory type of the fields present goes to *out_mtype and the row
- * count to *out_n. */
+/* The most bytes of data dataset `d` can hold in this file: the file's
+ * size, times deflate's largest ratio when the dataset is deflated.  Only
+ * the filters a trace may use are accepted (shuffle, deflate, Fletcher-32,
+ * each at most once): another one could expand data without bound. */
+static gboolean
+dataset_capacity (SpTrace *t, hid_t d, const char *path, guint64 *out_bytes, GError **error)
+{
+  hid_t dcpl = H5Dget_create_plist (d);
+  int n = dcpl < 0 ? -1 : H5Pget_nfilters (dcpl);
+  guint64 ratio = 1;
+  gboolean ok = n >= 0, seen_deflate = FALSE, seen_shuffle = FALSE, seen_fletcher = FALSE;
+  if (!ok)
+    sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read the filters of %s",
+                       t->path, path);
+  for (int i = 0; ok && i < n; i++)
+    {
+      unsigned flags = 0, config = 0;
+      size_t n_values = 0;
+      char name[64] = "";
+      H5Z_filter_t id = H5Pget_filter2 (dcpl, (unsigned) i, &flags, &n_values, NULL, sizeof name,
+                                        name, &config);
+      gboolean *seen = id == H5Z_FILTER_DEFLATE   ? &seen_deflate
+                       : id == H5Z_FILTER_SHUFFLE ? &seen_shuffle
+                       : id == H5Z_FILTER_FLETCHER32 ? &seen_fletcher
+                                                     : NULL;
+      if (seen == NULL || *seen)
+        {
+          g_strdelimit (name, "\n\r", ' ');
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                       "%s: %s uses HDF5 filter %d ('%s')%s; a trace may only use shuffle, "
+                       "deflate and Fletcher-32, once each",
+                       t->path, path, (int) id, name, seen ? " twice" : "");
+          ok = FALSE;
+        }
+      else
+        *seen = TRUE;
+      if (id == H5Z_FILTER_DEFLATE)
+        ratio = DEFLATE_MAX_RATIO;
+    }
+  if (dcpl >= 0)
+    H5Pclose (dcpl);
+  H5Eclear2 (H5E_DEFAULT);
+  if (ok && !g_uint64_checked_mul (out_bytes, t->file_size, ratio))
+    *out_bytes = G_MAXUINT64;
+  return ok;
+}
+
+/* Check that dataset `d` has the dataspace the schema gives it (one
+ * element when `scalar`, else 1-D) and declares no more than `max_n`
+ * elements and no more than the file can hold at `elem_size` bytes each
+ * (overflow-checked): the element count goes to *out_n.  Nothing may be
+ * allocated for a dataset before this passed. */
+static gboolean
+check_extent (SpTrace *t, hid_t d, const char *path, gboolean scalar, gsize elem_size,
+              guint64 max_n, guint64 *out_n, GError **error)
+{
+  hid_t space = H5Dget_space (d);
+  int rank = space < 0 ? -1 : H5Sget_simple_extent_ndims (space);
+  hsize_t dims[1] = { 0 };
+  gboolean ok = FALSE;
+  if (scalar ? !space_is_single (space) : rank != 1)
+    {
+      if (scalar)
+        g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                     "%s: %s is %s, expected a single value", t->path, path,
+                     describe_space (space));
+      else
+        g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                     "%s: %s has %d dimensions, expected 1", t->path, path, rank);
+    }
+  else
+    {
+      guint64 n = 1, need = 0, capacity = 0;
+      if (!scalar)
+        {
+          H5Sget_simple_extent_dims (space, dims, NULL);
+          n = dims[0];
+        }
+      if (!dataset_capacity (t, d, path, &capacity, error))
+        ;
+      else if (n > max_n)
+        g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                     "%s: %s declares %" G_GUINT64_FORMAT " elements, more than the %"
+                     G_GUINT64_FORMAT " a trace allows", t->path, path, n, max_n);
+      else if (!g_uint64_checked_mul (&need, n, MAX (elem_size, 1)) || need > capacity)
+        g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                     "%s: %s declares %" G_GUINT64_FORMAT " elements of %" G_GSIZE_FORMAT
+                     " bytes, more than the file (%" G_GUINT64_FORMAT " bytes) can hold",
+                     t->path, path, n, elem_size, t->file_size);
+      else
+        {
+          *out_n = n;
+          ok = TRUE;
+        }
+    }
+  if (space >= 0)
+    H5Sclose (space);
+  H5Eclear2 (H5E_DEFAULT);
+  return ok;
+}
+
+/* The field of `kind` in the file has exactly the type this reader
+ * converts from: the writer's file type (sp_trace_h5_kind_type), except
+ * that an enum only needs the 8-bit base and member names the schema
+ * gives the same values (a file written before an enum gained a member
+ * stays readable). */
+static gboolean
+field_type_ok (hid_t mt, SpTraceKind kind)
+{
+  hid_t want = sp_trace_h5_kind_type (kind, TRUE);
+  gboolean ok = H5Tequal (mt, want) > 0;
+  if (!ok && H5Tget_class (mt) == H5T_ENUM && H5Tget_class (want) == H5T_ENUM)
+    {
+      hid_t base = H5Tget_super (mt);
+      int n = H5Tget_nmembers (mt);
+      ok = base >= 0 && H5Tequal (base, H5T_STD_U8LE) > 0 && n >= 0 && n <= 256;
+      for (int i = 0; ok && i < n; i++)
+        {
+          char *name = H5Tget_member_name (mt, (unsigned) i);
+          guint8 v = 0, w = 0;
+          ok = name != NULL && H5Tget_member_value (mt, (unsigned) i, &v) >= 0
+               && H5Tenum_valueof (want, name, &w) >= 0 && v == w;
+          if (name)
+            H5free_memory (name);
+        }
+      if (base >= 0)
+        H5Tclose (base);
+    }
+  H5Tclose (want);
+  H5Eclear2 (H5E_DEFAULT);
+  return ok;
+}
+
+/* Check the compound type `ftype` of table->path against the schema: the
+ * record and its fields within bounds, each field the schema names (and
+ * the file has) of exactly the schema's type, the others (a later minor
+ * version's) free of variable-length data.  Fields present go to
+ * present[]. */
+static gboolean
+check_record_type (SpTrace *t, const SpTraceTable *table, hid_t ftype, gboolean *present,
+                   GError **error)
+{
+  gsize size = H5Tget_size (ftype);
+  int n = H5Tget_nmembers (ftype);
+  if (H5Tget_class (ftype) != H5T_COMPOUND || n < 0)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: %s is not a 1-D table of compound records", t->path, table->path);
+      return FALSE;
+    }
+  if (size > MAX_RECORD_BYTES || n > MAX_RECORD_FIELDS)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: %s has records of %" G_GSIZE_FORMAT " bytes and %d fields, more than "
+                   "the %d bytes and %d fields a trace allows", t->path, table->path, size, n,
+                   MAX_RECORD_BYTES, MAX_RECORD_FIELDS);
+      return FALSE;
+    }
+  for (int m = 0; m < n; m++)
+    {
+      g_autofree char *name = NULL;
+      char *h5name = H5Tget_member_name (ftype, (unsigned) m);
+      if (h5name)
+        {
+          name = g_strdup (h5name);
+          H5free_memory (h5name);
+        }
+      hid_t mt = H5Tget_member_type (ftype, (unsigned) m);
+      gsize off = H5Tget_member_offset (ftype, (unsigned) m);
+      gsize msize = mt < 0 ? 0 : H5Tget_size (mt);
+      gsize i = 0;
+      while (name && i < table->n_fields && strcmp (table->fields[i].name, name) != 0)
+        i++;
+      g_autofree char *what = NULL;
+      gboolean ok = TRUE;
+      if (name == NULL || mt < 0 || msize == 0 || off > size || msize > size - off)
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                       "%s: field %d of %s is damaged (it does not fit its %" G_GSIZE_FORMAT
+                       "-byte record)", t->path, m, table->path, size);
+          ok = FALSE;
+        }
+      else if (i < table->n_fields && H5Tget_class (mt) != kind_class (table->fields[i].kind))
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                       "%s: field %s of %s is %s, expected %s", t->path, name, table->path,
+                       kind_class_name (H5Tget_class (mt)),
+                       kind_class_name (kind_class (table->fields[i].kind)));
+          ok = FALSE;
+        }
+      else if (i < table->n_fields && !field_type_ok (mt, table->fields[i].kind))
+        {
+          hid_t want = sp_trace_h5_kind_type (table->fields[i].kind, TRUE);
+          g_autofree char *want_s = describe_type (want);
+          what = describe_type (mt);
+          H5Tclose (want);
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                       "%s: field %s of %s is %s, expected %s", t->path, name, table->path,
+                       what, want_s);
+          ok = FALSE;
+        }
+      else if (i == table->n_fields
+               && (H5Tdetect_class (mt, H5T_VLEN) != 0 || H5Tdetect_class (mt, H5T_REFERENCE) != 0
+                   || (H5Tget_class (mt) == H5T_STRING && H5Tis_variable_str (mt) != 0)))
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                       "%s: field %s of %s holds variable-length data or references, which "
+                       "the schema does not allow in a field it does not name",
+                       t->path, name, table->path);
+          ok = FALSE;
+        }
+      if (ok && i < table->n_fields)
+        {
+          if (present[i])
+            {
+              g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                           "%s: %s has field %s twice", t->path, table->path, name);
+              ok = FALSE;
+            }
+          present[i] = TRUE;
+        }
+      if (mt >= 0)
+        H5Tclose (mt);
+      H5Eclear2 (H5E_DEFAULT);
+      if (!ok)
+        return FALSE;
+    }
+  for (gsize i = 0; i < table->n_fields; i++)
+    if (!present[i] && table->fields[i].since_minor <= t->minor)
+      {
+        g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                     "%s: %s lacks field %s (schema %u.%u has it)", t->path, table->path,
+                     table->fields[i].name, t->major, t->minor);
+        return FALSE;
+      }
+  return TRUE;
+}
+
+/* Open table->path and check it is a 1-D compound with the table's fields
+ * (check_record_type) and at most `max_rows` rows the file can hold: the
+ * memory type of the fields present goes to *out_mtype and the row count
+ * to *out_n. */
 static hid_t
-open_table (SpTrace *t, const SpTraceTable *table, hid_t *out_mtype, guint64 *out_n,
-            gboolean **out_present, GError **error)
+open_table (SpTrace *t, const SpTraceTable *table, guint64 max_rows, hid_t *out_mtype,
+            guint64 *out_n, gboolean **out_present, GError **error)
 {
   hid_t d = open_dataset (t, table->path, error);
   if (d < 0)
     return H5I_INVALID_HID;
   hid_t ftype = H5Dget_type (d);
-  hid_t space = H5Dget_space (d);
   g_autofree gboolean *present = g_new0 (gboolean, table->n_fields);
-  gboolean ok = TRUE;
-  if (H5Tget_class (ftype) != H5T_COMPOUND || H5Sget_simple_extent_ndims (space) != 1)
+  guint64 n = 0;
+  gboolean ok = ftype >= 0 && check_record_type (t, table, ftype, present, error)
+                && check_extent (t, d, table->path, FALSE, H5Tget_size (ftype), max_rows, &n,
+                                 error);
+  if (ftype < 0)
+    sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read the type of %s",
+                       t->path, table->path);
+  else
+    H5Tclose (ftype);
+  hid_t mtype = ok ? sp_trace_h5_table_type (table, FALSE, present) : H5I_INVALID_HID;
+  if (ok && mtype < 0)
     {
-      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                   "%s: %s is not a 1-D table of compound records", t->path, table->path);
+      sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read %s", t->path,
+                         table->path);
       ok = FALSE;
     }
-  for (gsize i = 0; ok && i < table->n_fields; i++)
-    {
-      const SpTraceField *f = &table->fields[i];
-      int idx = H5Tget_member_index (ftype, f->name);
-      if (idx < 0)
-        {
-          H5Eclear2 (H5E_DEFAULT);
-          if (f->since_minor <= t->minor)
-            {
-              g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                           "%s: %s lacks field %s (schema %u.%u has it)", t->path, table->path,
-                           f->name, t->major, t->minor);
-              ok = FALSE;
-            }
-          continue;
-        }
-      H5T_class_t c = H5Tget_member_class (ftype, (unsigned) idx);
-      if (c != kind_class (f->kind))
-        {
-          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                       "%s: field %s of %s is %s, expected %s", t->path, f->name, table->path,
-                       kind_class_name (c), kind_class_name (kind_class (f->kind)));
-          ok = FALSE;
-        }
-      present[i] = TRUE;
-    }
-  hsize_t dims[1] = { 0 };
-  if (ok)
-    H5Sget_simple_extent_dims (space, dims, NULL);
-  H5Sclose (space);
-  H5Tclose (ftype);
   if (!ok)
     {
       H5Dclose (d);
+      H5Eclear2 (H5E_DEFAULT);
       return H5I_INVALID_HID;
     }
-  *out_mtype = sp_trace_h5_table_type (table, FALSE, present);
-  *out_n = dims[0];
+  *out_mtype = mtype;
+  *out_n = n;
   if (out_present)
     *out_present = g_steal_pointer (&present);
   return d;
@@ -331,9 +691,10 @@ read_table (SpTrace *t, const SpTraceTable *table, GError **error)
 {
   hid_t mtype = H5I_INVALID_HID;
   guint64 n = 0;
-  hid_t d = open_table (t, table, &mtype, &n, NULL, error);
+  hid_t d = open_table (t, table, MAX_TABLE_ROWS, &mtype, &n, NULL, error);
   if (d < 0)
     return NULL;
+  /* n <= MAX_TABLE_ROWS: fits a guint, and n × record_size a gsize. */
   GArray *a = g_array_sized_new (FALSE, TRUE, table->record_size, (guint) n);
   g_array_set_size (a, (guint) n);
   herr_t rc = n == 0 ? 0 : H5Dread (d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, a->data);
@@ -383,11 +744,17 @@ read_text (SpTrace *t, const char *path, const char **out_text, const char **out
     return FALSE;
   hid_t ftype = H5Dget_type (d);
   gboolean ok = FALSE;
-  if (H5Tget_class (ftype) == H5T_STRING && H5Tis_variable_str (ftype) > 0)
+  guint64 n = 0;
+  H5T_cset_t cset = H5Tget_cset (ftype);
+  if (H5Tget_class (ftype) == H5T_STRING && H5Tis_variable_str (ftype) > 0
+      && (cset == H5T_CSET_ASCII || cset == H5T_CSET_UTF8))
     {
-      hid_t mtype = sp_trace_h5_string_type ();
+      /* The file's own type: HDF5 does not convert ASCII <-> UTF-8. */
+      hid_t mtype = H5Tcopy (ftype);
       char *value = NULL;
-      if (H5Dread (d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value) >= 0)
+      if (!check_extent (t, d, path, TRUE, H5Tget_size (ftype), 1, &n, error))
+        ;
+      else if (H5Dread (d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value) >= 0)
         {
           *out_text = g_string_chunk_insert (t->strings, value ? value : "");
           ok = (*out_digest = read_str_attr (t, d, path, "digest", TRUE, error)) != NULL;
@@ -417,18 +784,23 @@ read_groups (SpTrace *t, GError **error)
   if (d < 0)
     return FALSE;
   hid_t ftype = H5Dget_type (d);
-  hid_t space = H5Dget_space (d);
-  hsize_t dims[1] = { 0 };
-  gboolean ok = H5Tget_class (ftype) == H5T_INTEGER && H5Sget_simple_extent_ndims (space) == 1;
-  if (!ok)
-    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                 "%s: /groups/members is not a 1-D integer array", t->path);
-  else
+  guint64 n = 0;
+  gboolean ok = FALSE;
+  if (ftype < 0 || H5Tequal (ftype, H5T_STD_U32LE) <= 0)
     {
-      H5Sget_simple_extent_dims (space, dims, NULL);
-      t->members = g_array_sized_new (FALSE, TRUE, sizeof (guint32), (guint) dims[0]);
-      g_array_set_size (t->members, (guint) dims[0]);
-      if (dims[0] > 0
+      g_autofree char *what = ftype < 0 ? g_strdup ("unreadable") : describe_type (ftype);
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: /groups/members is %s, expected an unsigned 32-bit little-endian integer",
+                   t->path, what);
+    }
+  else if (check_extent (t, d, "/groups/members", FALSE, sizeof (guint32), MAX_TABLE_ROWS, &n,
+                         error))
+    {
+      /* n <= MAX_TABLE_ROWS: fits a guint. */
+      ok = TRUE;
+      t->members = g_array_sized_new (FALSE, TRUE, sizeof (guint32), (guint) n);
+      g_array_set_size (t->members, (guint) n);
+      if (n > 0
           && H5Dread (d, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, t->members->data) < 0)
         {
           sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read /groups/members",
@@ -436,9 +808,10 @@ read_groups (SpTrace *t, GError **error)
           ok = FALSE;
         }
     }
-  H5Sclose (space);
-  H5Tclose (ftype);
+  if (ftype >= 0)
+    H5Tclose (ftype);
   H5Dclose (d);
+  H5Eclear2 (H5E_DEFAULT);
   if (!ok)
     return FALSE;
   /* Check the CSR and number the groups within their families. */
@@ -493,7 +866,8 @@ read_all (SpTrace *t, GError **error)
       || !read_text (t, "/meta/topology", &t->topo_text, &t->topo_digest, error)
       || !read_groups (t, error))
     return FALSE;
-  t->ops = open_table (t, &sp_trace_table_rows, &t->row_mem_type, &t->n_rows, &t->row_present,
+  /* Rows are read in batches, so /ops/ops is bounded by the file alone. */
+  t->ops = open_table (t, &sp_trace_table_rows, G_MAXUINT64, &t->row_mem_type, &t->n_rows, &t->row_present,
                        error);
   if (t->ops < 0)
     return FALSE;
@@ -544,15 +918,19 @@ sp_trace_open (const char *path, GError **error)
       return NULL;
     }
   hid_t file = H5Fopen (path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (file < 0)
+  hsize_t file_size = 0;
+  if (file < 0 || H5Fget_filesize (file, &file_size) < 0)
     {
       sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE,
                          "%s: damaged or truncated HDF5 file", path);
+      if (file >= 0)
+        H5Fclose (file);
       return NULL;
     }
   SpTrace *t = g_new0 (SpTrace, 1);
   t->path = g_strdup (path);
   t->file = file;
+  t->file_size = file_size;
   t->ops = t->row_mem_type = H5I_INVALID_HID;
   t->strings = g_string_chunk_new (4096);
   t->software = g_hash_table_new (g_str_hash, g_str_equal);
@@ -748,8 +1126,9 @@ sp_trace_read_rows (SpTrace *trace, guint64 start, gsize n, SpTraceRow *out, GEr
   if (n == 0)
     return TRUE;
   memset (out, 0, n * sizeof *out);
+  /* n rows fit the caller's `out`, so n × the (smaller) packed size fits a gsize. */
   g_autofree guint8 *packed =
-      trace->packed ? g_malloc (n * sp_trace_packed_size (&sp_trace_table_rows)) : NULL;
+      trace->packed ? g_malloc_n (n, sp_trace_packed_size (&sp_trace_table_rows)) : NULL;
   hsize_t off[1] = { start }, count[1] = { n };
   hid_t fspace = H5Dget_space (trace->ops);
   hid_t mspace = H5Screate_simple (1, count, NULL);
