@@ -138,17 +138,20 @@ space_is_single (hid_t space)
   return sc == H5S_SIMPLE && H5Sget_simple_extent_npoints (space) == 1;
 }
 
-static const char *
-describe_space (hid_t space)
+/* "an array of 64 strings", "empty (a null dataspace)" … (caller frees). */
+static char *
+describe_space (hid_t space, const char *plural)
 {
   if (space < 0)
-    return "unreadable";
+    return g_strdup ("unreadable");
   switch (H5Sget_simple_extent_type (space))
     {
-    case H5S_SCALAR: return "scalar";
-    case H5S_NULL: return "empty (a null dataspace)";
-    case H5S_SIMPLE: return "an array";
-    default: return "unreadable";
+    case H5S_SCALAR: return g_strdup ("scalar");
+    case H5S_NULL: return g_strdup ("empty (a null dataspace)");
+    case H5S_SIMPLE:
+      return g_strdup_printf ("an array of %" G_GINT64_FORMAT " %s",
+                              (gint64) H5Sget_simple_extent_npoints (space), plural);
+    default: return g_strdup ("unreadable");
     }
 }
 
@@ -179,10 +182,12 @@ read_str_attr (SpTrace *t, hid_t loc, const char *where, const char *name, gbool
                  "%s: attribute %s of %s is %s, expected a string", t->path, name, where,
                  ftype >= 0 ? kind_class_name (H5Tget_class (ftype)) : "unreadable");
   else if (!space_is_single (space))
-    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                 "%s: attribute %s of %s is %s of %" G_GSSIZE_FORMAT " strings, expected one "
-                 "string", t->path, name, where, describe_space (space),
-                 space >= 0 ? (gssize) H5Sget_simple_extent_npoints (space) : (gssize) -1);
+    {
+      g_autofree char *what = describe_space (space, "strings");
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: attribute %s of %s is %s, expected one string", t->path, name, where,
+                   what);
+    }
   else if (cset != H5T_CSET_ASCII && cset != H5T_CSET_UTF8)
     g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
                  "%s: attribute %s of %s has character set %d, expected ASCII or UTF-8",
@@ -253,10 +258,11 @@ read_uint_attr (SpTrace *t, const char *name, guint32 *out, GError **error)
                    "%s: attribute %s is %s, expected an integer", t->path, name, what);
     }
   else if (!space_is_single (space))
-    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                 "%s: attribute %s is %s of %" G_GSSIZE_FORMAT " integers, expected one integer",
-                 t->path, name, describe_space (space),
-                 space >= 0 ? (gssize) H5Sget_simple_extent_npoints (space) : (gssize) -1);
+    {
+      g_autofree char *what = describe_space (space, "integers");
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: attribute %s is %s, expected one integer", t->path, name, what);
+    }
   else
     {
       gboolean is_signed = H5Tget_sign (ftype) != H5T_SGN_NONE;
@@ -296,7 +302,13 @@ read_uint_attr (SpTrace *t, const char *name, guint32 *out, GError **error)
 static gboolean
 read_root (SpTrace *t, GError **error)
 {
-  const char *schema = read_str_attr (t, t->file, "/", "schema", FALSE, NULL);
+  GError *local = NULL;
+  const char *schema = read_str_attr (t, t->file, "/", "schema", FALSE, &local);
+  if (local)
+    {
+      g_propagate_error (error, local);
+      return FALSE;
+    }
   if (schema == NULL || strcmp (schema, SP_TRACE_SCHEMA_NAME) != 0)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
@@ -361,13 +373,19 @@ read_root (SpTrace *t, GError **error)
                    "%s: time_unit '%s' is not 'ns'", t->path, unit);
       return FALSE;
     }
-  h->check_policy = read_str_attr (t, t->file, "/", "check_policy", FALSE, NULL); /* 1.2, optional */
+  /* Optional (check_policy since 1.2), but refused when present and not one string. */
+  h->check_policy = read_str_attr (t, t->file, "/", "check_policy", FALSE, &local);
   t->complete = complete != 0;
-  if (!t->complete)
+  if (!t->complete && local == NULL)
     {
-      t->incomplete_reason = read_str_attr (t, t->file, "/", "incomplete_reason", FALSE, NULL);
+      t->incomplete_reason = read_str_attr (t, t->file, "/", "incomplete_reason", FALSE, &local);
       if (t->incomplete_reason == NULL)
         t->incomplete_reason = "the writer did not finish";
+    }
+  if (local)
+    {
+      g_propagate_error (error, local);
+      return FALSE;
     }
   return TRUE;
 }
@@ -466,10 +484,10 @@ check_extent (SpTrace *t, hid_t d, const char *path, gboolean scalar, gsize elem
   gboolean ok = FALSE;
   if (scalar ? !space_is_single (space) : rank != 1)
     {
+      g_autofree char *what = describe_space (space, "values");
       if (scalar)
         g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                     "%s: %s is %s, expected a single value", t->path, path,
-                     describe_space (space));
+                     "%s: %s is %s, expected a single value", t->path, path, what);
       else
         g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
                      "%s: %s has %d dimensions, expected 1", t->path, path, rank);

@@ -1,0 +1,97 @@
+"""Write hostile HDF5 traces (issue 15), each a copy of a good trace with
+one thing wrong, for test-trace-hostile.sh to feed to the commands a user
+would run.  Usage: trace_hostile.py GOOD.h5 OUTDIR
+
+Each file is named after the finding it reproduces.  Huge datasets are
+chunked and never written, so every file stays a few tens of KB however
+many elements it declares: HDF5 returns the fill value for the chunks that
+were never written, which is how a corrupt dimension behaves too."""
+import os
+import shutil
+import sys
+
+import h5py
+import numpy as np
+
+good, outdir = sys.argv[1], sys.argv[2]
+
+
+def copy(name):
+    path = os.path.join(outdir, name + ".h5")
+    shutil.copy(good, path)
+    return h5py.File(path, "r+")
+
+
+def replace_dataset(f, path, **kw):
+    del f[path]
+    f.create_dataset(path, **kw)
+
+
+# 2: a root string attribute that is an array of 64 variable-length strings
+# (read into one char *: a stack overflow), the same as fixed-length
+# strings (a heap overflow of the one-string buffer), and an integer
+# attribute that is an array (a stack overflow of one guint32).
+with copy("f2-producer-vlen-array") as f:
+    del f.attrs["producer"]
+    f.attrs.create("producer", ["shardplan sim %d" % i for i in range(64)],
+                   dtype=h5py.string_dtype("utf-8"))
+with copy("f2-producer-fixed-array") as f:
+    del f.attrs["producer"]
+    f.attrs.create("producer", np.array([b"x" * 200] * 64, dtype="S200"))
+with copy("f2-world-size-array") as f:
+    del f.attrs["world_size"]
+    f.attrs.create("world_size", np.arange(4096, dtype="<u4"))
+with copy("f2-check-policy-empty") as f:
+    # A null dataspace: no element at all.
+    del f.attrs["check_policy"]
+    f.attrs.create("check_policy", h5py.Empty(h5py.string_dtype("utf-8")))
+
+# 3: 2^32 + 1 elements, which a (guint) cast made 1.
+with copy("f3-members-2p32") as f:
+    replace_dataset(f, "groups/members", shape=(2**32 + 1,), dtype="<u4",
+                    chunks=(4096,))
+with copy("f3-env-2p32") as f:
+    dt = f["meta/env"].dtype
+    replace_dataset(f, "meta/env", shape=(2**32 + 1,), dtype=dt, chunks=(256,))
+
+# 4: declared sizes the file cannot hold: 1.4e9 rows of /ops/ops (trace show
+# read fill values for hours; compare allocated 32 GiB) and 512 Mi members
+# (2 GiB allocated for a 30 KB file), 100 Mi members (400 MB).
+with copy("f4-ops-rows") as f:
+    f["ops/ops"].resize((1_400_000_000,))
+with copy("f4-members-512M") as f:  # beyond the schema's limit
+    replace_dataset(f, "groups/members", shape=(512 * 2**20,), dtype="<u4",
+                    chunks=(65536,))
+
+with copy("f4-members-100M") as f:  # within it, but not within the file
+    replace_dataset(f, "groups/members", shape=(100 * 2**20,), dtype="<u4",
+                    chunks=(65536,))
+
+# 7: structure the schema does not have, refused before any data is read.
+with copy("f7-groups-type") as f:
+    # group_id as a big-endian 16-bit integer: the same class, not the type.
+    old = f["groups/groups"][:]
+    dt = np.dtype([(n, ">u2" if n == "group_id" else old.dtype.fields[n][0])
+                   for n in old.dtype.names])
+    new = np.zeros(len(old), dtype=dt)
+    for n in old.dtype.names:
+        new[n] = old[n]
+    replace_dataset(f, "groups/groups", data=new)
+with copy("f7-ops-vlen-field") as f:
+    # A field the schema does not name, holding variable-length data.
+    old = f["ops/ops"][:]
+    dt = np.dtype([(n, old.dtype.fields[n][0]) for n in old.dtype.names]
+                  + [("note", h5py.string_dtype("utf-8"))])
+    new = np.zeros(len(old), dtype=dt)
+    for n in old.dtype.names:
+        new[n] = old[n]
+    new["note"] = "x"
+    replace_dataset(f, "ops/ops", data=new, maxshape=(None,), chunks=True)
+with copy("f7-members-2d") as f:
+    replace_dataset(f, "groups/members", data=np.zeros((4, 4), dtype="<u4"))
+with copy("f7-plan-array") as f:
+    replace_dataset(f, "meta/plan", data=["{}"] * 8, dtype=h5py.string_dtype("utf-8"))
+with copy("f7-members-filter") as f:
+    # A filter a trace never uses (scale-offset, built into libhdf5).
+    replace_dataset(f, "groups/members", data=np.arange(64, dtype="<u4"),
+                    chunks=(16,), scaleoffset=0)
