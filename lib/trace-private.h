@@ -79,3 +79,12 @@ void sp_trace_unpack (const SpTraceTable *table, const guint8 *in, gsize n, void
 /* Free HDF5-allocated variable-length data of `n` records read with
  * `mem_type`. */
 void sp_trace_h5_reclaim (hid_t mem_type, gsize n, void *buf);
+
+/* Check every HDF5 global heap collection of the file at `path`
+ * (`file_size` bytes, lengths of `size_len` bytes as its superblock says)
+ * the way libhdf5 will walk it, so that a damaged one is refused before
+ * libhdf5 1.10 reads a variable-length string from it (it crashes or
+ * hangs on several kinds of damage: lib/trace-heap.c).  Reads the whole
+ * file once. */
+gboolean sp_trace_check_global_heaps (const char *path, guint64 file_size, guint size_len,
+                                      GError **error);

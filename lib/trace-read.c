@@ -945,6 +945,24 @@ sp_trace_open (const char *path, GError **error)
         H5Fclose (file);
       return NULL;
     }
+  /* Before anything reads a variable-length string (lib/trace-heap.c). */
+  hid_t fcpl = H5Fget_create_plist (file);
+  size_t sizeof_addr = 0, sizeof_size = 0;
+  if (fcpl < 0 || H5Pget_sizes (fcpl, &sizeof_addr, &sizeof_size) < 0)
+    {
+      sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: damaged HDF5 superblock", path);
+      if (fcpl >= 0)
+        H5Pclose (fcpl);
+      H5Fclose (file);
+      return NULL;
+    }
+  H5Pclose (fcpl);
+  if (!sp_trace_check_global_heaps (path, file_size, (guint) sizeof_size, error))
+    {
+      H5Fclose (file);
+      H5Eclear2 (H5E_DEFAULT);
+      return NULL;
+    }
   SpTrace *t = g_new0 (SpTrace, 1);
   t->path = g_strdup (path);
   t->file = file;

@@ -85,4 +85,7 @@ refused f7-ops-vlen-field "field note of /ops/ops holds variable-length data"
 refused f7-members-2d "/groups/members has 2 dimensions, expected 1"
 refused f7-members-filter "/groups/members uses HDF5 filter 6 ('scaleoffset')"
 refused f7-plan-array "/meta/plan is an array of 8 values, expected a single value"
+# 7: a damaged global heap (libhdf5 1.10.8 crashes or loops on it).
+refused f7-heap-object-size "damaged HDF5 global heap at byte"
+refused f7-heap-free-size-0 "damaged HDF5 global heap at byte"
 finish

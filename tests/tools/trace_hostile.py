@@ -8,6 +8,7 @@ many elements it declares: HDF5 returns the fill value for the chunks that
 were never written, which is how a corrupt dimension behaves too."""
 import os
 import shutil
+import struct
 import sys
 
 import h5py
@@ -95,3 +96,33 @@ with copy("f7-members-filter") as f:
     # A filter a trace never uses (scale-offset, built into libhdf5).
     replace_dataset(f, "groups/members", data=np.arange(64, dtype="<u4"),
                     chunks=(16,), scaleoffset=0)
+
+
+# 7: a damaged global heap collection, where libhdf5 1.10.8 keeps the
+# variable-length strings and trusts what it finds: an object size past the
+# end of its collection (H5HG_read copies gigabytes: SIGSEGV) and a free
+# space object of size 0 (the collection loader loops forever).  The
+# layout: HDF5 File Format Specification, III.E "Global Heap".
+def heap_objects(data):
+    """(offset of the size field, index, size) of the first collection's objects."""
+    at = data.index(b"GCOL\x01\x00\x00\x00")
+    size = struct.unpack_from("<Q", data, at + 8)[0]
+    p, end, out = at + 16, at + size, []
+    while end - p >= 16:
+        idx = struct.unpack_from("<H", data, p)[0]
+        osize = struct.unpack_from("<Q", data, p + 8)[0]
+        out.append((p + 8, idx, osize))
+        p += osize if idx == 0 else 16 + (osize + 7) // 8 * 8
+    return out
+
+
+def patch_heap(name, pick, value):
+    data = bytearray(open(good, "rb").read())
+    at = next(a for a, idx, size in heap_objects(data) if pick(idx))
+    struct.pack_into("<Q", data, at, value)
+    with open(os.path.join(outdir, name + ".h5"), "wb") as f:
+        f.write(data)
+
+
+patch_heap("f7-heap-object-size", lambda idx: idx > 0, 0xC6000008)
+patch_heap("f7-heap-free-size-0", lambda idx: idx == 0, 0)

@@ -1,0 +1,146 @@
+/* Check the HDF5 global heap collections of a file before libhdf5 reads
+ * them.  The trace's strings are variable-length, which HDF5 keeps in
+ * global heap collections ("GCOL"), and libhdf5 1.10.8 trusts their
+ * contents: an object whose size runs past its collection makes H5HG_read
+ * copy gigabytes (memcpy overlap, SIGSEGV), a free-space object of size 0
+ * makes the collection loader loop forever (the command hangs), and a
+ * collection size larger than the file is allocated as it stands.  Nothing
+ * in HDF5's API lists the collections, so the file is scanned for their
+ * signature: 8 fixed bytes ("GCOL", version 1, three zero bytes) that
+ * compressed /ops/ops chunks or text do not plausibly contain.  Format: the
+ * HDF5 File Format Specification version 2, section III.E "Global Heap". */
+#include "config.h"
+#include "trace-private.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Bytes read at a time while looking for signatures. */
+#define SCAN_BLOCK (4u << 20)
+/* Collection header: signature, version, 3 reserved, then its size. */
+#define GCOL_PREFIX 8
+/* The smallest collection libhdf5 writes (H5HG_MINSIZE). */
+#define GCOL_MIN_SIZE 4096
+
+static guint64
+decode_le (const guint8 *p, guint n)
+{
+  guint64 v = 0;
+  for (guint i = n; i-- > 0;)
+    v = (v << 8) | p[i];
+  return v;
+}
+
+/* Check the collection at `pos` (its 8-byte prefix already matched). */
+static gboolean
+check_collection (const char *path, int fd, guint64 pos, guint64 file_size, guint size_len,
+                  GError **error)
+{
+  guint8 hdr[GCOL_PREFIX + 8];
+  guint hdr_len = GCOL_PREFIX + size_len;
+  if (pos > file_size || file_size - pos < hdr_len
+      || pread (fd, hdr, hdr_len, (off_t) pos) != (ssize_t) hdr_len)
+    return TRUE; /* a signature in the last bytes: HDF5 cannot load it either */
+  guint64 size = decode_le (hdr + GCOL_PREFIX, size_len);
+  if (size < GCOL_MIN_SIZE || size > file_size - pos)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: damaged HDF5 global heap at byte %" G_GUINT64_FORMAT " (collection "
+                   "size %" G_GUINT64_FORMAT ", file %" G_GUINT64_FORMAT " bytes)",
+                   path, pos, size, file_size);
+      return FALSE;
+    }
+  g_autofree guint8 *c = g_malloc (size);
+  if (pread (fd, c, size, (off_t) pos) != (ssize_t) size)
+    {
+      int e = errno;
+      g_set_error (error, SP_ERROR, SP_ERROR_IO, "%s: cannot read: %s", path, g_strerror (e));
+      return FALSE;
+    }
+  /* Objects as libhdf5's loader walks them (H5HG__cache_heap_deserialize):
+   * index (2), reference count (2), reserved (4), size (size_len), data
+   * padded to 8 bytes; index 0 is free space, whose size counts its
+   * header.  The loader stops where no header fits. */
+  guint obj_hdr = 8 + size_len;
+  guint64 p = hdr_len;
+  while (size - p >= obj_hdr)
+    {
+      guint idx = (guint) decode_le (c + p, 2);
+      guint64 osize = decode_le (c + p + 8, size_len);
+      guint64 room = size - p;
+      guint64 need;
+      if (idx == 0)
+        need = osize >= obj_hdr ? osize : 0;
+      else
+        need = osize <= room - obj_hdr ? obj_hdr + ((osize + 7) & ~G_GUINT64_CONSTANT (7)) : 0;
+      if (need == 0 || need > room)
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                       "%s: damaged HDF5 global heap at byte %" G_GUINT64_FORMAT ": object %u "
+                       "at offset %" G_GUINT64_FORMAT " claims %" G_GUINT64_FORMAT " bytes, "
+                       "the collection has %" G_GUINT64_FORMAT " left",
+                       path, pos, idx, p, osize, room);
+          return FALSE;
+        }
+      p += need;
+    }
+  return TRUE;
+}
+
+gboolean
+sp_trace_check_global_heaps (const char *path, guint64 file_size, guint size_len,
+                             GError **error)
+{
+  static const guint8 sig[GCOL_PREFIX] = { 'G', 'C', 'O', 'L', 1, 0, 0, 0 };
+  if (size_len < 2 || size_len > 8)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: HDF5 lengths of %u bytes, expected 2 to 8", path, size_len);
+      return FALSE;
+    }
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    {
+      int e = errno;
+      g_set_error (error, SP_ERROR, SP_ERROR_IO, "%s: cannot open: %s", path, g_strerror (e));
+      return FALSE;
+    }
+  g_autofree guint8 *buf = g_malloc (SCAN_BLOCK + GCOL_PREFIX);
+  gboolean ok = TRUE;
+  guint64 base = 0; /* file offset of buf[0] */
+  gsize have = 0;   /* bytes in buf, the first `keep` carried over */
+  for (;;)
+    {
+      ssize_t n = read (fd, buf + have, SCAN_BLOCK);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          int e = errno;
+          g_set_error (error, SP_ERROR, SP_ERROR_IO, "%s: cannot read: %s", path, g_strerror (e));
+          ok = FALSE;
+          break;
+        }
+      have += (gsize) n;
+      for (gsize i = 0; ok && i + GCOL_PREFIX <= have; i++)
+        {
+          const guint8 *s = memchr (buf + i, 'G', have - GCOL_PREFIX + 1 - i);
+          if (s == NULL)
+            break;
+          i = (gsize) (s - buf);
+          if (memcmp (s, sig, GCOL_PREFIX) == 0)
+            ok = check_collection (path, fd, base + i, file_size, size_len, error);
+        }
+      if (!ok || n == 0)
+        break;
+      /* Keep the last bytes: a signature may straddle two blocks. */
+      gsize keep = MIN (have, (gsize) GCOL_PREFIX - 1);
+      memmove (buf, buf + have - keep, keep);
+      base += have - keep;
+      have = keep;
+    }
+  close (fd);
+  return ok;
+}
