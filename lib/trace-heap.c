@@ -24,6 +24,11 @@
 /* The smallest collection libhdf5 writes (H5HG_MINSIZE). */
 #define GCOL_MIN_SIZE 4096
 
+struct _SpTraceHeaps {
+  GHashTable *collections; /* file address → GArray of guint64: object size by index
+                              (G_MAXUINT64: no such object) */
+};
+
 static guint64
 decode_le (const guint8 *p, guint n)
 {
@@ -35,8 +40,8 @@ decode_le (const guint8 *p, guint n)
 
 /* Check the collection at `pos` (its 8-byte prefix already matched). */
 static gboolean
-check_collection (const char *path, int fd, guint64 pos, guint64 file_size, guint size_len,
-                  GError **error)
+check_collection (SpTraceHeaps *heaps, const char *path, int fd, guint64 pos, guint64 file_size,
+                  guint size_len, GError **error)
 {
   guint8 hdr[GCOL_PREFIX + 8];
   guint hdr_len = GCOL_PREFIX + size_len;
@@ -65,6 +70,10 @@ check_collection (const char *path, int fd, guint64 pos, guint64 file_size, guin
    * header.  The loader stops where no header fits. */
   guint obj_hdr = 8 + size_len;
   guint64 p = hdr_len;
+  GArray *sizes = g_array_new (FALSE, FALSE, sizeof (guint64));
+  guint64 *key = g_new (guint64, 1);
+  *key = pos;
+  g_hash_table_replace (heaps->collections, key, sizes);
   while (size - p >= obj_hdr)
     {
       guint idx = (guint) decode_le (c + p, 2);
@@ -84,29 +93,47 @@ check_collection (const char *path, int fd, guint64 pos, guint64 file_size, guin
                        path, pos, idx, p, osize, room);
           return FALSE;
         }
+      if (idx > 0)
+        {
+          guint64 none = G_MAXUINT64;
+          while (sizes->len <= idx)
+            g_array_append_val (sizes, none);
+          g_array_index (sizes, guint64, idx) = osize;
+        }
       p += need;
     }
   return TRUE;
 }
 
-gboolean
-sp_trace_check_global_heaps (const char *path, guint64 file_size, guint size_len,
-                             GError **error)
+void
+sp_trace_heaps_free (SpTraceHeaps *heaps)
+{
+  if (heaps == NULL)
+    return;
+  g_hash_table_unref (heaps->collections);
+  g_free (heaps);
+}
+
+SpTraceHeaps *
+sp_trace_heaps_scan (const char *path, guint64 file_size, guint size_len, GError **error)
 {
   static const guint8 sig[GCOL_PREFIX] = { 'G', 'C', 'O', 'L', 1, 0, 0, 0 };
   if (size_len < 2 || size_len > 8)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
                    "%s: HDF5 lengths of %u bytes, expected 2 to 8", path, size_len);
-      return FALSE;
+      return NULL;
     }
   int fd = open (path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     {
       int e = errno;
       g_set_error (error, SP_ERROR, SP_ERROR_IO, "%s: cannot open: %s", path, g_strerror (e));
-      return FALSE;
+      return NULL;
     }
+  SpTraceHeaps *heaps = g_new0 (SpTraceHeaps, 1);
+  heaps->collections = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
+                                              (GDestroyNotify) g_array_unref);
   g_autofree guint8 *buf = g_malloc (SCAN_BLOCK + GCOL_PREFIX);
   gboolean ok = TRUE;
   guint64 base = 0; /* file offset of buf[0] */
@@ -131,7 +158,7 @@ sp_trace_check_global_heaps (const char *path, guint64 file_size, guint size_len
             break;
           i = (gsize) (s - buf);
           if (memcmp (s, sig, GCOL_PREFIX) == 0)
-            ok = check_collection (path, fd, base + i, file_size, size_len, error);
+            ok = check_collection (heaps, path, fd, base + i, file_size, size_len, error);
         }
       if (!ok || n == 0)
         break;
@@ -142,5 +169,20 @@ sp_trace_check_global_heaps (const char *path, guint64 file_size, guint size_len
       have = keep;
     }
   close (fd);
-  return ok;
+  if (!ok)
+    g_clear_pointer (&heaps, sp_trace_heaps_free);
+  return heaps;
+}
+
+gboolean
+sp_trace_heaps_string_ok (const SpTraceHeaps *heaps, const guint8 *ref, guint addr_len)
+{
+  guint64 len = decode_le (ref, 4);
+  guint64 addr = decode_le (ref + 4, addr_len);
+  guint64 idx = decode_le (ref + 4 + addr_len, 4);
+  if (addr == 0)
+    return TRUE; /* a NULL string: libhdf5 reads no heap */
+  GArray *sizes = g_hash_table_lookup (heaps->collections, &addr);
+  return sizes != NULL && idx > 0 && idx < sizes->len
+         && g_array_index (sizes, guint64, idx) == len;
 }

@@ -80,11 +80,21 @@ void sp_trace_unpack (const SpTraceTable *table, const guint8 *in, gsize n, void
  * `mem_type`. */
 void sp_trace_h5_reclaim (hid_t mem_type, gsize n, void *buf);
 
-/* Check every HDF5 global heap collection of the file at `path`
- * (`file_size` bytes, lengths of `size_len` bytes as its superblock says)
- * the way libhdf5 will walk it, so that a damaged one is refused before
- * libhdf5 1.10 reads a variable-length string from it (it crashes or
- * hangs on several kinds of damage: lib/trace-heap.c).  Reads the whole
- * file once. */
-gboolean sp_trace_check_global_heaps (const char *path, guint64 file_size, guint size_len,
-                                      GError **error);
+/* The HDF5 global heap collections of a file (where variable-length
+ * strings live), each checked the way libhdf5 will walk it, so that a
+ * damaged one is refused before libhdf5 1.10 reads a string from it (it
+ * crashes or hangs on several kinds of damage: lib/trace-heap.c). */
+typedef struct _SpTraceHeaps SpTraceHeaps;
+
+/* Scan the file at `path` (`file_size` bytes, lengths of `size_len` bytes
+ * as its superblock says): reads the whole file once.  NULL with *error
+ * set on a damaged collection.  Free with sp_trace_heaps_free(). */
+SpTraceHeaps *sp_trace_heaps_scan (const char *path, guint64 file_size, guint size_len,
+                                   GError **error);
+void sp_trace_heaps_free (SpTraceHeaps *heaps);
+
+/* Whether the on-disk reference to a variable-length string at `ref`
+ * (length: 4 bytes, collection address: `addr_len` bytes, object index: 4
+ * bytes, little-endian) is NULL or names an object of a scanned collection
+ * with exactly that many bytes: only then may libhdf5 follow it. */
+gboolean sp_trace_heaps_string_ok (const SpTraceHeaps *heaps, const guint8 *ref, guint addr_len);

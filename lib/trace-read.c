@@ -38,6 +38,8 @@ struct _SpTrace {
   char *path;
   hid_t file;
   guint64 file_size;           /* bytes, H5Fget_filesize */
+  guint addr_len;              /* bytes of a file address (superblock) */
+  SpTraceHeaps *heaps;         /* the file's global heaps, while opening */
   hid_t ops;
   hid_t row_mem_type;          /* only the fields the file has, or the packed type */
   gboolean packed;             /* the file's row type is exactly ours: unpack ourselves */
@@ -660,6 +662,126 @@ check_record_type (SpTrace *t, const SpTraceTable *table, hid_t ftype, gboolean 
   return TRUE;
 }
 
+/* Before libhdf5 reads the `n` variable-length strings of dataset `d`
+ * (members of its compound type `ftype`, or the whole of a string type),
+ * check each on-disk reference against the scanned global heaps
+ * (sp_trace_heaps_string_ok): libhdf5 1.10.8 follows a damaged one
+ * wherever it points (SIGSEGV in H5HG_read).  The references are read
+ * raw, so only a contiguous dataset can be checked; the writer and h5py
+ * write no other layout for these. */
+typedef struct {
+  gsize offset;    /* in the type H5Dget_type returns */
+  gsize size;
+  gboolean is_str; /* a variable-length string */
+} MemberPlace;
+
+static int
+member_place_cmp (gconstpointer a, gconstpointer b)
+{
+  gsize x = ((const MemberPlace *) a)->offset, y = ((const MemberPlace *) b)->offset;
+  return x < y ? -1 : x > y;
+}
+
+static gboolean
+check_string_refs (SpTrace *t, hid_t d, hid_t ftype, const char *path, guint64 n,
+                   GError **error)
+{
+  /* H5Dget_type gives the type as it is in memory, where a variable-length
+   * string is a pointer; on disk it is a reference of ref_len bytes and
+   * every later member moves by the difference (libhdf5's H5T_set_loc). */
+  gsize ref_len = 8 + t->addr_len;
+  g_autoptr (GArray) places = g_array_new (FALSE, FALSE, sizeof (MemberPlace));
+  if (H5Tget_class (ftype) == H5T_STRING && H5Tis_variable_str (ftype) > 0)
+    {
+      MemberPlace whole = { 0, H5Tget_size (ftype), TRUE };
+      g_array_append_val (places, whole);
+    }
+  int n_members = H5Tget_class (ftype) == H5T_COMPOUND ? H5Tget_nmembers (ftype) : 0;
+  for (int m = 0; m < n_members; m++)
+    {
+      hid_t mt = H5Tget_member_type (ftype, (unsigned) m);
+      MemberPlace mp = { H5Tget_member_offset (ftype, (unsigned) m), 0, FALSE };
+      if (mt >= 0)
+        {
+          mp.size = H5Tget_size (mt);
+          mp.is_str = H5Tget_class (mt) == H5T_STRING && H5Tis_variable_str (mt) > 0;
+          H5Tclose (mt);
+        }
+      g_array_append_val (places, mp);
+    }
+  g_array_sort (places, member_place_cmp);
+  g_autoptr (GArray) offsets = g_array_new (FALSE, FALSE, sizeof (gsize));
+  gsize shift = 0;
+  for (guint i = 0; i < places->len; i++)
+    {
+      const MemberPlace *mp = &g_array_index (places, MemberPlace, i);
+      if (!mp->is_str)
+        continue;
+      gsize disk = mp->offset + shift;
+      g_array_append_val (offsets, disk);
+      shift += ref_len - MIN (mp->size, ref_len);
+    }
+  gsize rec = H5Tget_size (ftype) + shift; /* the record on disk */
+  H5Eclear2 (H5E_DEFAULT);
+  if (offsets->len == 0 || n == 0)
+    return TRUE;
+  hid_t dcpl = H5Dget_create_plist (d);
+  H5D_layout_t layout = dcpl < 0 ? H5D_LAYOUT_ERROR : H5Pget_layout (dcpl);
+  int n_external = dcpl < 0 ? -1 : H5Pget_external_count (dcpl);
+  if (dcpl >= 0)
+    H5Pclose (dcpl);
+  haddr_t addr = layout == H5D_CONTIGUOUS ? H5Dget_offset (d) : HADDR_UNDEF;
+  hsize_t stored = H5Dget_storage_size (d);
+  H5Eclear2 (H5E_DEFAULT);
+  if (layout == H5D_CONTIGUOUS && n_external == 0 && addr == HADDR_UNDEF && stored == 0)
+    return TRUE; /* never written: every string reads as NULL */
+  guint64 bytes = 0;
+  if (layout != H5D_CONTIGUOUS || n_external != 0 || addr == HADDR_UNDEF)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: %s keeps its strings in a %s layout, which shardplan cannot check "
+                   "(a trace's are contiguous)", t->path, path,
+                   layout == H5D_CHUNKED ? "chunked" : layout == H5D_COMPACT ? "compact"
+                                                                             : "non-contiguous");
+      return FALSE;
+    }
+  if (rec < ref_len || !g_uint64_checked_mul (&bytes, n, rec) || addr > t->file_size
+      || bytes > t->file_size - addr)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: %s lies outside the file (%" G_GUINT64_FORMAT " bytes at byte %"
+                   G_GUINT64_FORMAT ", file %" G_GUINT64_FORMAT " bytes)",
+                   t->path, path, bytes, (guint64) addr, t->file_size);
+      return FALSE;
+    }
+  g_autofree guint8 *raw = g_malloc (bytes);
+  FILE *fp = fopen (t->path, "rb");
+  gboolean got = fp != NULL && fseeko (fp, (off_t) addr, SEEK_SET) == 0
+                 && fread (raw, 1, bytes, fp) == bytes;
+  if (fp)
+    fclose (fp);
+  if (!got)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_IO, "%s: cannot read %s", t->path, path);
+      return FALSE;
+    }
+  for (guint64 r = 0; r < n; r++)
+    for (guint i = 0; i < offsets->len; i++)
+      {
+        gsize off = g_array_index (offsets, gsize, i);
+        if (off > rec - ref_len)
+          continue; /* cannot happen: check_record_type bounds every member */
+        if (!sp_trace_heaps_string_ok (t->heaps, raw + r * rec + off, t->addr_len))
+          {
+            g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                         "%s: %s row %" G_GUINT64_FORMAT " refers to a string that is not in "
+                         "the file's global heap (a damaged reference)", t->path, path, r);
+            return FALSE;
+          }
+      }
+  return TRUE;
+}
+
 /* Open table->path and check it is a 1-D compound with the table's fields
  * (check_record_type) and at most `max_rows` rows the file can hold: the
  * memory type of the fields present goes to *out_mtype and the row count
@@ -712,6 +834,19 @@ read_table (SpTrace *t, const SpTraceTable *table, GError **error)
   hid_t d = open_table (t, table, MAX_TABLE_ROWS, &mtype, &n, NULL, error);
   if (d < 0)
     return NULL;
+  hid_t ftype = H5Dget_type (d);
+  gboolean refs_ok = ftype >= 0 && check_string_refs (t, d, ftype, table->path, n, error);
+  if (ftype >= 0)
+    H5Tclose (ftype);
+  else
+    sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read the type of %s",
+                       t->path, table->path);
+  if (!refs_ok)
+    {
+      H5Tclose (mtype);
+      H5Dclose (d);
+      return NULL;
+    }
   /* n <= MAX_TABLE_ROWS: fits a guint, and n × record_size a gsize. */
   GArray *a = g_array_sized_new (FALSE, TRUE, table->record_size, (guint) n);
   g_array_set_size (a, (guint) n);
@@ -770,7 +905,8 @@ read_text (SpTrace *t, const char *path, const char **out_text, const char **out
       /* The file's own type: HDF5 does not convert ASCII <-> UTF-8. */
       hid_t mtype = H5Tcopy (ftype);
       char *value = NULL;
-      if (!check_extent (t, d, path, TRUE, H5Tget_size (ftype), 1, &n, error))
+      if (!check_extent (t, d, path, TRUE, H5Tget_size (ftype), 1, &n, error)
+          || !check_string_refs (t, d, ftype, path, n, error))
         ;
       else if (H5Dread (d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value) >= 0)
         {
@@ -957,7 +1093,8 @@ sp_trace_open (const char *path, GError **error)
       return NULL;
     }
   H5Pclose (fcpl);
-  if (!sp_trace_check_global_heaps (path, file_size, (guint) sizeof_size, error))
+  SpTraceHeaps *heaps = sp_trace_heaps_scan (path, file_size, (guint) sizeof_size, error);
+  if (heaps == NULL)
     {
       H5Fclose (file);
       H5Eclear2 (H5E_DEFAULT);
@@ -965,13 +1102,17 @@ sp_trace_open (const char *path, GError **error)
     }
   SpTrace *t = g_new0 (SpTrace, 1);
   t->path = g_strdup (path);
+  t->heaps = heaps;
+  t->addr_len = (guint) sizeof_addr;
   t->file = file;
   t->file_size = file_size;
   t->ops = t->row_mem_type = H5I_INVALID_HID;
   t->strings = g_string_chunk_new (4096);
   t->software = g_hash_table_new (g_str_hash, g_str_equal);
   t->software_keys = g_ptr_array_new ();
-  if (!read_all (t, error))
+  gboolean ok = read_all (t, error);
+  g_clear_pointer (&t->heaps, sp_trace_heaps_free); /* only strings read at open need it */
+  if (!ok)
     {
       H5Eclear2 (H5E_DEFAULT);
       sp_trace_free (t);

@@ -88,4 +88,5 @@ refused f7-plan-array "/meta/plan is an array of 8 values, expected a single val
 # 7: a damaged global heap (libhdf5 1.10.8 crashes or loops on it).
 refused f7-heap-object-size "damaged HDF5 global heap at byte"
 refused f7-heap-free-size-0 "damaged HDF5 global heap at byte"
+refused f7-string-ref "/meta/cluster/nodes row 0 refers to a string that is not in the file's global heap"
 finish

@@ -126,3 +126,14 @@ def patch_heap(name, pick, value):
 
 patch_heap("f7-heap-object-size", lambda idx: idx > 0, 0xC6000008)
 patch_heap("f7-heap-free-size-0", lambda idx: idx == 0, 0)
+
+# 7: a damaged reference to a string in a table: libhdf5 1.10.8 indexes
+# the collection's object table with it unchecked (SIGSEGV in H5HG_read).
+# The reference is 4 bytes of length, an 8-byte address, a 4-byte index;
+# hostname is the second field of /meta/cluster/nodes, after a uint32.
+with h5py.File(good, "r") as f:
+    nodes_at = f["meta/cluster/nodes"].id.get_offset()
+data = bytearray(open(good, "rb").read())
+struct.pack_into("<I", data, nodes_at + 4 + 12, 0x40000000)
+with open(os.path.join(outdir, "f7-string-ref.h5"), "wb") as f:
+    f.write(data)
