@@ -471,6 +471,42 @@ dataset_capacity (SpTrace *t, hid_t d, const char *path, guint64 *out_bytes, GEr
   return ok;
 }
 
+/* An unfiltered chunked dataset stores every chunk whole, so its storage
+ * is a whole number of chunks: libhdf5 1.10.8 does not check, and copies a
+ * whole chunk out of a shorter one (a heap over-read in H5VM_memcpyvv, as
+ * when damage drops a deflated dataset's filter pipeline).  Only for
+ * records without strings, whose size in memory is their size on disk. */
+static gboolean
+check_chunks (SpTrace *t, hid_t d, const char *path, GError **error)
+{
+  hid_t dcpl = H5Dget_create_plist (d);
+  hid_t type = H5Dget_type (d);
+  hsize_t chunk[1] = { 0 };
+  gboolean check = dcpl >= 0 && type >= 0 && H5Pget_layout (dcpl) == H5D_CHUNKED
+                   && H5Pget_nfilters (dcpl) == 0 && H5Pget_chunk (dcpl, 1, chunk) == 1
+                   && H5Tdetect_class (type, H5T_STRING) == 0
+                   && H5Tdetect_class (type, H5T_VLEN) == 0;
+  guint64 chunk_bytes = 0;
+  if (check && (!g_uint64_checked_mul (&chunk_bytes, chunk[0], H5Tget_size (type))
+                || chunk_bytes == 0))
+    chunk_bytes = 0;
+  hsize_t stored = check && chunk_bytes ? H5Dget_storage_size (d) : 0;
+  if (type >= 0)
+    H5Tclose (type);
+  if (dcpl >= 0)
+    H5Pclose (dcpl);
+  H5Eclear2 (H5E_DEFAULT);
+  if (check && (chunk_bytes == 0 || stored % chunk_bytes != 0))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: %s stores %" G_GUINT64_FORMAT " bytes, not a whole number of its "
+                   "unfiltered %" G_GUINT64_FORMAT "-byte chunks (damaged storage or filters)",
+                   t->path, path, (guint64) stored, chunk_bytes);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* Check that dataset `d` has the dataspace the schema gives it (one
  * element when `scalar`, else 1-D) and declares no more than `max_n`
  * elements and no more than the file can hold at `elem_size` bytes each
@@ -513,6 +549,8 @@ check_extent (SpTrace *t, hid_t d, const char *path, gboolean scalar, gsize elem
                      "%s: %s declares %" G_GUINT64_FORMAT " elements of %" G_GSIZE_FORMAT
                      " bytes, more than the file (%" G_GUINT64_FORMAT " bytes) can hold",
                      t->path, path, n, elem_size, t->file_size);
+      else if (!check_chunks (t, d, path, error))
+        ;
       else
         {
           *out_n = n;
