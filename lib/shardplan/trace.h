@@ -74,7 +74,8 @@
  * bytes, only the shuffle, deflate and Fletcher-32 filters, the file's
  * global heaps sound) and refuses a file that fails with
  * SP_ERROR_INVALID_TRACE and a message naming the file.  README.md
- * ("Corrupt traces") lists the damage libhdf5 itself still cannot survive.
+ * ("Corrupt and hostile traces") lists the damage libhdf5 itself still
+ * cannot survive.
  *
  * Crash safety: the writer writes to a temporary file next to `path`
  * ("path.tmp-XXXXXX") and renames it to `path` in sp_trace_writer_finish(),
