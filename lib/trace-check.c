@@ -112,7 +112,8 @@ sp_trace_describe_space (hid_t space, const char *plural)
  * the filters a trace may use are accepted (shuffle, deflate, Fletcher-32,
  * each at most once): another one could expand data without bound. */
 static gboolean
-dataset_capacity (const SpTraceCheck *c, hid_t d, const char *path, guint64 *out_bytes, GError **error)
+dataset_capacity (const SpTraceCheck *c, hid_t d, const char *path, guint64 *out_bytes,
+                  GError **error)
 {
   hid_t dcpl = H5Dget_create_plist (d);
   int n = dcpl < 0 ? -1 : H5Pget_nfilters (dcpl);
@@ -196,8 +197,8 @@ check_chunks (const SpTraceCheck *c, hid_t d, const char *path, GError **error)
  * (overflow-checked): the element count goes to *out_n.  Nothing may be
  * allocated for a dataset before this passed. */
 gboolean
-sp_trace_check_extent (const SpTraceCheck *c, hid_t d, const char *path, gboolean scalar, gsize elem_size,
-              guint64 max_n, guint64 *out_n, GError **error)
+sp_trace_check_extent (const SpTraceCheck *c, hid_t d, const char *path, gboolean scalar,
+                       gsize elem_size, guint64 max_n, guint64 *out_n, GError **error)
 {
   hid_t space = H5Dget_space (d);
   int rank = space < 0 ? -1 : H5Sget_simple_extent_ndims (space);
@@ -284,8 +285,8 @@ field_type_ok (hid_t mt, SpTraceKind kind)
  * version's) free of variable-length data.  Fields present go to
  * present[]. */
 gboolean
-sp_trace_check_record (const SpTraceCheck *c, const SpTraceTable *table, hid_t ftype, gboolean *present,
-                   GError **error)
+sp_trace_check_record (const SpTraceCheck *c, const SpTraceTable *table, hid_t ftype,
+                       gboolean *present, GError **error)
 {
   gsize size = H5Tget_size (ftype);
   int n = H5Tget_nmembers (ftype);
@@ -327,7 +328,8 @@ sp_trace_check_record (const SpTraceCheck *c, const SpTraceTable *table, hid_t f
                        "-byte record)", c->path, m, table->path, size);
           ok = FALSE;
         }
-      else if (i < table->n_fields && H5Tget_class (mt) != sp_trace_kind_class (table->fields[i].kind))
+      else if (i < table->n_fields
+               && H5Tget_class (mt) != sp_trace_kind_class (table->fields[i].kind))
         {
           g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
                        "%s: field %s of %s is %s, expected %s", c->path, name, table->path,
@@ -404,8 +406,8 @@ member_place_cmp (gconstpointer a, gconstpointer b)
 }
 
 gboolean
-sp_trace_check_string_refs (const SpTraceCheck *c, hid_t d, hid_t ftype, const char *path, guint64 n,
-                   GError **error)
+sp_trace_check_string_refs (const SpTraceCheck *c, hid_t d, hid_t ftype, const char *path,
+                            guint64 n, GError **error)
 {
   /* H5Dget_type gives the type as it is in memory, where a variable-length
    * string is a pointer; on disk it is a reference of ref_len bytes and

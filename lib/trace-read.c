@@ -325,8 +325,8 @@ open_table (SpTrace *t, const SpTraceTable *table, guint64 max_rows, hid_t *out_
   g_autofree gboolean *present = g_new0 (gboolean, table->n_fields);
   guint64 n = 0;
   gboolean ok = ftype >= 0 && sp_trace_check_record (&t->chk, table, ftype, present, error)
-                && sp_trace_check_extent (&t->chk, d, table->path, FALSE, H5Tget_size (ftype), max_rows, &n,
-                                 error);
+                && sp_trace_check_extent (&t->chk, d, table->path, FALSE, H5Tget_size (ftype),
+                                          max_rows, &n, error);
   if (ftype < 0)
     sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read the type of %s",
                        t->path, table->path);
@@ -363,7 +363,8 @@ read_table (SpTrace *t, const SpTraceTable *table, GError **error)
   if (d < 0)
     return NULL;
   hid_t ftype = H5Dget_type (d);
-  gboolean refs_ok = ftype >= 0 && sp_trace_check_string_refs (&t->chk, d, ftype, table->path, n, error);
+  gboolean refs_ok =
+      ftype >= 0 && sp_trace_check_string_refs (&t->chk, d, ftype, table->path, n, error);
   if (ftype >= 0)
     H5Tclose (ftype);
   else
@@ -475,8 +476,8 @@ read_groups (SpTrace *t, GError **error)
                    "%s: /groups/members is %s, expected an unsigned 32-bit little-endian integer",
                    t->path, what);
     }
-  else if (sp_trace_check_extent (&t->chk, d, "/groups/members", FALSE, sizeof (guint32), SP_TRACE_MAX_TABLE_ROWS, &n,
-                         error))
+  else if (sp_trace_check_extent (&t->chk, d, "/groups/members", FALSE, sizeof (guint32),
+                                  SP_TRACE_MAX_TABLE_ROWS, &n, error))
     {
       /* n <= SP_TRACE_MAX_TABLE_ROWS: fits a guint. */
       ok = TRUE;
@@ -549,8 +550,8 @@ read_all (SpTrace *t, GError **error)
       || !read_groups (t, error))
     return FALSE;
   /* Rows are read in batches, so /ops/ops is bounded by the file alone. */
-  t->ops = open_table (t, &sp_trace_table_rows, G_MAXUINT64, &t->row_mem_type, &t->n_rows, &t->row_present,
-                       error);
+  t->ops = open_table (t, &sp_trace_table_rows, G_MAXUINT64, &t->row_mem_type, &t->n_rows,
+                       &t->row_present, error);
   if (t->ops < 0)
     return FALSE;
   for (gsize i = 0; i < sp_trace_table_rows.n_fields; i++)
