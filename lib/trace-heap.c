@@ -186,3 +186,121 @@ sp_trace_heaps_string_ok (const SpTraceHeaps *heaps, const guint8 *ref, guint ad
   return sizes != NULL && idx > 0 && idx < sizes->len
          && g_array_index (sizes, guint64, idx) == len;
 }
+
+/* ------------------------------------------------------------ attributes
+ * libhdf5 reads an attribute's raw data with its object header and follows
+ * a string reference in it with no way for a caller to see it first, so
+ * the object header is walked here (version 1, the only version the
+ * writer and h5py's defaults produce; format: HDF5 File Format
+ * Specification version 2, IV.A.1.a "Version 1 Data Object Header
+ * Prefix", IV.A.2.m "Attribute Message", IV.A.2.d "Datatype Message"),
+ * and each variable-length string attribute's first reference is checked
+ * like a dataset's.  A header in another version, or any structure this
+ * walk does not expect, is left to libhdf5: it only ever refuses a
+ * reference it can read. */
+
+#define OH_MAX_CHUNKS 64    /* a continuation loop ends here */
+#define MSG_ATTRIBUTE 0x000C
+#define MSG_CONTINUATION 0x0010
+#define DT_CLASS_VLEN 9
+
+static gsize
+pad8 (gsize n)
+{
+  return (n + 7) & ~(gsize) 7;
+}
+
+/* One attribute message `m` (`len` bytes): NULL if fine or not
+ * checkable; for a damaged variable-length string, what is wrong, with the
+ * attribute's name in out_name. */
+static const char *
+attr_message_problem (const SpTraceHeaps *heaps, const guint8 *m, gsize len, guint addr_len,
+                      char *out_name, gsize name_room)
+{
+  if (len < 9)
+    return NULL;
+  guint ver = m[0], flags = m[1];
+  gsize nsz = (gsize) decode_le (m + 2, 2), dtsz = (gsize) decode_le (m + 4, 2);
+  gsize dssz = (gsize) decode_le (m + 6, 2);
+  gsize p = ver == 3 ? 9 : 8;
+  if (ver < 1 || ver > 3 || (ver >= 2 && (flags & 1)) || nsz == 0)
+    return NULL; /* unknown version, or a shared (committed) datatype */
+  gboolean padded = ver == 1;
+  gsize name_at = p;
+  p += padded ? pad8 (nsz) : nsz;
+  gsize dt_at = p;
+  p += padded ? pad8 (dtsz) : dtsz;
+  p += padded ? pad8 (dssz) : dssz;
+  gsize ref_len = 8 + addr_len;
+  if (name_at + nsz > len || dt_at + 2 > len || dtsz < 2 || p > len || len - p < ref_len
+      || m[name_at + nsz - 1] != 0)
+    return NULL;
+  const guint8 *dt = m + dt_at;
+  if ((dt[0] & 0x0f) != DT_CLASS_VLEN || (dt[1] & 0x0f) != 1)
+    return NULL; /* not a variable-length string */
+  g_strlcpy (out_name, (const char *) m + name_at, name_room);
+  /* Its type as libhdf5 writes every one: a reference's size, then the
+   * characters' type, a 1-byte integer (libhdf5 allocates length × that
+   * size, unchecked). */
+  if (dtsz < 16 || decode_le (dt + 4, 4) != ref_len || (dt[8] & 0x0f) != 0
+      || decode_le (dt + 12, 4) != 1)
+    return "has a damaged string type";
+  if (!sp_trace_heaps_string_ok (heaps, m + p, addr_len))
+    return "refers to a string that is not in the file's global heap (a damaged reference)";
+  return NULL;
+}
+
+gboolean
+sp_trace_heaps_check_attrs (const SpTraceHeaps *heaps, const char *path, guint64 file_size,
+                            guint64 header, guint addr_len, guint size_len, const char *where,
+                            GError **error)
+{
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return TRUE; /* the scan read it a moment ago; libhdf5 will report it */
+  guint64 starts[OH_MAX_CHUNKS], sizes[OH_MAX_CHUNKS];
+  guint n_chunks = 0, done = 0;
+  guint8 prefix[16];
+  if (header <= file_size && file_size - header >= sizeof prefix
+      && pread (fd, prefix, sizeof prefix, (off_t) header) == (ssize_t) sizeof prefix
+      && prefix[0] == 1)
+    {
+      starts[0] = header + sizeof prefix; /* 12 bytes, padded to 8 */
+      sizes[0] = decode_le (prefix + 8, 4);
+      n_chunks = 1;
+    }
+  const char *problem = NULL;
+  char name[256] = "";
+  for (; problem == NULL && done < n_chunks; done++)
+    {
+      guint64 at = starts[done], size = sizes[done];
+      if (at > file_size || size > file_size - at || size > G_MAXSIZE)
+        continue;
+      g_autofree guint8 *c = g_malloc (MAX (size, 1));
+      if (pread (fd, c, size, (off_t) at) != (ssize_t) size)
+        continue;
+      for (gsize p = 0; problem == NULL && size - p >= 8;)
+        {
+          guint type = (guint) decode_le (c + p, 2);
+          gsize msize = (gsize) decode_le (c + p + 2, 2);
+          if (msize > size - p - 8)
+            break;
+          const guint8 *m = c + p + 8;
+          if (type == MSG_ATTRIBUTE)
+            problem = attr_message_problem (heaps, m, msize, addr_len, name, sizeof name);
+          else if (type == MSG_CONTINUATION && msize >= addr_len + size_len
+                   && n_chunks < OH_MAX_CHUNKS)
+            {
+              starts[n_chunks] = decode_le (m, addr_len);
+              sizes[n_chunks] = decode_le (m + addr_len, size_len);
+              n_chunks++;
+            }
+          p += 8 + msize;
+        }
+    }
+  close (fd);
+  if (problem)
+    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: attribute %s of %s %s", path,
+                 name, where, problem);
+  return problem == NULL;
+}

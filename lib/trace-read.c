@@ -22,6 +22,7 @@ struct _SpTrace {
   hid_t file;
   SpTraceCheck chk;            /* what the structural checks need */
   SpTraceHeaps *heaps;         /* the file's global heaps, while opening */
+  guint size_len;              /* bytes of a file length (its superblock) */
   hid_t ops;
   hid_t row_mem_type;          /* only the fields the file has, or the packed type */
   gboolean packed;             /* the file's row type is exactly ours: unpack ourselves */
@@ -187,9 +188,31 @@ read_uint_attr (SpTrace *t, const char *name, guint32 *out, GError **error)
   return ok;
 }
 
+/* Check the string attributes of object `path` against the global heaps
+ * (sp_trace_heaps_check_attrs) before libhdf5 reads any of them. */
+static gboolean
+check_attrs_of (SpTrace *t, const char *path, GError **error)
+{
+#if H5_VERSION_GE(1, 12, 0)
+  (void) t, (void) path, (void) error;
+  return TRUE; /* H5O_info_t carries no address since 1.12: not checked there */
+#else
+  H5O_info_t info;
+  if (H5Oget_info_by_name2 (t->file, path, &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0)
+    {
+      H5Eclear2 (H5E_DEFAULT);
+      return TRUE; /* the reads that follow report it */
+    }
+  return sp_trace_heaps_check_attrs (t->heaps, t->path, t->chk.file_size, info.addr,
+                                     t->chk.addr_len, t->size_len, path, error);
+#endif
+}
+
 static gboolean
 read_root (SpTrace *t, GError **error)
 {
+  if (!check_attrs_of (t, "/", error))
+    return FALSE;
   GError *local = NULL;
   const char *schema = read_str_attr (t, t->file, "/", "schema", FALSE, &local);
   if (local)
@@ -424,6 +447,11 @@ read_text (SpTrace *t, const char *path, const char **out_text, const char **out
   hid_t d = open_dataset (t, path, error);
   if (d < 0)
     return FALSE;
+  if (!check_attrs_of (t, path, error))
+    {
+      H5Dclose (d);
+      return FALSE;
+    }
   hid_t ftype = H5Dget_type (d);
   gboolean ok = FALSE;
   guint64 n = 0;
@@ -533,6 +561,8 @@ read_all (SpTrace *t, GError **error)
     return FALSE;
   if (H5Lexists (t->file, "/meta/software", H5P_DEFAULT) > 0)
     {
+      if (!check_attrs_of (t, "/meta/software", error))
+        return FALSE;
       hid_t g = H5Gopen2 (t->file, "/meta/software", H5P_DEFAULT);
       if (g >= 0)
         {
@@ -635,6 +665,7 @@ sp_trace_open (const char *path, GError **error)
   t->chk.heaps = heaps;
   t->chk.path = t->path;
   t->chk.addr_len = (guint) sizeof_addr;
+  t->size_len = (guint) sizeof_size;
   t->file = file;
   t->chk.file_size = file_size;
   t->ops = t->row_mem_type = H5I_INVALID_HID;
