@@ -104,4 +104,6 @@ refused f7-heap-object-size "damaged HDF5 global heap at byte"
 refused f7-heap-free-size-0 "damaged HDF5 global heap at byte"
 refused f7-string-ref "/meta/cluster/nodes row 0 refers to a string that is not in the file's global heap"
 refused f7-filters-dropped "/ops/ops stores"
+refused f7-attr-ref "attribute producer of / refers to a string that is not in the file's global heap"
+refused f7-attr-type "attribute producer of / has a damaged string type"
 finish

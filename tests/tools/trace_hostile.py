@@ -163,3 +163,35 @@ if hdr >= 0:
     data[hdr + 1] = 2
     with open(os.path.join(outdir, "f7-filters-dropped.h5"), "wb") as f:
         f.write(data)
+
+# 7: a root string attribute's reference and its type, damaged in the
+# object header (libhdf5 follows the reference unchecked: SIGSEGV in
+# H5HG_read; and allocates length x the characters' size, where a damaged
+# size makes gigabytes).  An attribute message (version 1) holds the name
+# padded to 8 bytes, the datatype (20 bytes for a variable-length string:
+# 8 of header, then the characters' type, whose size is at bytes 12..15),
+# the dataspace and the reference (4 bytes of length, 8 of address, 4 of
+# index).  Found by its name; only written where the layout is that one.
+def attr_message(data, name):
+    key = name.encode() + b"\x00"
+    at = data.find(key)
+    while at >= 8:
+        hdr = at - 8
+        ver, _, nsz, dtsz, dssz = struct.unpack_from("<BBHHH", data, hdr)
+        if ver == 1 and nsz == len(key) and dtsz == 20:
+            dt = hdr + 8 + (nsz + 7) // 8 * 8
+            return dt, dt + 24 + (dssz + 7) // 8 * 8
+        at = data.find(key, at + 1)
+    return None
+
+
+for name, patch in (("f7-attr-ref", lambda d, dt, ref: struct.pack_into("<I", d, ref + 12,
+                                                                        0x40000000)),
+                    ("f7-attr-type", lambda d, dt, ref: struct.pack_into("<I", d, dt + 12,
+                                                                         0x96000001))):
+    data = bytearray(open(good, "rb").read())
+    found = attr_message(data, "producer")
+    if found:
+        patch(data, *found)
+        with open(os.path.join(outdir, name + ".h5"), "wb") as f:
+            f.write(data)
