@@ -72,10 +72,11 @@
  * schema's exact type, 1-D tables declaring no more rows than the file can
  * hold and at most 2^28 for the tables read whole, records of at most 4096
  * bytes, only the shuffle, deflate and Fletcher-32 filters, the file's
- * global heaps sound) and refuses a file that fails with
- * SP_ERROR_INVALID_TRACE and a message naming the file.  README.md
- * ("Corrupt and hostile traces") lists the damage libhdf5 itself still
- * cannot survive.
+ * global heaps sound and every string reference into them, in tables and
+ * in attributes, naming an object of its length) and refuses a file that
+ * fails with SP_ERROR_INVALID_TRACE and a message naming the file.
+ * README.md ("Corrupt and hostile traces") lists the damage libhdf5 itself
+ * still cannot survive.
  *
  * Crash safety: the writer writes to a temporary file next to `path`
  * ("path.tmp-XXXXXX") and renames it to `path` in sp_trace_writer_finish(),
