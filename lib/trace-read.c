@@ -456,8 +456,16 @@ read_text (SpTrace *t, const char *path, const char **out_text, const char **out
   gboolean ok = FALSE;
   guint64 n = 0;
   H5T_cset_t cset = H5Tget_cset (ftype);
+  /* Exactly a string type libhdf5 writes (H5Tequal also compares the
+   * characters' type, whose damaged size libhdf5 would multiply lengths by). */
+  hid_t want = sp_trace_h5_string_type ();
+  if (cset == H5T_CSET_ASCII)
+    H5Tset_cset (want, H5T_CSET_ASCII);
+  htri_t same = H5Tequal (ftype, want);
+  H5Tclose (want);
+  H5Eclear2 (H5E_DEFAULT);
   if (H5Tget_class (ftype) == H5T_STRING && H5Tis_variable_str (ftype) > 0
-      && (cset == H5T_CSET_ASCII || cset == H5T_CSET_UTF8))
+      && (cset == H5T_CSET_ASCII || cset == H5T_CSET_UTF8) && same > 0)
     {
       /* The file's own type: HDF5 does not convert ASCII <-> UTF-8. */
       hid_t mtype = H5Tcopy (ftype);
@@ -476,10 +484,17 @@ read_text (SpTrace *t, const char *path, const char **out_text, const char **out
         H5free_memory (value);
       H5Tclose (mtype);
     }
-  else
+  else if (H5Tget_class (ftype) == H5T_STRING && H5Tis_variable_str (ftype) > 0)
     g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                 "%s: %s is %s, expected a variable-length string", t->path, path,
-                 sp_trace_class_name (H5Tget_class (ftype)));
+                 "%s: %s is a variable-length string of a damaged or unknown type (character "
+                 "set %d), expected ASCII or UTF-8 one-byte characters", t->path, path,
+                 (int) cset);
+  else
+    {
+      g_autofree char *what = sp_trace_describe_type (ftype);
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: %s is %s, expected a variable-length string", t->path, path, what);
+    }
   H5Tclose (ftype);
   H5Dclose (d);
   return ok;
