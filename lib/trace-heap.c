@@ -232,9 +232,15 @@ attr_message_problem (const SpTraceHeaps *heaps, const guint8 *m, gsize len, gui
   p += padded ? pad8 (dtsz) : dtsz;
   p += padded ? pad8 (dssz) : dssz;
   gsize ref_len = 8 + addr_len;
-  if (name_at + nsz > len || dt_at + 2 > len || dtsz < 2 || p > len || len - p < ref_len
+  if (name_at + nsz > len || dt_at + 2 > len || dtsz < 2 || p > len
       || m[name_at + nsz - 1] != 0)
-    return NULL;
+    {
+      /* libhdf5 copies the parts by these sizes, past the message. */
+      g_strlcpy (out_name, "(unreadable)", name_room);
+      return "is a damaged attribute message (its parts overrun it)";
+    }
+  if (len - p < ref_len)
+    return NULL; /* no data, or too little for a reference: libhdf5 refuses it */
   const guint8 *dt = m + dt_at;
   if ((dt[0] & 0x0f) != DT_CLASS_VLEN || (dt[1] & 0x0f) != 1)
     return NULL; /* not a variable-length string */

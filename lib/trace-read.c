@@ -144,7 +144,8 @@ read_uint_attr (SpTrace *t, const char *name, guint32 *out, GError **error)
     {
       g_autofree char *what = ftype >= 0 ? sp_trace_describe_type (ftype) : g_strdup ("unreadable");
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                   "%s: attribute %s is %s, expected an integer", t->path, name, what);
+                   "%s: attribute %s is %s, expected an integer of at most 64 bits", t->path,
+                   name, what);
     }
   else if (!sp_trace_space_is_single (space))
     {
