@@ -106,4 +106,5 @@ refused f7-string-ref "/meta/cluster/nodes row 0 refers to a string that is not 
 refused f7-filters-dropped "/ops/ops stores"
 refused f7-attr-ref "attribute producer of / refers to a string that is not in the file's global heap"
 refused f7-attr-type "attribute producer of / has a damaged string type"
+refused f7-attr-message "of / is a damaged attribute message (its parts overrun it)"
 finish

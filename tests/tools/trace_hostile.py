@@ -195,3 +195,18 @@ for name, patch in (("f7-attr-ref", lambda d, dt, ref: struct.pack_into("<I", d,
         patch(data, *found)
         with open(os.path.join(outdir, name + ".h5"), "wb") as f:
             f.write(data)
+
+# 7: the same attribute message with a dataspace size running past it (one
+# byte, found by the byte-flip loop): libhdf5 copies that many bytes while
+# decoding it in H5Aexists (SEGV in H5O__msg_iterate_real under ASan, a
+# silent over-read without).  Byte 7 of the message is that size's high byte.
+data = bytearray(open(good, "rb").read())
+found = attr_message(data, "producer")
+if found:
+    key = data.find(b"producer\x00", 0)
+    while key >= 8 and struct.unpack_from("<BBH", data, key - 8)[::2] != (1, 9):
+        key = data.find(b"producer\x00", key + 1)
+    if key >= 8:
+        data[key - 8 + 7] = 0xFC
+        with open(os.path.join(outdir, "f7-attr-message.h5"), "wb") as f:
+            f.write(data)
