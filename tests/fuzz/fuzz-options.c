@@ -1,0 +1,64 @@
+/* tests/fuzz/fuzz-options.c — the option and key parsers (sp_parse_bytes,
+ * sp_parse_u64, sp_parse_double).  The first byte picks the parser and its
+ * range; the rest, up to the first NUL, is the text.  A value accepted must
+ * lie in the range asked for. */
+#include "config.h"
+#include "fuzz-common.h"
+#include "shardplan/shardplan.h"
+#include <math.h>
+
+int
+LLVMFuzzerInitialize (int *argc, char ***argv)
+{
+  fuzz_init_log ();
+  return 0;
+}
+
+static const guint64 u64_min[] = { 0, 1, 1, 1024 };
+static const guint64 u64_max[] = { G_MAXUINT64, G_MAXUINT32, 1u << 31, G_MAXUINT64 / 2 };
+static const double dbl_min[] = { 0.0, -1e300, 1e-9, 0.0 };
+static const double dbl_max[] = { 1.0, 1e300, 1e12, G_MAXDOUBLE };
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  if (size == 0)
+    return 0;
+  guint sel = data[0];
+  char *text = g_strndup ((const char *) data + 1, size - 1);
+  guint r = (sel >> 2) & 3;
+  GError *e = NULL;
+  gboolean ok;
+  switch (sel & 3)
+    {
+    case 0:
+    case 3:
+      {
+        guint64 v = 0;
+        ok = sp_parse_bytes ("--bytes", text, u64_min[r], u64_max[r], &v, &e);
+        g_assert (!ok || (v >= u64_min[r] && v <= u64_max[r]));
+        break;
+      }
+    case 1:
+      {
+        guint64 v = 0;
+        ok = sp_parse_u64 ("--count", text, u64_min[r], u64_max[r], &v, &e);
+        g_assert (!ok || (v >= u64_min[r] && v <= u64_max[r]));
+        break;
+      }
+    default:
+      {
+        double v = 0;
+        ok = sp_parse_double ("--factor", text, dbl_min[r], dbl_max[r], &v, &e);
+        g_assert (!ok || (isfinite (v) && v >= dbl_min[r] && v <= dbl_max[r]));
+        break;
+      }
+    }
+  if (!ok)
+    {
+      g_assert (e != NULL && e->message[0] != '\0');
+      g_error_free (e);
+    }
+  g_free (text);
+  return 0;
+}
