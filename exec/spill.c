@@ -368,8 +368,11 @@ parse_object (const char *path, const char *what, const guint8 *text, guint64 le
                    SP_JSON_MAX_DEPTH, line, col);
       return NULL;
     }
-  if (!json_parser_load_from_data (parser, (const char *) text, (gssize) len, &e) ||
-      !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+  /* an empty or blank payload parses to no root at all: test it before
+   * JSON_NODE_HOLDS_OBJECT, which warns on a NULL node (fuzz finding S1) */
+  if (!json_parser_load_from_data (parser, (const char *) text, (gssize) len, &e)
+      || json_parser_get_root (parser) == NULL
+      || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: the %s record is not a JSON "
                    "object%s%s", path, what, e ? ": " : "", e ? e->message : "");

@@ -79,3 +79,101 @@ void sp_trace_unpack (const SpTraceTable *table, const guint8 *in, gsize n, void
 /* Free HDF5-allocated variable-length data of `n` records read with
  * `mem_type`. */
 void sp_trace_h5_reclaim (hid_t mem_type, gsize n, void *buf);
+
+/* The HDF5 global heap collections of a file (where variable-length
+ * strings live), each checked the way libhdf5 will walk it, so that a
+ * damaged one is refused before libhdf5 1.10 reads a string from it (it
+ * crashes or hangs on several kinds of damage: lib/trace-heap.c). */
+typedef struct _SpTraceHeaps SpTraceHeaps;
+
+/* Scan the file at `path` (`file_size` bytes, lengths of `size_len` bytes
+ * as its superblock says): reads the whole file once.  NULL with *error
+ * set on a damaged collection.  Free with sp_trace_heaps_free(). */
+SpTraceHeaps *sp_trace_heaps_scan (const char *path, guint64 file_size, guint size_len,
+                                   GError **error);
+void sp_trace_heaps_free (SpTraceHeaps *heaps);
+
+/* Whether the on-disk reference to a variable-length string at `ref`
+ * (length: 4 bytes, collection address: `addr_len` bytes, object index: 4
+ * bytes, little-endian) is NULL or names an object of a scanned collection
+ * with exactly that many bytes: only then may libhdf5 follow it. */
+gboolean sp_trace_heaps_string_ok (const SpTraceHeaps *heaps, const guint8 *ref, guint addr_len);
+
+/* Check the string attributes of the object whose header is at file
+ * address `header` (named `where` in messages) the same way, reading its
+ * (version 1) object header raw: libhdf5 follows an attribute's
+ * references before a caller can see them.  FALSE with *error set on a
+ * damaged one; TRUE when fine or when the header is of a kind this does
+ * not read (libhdf5 is then on its own). */
+gboolean sp_trace_heaps_check_attrs (const SpTraceHeaps *heaps, const char *path,
+                                     guint64 file_size, guint64 header, guint addr_len,
+                                     guint size_len, const char *where, GError **error);
+
+/* ------------------------------------------------- structural checks
+ * (lib/trace-check.c): made before libhdf5 reads any data. */
+
+/* Limits of the schema.  A file beyond them is refused at open. */
+/* Bytes of a fixed-length string attribute: 64 KiB, HDF5's limit for an
+ * attribute stored in the object header, where the writer puts them. */
+#define SP_TRACE_MAX_STR_ATTR_BYTES (64 * 1024)
+/* Rows of a table read whole at open (the /meta and /groups tables): 2^28, far more
+ * than the ranks, groups and members of any run (a 2^20-rank world with
+ * every family built has ~2^24 members). */
+#define SP_TRACE_MAX_TABLE_ROWS (G_GUINT64_CONSTANT (1) << 28)
+/* Bytes of one compound record in the file, and its number of fields:
+ * this schema's largest record is 145 bytes and 22 fields; room for
+ * later minor versions. */
+#define SP_TRACE_MAX_RECORD_BYTES 4096
+#define SP_TRACE_MAX_RECORD_FIELDS 1024
+/* The largest expansion of deflate: 1032:1 (zlib's technical details,
+ * "Maximum compression factor"), so a deflated dataset holds at most that
+ * many bytes per byte of file. */
+#define SP_TRACE_DEFLATE_MAX_RATIO 1032
+
+/* What the checks need to know about the file being opened. */
+typedef struct {
+  const char *path;           /* for messages */
+  guint64 file_size;          /* bytes (H5Fget_filesize) */
+  guint addr_len;             /* bytes of a file address (its superblock) */
+  guint major, minor;         /* its schema version (from the root) */
+  const SpTraceHeaps *heaps;  /* its global heaps (sp_trace_heaps_scan) */
+} SpTraceCheck;
+
+/* "an integer", "a string" … for an HDF5 class; the class of a kind. */
+const char *sp_trace_class_name (H5T_class_t c);
+H5T_class_t sp_trace_kind_class (SpTraceKind kind);
+
+/* One line for messages: "an unsigned 32-bit little-endian integer",
+ * "a variable-length string" …; "an array of 64 strings" (the `plural`
+ * noun), "scalar", "empty (a null dataspace)".  Caller frees. */
+char *sp_trace_describe_type (hid_t type);
+char *sp_trace_describe_space (hid_t space, const char *plural);
+
+/* The dataspace holds exactly one element (scalar, or one point). */
+gboolean sp_trace_space_is_single (hid_t space);
+
+/* Dataset `d` has the schema's dataspace (one element when `scalar`, else
+ * 1-D), declares at most `max_n` elements and no more than the file can
+ * hold at `elem_size` bytes each (file size, x SP_TRACE_DEFLATE_MAX_RATIO
+ * when deflated; overflow-checked), uses only the shuffle, deflate and
+ * Fletcher-32 filters, and, unfiltered and chunked, stores whole chunks.
+ * The element count goes to *out_n.  Nothing may be allocated for a
+ * dataset before this passed. */
+gboolean sp_trace_check_extent (const SpTraceCheck *c, hid_t d, const char *path,
+                                gboolean scalar, gsize elem_size, guint64 max_n,
+                                guint64 *out_n, GError **error);
+
+/* The compound type `ftype` of table->path: records and fields within
+ * bounds, each field the table names of exactly the schema's file type
+ * (enums: 8-bit base, member names with the schema's values), other
+ * fields free of variable-length data and references, none missing that
+ * the file's minor version has.  present[i]: field i is in the file. */
+gboolean sp_trace_check_record (const SpTraceCheck *c, const SpTraceTable *table, hid_t ftype,
+                                gboolean *present, GError **error);
+
+/* Each on-disk reference of the `n` variable-length strings of dataset
+ * `d` (type `ftype`: a compound with string members, or a string) names
+ * an object of c->heaps with exactly its length (read raw: the dataset
+ * must be contiguous). */
+gboolean sp_trace_check_string_refs (const SpTraceCheck *c, hid_t d, hid_t ftype,
+                                     const char *path, guint64 n, GError **error);

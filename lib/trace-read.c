@@ -1,7 +1,17 @@
 /* The trace reader: validates the schema, reads all metadata at open and
  * rows on demand.  Fields are matched by name, so files of a later minor
  * version (extra trailing fields) read fine, and the fields an earlier one
- * lacks read as their sp_trace_row_init() value. */
+ * lacks read as their sp_trace_row_init() value.
+ *
+ * Files come from other machines and other tools, so nothing is read
+ * before its structure is checked: every attribute and dataset must have
+ * the schema's datatype (H5Tequal against the type this reader converts
+ * to, not merely the same class), the schema's dataspace (scalar
+ * attributes, 1-D tables), and a declared size the file can hold; and
+ * nothing is allocated for a size that fails those checks (the checks:
+ * trace-check.c, trace-heap.c).  Besides guarding our own buffers, this
+ * keeps corrupt files away from the parts of libhdf5 1.10 known to crash
+ * on them (README, "Corrupt and hostile traces"). */
 #include "config.h"
 #include "trace-private.h"
 
@@ -10,6 +20,9 @@
 struct _SpTrace {
   char *path;
   hid_t file;
+  SpTraceCheck chk;            /* what the structural checks need */
+  SpTraceHeaps *heaps;         /* the file's global heaps, while opening */
+  guint size_len;              /* bytes of a file length (its superblock) */
   hid_t ops;
   hid_t row_mem_type;          /* only the fields the file has, or the packed type */
   gboolean packed;             /* the file's row type is exactly ours: unpack ourselves */
@@ -30,40 +43,10 @@ struct _SpTrace {
   const char *plan_text, *plan_digest, *topo_text, *topo_digest;
 };
 
-static const char *
-kind_class_name (H5T_class_t c)
-{
-  switch (c)
-    {
-    case H5T_INTEGER: return "an integer";
-    case H5T_FLOAT: return "a float";
-    case H5T_STRING: return "a string";
-    case H5T_ENUM: return "an enum";
-    case H5T_COMPOUND: return "a compound";
-    case H5T_ARRAY: return "an array";
-    case H5T_VLEN: return "a variable-length sequence";
-    default: return "an unsupported type";
-    }
-}
 
-static H5T_class_t
-kind_class (SpTraceKind kind)
-{
-  switch (kind)
-    {
-    case SP_TRACE_KIND_F64: return H5T_FLOAT;
-    case SP_TRACE_KIND_STR: return H5T_STRING;
-    case SP_TRACE_KIND_COLL:
-    case SP_TRACE_KIND_DTYPE:
-    case SP_TRACE_KIND_REDOP:
-    case SP_TRACE_KIND_STATUS:
-      return H5T_ENUM;
-    default: return H5T_INTEGER;
-    }
-}
-
-/* A string attribute (variable- or fixed-length), copied into trace->strings.
- * NULL with *error set when absent or not a string. */
+/* A string attribute (variable- or fixed-length, ASCII or UTF-8, one
+ * element), copied into trace->strings.  NULL with *error set when absent,
+ * not a single string or too long. */
 static const char *
 read_str_attr (SpTrace *t, hid_t loc, const char *where, const char *name, gboolean required,
                GError **error)
@@ -78,10 +61,33 @@ read_str_attr (SpTrace *t, hid_t loc, const char *where, const char *name, gbool
     }
   hid_t a = H5Aopen (loc, name, H5P_DEFAULT);
   hid_t ftype = a < 0 ? H5I_INVALID_HID : H5Aget_type (a);
+  hid_t space = a < 0 ? H5I_INVALID_HID : H5Aget_space (a);
   const char *result = NULL;
-  if (ftype >= 0 && H5Tget_class (ftype) == H5T_STRING)
+  H5T_cset_t cset = ftype < 0 ? H5T_CSET_ERROR : H5Tget_cset (ftype);
+  gsize size = ftype < 0 ? 0 : H5Tget_size (ftype);
+  htri_t var = ftype < 0 ? -1 : H5Tis_variable_str (ftype);
+  if (ftype < 0 || H5Tget_class (ftype) != H5T_STRING || var < 0)
+    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                 "%s: attribute %s of %s is %s, expected a string", t->path, name, where,
+                 ftype >= 0 ? sp_trace_class_name (H5Tget_class (ftype)) : "unreadable");
+  else if (!sp_trace_space_is_single (space))
     {
-      if (H5Tis_variable_str (ftype) > 0)
+      g_autofree char *what = sp_trace_describe_space (space, "strings");
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: attribute %s of %s is %s, expected one string", t->path, name, where,
+                   what);
+    }
+  else if (cset != H5T_CSET_ASCII && cset != H5T_CSET_UTF8)
+    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                 "%s: attribute %s of %s has character set %d, expected ASCII or UTF-8",
+                 t->path, name, where, (int) cset);
+  else if (!var && (size == 0 || size > SP_TRACE_MAX_STR_ATTR_BYTES || size > t->chk.file_size))
+    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                 "%s: attribute %s of %s is a string of %" G_GSIZE_FORMAT " bytes, more than "
+                 "the %d a trace allows", t->path, name, where, size, SP_TRACE_MAX_STR_ATTR_BYTES);
+  else
+    {
+      if (var)
         {
           /* The file's own type: HDF5 does not convert ASCII <-> UTF-8. */
           hid_t mtype = H5Tcopy (ftype);
@@ -94,11 +100,11 @@ read_str_attr (SpTrace *t, hid_t loc, const char *where, const char *name, gbool
         }
       else
         {
-          gsize size = H5Tget_size (ftype);
           g_autofree char *buf = g_malloc0 (size + 1);
           hid_t mtype = H5Tcopy (H5T_C_S1);
           H5Tset_size (mtype, size + 1);
           H5Tset_strpad (mtype, H5T_STR_NULLTERM);
+          H5Tset_cset (mtype, cset);
           if (H5Aread (a, mtype, buf) >= 0)
             result = g_string_chunk_insert (t->strings, buf);
           H5Tclose (mtype);
@@ -107,10 +113,8 @@ read_str_attr (SpTrace *t, hid_t loc, const char *where, const char *name, gbool
         sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read attribute %s of %s",
                            t->path, name, where);
     }
-  else
-    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                 "%s: attribute %s of %s is %s, expected a string", t->path, name, where,
-                 ftype >= 0 ? kind_class_name (H5Tget_class (ftype)) : "unreadable");
+  if (space >= 0)
+    H5Sclose (space);
   if (ftype >= 0)
     H5Tclose (ftype);
   if (a >= 0)
@@ -119,29 +123,64 @@ read_str_attr (SpTrace *t, hid_t loc, const char *where, const char *name, gbool
   return result;
 }
 
+/* A scalar integer attribute of the root (any integer type of at most 64
+ * bits, read as a 64-bit one and range-checked, so a file whose writer
+ * chose another width still reads). */
 static gboolean
 read_uint_attr (SpTrace *t, const char *name, guint32 *out, GError **error)
 {
   if (H5Aexists (t->file, name) <= 0)
     {
+      H5Eclear2 (H5E_DEFAULT);
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: missing attribute %s on /",
                    t->path, name);
       return FALSE;
     }
   hid_t a = H5Aopen (t->file, name, H5P_DEFAULT);
   hid_t ftype = a < 0 ? H5I_INVALID_HID : H5Aget_type (a);
+  hid_t space = a < 0 ? H5I_INVALID_HID : H5Aget_space (a);
   gboolean ok = FALSE;
-  if (ftype >= 0 && H5Tget_class (ftype) == H5T_INTEGER)
+  if (ftype < 0 || H5Tget_class (ftype) != H5T_INTEGER || H5Tget_size (ftype) > 8)
     {
-      ok = H5Aread (a, H5T_NATIVE_UINT32, out) >= 0;
-      if (!ok)
-        sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read attribute %s",
-                           t->path, name);
+      g_autofree char *what = ftype >= 0 ? sp_trace_describe_type (ftype) : g_strdup ("unreadable");
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: attribute %s is %s, expected an integer of at most 64 bits", t->path,
+                   name, what);
+    }
+  else if (!sp_trace_space_is_single (space))
+    {
+      g_autofree char *what = sp_trace_describe_space (space, "integers");
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: attribute %s is %s, expected one integer", t->path, name, what);
     }
   else
-    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                 "%s: attribute %s is %s, expected an integer", t->path, name,
-                 ftype >= 0 ? kind_class_name (H5Tget_class (ftype)) : "unreadable");
+    {
+      gboolean is_signed = H5Tget_sign (ftype) != H5T_SGN_NONE;
+      gint64 s = 0;
+      guint64 u = 0;
+      if (H5Aread (a, is_signed ? H5T_NATIVE_INT64 : H5T_NATIVE_UINT64,
+                   is_signed ? (void *) &s : (void *) &u) < 0)
+        sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read attribute %s",
+                           t->path, name);
+      else if ((is_signed && (s < 0 || s > G_MAXUINT32)) || (!is_signed && u > G_MAXUINT32))
+        {
+          if (is_signed)
+            g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                         "%s: attribute %s is %" G_GINT64_FORMAT ", expected 0..%u", t->path,
+                         name, s, G_MAXUINT32);
+          else
+            g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                         "%s: attribute %s is %" G_GUINT64_FORMAT ", expected 0..%u", t->path,
+                         name, u, G_MAXUINT32);
+        }
+      else
+        {
+          *out = (guint32) (is_signed ? (guint64) s : u);
+          ok = TRUE;
+        }
+    }
+  if (space >= 0)
+    H5Sclose (space);
   if (ftype >= 0)
     H5Tclose (ftype);
   if (a >= 0)
@@ -150,10 +189,38 @@ read_uint_attr (SpTrace *t, const char *name, guint32 *out, GError **error)
   return ok;
 }
 
+/* Check the string attributes of object `path` against the global heaps
+ * (sp_trace_heaps_check_attrs) before libhdf5 reads any of them. */
+static gboolean
+check_attrs_of (SpTrace *t, const char *path, GError **error)
+{
+#if H5_VERSION_GE(1, 12, 0)
+  (void) t, (void) path, (void) error;
+  return TRUE; /* H5O_info_t carries no address since 1.12: not checked there */
+#else
+  H5O_info_t info;
+  if (H5Oget_info_by_name2 (t->file, path, &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0)
+    {
+      H5Eclear2 (H5E_DEFAULT);
+      return TRUE; /* the reads that follow report it */
+    }
+  return sp_trace_heaps_check_attrs (t->heaps, t->path, t->chk.file_size, info.addr,
+                                     t->chk.addr_len, t->size_len, path, error);
+#endif
+}
+
 static gboolean
 read_root (SpTrace *t, GError **error)
 {
-  const char *schema = read_str_attr (t, t->file, "/", "schema", FALSE, NULL);
+  if (!check_attrs_of (t, "/", error))
+    return FALSE;
+  GError *local = NULL;
+  const char *schema = read_str_attr (t, t->file, "/", "schema", FALSE, &local);
+  if (local)
+    {
+      g_propagate_error (error, local);
+      return FALSE;
+    }
   if (schema == NULL || strcmp (schema, SP_TRACE_SCHEMA_NAME) != 0)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
@@ -183,8 +250,8 @@ read_root (SpTrace *t, GError **error)
                    SP_TRACE_SCHEMA_MAJOR);
       return FALSE;
     }
-  t->major = (guint) major;
-  t->minor = (guint) minor;
+  t->major = t->chk.major = (guint) major;
+  t->minor = t->chk.minor = (guint) minor;
 
   SpTraceHeader *h = &t->header;
   const char *source, *unit;
@@ -218,13 +285,19 @@ read_root (SpTrace *t, GError **error)
                    "%s: time_unit '%s' is not 'ns'", t->path, unit);
       return FALSE;
     }
-  h->check_policy = read_str_attr (t, t->file, "/", "check_policy", FALSE, NULL); /* 1.2, optional */
+  /* Optional (check_policy since 1.2), but refused when present and not one string. */
+  h->check_policy = read_str_attr (t, t->file, "/", "check_policy", FALSE, &local);
   t->complete = complete != 0;
-  if (!t->complete)
+  if (!t->complete && local == NULL)
     {
-      t->incomplete_reason = read_str_attr (t, t->file, "/", "incomplete_reason", FALSE, NULL);
+      t->incomplete_reason = read_str_attr (t, t->file, "/", "incomplete_reason", FALSE, &local);
       if (t->incomplete_reason == NULL)
         t->incomplete_reason = "the writer did not finish";
+    }
+  if (local)
+    {
+      g_propagate_error (error, local);
+      return FALSE;
     }
   return TRUE;
 }
@@ -261,64 +334,43 @@ open_dataset (SpTrace *t, const char *path, GError **error)
   return d;
 }
 
-/* Open table->path and check it is a 1-D compound with the table's fields:
- * the memory type of the fields present goes to *out_mtype and the row
- * count to *out_n. */
+/* Open table->path and check it is a 1-D compound with the table's fields
+ * (check_record_type) and at most `max_rows` rows the file can hold: the
+ * memory type of the fields present goes to *out_mtype and the row count
+ * to *out_n. */
 static hid_t
-open_table (SpTrace *t, const SpTraceTable *table, hid_t *out_mtype, guint64 *out_n,
-            gboolean **out_present, GError **error)
+open_table (SpTrace *t, const SpTraceTable *table, guint64 max_rows, hid_t *out_mtype,
+            guint64 *out_n, gboolean **out_present, GError **error)
 {
   hid_t d = open_dataset (t, table->path, error);
   if (d < 0)
     return H5I_INVALID_HID;
   hid_t ftype = H5Dget_type (d);
-  hid_t space = H5Dget_space (d);
   g_autofree gboolean *present = g_new0 (gboolean, table->n_fields);
-  gboolean ok = TRUE;
-  if (H5Tget_class (ftype) != H5T_COMPOUND || H5Sget_simple_extent_ndims (space) != 1)
+  guint64 n = 0;
+  gboolean ok = ftype >= 0 && sp_trace_check_record (&t->chk, table, ftype, present, error)
+                && sp_trace_check_extent (&t->chk, d, table->path, FALSE, H5Tget_size (ftype),
+                                          max_rows, &n, error);
+  if (ftype < 0)
+    sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read the type of %s",
+                       t->path, table->path);
+  else
+    H5Tclose (ftype);
+  hid_t mtype = ok ? sp_trace_h5_table_type (table, FALSE, present) : H5I_INVALID_HID;
+  if (ok && mtype < 0)
     {
-      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                   "%s: %s is not a 1-D table of compound records", t->path, table->path);
+      sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read %s", t->path,
+                         table->path);
       ok = FALSE;
     }
-  for (gsize i = 0; ok && i < table->n_fields; i++)
-    {
-      const SpTraceField *f = &table->fields[i];
-      int idx = H5Tget_member_index (ftype, f->name);
-      if (idx < 0)
-        {
-          H5Eclear2 (H5E_DEFAULT);
-          if (f->since_minor <= t->minor)
-            {
-              g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                           "%s: %s lacks field %s (schema %u.%u has it)", t->path, table->path,
-                           f->name, t->major, t->minor);
-              ok = FALSE;
-            }
-          continue;
-        }
-      H5T_class_t c = H5Tget_member_class (ftype, (unsigned) idx);
-      if (c != kind_class (f->kind))
-        {
-          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                       "%s: field %s of %s is %s, expected %s", t->path, f->name, table->path,
-                       kind_class_name (c), kind_class_name (kind_class (f->kind)));
-          ok = FALSE;
-        }
-      present[i] = TRUE;
-    }
-  hsize_t dims[1] = { 0 };
-  if (ok)
-    H5Sget_simple_extent_dims (space, dims, NULL);
-  H5Sclose (space);
-  H5Tclose (ftype);
   if (!ok)
     {
       H5Dclose (d);
+      H5Eclear2 (H5E_DEFAULT);
       return H5I_INVALID_HID;
     }
-  *out_mtype = sp_trace_h5_table_type (table, FALSE, present);
-  *out_n = dims[0];
+  *out_mtype = mtype;
+  *out_n = n;
   if (out_present)
     *out_present = g_steal_pointer (&present);
   return d;
@@ -331,9 +383,24 @@ read_table (SpTrace *t, const SpTraceTable *table, GError **error)
 {
   hid_t mtype = H5I_INVALID_HID;
   guint64 n = 0;
-  hid_t d = open_table (t, table, &mtype, &n, NULL, error);
+  hid_t d = open_table (t, table, SP_TRACE_MAX_TABLE_ROWS, &mtype, &n, NULL, error);
   if (d < 0)
     return NULL;
+  hid_t ftype = H5Dget_type (d);
+  gboolean refs_ok =
+      ftype >= 0 && sp_trace_check_string_refs (&t->chk, d, ftype, table->path, n, error);
+  if (ftype >= 0)
+    H5Tclose (ftype);
+  else
+    sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read the type of %s",
+                       t->path, table->path);
+  if (!refs_ok)
+    {
+      H5Tclose (mtype);
+      H5Dclose (d);
+      return NULL;
+    }
+  /* n <= SP_TRACE_MAX_TABLE_ROWS: fits a guint, and n × record_size a gsize. */
   GArray *a = g_array_sized_new (FALSE, TRUE, table->record_size, (guint) n);
   g_array_set_size (a, (guint) n);
   herr_t rc = n == 0 ? 0 : H5Dread (d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, a->data);
@@ -381,13 +448,33 @@ read_text (SpTrace *t, const char *path, const char **out_text, const char **out
   hid_t d = open_dataset (t, path, error);
   if (d < 0)
     return FALSE;
+  if (!check_attrs_of (t, path, error))
+    {
+      H5Dclose (d);
+      return FALSE;
+    }
   hid_t ftype = H5Dget_type (d);
   gboolean ok = FALSE;
-  if (H5Tget_class (ftype) == H5T_STRING && H5Tis_variable_str (ftype) > 0)
+  guint64 n = 0;
+  H5T_cset_t cset = H5Tget_cset (ftype);
+  /* Exactly a string type libhdf5 writes (H5Tequal also compares the
+   * characters' type, whose damaged size libhdf5 would multiply lengths by). */
+  hid_t want = sp_trace_h5_string_type ();
+  if (cset == H5T_CSET_ASCII)
+    H5Tset_cset (want, H5T_CSET_ASCII);
+  htri_t same = H5Tequal (ftype, want);
+  H5Tclose (want);
+  H5Eclear2 (H5E_DEFAULT);
+  if (H5Tget_class (ftype) == H5T_STRING && H5Tis_variable_str (ftype) > 0
+      && (cset == H5T_CSET_ASCII || cset == H5T_CSET_UTF8) && same > 0)
     {
-      hid_t mtype = sp_trace_h5_string_type ();
+      /* The file's own type: HDF5 does not convert ASCII <-> UTF-8. */
+      hid_t mtype = H5Tcopy (ftype);
       char *value = NULL;
-      if (H5Dread (d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value) >= 0)
+      if (!sp_trace_check_extent (&t->chk, d, path, TRUE, H5Tget_size (ftype), 1, &n, error)
+          || !sp_trace_check_string_refs (&t->chk, d, ftype, path, n, error))
+        ;
+      else if (H5Dread (d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value) >= 0)
         {
           *out_text = g_string_chunk_insert (t->strings, value ? value : "");
           ok = (*out_digest = read_str_attr (t, d, path, "digest", TRUE, error)) != NULL;
@@ -398,10 +485,17 @@ read_text (SpTrace *t, const char *path, const char **out_text, const char **out
         H5free_memory (value);
       H5Tclose (mtype);
     }
-  else
+  else if (H5Tget_class (ftype) == H5T_STRING && H5Tis_variable_str (ftype) > 0)
     g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                 "%s: %s is %s, expected a variable-length string", t->path, path,
-                 kind_class_name (H5Tget_class (ftype)));
+                 "%s: %s is a variable-length string of a damaged or unknown type (character "
+                 "set %d), expected ASCII or UTF-8 one-byte characters", t->path, path,
+                 (int) cset);
+  else
+    {
+      g_autofree char *what = sp_trace_describe_type (ftype);
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: %s is %s, expected a variable-length string", t->path, path, what);
+    }
   H5Tclose (ftype);
   H5Dclose (d);
   return ok;
@@ -417,18 +511,23 @@ read_groups (SpTrace *t, GError **error)
   if (d < 0)
     return FALSE;
   hid_t ftype = H5Dget_type (d);
-  hid_t space = H5Dget_space (d);
-  hsize_t dims[1] = { 0 };
-  gboolean ok = H5Tget_class (ftype) == H5T_INTEGER && H5Sget_simple_extent_ndims (space) == 1;
-  if (!ok)
-    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                 "%s: /groups/members is not a 1-D integer array", t->path);
-  else
+  guint64 n = 0;
+  gboolean ok = FALSE;
+  if (ftype < 0 || H5Tequal (ftype, H5T_STD_U32LE) <= 0)
     {
-      H5Sget_simple_extent_dims (space, dims, NULL);
-      t->members = g_array_sized_new (FALSE, TRUE, sizeof (guint32), (guint) dims[0]);
-      g_array_set_size (t->members, (guint) dims[0]);
-      if (dims[0] > 0
+      g_autofree char *what = ftype < 0 ? g_strdup ("unreadable") : sp_trace_describe_type (ftype);
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: /groups/members is %s, expected an unsigned 32-bit little-endian integer",
+                   t->path, what);
+    }
+  else if (sp_trace_check_extent (&t->chk, d, "/groups/members", FALSE, sizeof (guint32),
+                                  SP_TRACE_MAX_TABLE_ROWS, &n, error))
+    {
+      /* n <= SP_TRACE_MAX_TABLE_ROWS: fits a guint. */
+      ok = TRUE;
+      t->members = g_array_sized_new (FALSE, TRUE, sizeof (guint32), (guint) n);
+      g_array_set_size (t->members, (guint) n);
+      if (n > 0
           && H5Dread (d, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, t->members->data) < 0)
         {
           sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read /groups/members",
@@ -436,9 +535,10 @@ read_groups (SpTrace *t, GError **error)
           ok = FALSE;
         }
     }
-  H5Sclose (space);
-  H5Tclose (ftype);
+  if (ftype >= 0)
+    H5Tclose (ftype);
   H5Dclose (d);
+  H5Eclear2 (H5E_DEFAULT);
   if (!ok)
     return FALSE;
   /* Check the CSR and number the groups within their families. */
@@ -477,6 +577,8 @@ read_all (SpTrace *t, GError **error)
     return FALSE;
   if (H5Lexists (t->file, "/meta/software", H5P_DEFAULT) > 0)
     {
+      if (!check_attrs_of (t, "/meta/software", error))
+        return FALSE;
       hid_t g = H5Gopen2 (t->file, "/meta/software", H5P_DEFAULT);
       if (g >= 0)
         {
@@ -493,8 +595,9 @@ read_all (SpTrace *t, GError **error)
       || !read_text (t, "/meta/topology", &t->topo_text, &t->topo_digest, error)
       || !read_groups (t, error))
     return FALSE;
-  t->ops = open_table (t, &sp_trace_table_rows, &t->row_mem_type, &t->n_rows, &t->row_present,
-                       error);
+  /* Rows are read in batches, so /ops/ops is bounded by the file alone. */
+  t->ops = open_table (t, &sp_trace_table_rows, G_MAXUINT64, &t->row_mem_type, &t->n_rows,
+                       &t->row_present, error);
   if (t->ops < 0)
     return FALSE;
   for (gsize i = 0; i < sp_trace_table_rows.n_fields; i++)
@@ -544,20 +647,51 @@ sp_trace_open (const char *path, GError **error)
       return NULL;
     }
   hid_t file = H5Fopen (path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (file < 0)
+  hsize_t file_size = 0;
+  if (file < 0 || H5Fget_filesize (file, &file_size) < 0)
     {
       sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE,
                          "%s: damaged or truncated HDF5 file", path);
+      if (file >= 0)
+        H5Fclose (file);
+      return NULL;
+    }
+  /* Before anything reads a variable-length string (lib/trace-heap.c). */
+  hid_t fcpl = H5Fget_create_plist (file);
+  size_t sizeof_addr = 0, sizeof_size = 0;
+  if (fcpl < 0 || H5Pget_sizes (fcpl, &sizeof_addr, &sizeof_size) < 0)
+    {
+      sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: damaged HDF5 superblock", path);
+      if (fcpl >= 0)
+        H5Pclose (fcpl);
+      H5Fclose (file);
+      return NULL;
+    }
+  H5Pclose (fcpl);
+  SpTraceHeaps *heaps = sp_trace_heaps_scan (path, file_size, (guint) sizeof_size, error);
+  if (heaps == NULL)
+    {
+      H5Fclose (file);
+      H5Eclear2 (H5E_DEFAULT);
       return NULL;
     }
   SpTrace *t = g_new0 (SpTrace, 1);
   t->path = g_strdup (path);
+  t->heaps = heaps;
+  t->chk.heaps = heaps;
+  t->chk.path = t->path;
+  t->chk.addr_len = (guint) sizeof_addr;
+  t->size_len = (guint) sizeof_size;
   t->file = file;
+  t->chk.file_size = file_size;
   t->ops = t->row_mem_type = H5I_INVALID_HID;
   t->strings = g_string_chunk_new (4096);
   t->software = g_hash_table_new (g_str_hash, g_str_equal);
   t->software_keys = g_ptr_array_new ();
-  if (!read_all (t, error))
+  gboolean ok = read_all (t, error);
+  t->chk.heaps = NULL; /* only the strings read at open need them */
+  g_clear_pointer (&t->heaps, sp_trace_heaps_free);
+  if (!ok)
     {
       H5Eclear2 (H5E_DEFAULT);
       sp_trace_free (t);
@@ -748,8 +882,9 @@ sp_trace_read_rows (SpTrace *trace, guint64 start, gsize n, SpTraceRow *out, GEr
   if (n == 0)
     return TRUE;
   memset (out, 0, n * sizeof *out);
+  /* n rows fit the caller's `out`, so n × the (smaller) packed size fits a gsize. */
   g_autofree guint8 *packed =
-      trace->packed ? g_malloc (n * sp_trace_packed_size (&sp_trace_table_rows)) : NULL;
+      trace->packed ? g_malloc_n (n, sp_trace_packed_size (&sp_trace_table_rows)) : NULL;
   hsize_t off[1] = { start }, count[1] = { n };
   hid_t fspace = H5Dget_space (trace->ops);
   hid_t mspace = H5Screate_simple (1, count, NULL);

@@ -392,11 +392,13 @@ sp_model_load_data (const char *json, gssize length, const char *source_name, Sp
       if (strcmp (k, "name") == 0)
         {
           const char *s = json_string (n);
-          if (!s || !*s || strlen (s) >= sizeof m.name)
+          /* json-glib decodes a lone surrogate (\ud800) to bytes that are
+           * not UTF-8, which no JSON writer may then emit (fuzz finding M1) */
+          if (!s || !*s || strlen (s) >= sizeof m.name || !g_utf8_validate (s, -1, NULL))
             {
               g_set_error (error, SP_ERROR, SP_ERROR_INVALID_WORKLOAD,
-                           "%s: name must be a non-empty string of at most %zu bytes", src,
-                           sizeof m.name - 1);
+                           "%s: name must be a non-empty string of valid UTF-8 of at most %zu "
+                           "bytes", src, sizeof m.name - 1);
               return FALSE;
             }
           g_strlcpy (m.name, s, sizeof m.name);

@@ -1,88 +1,141 @@
-/* `shardplan sweep`: every shard size DeepSpeed accepts × hierarchical
- * on/off × node counts → step time, exposed communication and memory per
- * GPU of each, and the fastest configuration that fits. */
+/* `shardplan sweep`: the planner.  Every ZeRO-3 / MiCS / ZeRO++
+ * configuration DeepSpeed runs × micro-batch (the accumulation keeping the
+ * global batch) × node counts → step time, exposed communication, memory
+ * per GPU, throughput (tokens/s, TFLOP/s per GPU, MFU), bytes across nodes,
+ * and the fastest configuration that fits with its margin and, on request,
+ * its DeepSpeed config. */
 #include "config.h"
 #include "cli.h"
 #include "commands.h"
-#include "plot.h"
+#include "sweep.h"
 #include "shardplan/memory.h"
 #include "shardplan/shardplan.h"
 #include "shardplan/sim.h"
 #include "shardplan/workload.h"
 
-#include <json-glib/json-glib.h>
 #include <string.h>
 
 #define CMD "sweep"
 #define DEFAULT_TOPOLOGY "dgx-h100"
 #define DEFAULT_NODES 16
+#define DEFAULT_MICRO_BATCHES "1,2,4,8"
+/* The simulator's uncertainty: bench/RESULTS.md "Fidelity" holds the
+ * simulator to a median error of <= 10 % per collective (>= 1 MiB) against
+ * published nccl-tests runs (measured: 5.6 % over the core datasets, single
+ * datasets up to ~28 %); a step adds the compute model's assumption. */
+#define DEFAULT_UNCERTAINTY_PCT 10.0
 
 static const char description[] =
-  "For each node count, every shard size S that divides the world W (S = W is\n"
-  "plain ZeRO-3, S < W MiCS) flat, and hierarchical where DeepSpeed accepts it\n"
-  "(S // D >= 2 and S %% (S // D) == 0, D = GPUs per node): the plan of one\n"
-  "training step (sp_workload_build_plan, every micro-step), simulated with\n"
-  "--sim-model and --contention (sp_sim_run_plan_full), and the memory per GPU\n"
-  "(sp_memory_estimate).  --contention (des only): step (default) runs the whole\n"
-  "step on one flow network, so collectives running at the same time share links;\n"
-  "family lets only the groups of one op's family contend; none costs every group\n"
-  "alone (the only choice with --sim-model analytic).\n"
+  "The grid, for each node count (W GPUs, D per node) and micro-batch:\n"
+  "  ZeRO-3 (S = W); MiCS for every shard size S dividing W, flat, and\n"
+  "  hierarchical where DeepSpeed accepts it (S // D >= 2, S % (S // D) == 0);\n"
+  "  ZeRO++ on ZeRO-3: qwZ, hpZ (Z = every divisor of W in (1, W), D among\n"
+  "  them), qgZ, alone and combined.  DeepSpeed's rules decide what is swept\n"
+  "  (sp_sharding_deepspeed_verdict): ZeRO++ with MiCS falls back to plain MiCS\n"
+  "  (MiCS_Optimizer takes no ZeRO++ argument), qgZ on one node falls back to\n"
+  "  the reduce-scatter, hpZ with Z = W is ZeRO-3; each skipped kind is\n"
+  "  counted on a 'not swept:' line.\n"
+  "  Micro-batch b (--micro-batch, default 1,2,4,8) with accumulation\n"
+  "  G / (b x W) steps, G = --global-batch sequences (default: the model's\n"
+  "  micro_batch x grad_accum x the least common multiple of the node counts'\n"
+  "  W, i.e. x W for one node count); a b that does not divide G / W is skipped.\n"
+  "Each configuration: the plan of one optimizer step (sp_workload_build_plan,\n"
+  "every micro-step) simulated with --sim-model and --contention, and the\n"
+  "memory per GPU (sp_memory_estimate).  --contention (des only): step (default)\n"
+  "runs the whole step on one flow network; family lets only one op's family\n"
+  "contend; none costs every group alone (the only choice with analytic).\n"
   "Columns: comm_us = sum of the communication ops' durations, exposed_comm_us =\n"
   "step time minus the compute-only critical path, step_us, memory_gib (GiB =\n"
-  "2^30 B, 2 GiB reserve estimate included), fits = memory_gib <= the GPU's.\n"
-  "The recommendation is the fastest step that fits.  Configurations are\n"
-  "simulated in parallel (--jobs, default: every processor).\n"
+  "2^30 B, 2 GiB reserve estimate included), fits = memory_gib <= the GPU's;\n"
+  "tokens_per_s = G x seq_len / step; tflops_per_gpu = model FLOPs / step / W\n"
+  "with model FLOPs = (6 N + 12 L h s) per token (PaLM's MFU convention,\n"
+  "recomputation not counted); mfu = tflops_per_gpu / the GPU's dense peak;\n"
+  "inter_node_gb = bytes (1e9) that must cross node boundaries per step, whole\n"
+  "job.  Assumed, not measured: compute reaches --compute-efficiency of peak\n"
+  "(default 0.5), quantization kernels run at HBM bandwidth.\n"
+  "The recommendation is the fastest step that fits, with its margin to the\n"
+  "runner-up; a 'note:' line says when configurations are closer than\n"
+  "--uncertainty (default 10 %, the fidelity target of bench/RESULTS.md).\n"
+  "--emit-deepspeed-config writes it as DeepSpeed config JSON that\n"
+  "'shardplan plan --deepspeed-config' reads back into the same plan.\n"
+  "Configurations are simulated in parallel (--jobs, default: every processor);\n"
+  "progress goes to stderr when it is a terminal and the sweep takes more than\n"
+  "a second (--quiet: never).\n"
   "\n"
-  "Example: shardplan sweep --model gpt-13b --topology dgx-h100 --nodes 4,16 --plot sweep.png";
-
-typedef struct {
-  guint32 nodes, world, shard;
-  gboolean hier;
-  const SpTopo *topo;
-  double comm_us, exposed_us, step_us, memory_gib;
-  gboolean fits;
-  GError *error;
-} Row;
+  "Example: shardplan sweep --model gpt-13b --topology p4d --nodes 16 --global-batch 1024 \\\n"
+  "           --emit-deepspeed-config ds.json --plot sweep.png";
 
 typedef struct {
   const SpModel *model;
+  guint64 global_batch;
+  double efficiency;
   SpSimModel sim_model;
   SpSimPlanOptions sim_opts;
-  Row *rows;
+  SpSweepRow *rows;
   gint done;
 } Sweep;
+
+gboolean
+sp_sweep_is_zeropp (const SpSweepRow *r)
+{
+  return r->qwz || r->qgz || r->hpz > 1;
+}
+
+static void
+row_options (const SpSweepRow *r, const SpModel *base, SpShardingOptions *sh, SpModel *m)
+{
+  sp_sharding_options_init (sh);
+  sh->shard_size = r->shard == r->world ? 0 : r->shard;
+  if (r->hier)
+    sh->shard_size = r->shard;
+  sh->hierarchical = r->hier;
+  sh->hpz_partition_size = r->hpz;
+  sh->quantized_weights = r->qwz;
+  sh->quantized_gradients = r->qgz;
+  *m = *base;
+  m->micro_batch = r->micro_batch;
+  m->grad_accum = r->grad_accum;
+}
 
 static void
 simulate_row (gpointer data, gpointer user_data)
 {
   Sweep *sw = user_data;
-  Row *row = &sw->rows[GPOINTER_TO_UINT (data) - 1];
+  SpSweepRow *row = &sw->rows[GPOINTER_TO_UINT (data) - 1];
   const SpTopoSpec *ts = sp_topo_spec (row->topo);
   SpShardingOptions sh;
-  sp_sharding_options_init (&sh);
-  sh.shard_size = row->shard;
-  sh.hierarchical = row->hier;
+  SpModel m;
+  row_options (row, sw->model, &sh, &m);
   SpWorkloadPlanOptions po;
   sp_workload_plan_options_init (&po);
   po.world_size = row->world;
   po.devices_per_node = ts->gpus_per_node;
+  po.compute_efficiency = sw->efficiency;
   SpMemoryOptions mo;
   sp_memory_options_init (&mo);
   SpMemoryEstimate mem;
   SpPlan *plan = NULL;
   SpGroups *groups = NULL;
   SpSimResult *res = NULL;
-  if (sp_memory_estimate (sw->model, &sh, row->world, &mo, &mem, &row->error)
-      && (plan = sp_workload_build_plan (sw->model, &sh, &po, &row->error)) != NULL
+  if (sp_memory_estimate (&m, &sh, row->world, &mo, &mem, &row->error)
+      && (plan = sp_workload_build_plan (&m, &sh, &po, &row->error)) != NULL
       && (groups = sp_groups_build (sp_plan_groups_options (plan), &row->error)) != NULL
       && (res = sp_sim_run_plan_full (row->topo, sw->sim_model, plan, groups, &sw->sim_opts,
-                                          &row->error)) != NULL)
+                                      &row->error)) != NULL)
     {
       row->comm_us = sp_sim_result_comm_ns (res) / 1e3;
       row->exposed_us = sp_sim_result_exposed_comm_ns (res) / 1e3;
       row->step_us = sp_sim_result_step_ns (res) / 1e3;
       row->memory_gib = mem.total_bytes / (double) (1u << 30);
       row->fits = sp_memory_fits (&mem, ts->gpu_memory_gib);
+      row->inter_gb = sp_sweep_inter_node_bytes (plan, groups, ts->gpus_per_node) / 1e9;
+      sp_sweep_throughput (&m, sw->global_batch, row->world, row->step_us, ts->gpu_tflops, &row->tp);
+    }
+  else if (sp_sweep_is_zeropp (row) && row->error->code == SP_ERROR_UNSUPPORTED)
+    {
+      /* DeepSpeed would refuse it too (qwZ's int8 grouping): not a row */
+      row->skip = g_strdup (row->error->message);
+      g_clear_error (&row->error);
     }
   if (row->error != NULL)
     g_prefix_error (&row->error, "%u nodes, shard size %u%s: ", row->nodes, row->shard,
@@ -93,156 +146,206 @@ simulate_row (gpointer data, gpointer user_data)
   g_atomic_int_inc (&sw->done);
 }
 
+/* A comma-separated list of u32 into `out`; "all" (when allowed) leaves it
+ * empty. */
 static gboolean
-parse_nodes (const char *text, GArray *out)
+parse_list (const char *opt, const char *text, guint32 min, guint32 max, gboolean allow_all,
+            GArray *out)
 {
+  if (allow_all && strcmp (text, "all") == 0)
+    return TRUE;
   g_auto (GStrv) parts = g_strsplit (text, ",", -1);
   for (char **p = parts; *p; p++)
     {
       guint32 n;
-      g_autofree char *opt = g_strdup ("--nodes");
-      if (!sp_cli_u32 (CMD, opt, g_strstrip (*p), 1, 1u << 24, &n))
+      if (!sp_cli_u32 (CMD, opt, g_strstrip (*p), min, max, &n))
         return FALSE;
       g_array_append_val (out, n);
     }
-  return out->len > 0;
-}
-
-static const char *
-label_of (const Row *r, char *buf, gsize size)
-{
-  if (r->shard == r->world && !r->hier)
-    g_snprintf (buf, size, "ZeRO-3 (S=%u)", r->shard);
-  else
-    g_snprintf (buf, size, "MiCS S=%u%s", r->shard, r->hier ? " hierarchical" : "");
-  return buf;
-}
-
-/* The fastest row that fits (first by index on ties), or -1. */
-static gint
-recommend (const Row *rows, guint n, char **out_why)
-{
-  gint best = -1;
-  for (guint i = 0; i < n; i++)
-    if (rows[i].fits && (best < 0 || rows[i].step_us < rows[best].step_us))
-      best = (gint) i;
-  *out_why = NULL;
-  if (best < 0)
-    return -1;
-  const Row *b = &rows[best];
-  const Row *z3 = NULL;
-  for (guint i = 0; i < n; i++)
-    if (rows[i].nodes == b->nodes && rows[i].shard == rows[i].world && !rows[i].hier)
-      z3 = &rows[i];
-  char lb[64], lz[64];
-  label_of (b, lb, sizeof lb);
-  const double gpu = sp_topo_spec (b->topo)->gpu_memory_gib;
-  if (z3 != NULL && z3 != b)
-    *out_why = g_strdup_printf ("fastest step that fits: %.1f ms vs %.1f ms for %s on %u nodes; "
-                                "%.1f of %.4g GiB",
-                                b->step_us / 1e3, z3->step_us / 1e3, label_of (z3, lz, sizeof lz),
-                                b->nodes, b->memory_gib, gpu);
-  else
-    *out_why = g_strdup_printf ("fastest step that fits: %.1f ms (%s on %u nodes); %.1f of %.4g GiB",
-                                b->step_us / 1e3, lb, b->nodes, b->memory_gib, gpu);
-  return best;
-}
-
-static void
-json_row (JsonBuilder *b, const Row *r)
-{
-  json_builder_set_member_name (b, "nodes");
-  json_builder_add_int_value (b, r->nodes);
-  json_builder_set_member_name (b, "world_size");
-  json_builder_add_int_value (b, r->world);
-  json_builder_set_member_name (b, "shard_size");
-  json_builder_add_int_value (b, r->shard);
-  json_builder_set_member_name (b, "hierarchical");
-  json_builder_add_boolean_value (b, r->hier);
-  json_builder_set_member_name (b, "comm_us");
-  json_builder_add_double_value (b, r->comm_us);
-  json_builder_set_member_name (b, "exposed_comm_us");
-  json_builder_add_double_value (b, r->exposed_us);
-  json_builder_set_member_name (b, "step_us");
-  json_builder_add_double_value (b, r->step_us);
-  json_builder_set_member_name (b, "memory_gib");
-  json_builder_add_double_value (b, r->memory_gib);
-  json_builder_set_member_name (b, "fits");
-  json_builder_add_boolean_value (b, r->fits);
-}
-
-static char *
-format_json (const SpModel *model, const char *cluster, const Row *rows, guint n, gint best,
-             const char *why)
-{
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "model");
-  json_builder_add_string_value (b, model->name);
-  json_builder_set_member_name (b, "cluster");
-  json_builder_add_string_value (b, cluster);
-  json_builder_set_member_name (b, "rows");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < n; i++)
+  if (out->len == 0)
     {
-      json_builder_begin_object (b);
-      json_row (b, &rows[i]);
-      json_builder_end_object (b);
+      sp_cli_fail (CMD, SP_EXIT_USAGE, "%s is empty", opt);
+      return FALSE;
     }
-  json_builder_end_array (b);
-  json_builder_set_member_name (b, "recommendation");
-  if (best < 0)
-    json_builder_add_null_value (b);
-  else
-    {
-      json_builder_begin_object (b);
-      json_row (b, &rows[best]);
-      json_builder_set_member_name (b, "why");
-      json_builder_add_string_value (b, why);
-      json_builder_end_object (b);
-    }
-  json_builder_end_object (b);
-  return sp_cli_json_text (b, TRUE);
+  return TRUE;
 }
 
 static gboolean
-write_plot (const char *path, const Row *rows, guint n, const GArray *nodes, double gpu_gib,
-            const char *title, GError **error)
+in_list (const GArray *list, guint32 v)
 {
-  g_autoptr (SpPlot) plot = sp_plot_new (2, title);
-  sp_plot_set_axes (plot, 0, "step time", "shard size", TRUE, "step time (ms)", FALSE);
-  sp_plot_set_axes (plot, 1, "memory per GPU", "shard size", TRUE, "memory (GiB)", FALSE);
-  g_autofree double *x = g_new (double, n ? n : 1);
-  g_autofree double *ys = g_new (double, n ? n : 1);
-  g_autofree double *ym = g_new (double, n ? n : 1);
-  for (guint k = 0; k < nodes->len; k++)
-    for (int h = 0; h < 2; h++)
+  if (list->len == 0)
+    return TRUE; /* "all" */
+  for (guint i = 0; i < list->len; i++)
+    if (g_array_index (list, guint32, i) == v)
+      return TRUE;
+  return FALSE;
+}
+
+const char *
+sp_sweep_label (const SpSweepRow *r, char *buf, gsize size)
+{
+  if (sp_sweep_is_zeropp (r))
+    {
+      g_autofree char *z = g_strdup_printf ("hpZ=%u", r->hpz);
+      g_snprintf (buf, size, "ZeRO++ %s%s%s%s%s", r->qwz ? "qwZ" : "",
+                  r->qwz && r->hpz > 1 ? "+" : "", r->hpz > 1 ? z : "",
+                  r->qgz && (r->qwz || r->hpz > 1) ? "+" : "", r->qgz ? "qgZ" : "");
+    }
+  else if (r->shard == r->world && !r->hier)
+    g_snprintf (buf, size, "ZeRO-3");
+  else
+    g_snprintf (buf, size, "MiCS S=%u%s", r->shard, r->hier ? " hier" : "");
+  return buf;
+}
+
+/* Count one more configuration not swept for `reason`. */
+static void
+tally_add (SpSweepTally *t, int verdict, const char *reason)
+{
+  for (guint i = 0; i < t->reasons->len; i++)
+    if (strcmp (g_ptr_array_index (t->reasons, i), reason) == 0)
       {
-        gsize m = 0;
-        for (guint i = 0; i < n; i++)
-          if (rows[i].nodes == g_array_index (nodes, guint32, k) && rows[i].hier == h)
-            {
-              x[m] = rows[i].shard;
-              ys[m] = rows[i].step_us / 1e3;
-              ym[m] = rows[i].memory_gib;
-              m++;
-            }
-        if (m == 0)
-          continue;
-        g_autofree char *name = g_strdup_printf ("%u nodes %s", g_array_index (nodes, guint32, k),
-                                                 h ? "hierarchical" : "flat");
-        sp_plot_add_series (plot, 0, name, SP_PLOT_LINES, x, ys, m);
-        sp_plot_add_series (plot, 1, name, SP_PLOT_LINES, x, ym, m);
+        g_array_index (t->counts, guint, i)++;
+        return;
       }
-  sp_plot_add_hline (plot, 1, "GPU memory", gpu_gib);
-  return sp_plot_save (plot, path, error);
+  guint one = 1;
+  g_ptr_array_add (t->reasons, g_strdup (reason));
+  g_array_append_val (t->counts, one);
+  g_array_append_val (t->verdicts, verdict);
+}
+
+/* a before b: faster, then (an exact tie) less memory, then first */
+static gboolean
+better (const SpSweepRow *a, const SpSweepRow *b)
+{
+  return a->step_us < b->step_us || (a->step_us == b->step_us && a->memory_gib < b->memory_gib);
+}
+
+/* The fastest row that fits, its runner-up and margin, the rows within the
+ * uncertainty and the leanest of them. */
+static void
+recommend (const SpSweepRow *rows, guint n, double uncertainty_pct, SpSweepPick *p)
+{
+  p->best = p->runner = -1;
+  p->margin_pct = 0;
+  p->near = 0;
+  p->lean = -1;
+  p->why = NULL;
+  for (guint i = 0; i < n; i++)
+    if (rows[i].fits && (p->best < 0 || better (&rows[i], &rows[p->best])))
+      p->best = (gint) i;
+  if (p->best < 0)
+    return;
+  const SpSweepRow *b = &rows[p->best];
+  const SpSweepRow *z3 = NULL; /* DeepSpeed's default at the best's nodes and micro-batch */
+  p->lean = p->best;
+  for (guint i = 0; i < n; i++)
+    {
+      const SpSweepRow *r = &rows[i];
+      if (r->nodes == b->nodes && r->micro_batch == b->micro_batch && r->shard == r->world
+          && !r->hier && !sp_sweep_is_zeropp (r))
+        z3 = r;
+      if (!r->fits || (gint) i == p->best)
+        continue;
+      if (p->runner < 0 || better (r, &rows[p->runner]))
+        p->runner = (gint) i;
+      if (r->step_us <= b->step_us * (1 + uncertainty_pct / 100))
+        {
+          p->near++;
+          if (r->memory_gib < rows[p->lean].memory_gib)
+            p->lean = (gint) i;
+        }
+    }
+  char lr[64];
+  const double gpu = sp_topo_spec (b->topo)->gpu_memory_gib;
+  g_autoptr (GString) w = g_string_new (NULL);
+  g_string_append_printf (w, "fastest step that fits: %.1f ms, %.4g tokens/s, MFU %.1f %%",
+                          b->step_us / 1e3, b->tp.tokens_per_s, b->tp.mfu * 100);
+  if (p->runner >= 0)
+    {
+      const SpSweepRow *r = &rows[p->runner];
+      p->margin_pct = (r->step_us / b->step_us - 1) * 100;
+      g_string_append_printf (w, "; %.1f %% ahead of %s on %u nodes, micro-batch %u (%.1f ms)",
+                              p->margin_pct, sp_sweep_label (r, lr, sizeof lr), r->nodes, r->micro_batch,
+                              r->step_us / 1e3);
+    }
+  else
+    g_string_append (w, " (the only configuration that fits)");
+  if (z3 != NULL && z3 != b)
+    g_string_append_printf (w, "; ZeRO-3 %.1f ms (%+.1f %%)", z3->step_us / 1e3,
+                            (z3->step_us / b->step_us - 1) * 100);
+  g_string_append_printf (w, "; %.1f of %.4g GiB", b->memory_gib, gpu);
+  p->why = g_string_free (g_steal_pointer (&w), FALSE);
+}
+
+static void
+enumerate (const SpTopo *t, guint32 mb, guint32 gas, const GArray *shards, const GArray *hpzs,
+           gboolean zeropp, GArray *rows, SpSweepTally *tally)
+{
+  const guint32 W = sp_topo_world_size (t), D = sp_topo_spec (t)->gpus_per_node;
+  for (guint32 S = 1; S <= W; S++)
+    {
+      if (W % S != 0 || (S != W && !in_list (shards, S)))
+        continue;
+      for (int h = 0; h < 2; h++)
+        {
+          SpSweepRow r = { 0 };
+          r.nodes = sp_topo_spec (t)->nodes;
+          r.world = W;
+          r.shard = S;
+          r.hier = h;
+          r.topo = t;
+          r.micro_batch = mb;
+          r.grad_accum = gas;
+          SpShardingOptions o;
+          SpModel unused = { 0 };
+          row_options (&r, &unused, &o, &unused);
+          g_autofree char *why = NULL;
+          SpDsVerdict v = sp_sharding_deepspeed_verdict (&o, W, D, &why);
+          if (v != SP_DS_RUNS)
+            {
+              tally_add (tally, v, why);
+              continue;
+            }
+          g_array_append_val (rows, r);
+          if (!zeropp)
+            continue;
+          /* ZeRO++ on this layout: Z = 0 (off) or each hpZ candidate */
+          for (guint zi = 0; zi <= (hpzs->len ? hpzs->len : W); zi++)
+            {
+              guint32 Z = zi == 0 ? 0 : hpzs->len ? g_array_index (hpzs, guint32, zi - 1) : zi;
+              if (zi > 0 && !hpzs->len && (Z < 2 || Z >= W || W % Z != 0))
+                continue; /* the default: the divisors of W in (1, W) */
+              for (int q = 0; q < 4; q++)
+                {
+                  if (Z == 0 && q == 0)
+                    continue; /* the layout itself */
+                  SpSweepRow z = r;
+                  z.hpz = Z;
+                  z.qwz = q & 1;
+                  z.qgz = (q >> 1) & 1;
+                  row_options (&z, &unused, &o, &unused);
+                  g_free (why);
+                  why = NULL;
+                  v = sp_sharding_deepspeed_verdict (&o, W, D, &why);
+                  if (v == SP_DS_RUNS)
+                    g_array_append_val (rows, z);
+                  else
+                    tally_add (tally, v, why);
+                }
+            }
+        }
+    }
 }
 
 int
 sp_cmd_sweep (int argc, char **argv)
 {
   g_autofree char *model_s = NULL, *topology = NULL, *nodes_s = NULL, *sim_s = NULL,
-                  *format_s = NULL, *plot_s = NULL, *jobs_s = NULL, *contention_s = NULL;
+                  *format_s = NULL, *plot_s = NULL, *jobs_s = NULL, *contention_s = NULL,
+                  *gb_s = NULL, *mb_s = NULL, *shards_s = NULL, *zeropp_s = NULL, *hpz_s = NULL,
+                  *eff_s = NULL, *unc_s = NULL, *emit_s = NULL;
+  gboolean quiet = FALSE;
   GOptionEntry entries[] = {
     { "model", 'm', 0, G_OPTION_ARG_FILENAME, &model_s,
       "Model preset (gpt-1b, gpt-13b, gpt-70b) or model JSON file (default gpt-13b)", "NAME|FILE" },
@@ -250,6 +353,26 @@ sp_cmd_sweep (int argc, char **argv)
       "Topology INI file or preset (default dgx-h100)", "FILE|PRESET" },
     { "nodes", 'n', 0, G_OPTION_ARG_STRING, &nodes_s,
       "Node counts, comma-separated (default 16)", "A,B,..." },
+    { "global-batch", 'g', 0, G_OPTION_ARG_STRING, &gb_s,
+      "Sequences per optimizer step, kept across the grid (default: the model's micro_batch x "
+      "grad_accum x W; with several node counts, x the least common multiple of their W)", "N" },
+    { "micro-batch", 'b', 0, G_OPTION_ARG_STRING, &mb_s,
+      "Micro-batches to try, comma-separated (default " DEFAULT_MICRO_BATCHES ")", "A,B,..." },
+    { "shard-sizes", 's', 0, G_OPTION_ARG_STRING, &shards_s,
+      "MiCS shard sizes to try, or all (default: every divisor of the world; S = W, ZeRO-3, always)",
+      "A,B,...|all" },
+    { "zeropp", 0, 0, G_OPTION_ARG_STRING, &zeropp_s,
+      "ZeRO++ (qwZ, hpZ, qgZ) on ZeRO-3: all (default) or none", "all|none" },
+    { "hpz", 0, 0, G_OPTION_ARG_STRING, &hpz_s,
+      "hpZ partition sizes to try, or all (default: every divisor of the world in (1, W))",
+      "A,B,...|all" },
+    { "compute-efficiency", 0, 0, G_OPTION_ARG_STRING, &eff_s,
+      "Fraction of peak FLOP/s compute reaches, (0, 1] (default 0.5, an assumption)", "F" },
+    { "uncertainty", 0, 0, G_OPTION_ARG_STRING, &unc_s,
+      "Step times closer than this % are reported as a tie (default 10, bench/RESULTS.md Fidelity)",
+      "PCT" },
+    { "emit-deepspeed-config", 0, 0, G_OPTION_ARG_FILENAME, &emit_s,
+      "Write the recommended configuration as DeepSpeed config JSON (atomically)", "FILE" },
     { "sim-model", 0, 0, G_OPTION_ARG_STRING, &sim_s,
       "Simulator model: des (default) or analytic", "analytic|des" },
     { "contention", 0, 0, G_OPTION_ARG_STRING, &contention_s,
@@ -258,13 +381,16 @@ sp_cmd_sweep (int argc, char **argv)
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format_s, "text (default), csv or json",
       "text|csv|json" },
     { "plot", 'p', 0, G_OPTION_ARG_FILENAME, &plot_s,
-      "Write step time and memory against shard size (.png or .svg)", "FILE" },
+      "Write throughput and memory against the configurations (.png or .svg)", "FILE" },
     { "jobs", 'j', 0, G_OPTION_ARG_STRING, &jobs_s,
       "Configurations simulated at once (default: the number of processors)", "N" },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress bar on stderr", NULL },
     { NULL },
   };
   int status;
-  if (!sp_cli_parse (CMD, NULL, "Sweep shard sizes (and hierarchical on/off) for a model on a cluster.",
+  if (!sp_cli_parse (CMD, NULL,
+                     "Plan the sharding: ZeRO-3 / MiCS / ZeRO++ x micro-batch x nodes, ranked by "
+                     "throughput.",
                      description, entries, &argc, &argv, &status))
     return status;
   if (argc > 1)
@@ -286,32 +412,47 @@ sp_cmd_sweep (int argc, char **argv)
   guint32 jobs = g_get_num_processors ();
   if (!sp_cli_u32 (CMD, "--jobs", jobs_s, 1, 4096, &jobs))
     return SP_EXIT_USAGE;
+  guint32 global_batch = 0;
+  if (!sp_cli_u32 (CMD, "--global-batch", gb_s, 1, 1u << 30, &global_batch))
+    return SP_EXIT_USAGE;
+  gboolean zeropp = TRUE;
+  if (zeropp_s && strcmp (zeropp_s, "none") == 0)
+    zeropp = FALSE;
+  else if (zeropp_s && strcmp (zeropp_s, "all") != 0)
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--zeropp '%s' is not all or none", zeropp_s);
+  GError *error = NULL;
+  double efficiency = 0.5, uncertainty = DEFAULT_UNCERTAINTY_PCT;
+  if (eff_s && !sp_parse_double ("--compute-efficiency", eff_s, 1e-6, 1.0, &efficiency, &error))
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
+  if (unc_s && !sp_parse_double ("--uncertainty", unc_s, 0, 1000, &uncertainty, &error))
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
   if (plot_s && !g_str_has_suffix (plot_s, ".png") && !g_str_has_suffix (plot_s, ".svg"))
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--plot '%s' must end in .png or .svg", plot_s);
+  g_autoptr (GArray) nodes = g_array_new (FALSE, FALSE, sizeof (guint32));
+  g_autoptr (GArray) mbs = g_array_new (FALSE, FALSE, sizeof (guint32));
+  g_autoptr (GArray) shards = g_array_new (FALSE, FALSE, sizeof (guint32));
+  g_autoptr (GArray) hpzs = g_array_new (FALSE, FALSE, sizeof (guint32));
+  if (!parse_list ("--nodes", nodes_s ? nodes_s : G_STRINGIFY (DEFAULT_NODES), 1, 1u << 24, FALSE,
+                   nodes)
+      || !parse_list ("--micro-batch", mb_s ? mb_s : DEFAULT_MICRO_BATCHES, 1, 65536, FALSE, mbs)
+      || (shards_s && !parse_list ("--shard-sizes", shards_s, 1, 1u << 31, TRUE, shards))
+      || (hpz_s && !parse_list ("--hpz", hpz_s, 2, 1u << 31, TRUE, hpzs)))
+    return SP_EXIT_USAGE;
   g_autoptr (SpCliFiles) files = sp_cli_files_new (CMD);
   sp_cli_files_input (files, "--model", model_s);
   sp_cli_files_input (files, "--topology", topology);
   sp_cli_files_output (files, "--plot", plot_s);
+  sp_cli_files_output (files, "--emit-deepspeed-config", emit_s);
   if (!sp_cli_files_check (files))
     return SP_EXIT_USAGE;
-  g_autoptr (GArray) nodes = g_array_new (FALSE, FALSE, sizeof (guint32));
-  if (nodes_s)
-    {
-      if (!parse_nodes (nodes_s, nodes))
-        return SP_EXIT_USAGE;
-    }
-  else
-    {
-      guint32 d = DEFAULT_NODES;
-      g_array_append_val (nodes, d);
-    }
-  GError *error = NULL;
   SpModel model;
   if (!sp_model_open (model_s ? model_s : SP_MODEL_DEFAULT, &model, &error))
     return sp_cli_error (CMD, error);
   g_autoptr (GPtrArray) topos = g_ptr_array_new_with_free_func ((GDestroyNotify) sp_topo_free);
-  g_autoptr (GArray) rows = g_array_new (FALSE, TRUE, sizeof (Row));
-  guint skipped = 0;
+  g_autoptr (GArray) rows = g_array_new (FALSE, TRUE, sizeof (SpSweepRow));
+  SpSweepTally tally = { g_ptr_array_new_with_free_func (g_free), g_array_new (FALSE, FALSE, sizeof (guint)),
+                  g_array_new (FALSE, FALSE, sizeof (int)) };
+  guint64 lcm = 1; /* of the worlds: the default batch suits every node count */
   for (guint k = 0; k < nodes->len; k++)
     {
       SpTopo *t = sp_topo_open (topology ? topology : DEFAULT_TOPOLOGY,
@@ -319,35 +460,56 @@ sp_cmd_sweep (int argc, char **argv)
       if (t == NULL)
         return sp_cli_error (CMD, error);
       g_ptr_array_add (topos, t);
-      guint32 W = sp_topo_world_size (t), D = sp_topo_spec (t)->gpus_per_node;
-      for (guint32 S = 1; S <= W; S++)
+      guint64 a = lcm, b = sp_topo_world_size (t);
+      while (b)
         {
-          if (W % S != 0)
-            continue;
-          for (int h = 0; h < 2; h++)
+          guint64 r = a % b;
+          a = b;
+          b = r;
+        }
+      lcm = MIN (lcm / a * sp_topo_world_size (t), G_GUINT64_CONSTANT (1) << 30);
+    }
+  if (global_batch == 0)
+    global_batch = (guint32) MIN ((guint64) model.micro_batch * model.grad_accum * lcm, 1u << 30);
+  for (guint k = 0; k < topos->len; k++)
+    {
+      const SpTopo *t = g_ptr_array_index (topos, k);
+      guint32 W = sp_topo_world_size (t);
+      for (guint i = 0; i < mbs->len; i++)
+        {
+          guint32 mb = g_array_index (mbs, guint32, i);
+          if (global_batch % ((guint64) mb * W) != 0)
             {
-              if (h && !(S / D >= 2 && S % (S / D) == 0))
-                {
-                  skipped++;
-                  continue;
-                }
-              Row r = { 0 };
-              r.nodes = sp_topo_spec (t)->nodes;
-              r.world = W;
-              r.shard = S;
-              r.hier = h;
-              r.topo = t;
-              g_array_append_val (rows, r);
+              g_autofree char *why = g_strdup_printf (
+                "micro-batch x GPUs does not divide the global batch %u", global_batch);
+              tally_add (&tally, -1, why);
+              continue;
             }
+          enumerate (t, mb, (guint32) (global_batch / ((guint64) mb * W)), shards, hpzs, zeropp,
+                     rows, &tally);
         }
     }
-  Sweep sw = { &model, sim_model, sim_opts, (Row *) rows->data, 0 };
+  if (rows->len == 0)
+    return sp_cli_fail (CMD, SP_EXIT_USAGE,
+                        "no configuration to sweep: the global batch %u is not a multiple of any "
+                        "micro-batch x GPUs (--global-batch, --micro-batch)",
+                        global_batch);
+  Sweep sw = { &model, global_batch, efficiency, sim_model, sim_opts, (SpSweepRow *) rows->data, 0 };
   GThreadPool *pool = g_thread_pool_new (simulate_row, &sw, (gint) jobs, FALSE, NULL);
   for (guint i = 0; i < rows->len; i++)
     g_thread_pool_push (pool, GUINT_TO_POINTER (i + 1), NULL);
-  gboolean tty = sp_cli_stderr_is_tty ();
+  gboolean tty = !quiet && sp_cli_stderr_is_tty ();
+  const gint64 t0 = g_get_monotonic_time ();
+  gboolean drawn = FALSE;
   while (tty && (guint) g_atomic_int_get (&sw.done) < rows->len)
     {
+      /* only for a sweep that takes more than a second */
+      if (g_get_monotonic_time () - t0 < G_USEC_PER_SEC)
+        {
+          g_usleep (20000);
+          continue;
+        }
+      drawn = TRUE;
       guint d = (guint) g_atomic_int_get (&sw.done);
       guint w = 40, f = rows->len ? d * w / rows->len : w;
       fprintf (stderr, "\r[%.*s%*s] %u/%u", (int) f, "########################################",
@@ -356,73 +518,84 @@ sp_cmd_sweep (int argc, char **argv)
       g_usleep (100000);
     }
   g_thread_pool_free (pool, FALSE, TRUE);
-  if (tty)
+  if (drawn)
     fprintf (stderr, "\r%*s\r", 60, "");
-  Row *r = (Row *) rows->data;
-  guint n = rows->len;
   int rc = SP_EXIT_OK;
-  for (guint i = 0; i < n; i++)
-    if (r[i].error != NULL && rc == SP_EXIT_OK)
+  SpSweepRow *all = (SpSweepRow *) rows->data;
+  for (guint i = 0; i < rows->len; i++)
+    if (all[i].error != NULL && rc == SP_EXIT_OK)
       {
-        rc = sp_cli_error (CMD, r[i].error);
-        r[i].error = NULL;
+        rc = sp_cli_error (CMD, all[i].error);
+        all[i].error = NULL;
       }
-  for (guint i = 0; i < n; i++)
-    g_clear_error (&r[i].error);
+  /* rows the builder refused leave the table */
+  g_autoptr (GArray) kept = g_array_new (FALSE, TRUE, sizeof (SpSweepRow));
+  for (guint i = 0; i < rows->len; i++)
+    {
+      g_clear_error (&all[i].error);
+      if (all[i].skip)
+        {
+          /* the partition size is in the message; tally the rule */
+          const char *colon = strstr (all[i].skip, "finds no int8 grouping");
+          tally_add (&tally, -1, colon ? "qwZ: DeepSpeed's CUDAQuantizer finds no int8 grouping "
+                                         "for a partition" : all[i].skip);
+          g_free (all[i].skip);
+        }
+      else
+        g_array_append_val (kept, all[i]);
+    }
   if (rc != SP_EXIT_OK)
     return rc;
-  g_autofree char *why = NULL;
-  gint best = recommend (r, n, &why);
+  SpSweepRow *r = (SpSweepRow *) kept->data;
+  guint n = kept->len;
+  SpSweepPick pick;
+  recommend (r, n, uncertainty, &pick);
+  g_autofree char *why = pick.why;
   const SpTopoSpec *ts = sp_topo_spec (g_ptr_array_index (topos, 0));
+  SpSweepContext ctx = { &model, ts->name, global_batch, efficiency, uncertainty, &tally };
+  g_autofree char *rebuild = NULL;
+  if (emit_s)
+    {
+      if (pick.best < 0)
+        return sp_cli_fail (CMD, SP_EXIT_FAILURE,
+                            "--emit-deepspeed-config: no configuration fits in GPU memory; '%s' "
+                            "not written", emit_s);
+      SpShardingOptions sh;
+      SpModel m;
+      row_options (&r[pick.best], &model, &sh, &m);
+      g_autofree char *ds = sp_deepspeed_config_to_json (&sh, &m, r[pick.best].world);
+      if (!sp_cli_write_output (emit_s, ds, strlen (ds), &error))
+        return sp_cli_error (CMD, error);
+      g_autofree char *eff = efficiency != 0.5 ? g_strdup_printf (" --compute-efficiency %g",
+                                                                  efficiency)
+                                               : g_strdup ("");
+      rebuild = g_strdup_printf ("shardplan plan -m %s -t %s -n %u%s --deepspeed-config %s",
+                                 model_s ? model_s : SP_MODEL_DEFAULT,
+                                 topology ? topology : DEFAULT_TOPOLOGY, r[pick.best].nodes, eff,
+                                 emit_s);
+    }
   g_autoptr (GString) out = g_string_new (NULL);
   if (format == SP_FORMAT_JSON)
     {
-      g_autofree char *j = format_json (&model, ts->name, r, n, best, why);
+      g_autofree char *j = sp_sweep_format_json (&ctx, r, n, &pick);
       g_string_append (out, j);
     }
   else if (format == SP_FORMAT_CSV)
-    {
-      g_string_append (out, "nodes,world_size,shard_size,hierarchical,comm_us,exposed_comm_us,"
-                            "step_us,memory_gib,fits\n");
-      for (guint i = 0; i < n; i++)
-        g_string_append_printf (out, "%u,%u,%u,%s,%.3f,%.3f,%.3f,%.4f,%s\n", r[i].nodes,
-                                r[i].world, r[i].shard, r[i].hier ? "true" : "false", r[i].comm_us,
-                                r[i].exposed_us, r[i].step_us, r[i].memory_gib,
-                                r[i].fits ? "true" : "false");
-    }
+    sp_sweep_format_csv (out, r, n);
   else
     {
       SpSimContention used = sim_opts.contention;
       if (used == SP_SIM_CONTENTION_DEFAULT)
         used = sp_sim_contention_default (sim_model);
-      g_string_append_printf (out, "sweep: %s (%.4g parameters) on %s (%s, %.4g GiB), sim model %s, "
-                                   "contention %s\n",
-                              model.name, (double) sp_model_n_params (&model), ts->name,
-                              ts->gpu_model, ts->gpu_memory_gib, sp_sim_model_name (sim_model),
-                              sp_sim_contention_name (used));
-      g_string_append_printf (out, "%5s %10s %10s %12s %14s %16s %14s %10s %4s\n", "nodes",
-                              "world_size", "shard_size", "hierarchical", "comm_us",
-                              "exposed_comm_us", "step_us", "memory_gib", "fits");
-      for (guint i = 0; i < n; i++)
-        g_string_append_printf (out, "%5u %10u %10u %12s %14.1f %16.1f %14.1f %10.2f %4s\n",
-                                r[i].nodes, r[i].world, r[i].shard, r[i].hier ? "yes" : "no",
-                                r[i].comm_us, r[i].exposed_us, r[i].step_us, r[i].memory_gib,
-                                r[i].fits ? "yes" : "no");
-      g_string_append_printf (out, "(%u hierarchical configurations DeepSpeed rejects were skipped: "
-                                   "S // D < 2 or S %% (S // D) != 0)\n", skipped);
-      if (best < 0)
-        g_string_append (out, "recommended: none: no configuration fits in GPU memory\n");
-      else
-        {
-          char lb[64];
-          g_string_append_printf (out, "recommended: %s on %u nodes (%s)\n",
-                                  label_of (&r[best], lb, sizeof lb), r[best].nodes, why);
-        }
+      sp_sweep_format_text (out, &ctx, ts, sim_model, used, r, n, &pick, rebuild);
     }
+  g_ptr_array_unref (tally.reasons);
+  g_array_unref (tally.counts);
+  g_array_unref (tally.verdicts);
   if (plot_s)
     {
       g_autofree char *title = g_strdup_printf ("%s on %s", model.name, ts->name);
-      if (!write_plot (plot_s, r, n, nodes, ts->gpu_memory_gib, title, &error))
+      if (!sp_sweep_write_plot (plot_s, r, n, pick.best, ts->gpu_memory_gib, title, &error))
         return sp_cli_error (CMD, error);
     }
   if (!sp_cli_write_output (NULL, out->str, out->len, &error))

@@ -141,6 +141,18 @@ family_label (const SpTrace *t, guint32 group_id)
   return name ? name : "unknown";
 }
 
+/* total + d, saturating: a damaged or hostile row (a duration near
+ * G_MAXINT64) must not overflow the totals. */
+static gint64
+add_ns (gint64 total, gint64 d)
+{
+  if (d > 0 && total > G_MAXINT64 - d)
+    return G_MAXINT64;
+  if (d < 0 && total < G_MININT64 - d)
+    return G_MININT64;
+  return total + d;
+}
+
 static gboolean
 summarise (SpTrace *t, Summary *s, GError **error)
 {
@@ -165,7 +177,7 @@ summarise (SpTrace *t, Summary *s, GError **error)
           Totals *kt = &s->by_kind[(guint) r->coll & 0xff];
           kt->rows++;
           kt->bytes += r->bytes;
-          kt->total_ns += r->dur_ns;
+          kt->total_ns = add_ns (kt->total_ns, r->dur_ns);
           const char *fam = family_label (t, r->group_id);
           Totals *ft = g_hash_table_lookup (s->by_family, fam);
           if (ft == NULL)
@@ -175,7 +187,7 @@ summarise (SpTrace *t, Summary *s, GError **error)
             }
           ft->rows++;
           ft->bytes += r->bytes;
-          ft->total_ns += r->dur_ns;
+          ft->total_ns = add_ns (ft->total_ns, r->dur_ns);
           s->by_status[(guint) r->status & 0xff]++;
           s->t_min = MIN (s->t_min, r->t_start_ns);
           s->t_max = MAX (s->t_max, r->t_end_ns);
@@ -265,7 +277,8 @@ print_text (const char *path, const SpTrace *t, const Summary *s)
   printf ("ops:       %u distinct op ids, %" G_GUINT64_FORMAT " rows\n",
           g_hash_table_size (s->op_ids), s->rows);
   if (s->rows > 0)
-    printf ("span:      %.3f ms (first start to last end)\n", (double) (s->t_max - s->t_min) / 1e6);
+    printf ("span:      %.3f ms (first start to last end)\n",
+            ((double) s->t_max - (double) s->t_min) / 1e6);
   if (sp_trace_plan_digest (t))
     printf ("plan:      sha256 %s\n", sp_trace_plan_digest (t));
   printf ("status:   ");

@@ -64,6 +64,19 @@
  * bump; /ops/ops fields a file lacks read as their sp_trace_row_init()
  * value (0 for most, -1 for nccl_est_ns), those of the other tables as 0.
  * A newer major version is refused.  Fields are matched by name and enums by member name.
+ * A field added later must be fixed-size (no variable-length data, no
+ * references): a reader refuses such a field it does not know.
+ *
+ * Hostile files: sp_trace_open() checks structure before it reads data
+ * (every attribute one value of the schema's class, every field the
+ * schema's exact type, 1-D tables declaring no more rows than the file can
+ * hold and at most 2^28 for the tables read whole, records of at most 4096
+ * bytes, only the shuffle, deflate and Fletcher-32 filters, the file's
+ * global heaps sound and every string reference into them, in tables and
+ * in attributes, naming an object of its length) and refuses a file that
+ * fails with SP_ERROR_INVALID_TRACE and a message naming the file.
+ * README.md ("Corrupt and hostile traces") lists the damage libhdf5 itself
+ * still cannot survive.
  *
  * Crash safety: the writer writes to a temporary file next to `path`
  * ("path.tmp-XXXXXX", shardplan/file.h: mode 0666 & ~umask, removed on
@@ -285,8 +298,10 @@ typedef struct _SpTrace SpTrace;
 
 /* Open and validate a trace: an HDF5 file whose root says schema
  * "shardplan-trace" with major version SP_TRACE_SCHEMA_MAJOR, with every
- * dataset above (the optional /meta/plan and /meta/topology aside) and
- * their fields of the right classes.  All metadata is read now; rows on
+ * dataset above (the optional /meta/plan and /meta/topology aside), their
+ * fields of exactly the schema's types and their sizes within what the file
+ * can hold (see "Hostile files" above).  Reads the whole file once to check
+ * its global heaps.  All metadata is read now; rows on
  * demand.  Errors (SP_ERROR_INVALID_TRACE, or SP_ERROR_IO when the file
  * cannot be read) name the file and the problem: "not an HDF5 file",
  * "not a shardplan trace (schema 'x')", "schema version 2.0 is newer than

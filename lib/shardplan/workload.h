@@ -159,6 +159,53 @@ gboolean sp_deepspeed_config_apply_file (const char *path, SpShardingOptions *in
 /* A one-line summary: "zero3 S=64 (world) flat bucket=5e8 qwZ hpZ=8 …" (g_free). */
 char *sp_sharding_options_describe (const SpShardingOptions *opts, guint32 world_size);
 
+/* A DeepSpeed config JSON (pretty, ends in a newline; g_free) that
+ * sp_deepspeed_config_apply() reads back into exactly *sharding and the
+ * model's micro_batch, grad_accum and dtype: zero_optimization.{stage,
+ * mics_shard_size (-1 for ZeRO-3: shard_size 0 or = world_size, not
+ * hierarchical), mics_hierarchical_params_gather, zero_quantized_weights,
+ * zero_hpz_partition_size, zero_quantized_gradients, reduce_bucket_size,
+ * allgather_bucket_size, stage3_prefetch_bucket_size,
+ * stage3_param_persistence_threshold, stage3_max_reuse_distance},
+ * train_micro_batch_size_per_gpu, gradient_accumulation_steps,
+ * bf16.enabled / fp16.enabled.  Only keys the reader models are written,
+ * so reading it back gives no warning.  (lib/workload-dsconfig.c) */
+char *sp_deepspeed_config_to_json (const SpShardingOptions *sharding, const SpModel *model,
+                                   guint32 world_size);
+
+/* ---- which configurations DeepSpeed runs (lib/workload-grid.c) ----------- */
+
+typedef enum {
+  SP_DS_RUNS = 0,     /* DeepSpeed runs it as configured */
+  SP_DS_REJECTS,      /* DeepSpeed raises or asserts (or runs it broken) */
+  SP_DS_FALLS_BACK,   /* DeepSpeed accepts the keys but runs another
+                       * configuration (its plan equals that one's) */
+} SpDsVerdict;
+
+/* What DeepSpeed 0.16 does with `sharding` on `world_size` ranks of
+ * `devices_per_node` GPUs, by these rules (checked in this order; *out_reason,
+ * if not NULL, gets one line naming the rule, g_free; NULL for SP_DS_RUNS):
+ *   REJECTS    S (shard_size, 0 = W) does not divide W (mics_utils
+ *              _generate_mics_config);
+ *   REJECTS    hierarchical with S // D < 2 or S % (S // D) != 0
+ *              (create_mics_comm_groups' asserts, deepspeed-semantics §1.2);
+ *   REJECTS    hpZ Z > 1 with W % min(Z, W) != 0
+ *              (_create_zero_param_parallel_group);
+ *   FALLS_BACK ZeRO++ (qwZ, hpZ, qgZ) with MiCS (S < W or hierarchical):
+ *              the engine builds MiCS_Optimizer, whose constructor takes no
+ *              ZeRO++ argument, so plain MiCS runs (sp_workload_build_plan
+ *              refuses the combination);
+ *   REJECTS    qgZ with >= 2 nodes and W % D != 0 (the local all-to-all
+ *              groups leave ranks out: KeyError in all_to_all_quant_reduce);
+ *   FALLS_BACK hpZ with min(Z, W) = W: the secondary partition is the
+ *              primary one, the gathers are ZeRO-3's;
+ *   FALLS_BACK qgZ on one node (W // D < 2): the gradients are
+ *              reduce-scattered as without it (the plan builder's rule).
+ * qwZ's int8 grouping (CUDAQuantizer) depends on the tensor sizes and is
+ * left to sp_workload_build_plan (SP_ERROR_UNSUPPORTED). */
+SpDsVerdict sp_sharding_deepspeed_verdict (const SpShardingOptions *sharding, guint32 world_size,
+                                           guint32 devices_per_node, char **out_reason);
+
 /* ---- the step → plan builder (lib/workload-step.c) ----------------------- */
 
 typedef struct {

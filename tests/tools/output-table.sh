@@ -19,6 +19,8 @@ plan-ds         |ds      |ds.json          |o.json |yes|plan -m gpt-1b -c IN -t 
 plan-topo       |topo    |topo.ini         |o.json |yes|plan -m gpt-1b -t IN -s 4 -o OUT
 sweep-model     |model   |model.png        |o.png  |yes|sweep -m IN -t TOPO -n 1 --plot OUT
 sweep-topo      |topo    |topo.svg         |o.svg  |yes|sweep -m MODEL -t IN -n 1 --plot OUT
+sweep-ds-model  |model   |model.json       |o.json |yes|sweep -m IN -t TOPO -n 1 --emit-deepspeed-config OUT
+sweep-ds-topo   |topo    |topo.ini         |o.json |yes|sweep -m MODEL -t IN -n 1 --emit-deepspeed-config OUT
 compare-sim     |trace   |sim.png          |o.png  |yes|compare IN TRACE --plot OUT
 compare-measured|trace   |measured.svg     |o.svg  |yes|compare TRACE IN --plot OUT
 calibrate       |measured|measured.h5      |o.ini  |yes|calibrate IN -t p3dn -o OUT

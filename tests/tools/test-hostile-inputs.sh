@@ -113,6 +113,10 @@ refused "model from /dev/zero" "/dev/zero: more than 16777216 bytes: larger than
   plan --model /dev/zero --nodes 1 -o "$tmp/p.json"
 [ -e "$tmp/p.json" ] && fail "a refused model left $tmp/p.json"
 rm -f "$tmp/model-deep.json" "$tmp/ds-deep.json"
+# fuzz finding M1 (tests/fuzz, the model target's round trip): a lone
+# surrogate decodes to bytes that are not UTF-8
+refused "model name with a lone surrogate" "name must be a non-empty string of valid UTF-8" \
+  plan --model "$fx/model-fuzz-name-lone-surrogate.json" --nodes 1 -o "$tmp/p.json"
 
 ## spill files (exec/spill.c, exec/recover.c): finding 8
 for kind in ok deep fields clock; do
@@ -131,6 +135,10 @@ refused "spill clock near gint64's ends" "$tmp/clock.spill: epoch 92233720368547
   trace recover "$tmp/clock.spill" -o "$tmp/r.h5"
 refused "spill from /dev/zero" "/dev/zero: not a regular file, so not a spill file" \
   trace recover /dev/zero -o "$tmp/r.h5"
+# fuzz finding S1 (the spill target): an empty record payload, no json-glib critical
+refused "spill with an empty record" "record is not a JSON object" \
+  trace recover "$fx/spill-fuzz-run-record-empty.spill" -o "$tmp/r.h5"
+grep -q CRITICAL "$tmp/err" && fail "empty spill record: json-glib complained: $(head -c 300 "$tmp/err")"
 [ -e "$tmp/r.h5" ] && fail "a refused spill file left $tmp/r.h5"
 accepted "40,000 rows and 40,000 marks" trace recover "$tmp/marks.spill" -o "$tmp/marks.h5"
 grep -q "40000 rows" "$tmp/out" || fail "marks.spill: unexpected output: $(cat "$tmp/out")"

@@ -1,0 +1,312 @@
+/* Check the HDF5 global heap collections of a file before libhdf5 reads
+ * them.  The trace's strings are variable-length, which HDF5 keeps in
+ * global heap collections ("GCOL"), and libhdf5 1.10.8 trusts their
+ * contents: an object whose size runs past its collection makes H5HG_read
+ * copy gigabytes (memcpy overlap, SIGSEGV), a free-space object of size 0
+ * makes the collection loader loop forever (the command hangs), and a
+ * collection size larger than the file is allocated as it stands.  Nothing
+ * in HDF5's API lists the collections, so the file is scanned for their
+ * signature: 8 fixed bytes ("GCOL", version 1, three zero bytes) that
+ * compressed /ops/ops chunks or text do not plausibly contain.  Format: the
+ * HDF5 File Format Specification version 2, section III.E "Global Heap". */
+#include "config.h"
+#include "trace-private.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Bytes read at a time while looking for signatures. */
+#define SCAN_BLOCK (4u << 20)
+/* Collection header: signature, version, 3 reserved, then its size. */
+#define GCOL_PREFIX 8
+/* The smallest collection libhdf5 writes (H5HG_MINSIZE). */
+#define GCOL_MIN_SIZE 4096
+
+struct _SpTraceHeaps {
+  GHashTable *collections; /* file address → GArray of guint64: object size by index
+                              (G_MAXUINT64: no such object) */
+};
+
+static guint64
+decode_le (const guint8 *p, guint n)
+{
+  guint64 v = 0;
+  for (guint i = n; i-- > 0;)
+    v = (v << 8) | p[i];
+  return v;
+}
+
+/* Check the collection at `pos` (its 8-byte prefix already matched). */
+static gboolean
+check_collection (SpTraceHeaps *heaps, const char *path, int fd, guint64 pos, guint64 file_size,
+                  guint size_len, GError **error)
+{
+  guint8 hdr[GCOL_PREFIX + 8];
+  guint hdr_len = GCOL_PREFIX + size_len;
+  if (pos > file_size || file_size - pos < hdr_len
+      || pread (fd, hdr, hdr_len, (off_t) pos) != (ssize_t) hdr_len)
+    return TRUE; /* a signature in the last bytes: HDF5 cannot load it either */
+  guint64 size = decode_le (hdr + GCOL_PREFIX, size_len);
+  if (size < GCOL_MIN_SIZE || size > file_size - pos)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: damaged HDF5 global heap at byte %" G_GUINT64_FORMAT " (collection "
+                   "size %" G_GUINT64_FORMAT ", file %" G_GUINT64_FORMAT " bytes)",
+                   path, pos, size, file_size);
+      return FALSE;
+    }
+  g_autofree guint8 *c = g_malloc (size);
+  if (pread (fd, c, size, (off_t) pos) != (ssize_t) size)
+    {
+      int e = errno;
+      g_set_error (error, SP_ERROR, SP_ERROR_IO, "%s: cannot read: %s", path, g_strerror (e));
+      return FALSE;
+    }
+  /* Objects as libhdf5's loader walks them (H5HG__cache_heap_deserialize):
+   * index (2), reference count (2), reserved (4), size (size_len), data
+   * padded to 8 bytes; index 0 is free space, whose size counts its
+   * header.  The loader stops where no header fits. */
+  guint obj_hdr = 8 + size_len;
+  guint64 p = hdr_len;
+  GArray *sizes = g_array_new (FALSE, FALSE, sizeof (guint64));
+  guint64 *key = g_new (guint64, 1);
+  *key = pos;
+  g_hash_table_replace (heaps->collections, key, sizes);
+  while (size - p >= obj_hdr)
+    {
+      guint idx = (guint) decode_le (c + p, 2);
+      guint64 osize = decode_le (c + p + 8, size_len);
+      guint64 room = size - p;
+      guint64 need;
+      if (idx == 0)
+        need = osize >= obj_hdr ? osize : 0;
+      else
+        need = osize <= room - obj_hdr ? obj_hdr + ((osize + 7) & ~G_GUINT64_CONSTANT (7)) : 0;
+      if (need == 0 || need > room)
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                       "%s: damaged HDF5 global heap at byte %" G_GUINT64_FORMAT ": object %u "
+                       "at offset %" G_GUINT64_FORMAT " claims %" G_GUINT64_FORMAT " bytes, "
+                       "the collection has %" G_GUINT64_FORMAT " left",
+                       path, pos, idx, p, osize, room);
+          return FALSE;
+        }
+      if (idx > 0)
+        {
+          guint64 none = G_MAXUINT64;
+          while (sizes->len <= idx)
+            g_array_append_val (sizes, none);
+          g_array_index (sizes, guint64, idx) = osize;
+        }
+      p += need;
+    }
+  return TRUE;
+}
+
+void
+sp_trace_heaps_free (SpTraceHeaps *heaps)
+{
+  if (heaps == NULL)
+    return;
+  g_hash_table_unref (heaps->collections);
+  g_free (heaps);
+}
+
+SpTraceHeaps *
+sp_trace_heaps_scan (const char *path, guint64 file_size, guint size_len, GError **error)
+{
+  static const guint8 sig[GCOL_PREFIX] = { 'G', 'C', 'O', 'L', 1, 0, 0, 0 };
+  if (size_len < 2 || size_len > 8)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: HDF5 lengths of %u bytes, expected 2 to 8", path, size_len);
+      return NULL;
+    }
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    {
+      int e = errno;
+      g_set_error (error, SP_ERROR, SP_ERROR_IO, "%s: cannot open: %s", path, g_strerror (e));
+      return NULL;
+    }
+  SpTraceHeaps *heaps = g_new0 (SpTraceHeaps, 1);
+  heaps->collections = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
+                                              (GDestroyNotify) g_array_unref);
+  g_autofree guint8 *buf = g_malloc (SCAN_BLOCK + GCOL_PREFIX);
+  gboolean ok = TRUE;
+  guint64 base = 0; /* file offset of buf[0] */
+  gsize have = 0;   /* bytes in buf, the first `keep` carried over */
+  for (;;)
+    {
+      ssize_t n = read (fd, buf + have, SCAN_BLOCK);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          int e = errno;
+          g_set_error (error, SP_ERROR, SP_ERROR_IO, "%s: cannot read: %s", path, g_strerror (e));
+          ok = FALSE;
+          break;
+        }
+      have += (gsize) n;
+      for (gsize i = 0; ok && i + GCOL_PREFIX <= have; i++)
+        {
+          const guint8 *s = memchr (buf + i, 'G', have - GCOL_PREFIX + 1 - i);
+          if (s == NULL)
+            break;
+          i = (gsize) (s - buf);
+          if (memcmp (s, sig, GCOL_PREFIX) == 0)
+            ok = check_collection (heaps, path, fd, base + i, file_size, size_len, error);
+        }
+      if (!ok || n == 0)
+        break;
+      /* Keep the last bytes: a signature may straddle two blocks. */
+      gsize keep = MIN (have, (gsize) GCOL_PREFIX - 1);
+      memmove (buf, buf + have - keep, keep);
+      base += have - keep;
+      have = keep;
+    }
+  close (fd);
+  if (!ok)
+    g_clear_pointer (&heaps, sp_trace_heaps_free);
+  return heaps;
+}
+
+gboolean
+sp_trace_heaps_string_ok (const SpTraceHeaps *heaps, const guint8 *ref, guint addr_len)
+{
+  guint64 len = decode_le (ref, 4);
+  guint64 addr = decode_le (ref + 4, addr_len);
+  guint64 idx = decode_le (ref + 4 + addr_len, 4);
+  if (addr == 0)
+    return TRUE; /* a NULL string: libhdf5 reads no heap */
+  GArray *sizes = g_hash_table_lookup (heaps->collections, &addr);
+  return sizes != NULL && idx > 0 && idx < sizes->len
+         && g_array_index (sizes, guint64, idx) == len;
+}
+
+/* ------------------------------------------------------------ attributes
+ * libhdf5 reads an attribute's raw data with its object header and follows
+ * a string reference in it with no way for a caller to see it first, so
+ * the object header is walked here (version 1, the only version the
+ * writer and h5py's defaults produce; format: HDF5 File Format
+ * Specification version 2, IV.A.1.a "Version 1 Data Object Header
+ * Prefix", IV.A.2.m "Attribute Message", IV.A.2.d "Datatype Message"),
+ * and each variable-length string attribute's first reference is checked
+ * like a dataset's.  A header in another version, or any structure this
+ * walk does not expect, is left to libhdf5: it only ever refuses a
+ * reference it can read. */
+
+#define OH_MAX_CHUNKS 64    /* a continuation loop ends here */
+#define MSG_ATTRIBUTE 0x000C
+#define MSG_CONTINUATION 0x0010
+#define DT_CLASS_VLEN 9
+
+static gsize
+pad8 (gsize n)
+{
+  return (n + 7) & ~(gsize) 7;
+}
+
+/* One attribute message `m` (`len` bytes): NULL if fine or not
+ * checkable; for a damaged variable-length string, what is wrong, with the
+ * attribute's name in out_name. */
+static const char *
+attr_message_problem (const SpTraceHeaps *heaps, const guint8 *m, gsize len, guint addr_len,
+                      char *out_name, gsize name_room)
+{
+  if (len < 9)
+    return NULL;
+  guint ver = m[0], flags = m[1];
+  gsize nsz = (gsize) decode_le (m + 2, 2), dtsz = (gsize) decode_le (m + 4, 2);
+  gsize dssz = (gsize) decode_le (m + 6, 2);
+  gsize p = ver == 3 ? 9 : 8;
+  if (ver < 1 || ver > 3 || (ver >= 2 && (flags & 1)) || nsz == 0)
+    return NULL; /* unknown version, or a shared (committed) datatype */
+  gboolean padded = ver == 1;
+  gsize name_at = p;
+  p += padded ? pad8 (nsz) : nsz;
+  gsize dt_at = p;
+  p += padded ? pad8 (dtsz) : dtsz;
+  p += padded ? pad8 (dssz) : dssz;
+  gsize ref_len = 8 + addr_len;
+  if (name_at + nsz > len || dt_at + 2 > len || dtsz < 2 || p > len
+      || m[name_at + nsz - 1] != 0)
+    {
+      /* libhdf5 copies the parts by these sizes, past the message. */
+      g_strlcpy (out_name, "(unreadable)", name_room);
+      return "is a damaged attribute message (its parts overrun it)";
+    }
+  if (len - p < ref_len)
+    return NULL; /* no data, or too little for a reference: libhdf5 refuses it */
+  const guint8 *dt = m + dt_at;
+  if ((dt[0] & 0x0f) != DT_CLASS_VLEN || (dt[1] & 0x0f) != 1)
+    return NULL; /* not a variable-length string */
+  g_strlcpy (out_name, (const char *) m + name_at, name_room);
+  /* Its type as libhdf5 writes every one: a reference's size, then the
+   * characters' type, a 1-byte integer (libhdf5 allocates length × that
+   * size, unchecked). */
+  if (dtsz < 16 || decode_le (dt + 4, 4) != ref_len || (dt[8] & 0x0f) != 0
+      || decode_le (dt + 12, 4) != 1)
+    return "has a damaged string type";
+  if (!sp_trace_heaps_string_ok (heaps, m + p, addr_len))
+    return "refers to a string that is not in the file's global heap (a damaged reference)";
+  return NULL;
+}
+
+gboolean
+sp_trace_heaps_check_attrs (const SpTraceHeaps *heaps, const char *path, guint64 file_size,
+                            guint64 header, guint addr_len, guint size_len, const char *where,
+                            GError **error)
+{
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return TRUE; /* the scan read it a moment ago; libhdf5 will report it */
+  guint64 starts[OH_MAX_CHUNKS], sizes[OH_MAX_CHUNKS];
+  guint n_chunks = 0, done = 0;
+  guint8 prefix[16];
+  if (header <= file_size && file_size - header >= sizeof prefix
+      && pread (fd, prefix, sizeof prefix, (off_t) header) == (ssize_t) sizeof prefix
+      && prefix[0] == 1)
+    {
+      starts[0] = header + sizeof prefix; /* 12 bytes, padded to 8 */
+      sizes[0] = decode_le (prefix + 8, 4);
+      n_chunks = 1;
+    }
+  const char *problem = NULL;
+  char name[256] = "";
+  for (; problem == NULL && done < n_chunks; done++)
+    {
+      guint64 at = starts[done], size = sizes[done];
+      if (at > file_size || size > file_size - at || size > G_MAXSIZE)
+        continue;
+      g_autofree guint8 *c = g_malloc (MAX (size, 1));
+      if (pread (fd, c, size, (off_t) at) != (ssize_t) size)
+        continue;
+      for (gsize p = 0; problem == NULL && size - p >= 8;)
+        {
+          guint type = (guint) decode_le (c + p, 2);
+          gsize msize = (gsize) decode_le (c + p + 2, 2);
+          if (msize > size - p - 8)
+            break;
+          const guint8 *m = c + p + 8;
+          if (type == MSG_ATTRIBUTE)
+            problem = attr_message_problem (heaps, m, msize, addr_len, name, sizeof name);
+          else if (type == MSG_CONTINUATION && msize >= addr_len + size_len
+                   && n_chunks < OH_MAX_CHUNKS)
+            {
+              starts[n_chunks] = decode_le (m, addr_len);
+              sizes[n_chunks] = decode_le (m + addr_len, size_len);
+              n_chunks++;
+            }
+          p += 8 + msize;
+        }
+    }
+  close (fd);
+  if (problem)
+    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: attribute %s of %s %s", path,
+                 name, where, problem);
+  return problem == NULL;
+}

@@ -1,0 +1,110 @@
+#!/bin/sh
+# Hostile HDF5 traces (issue 15, findings 2, 3, 4 and 7), made at test time
+# by trace_hostile.py from the sample trace, through the commands a user
+# would run: `shardplan trace show FILE`, `shardplan trace export --format
+# csv FILE` and `shardplan compare GOOD FILE`.  Each must exit 2 with one
+# line naming the file and what is wrong: never a signal, never more than
+# TIME_LIMIT seconds, never more than MEM_LIMIT_KB of address space (ulimit
+# -v; not under ASan, which reserves terabytes of shadow memory).
+# Skips (77) when no python3 with h5py is found.
+SP_TEST_NAME=trace-hostile
+. "$SP_SRCDIR/tests/tools/cli-testlib.sh"
+TIME_LIMIT=30
+MEM_LIMIT_KB=4194304
+
+py=
+for cand in "${PYTHON:-}" python3 /usr/bin/python3; do
+  [ -n "$cand" ] || continue
+  if "$cand" -c 'import h5py, numpy' >/dev/null 2>&1; then py=$cand; break; fi
+done
+[ -n "$py" ] || { echo "python3 with h5py not found: skipped"; exit 77; }
+
+"$SP_BUILDDIR/tests/lib/test_trace" --write-sample "$tmp/good.h5" || exit 99
+"$py" "$SP_SRCDIR/tests/tools/trace_hostile.py" "$tmp/good.h5" "$tmp" || exit 99
+
+limit_mem=yes
+"$SHARDPLAN" info 2>/dev/null | grep -q 'sanitizers=yes' && limit_mem=no
+have_timeout=yes
+command -v timeout >/dev/null 2>&1 || have_timeout=no
+
+# run FILE ARGS…: shardplan ARGS under the limits; $status, $tmp/err.
+run () {
+  (
+    [ "$limit_mem" = no ] || ulimit -v "$MEM_LIMIT_KB"
+    if [ "$have_timeout" = yes ]; then
+      exec timeout "$TIME_LIMIT" "$SHARDPLAN" "$@"
+    else
+      exec "$SHARDPLAN" "$@"
+    fi
+  ) >"$tmp/out" 2>"$tmp/err"
+  status=$?
+}
+
+# refused NAME TEXT: every command exits 2 on $tmp/NAME.h5 with one line on
+# stderr naming the file and containing TEXT.
+refused () {
+  file="$tmp/$1.h5"
+  if [ ! -f "$file" ]; then
+    echo "$1: not made (the sample's layout differs under this libhdf5): skipped"
+    return
+  fi
+  for cmd in "trace show" "trace export --format csv" "compare $tmp/good.h5"; do
+    # shellcheck disable=SC2086 # $cmd is words on purpose
+    run $cmd "$file"
+    if [ "$status" -eq 124 ]; then
+      fail "$1: shardplan $cmd ran past $TIME_LIMIT s"
+    elif [ "$status" -gt 128 ]; then
+      fail "$1: shardplan $cmd killed by signal $((status - 128)): $(tail -n 3 "$tmp/err")"
+    elif [ "$status" -ne 2 ]; then
+      fail "$1: shardplan $cmd exited $status, expected 2: $(cat "$tmp/err")"
+    elif [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -qF "$file: " "$tmp/err" \
+        || ! grep -qF "$2" "$tmp/err"; then
+      fail "$1: shardplan $cmd: expected one line naming $file and '$2', got: $(cat "$tmp/err")"
+    fi
+  done
+}
+
+# The good trace itself passes every command (the checks refuse no real file).
+for cmd in "trace show" "trace export --format csv" "compare $tmp/good.h5"; do
+  # shellcheck disable=SC2086
+  run $cmd "$tmp/good.h5"
+  [ "$status" -eq 0 ] || fail "good trace: shardplan $cmd exited $status: $(cat "$tmp/err")"
+done
+
+# Extreme but valid values read, and nothing summing them overflows (the
+# sanitizer build reports "runtime error" on stderr).
+for cmd in "trace show" "trace export --format csv" "trace export --format chrome" \
+    "compare $tmp/good.h5"; do
+  # shellcheck disable=SC2086
+  run $cmd "$tmp/ok-extreme-values.h5"
+  [ "$status" -eq 0 ] && ! grep -q "runtime error" "$tmp/err" \
+    || fail "extreme values: shardplan $cmd exited $status: $(cat "$tmp/err")"
+done
+
+# 2: attributes that are not one value.
+refused f2-producer-vlen-array "attribute producer of / is an array of 64 strings, expected one string"
+refused f2-producer-fixed-array "attribute producer of / is an array of 64 strings, expected one string"
+refused f2-world-size-array "attribute world_size is an array of 4096 integers, expected one integer"
+refused f2-check-policy-empty "attribute check_policy of / is empty (a null dataspace), expected one string"
+# 3: 2^32 + 1 elements.
+refused f3-members-2p32 "/groups/members declares 4294967297 elements, more than the 268435456 a trace allows"
+refused f3-env-2p32 "/meta/env declares 4294967297 elements, more than the 268435456 a trace allows"
+# 4: more than the schema allows or the file can hold.
+refused f4-members-512M "/groups/members declares 536870912 elements, more than the 268435456 a trace allows"
+refused f4-members-100M "/groups/members declares 104857600 elements of 4 bytes, more than the file"
+refused f4-ops-rows "/ops/ops declares 1400000000 elements of"
+# 7: structure the schema does not have.
+refused f7-groups-type "field group_id of /groups/groups is an unsigned 16-bit big-endian integer, expected an unsigned 32-bit little-endian integer"
+refused f7-ops-vlen-field "field note of /ops/ops holds variable-length data"
+refused f7-members-2d "/groups/members has 2 dimensions, expected 1"
+refused f7-members-filter "/groups/members uses HDF5 filter 6 ('scaleoffset')"
+refused f7-plan-array "/meta/plan is an array of 8 values, expected a single value"
+# 7: a damaged global heap (libhdf5 1.10.8 crashes or loops on it).
+refused f7-heap-object-size "damaged HDF5 global heap at byte"
+refused f7-heap-free-size-0 "damaged HDF5 global heap at byte"
+refused f7-string-ref "/meta/cluster/nodes row 0 refers to a string that is not in the file's global heap"
+refused f7-filters-dropped "/ops/ops stores"
+refused f7-attr-ref "attribute producer of / refers to a string that is not in the file's global heap"
+refused f7-attr-type "attribute producer of / has a damaged string type"
+refused f7-attr-message "of / is a damaged attribute message (its parts overrun it)"
+finish

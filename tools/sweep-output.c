@@ -1,0 +1,254 @@
+/* `shardplan sweep`'s output: the text table, CSV, JSON (DESIGN.md's
+ * contract, keys added, none removed) and the plot (tools/sweep.h). */
+#include "config.h"
+#include "cli.h"
+#include "plot.h"
+#include "sweep.h"
+
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+static const char *
+verdict_word (int v)
+{
+  return v == SP_DS_REJECTS ? "rejects" : v == SP_DS_FALLS_BACK ? "falls back" : "not run";
+}
+
+static void
+json_row (JsonBuilder *b, const SpSweepRow *r, guint64 global_batch)
+{
+  char lb[64];
+#define M(k) json_builder_set_member_name (b, k)
+  M ("nodes"); json_builder_add_int_value (b, r->nodes);
+  M ("world_size"); json_builder_add_int_value (b, r->world);
+  M ("shard_size"); json_builder_add_int_value (b, r->shard);
+  M ("hierarchical"); json_builder_add_boolean_value (b, r->hier);
+  M ("comm_us"); json_builder_add_double_value (b, r->comm_us);
+  M ("exposed_comm_us"); json_builder_add_double_value (b, r->exposed_us);
+  M ("step_us"); json_builder_add_double_value (b, r->step_us);
+  M ("memory_gib"); json_builder_add_double_value (b, r->memory_gib);
+  M ("fits"); json_builder_add_boolean_value (b, r->fits);
+  M ("config"); json_builder_add_string_value (b, sp_sweep_label (r, lb, sizeof lb));
+  M ("hpz_partition_size"); json_builder_add_int_value (b, r->hpz > 1 ? r->hpz : 1);
+  M ("quantized_weights"); json_builder_add_boolean_value (b, r->qwz);
+  M ("quantized_gradients"); json_builder_add_boolean_value (b, r->qgz);
+  M ("micro_batch"); json_builder_add_int_value (b, r->micro_batch);
+  M ("grad_accum"); json_builder_add_int_value (b, r->grad_accum);
+  M ("global_batch"); json_builder_add_int_value (b, (gint64) global_batch);
+  M ("tokens_per_s"); json_builder_add_double_value (b, r->tp.tokens_per_s);
+  M ("tflops_per_gpu"); json_builder_add_double_value (b, r->tp.tflops_per_gpu);
+  M ("mfu"); json_builder_add_double_value (b, r->tp.mfu);
+  M ("inter_node_gb"); json_builder_add_double_value (b, r->inter_gb);
+#undef M
+}
+
+char *
+sp_sweep_format_json (const SpSweepContext *c, const SpSweepRow *rows, guint n, const SpSweepPick *p)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "model");
+  json_builder_add_string_value (b, c->model->name);
+  json_builder_set_member_name (b, "cluster");
+  json_builder_add_string_value (b, c->cluster);
+  json_builder_set_member_name (b, "global_batch");
+  json_builder_add_int_value (b, (gint64) c->global_batch);
+  json_builder_set_member_name (b, "seq_len");
+  json_builder_add_int_value (b, c->model->seq_len);
+  json_builder_set_member_name (b, "compute_efficiency");
+  json_builder_add_double_value (b, c->efficiency);
+  json_builder_set_member_name (b, "model_flops_per_token");
+  json_builder_add_double_value (b, sp_sweep_model_flops_per_token (c->model));
+  json_builder_set_member_name (b, "uncertainty_pct");
+  json_builder_add_double_value (b, c->uncertainty_pct);
+  json_builder_set_member_name (b, "rows");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < n; i++)
+    {
+      json_builder_begin_object (b);
+      json_row (b, &rows[i], c->global_batch);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "not_swept");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < c->tally->reasons->len; i++)
+    {
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "reason");
+      json_builder_add_string_value (b, g_ptr_array_index (c->tally->reasons, i));
+      int v = g_array_index (c->tally->verdicts, int, i);
+      json_builder_set_member_name (b, "deepspeed");
+      if (v < 0)
+        json_builder_add_null_value (b); /* not a DeepSpeed rule (batch, qwZ grouping) */
+      else
+        json_builder_add_string_value (b, verdict_word (v));
+      json_builder_set_member_name (b, "count");
+      json_builder_add_int_value (b, g_array_index (c->tally->counts, guint, i));
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "recommendation");
+  if (p->best < 0)
+    json_builder_add_null_value (b);
+  else
+    {
+      json_builder_begin_object (b);
+      json_row (b, &rows[p->best], c->global_batch);
+      json_builder_set_member_name (b, "why");
+      json_builder_add_string_value (b, p->why);
+      char lr[64];
+      json_builder_set_member_name (b, "runner_up");
+      if (p->runner < 0)
+        json_builder_add_null_value (b);
+      else
+        json_builder_add_string_value (b, sp_sweep_label (&rows[p->runner], lr, sizeof lr));
+      json_builder_set_member_name (b, "margin_pct");
+      json_builder_add_double_value (b, p->margin_pct);
+      json_builder_set_member_name (b, "within_uncertainty");
+      json_builder_add_int_value (b, p->near);
+      json_builder_set_member_name (b, "least_memory_within_uncertainty");
+      json_builder_add_string_value (b, sp_sweep_label (&rows[p->lean], lr, sizeof lr));
+      json_builder_end_object (b);
+    }
+  json_builder_end_object (b);
+  return sp_cli_json_text (b, TRUE);
+}
+
+void
+sp_sweep_format_csv (GString *out, const SpSweepRow *r, guint n)
+{
+  g_string_append (out, "nodes,world_size,shard_size,hierarchical,comm_us,exposed_comm_us,"
+                        "step_us,memory_gib,fits,config,hpz_partition_size,quantized_weights,"
+                        "quantized_gradients,micro_batch,grad_accum,tokens_per_s,tflops_per_gpu,"
+                        "mfu,inter_node_gb\n");
+  for (guint i = 0; i < n; i++)
+    {
+      char lb[64];
+      g_string_append_printf (out, "%u,%u,%u,%s,%.3f,%.3f,%.3f,%.4f,%s,%s,%u,%s,%s,%u,%u,%.1f,%.3f,"
+                                   "%.4f,%.3f\n",
+                              r[i].nodes, r[i].world, r[i].shard, r[i].hier ? "true" : "false",
+                              r[i].comm_us, r[i].exposed_us, r[i].step_us, r[i].memory_gib,
+                              r[i].fits ? "true" : "false", sp_sweep_label (&r[i], lb, sizeof lb),
+                              r[i].hpz > 1 ? r[i].hpz : 1, r[i].qwz ? "true" : "false",
+                              r[i].qgz ? "true" : "false", r[i].micro_batch, r[i].grad_accum,
+                              r[i].tp.tokens_per_s, r[i].tp.tflops_per_gpu, r[i].tp.mfu,
+                              r[i].inter_gb);
+    }
+}
+
+void
+sp_sweep_format_text (GString *out, const SpSweepContext *c, const SpTopoSpec *ts, SpSimModel sim_model,
+             SpSimContention used, const SpSweepRow *r, guint n, const SpSweepPick *p, const char *emitted)
+{
+  g_string_append_printf (out, "sweep: %s (%.4g parameters) on %s (%s, %.4g GiB, %.4g TFLOP/s peak), "
+                               "sim model %s, contention %s\n",
+                          c->model->name, (double) sp_model_n_params (c->model), ts->name,
+                          ts->gpu_model, ts->gpu_memory_gib, ts->gpu_tflops,
+                          sp_sim_model_name (sim_model), sp_sim_contention_name (used));
+  g_string_append_printf (out, "global batch %" G_GUINT64_FORMAT " sequences x %u tokens; model FLOPs "
+                               "6N + 12Lhs = %.4g per token (recomputation not counted); assumed: "
+                               "compute at %.2g of peak (--compute-efficiency)\n",
+                          c->global_batch, c->model->seq_len,
+                          sp_sweep_model_flops_per_token (c->model), c->efficiency);
+  g_string_append_printf (out, "%3s %-22s %5s %10s %10s %12s %3s %4s %12s %16s %12s %10s %4s %12s "
+                               "%14s %6s %13s\n",
+                          "#", "config", "nodes", "world_size", "shard_size", "hierarchical", "mb",
+                          "gas", "comm_us", "exposed_comm_us", "step_us", "memory_gib", "fits",
+                          "tokens_per_s", "tflops_per_gpu", "mfu", "inter_node_gb");
+  for (guint i = 0; i < n; i++)
+    {
+      char lb[64];
+      g_string_append_printf (out, "%3u %-22s %5u %10u %10u %12s %3u %4u %12.1f %16.1f %12.1f %10.2f "
+                                   "%4s %12.0f %14.1f %6.3f %13.1f%s\n",
+                              i + 1, sp_sweep_label (&r[i], lb, sizeof lb), r[i].nodes, r[i].world,
+                              r[i].shard, r[i].hier ? "yes" : "no", r[i].micro_batch, r[i].grad_accum,
+                              r[i].comm_us, r[i].exposed_us, r[i].step_us, r[i].memory_gib,
+                              r[i].fits ? "yes" : "no", r[i].tp.tokens_per_s, r[i].tp.tflops_per_gpu,
+                              r[i].tp.mfu, r[i].inter_gb, (gint) i == p->best ? "  <- best" : "");
+    }
+  for (guint i = 0; i < c->tally->reasons->len; i++)
+    {
+      int v = g_array_index (c->tally->verdicts, int, i);
+      g_string_append_printf (out, "not swept: %u%s%s%s: %s\n",
+                              g_array_index (c->tally->counts, guint, i),
+                              v < 0 ? "" : " (DeepSpeed ", v < 0 ? "" : verdict_word (v),
+                              v < 0 ? "" : ")",
+                              (const char *) g_ptr_array_index (c->tally->reasons, i));
+    }
+  if (p->best < 0)
+    {
+      g_string_append (out, "recommended: none: no configuration fits in GPU memory\n");
+      return;
+    }
+  char lb[64], lr[64];
+  const SpSweepRow *b = &r[p->best];
+  if (p->runner >= 0)
+    g_string_append_printf (out, "runner-up: #%d %s on %u nodes, micro-batch %u: %.1f ms, %.1f %% "
+                                 "slower\n",
+                            p->runner + 1, sp_sweep_label (&r[p->runner], lr, sizeof lr),
+                            r[p->runner].nodes, r[p->runner].micro_batch,
+                            r[p->runner].step_us / 1e3, p->margin_pct);
+  if (p->near > 0)
+    g_string_append_printf (out, "note: %u other configuration%s within %.3g %% of the best step "
+                                 "time, the simulator's uncertainty (bench/RESULTS.md \"Fidelity\": "
+                                 "<= 10 %% median error per collective); the simulator cannot rank "
+                                 "%s: measure before choosing on speed alone\n",
+                            p->near, p->near == 1 ? " is" : "s are", c->uncertainty_pct,
+                            p->near == 1 ? "the two" : "them");
+  if (p->near > 0 && p->lean != p->best)
+    g_string_append_printf (out, "note: the least memory among them: #%d %s, %.1f GiB, %.1f ms\n",
+                            p->lean + 1, sp_sweep_label (&r[p->lean], lr, sizeof lr),
+                            r[p->lean].memory_gib, r[p->lean].step_us / 1e3);
+  if (emitted)
+    g_string_append_printf (out, "deepspeed config: written; '%s' rebuilds this plan\n", emitted);
+  g_string_append_printf (out, "recommended: #%d %s on %u nodes, micro-batch %u x %u accumulation "
+                               "(%s)\n",
+                          p->best + 1, sp_sweep_label (b, lb, sizeof lb), b->nodes, b->micro_batch,
+                          b->grad_accum, p->why);
+}
+
+gboolean
+sp_sweep_write_plot (const char *path, const SpSweepRow *rows, guint n, gint best, double gpu_gib,
+            const char *title, GError **error)
+{
+  g_autoptr (SpPlot) plot = sp_plot_new (2, title);
+  sp_plot_set_axes (plot, 0, "throughput", "configuration (# in the table)", FALSE, "tokens/s",
+                    FALSE);
+  sp_plot_set_axes (plot, 1, "memory per GPU", "configuration (# in the table)", FALSE,
+                    "memory (GiB)", FALSE);
+  g_autofree double *x = g_new (double, n ? n : 1);
+  g_autofree double *yt = g_new (double, n ? n : 1);
+  g_autofree double *ym = g_new (double, n ? n : 1);
+  static const char *const kinds[] = { "ZeRO-3", "MiCS flat", "MiCS hierarchical", "ZeRO++" };
+  for (int k = 0; k < 4; k++)
+    {
+      gsize m = 0;
+      for (guint i = 0; i < n; i++)
+        {
+          const SpSweepRow *r = &rows[i];
+          int kind = sp_sweep_is_zeropp (r) ? 3 : r->hier ? 2 : r->shard == r->world ? 0 : 1;
+          if (kind != k)
+            continue;
+          x[m] = i + 1;
+          yt[m] = r->tp.tokens_per_s;
+          ym[m] = r->memory_gib;
+          m++;
+        }
+      if (m == 0)
+        continue;
+      sp_plot_add_series (plot, 0, kinds[k], SP_PLOT_MARKERS, x, yt, m);
+      sp_plot_add_series (plot, 1, kinds[k], SP_PLOT_MARKERS, x, ym, m);
+    }
+  if (best >= 0)
+    {
+      double bx = best + 1, bt = rows[best].tp.tokens_per_s, bm = rows[best].memory_gib;
+      sp_plot_add_series (plot, 0, "recommended", SP_PLOT_CROSSES, &bx, &bt, 1);
+      sp_plot_add_series (plot, 1, "recommended", SP_PLOT_CROSSES, &bx, &bm, 1);
+    }
+  sp_plot_add_hline (plot, 1, "GPU memory", gpu_gib);
+  return sp_plot_save (plot, path, error);
+}
+
+/* Every configuration of one node count and micro-batch (rows appended;
+ * the rest tallied). */
