@@ -15,28 +15,6 @@
 
 #include <math.h>
 
-static SpTopoSpec
-spec_base (const char *gpu, guint32 nodes, guint32 gpn, SpIntraKind kind, double intra_gbs,
-           guint32 nics, double nic_gbps, SpFabric fabric, double oversub)
-{
-  SpTopoSpec s = { 0 };
-  g_strlcpy (s.name, "test", sizeof s.name);
-  g_strlcpy (s.gpu_model, gpu, sizeof s.gpu_model);
-  s.nodes = nodes;
-  s.gpus_per_node = gpn;
-  s.gpu_memory_gib = 80;
-  s.gpu_tflops = 300;
-  s.intra_kind = kind;
-  s.intra_bandwidth_gbs = intra_gbs;
-  s.intra_latency_us = 0.6;
-  s.nics_per_node = nics;
-  s.nic_gbps = nic_gbps;
-  s.inter_latency_us = 2.7;
-  s.fabric = fabric;
-  s.oversubscription = oversub;
-  return s;
-}
-
 /* des time of a direct all_to_all in layout `mode`; G_MAXUINT64 when refused. */
 static guint64
 a2a_ns (const SpTopoSpec *s, SpSimA2aMode mode, guint64 bytes, const guint32 *ranks, guint32 n,
@@ -96,22 +74,22 @@ topo_case (guint t, guint32 nodes)
   switch (t)
     {
     case 0: /* one switch */
-      return spec_base ("H100-SXM5-80GB", nodes, 8, SP_INTRA_NVSWITCH, 450, 8, 400,
+      return sp_test_spec ("H100-SXM5-80GB", nodes, 8, SP_INTRA_NVSWITCH, 450, 8, 400,
                         SP_FABRIC_SINGLE_SWITCH, 1);
     case 1: /* fat-tree 1:1, 4 nodes per leaf */
-      return spec_base ("H100-SXM5-80GB", nodes, 8, SP_INTRA_NVSWITCH, 450, 8, 400,
+      return sp_test_spec ("H100-SXM5-80GB", nodes, 8, SP_INTRA_NVSWITCH, 450, 8, 400,
                         SP_FABRIC_FAT_TREE, 1);
     case 2: /* fat-tree 2:1 */
-      return spec_base ("A100-SXM4-40GB", nodes, 8, SP_INTRA_NVSWITCH, 300, 4, 200,
+      return sp_test_spec ("A100-SXM4-40GB", nodes, 8, SP_INTRA_NVSWITCH, 300, 4, 200,
                         SP_FABRIC_FAT_TREE, 2);
     case 3: /* rail 2:1, 32 nodes per rail switch */
-      return spec_base ("H100-SXM5-80GB", nodes, 8, SP_INTRA_NVSWITCH, 450, 8, 400,
+      return sp_test_spec ("H100-SXM5-80GB", nodes, 8, SP_INTRA_NVSWITCH, 450, 8, 400,
                         SP_FABRIC_RAIL, 2);
     case 4: /* NVLink hybrid cube-mesh: non-neighbours over PCIe; 3 NICs straddle leaves */
-      return spec_base ("V100-SXM2-32GB", nodes, 8, SP_INTRA_NVLINK, 150, 3, 100,
+      return sp_test_spec ("V100-SXM2-32GB", nodes, 8, SP_INTRA_NVLINK, 150, 3, 100,
                         SP_FABRIC_FAT_TREE, 3);
     default: /* 2 NICs per GPU (each transfer split in two), rail 1.5:1 */
-      return spec_base ("H100-SXM5-80GB", nodes, 4, SP_INTRA_NVSWITCH, 450, 8, 200,
+      return sp_test_spec ("H100-SXM5-80GB", nodes, 4, SP_INTRA_NVSWITCH, 450, 8, 200,
                         SP_FABRIC_RAIL, 1.5);
     }
 }

@@ -3,34 +3,21 @@
  * agreement with the analytic model within 5 %. */
 #include "config.h"
 #include "testutil.h"
+#include "plan-testutil.h"
 #include "sim-internal.h"
 #include "sim-testing.h"
 
 #include <math.h>
 
+/* sp_test_spec with the NIC rate pinned: these tests check the flow
+ * mechanics at a known NIC rate, 0.96 of the line rate (the transport
+ * model's own efficiency is tests/sim/test_sim_model.c's business). */
 static SpTopoSpec
 spec_base (const char *gpu, guint32 nodes, guint32 gpn, SpIntraKind kind, double intra_gbs,
            guint32 nics, double nic_gbps, SpFabric fabric, double oversub)
 {
-  SpTopoSpec s = { 0 };
-  g_strlcpy (s.name, "test", sizeof s.name);
-  g_strlcpy (s.gpu_model, gpu, sizeof s.gpu_model);
-  s.nodes = nodes;
-  s.gpus_per_node = gpn;
-  s.gpu_memory_gib = 80;
-  s.gpu_tflops = 300;
-  s.intra_kind = kind;
-  s.intra_bandwidth_gbs = intra_gbs;
-  s.intra_latency_us = kind == SP_INTRA_NVSWITCH || kind == SP_INTRA_NVLINK ? 0.6 : 1.0;
-  s.nics_per_node = nics;
-  s.nic_gbps = nic_gbps;
-  s.inter_latency_us = 2.7;
-  /* These tests check the flow mechanics at a known NIC rate: pin it at
-   * 0.96 of the line rate (the transport model's own efficiency is
-   * tests/sim/test_sim_model.c's business). */
+  SpTopoSpec s = sp_test_spec (gpu, nodes, gpn, kind, intra_gbs, nics, nic_gbps, fabric, oversub);
   s.cal_nic_efficiency = 0.96;
-  s.fabric = fabric;
-  s.oversubscription = oversub;
   return s;
 }
 
