@@ -218,6 +218,20 @@ leaf_of_node (const SpTopoSpec *s, guint32 node)
   return (guint32) (((guint64) node * s->nics_per_node) / SP_LEAF_PORTS);
 }
 
+/* The node's network rate and the ring's bus bandwidth from the shape's
+ * intra and NIC rates (README-model §3). */
+static void
+shape_ring_rates (SpShape *sh)
+{
+  sh->node_net_gbs = sh->nics_used * sh->nic_gbs;
+  if (sh->nodes <= 1)
+    sh->ring_gbs = sh->intra_gbs;
+  else if (sh->ppn == 1)
+    sh->ring_gbs = sh->node_net_gbs;
+  else
+    sh->ring_gbs = MIN (sh->intra_gbs, sh->node_net_gbs);
+}
+
 gboolean
 sp_shape_init (SpShape *sh, const SpTopoSpec *s, const guint32 *ranks, guint32 n, GError **error)
 {
@@ -348,13 +362,7 @@ sp_shape_init_model (SpShape *sh, const SpTopoSpec *s, const guint32 *ranks, gui
       sh->p2p_net_factor = message_efficiency (s, t->p2p_chunk_bytes)
                            / message_efficiency (s, t->step_bytes);
     }
-  sh->node_net_gbs = sh->nics_used * sh->nic_gbs;
-  if (nodes <= 1)
-    sh->ring_gbs = sh->intra_gbs;
-  else if (ppn == 1)
-    sh->ring_gbs = sh->node_net_gbs;
-  else
-    sh->ring_gbs = MIN (sh->intra_gbs, sh->node_net_gbs);
+  shape_ring_rates (sh);
   /* channels: one per NVLink of the GPU (NCCL's search ends near that for
    * NVSwitch and mesh systems), 2 otherwise; clamped to [2, 32]. */
   if (s->intra_kind == SP_INTRA_NVSWITCH || s->intra_kind == SP_INTRA_NVLINK)
@@ -761,13 +769,7 @@ sp_cost_choose (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpPr
   view.nccl = TRUE;
   sp_sim_link_rates (&nspec, &view.intra_gbs, &view.nic_gbs);
   view.nic_gbs = nspec.nic_gbps / 8.0 * SP_NET_EFFICIENCY;
-  view.node_net_gbs = view.nics_used * view.nic_gbs;
-  if (view.nodes <= 1)
-    view.ring_gbs = view.intra_gbs;
-  else if (view.ppn == 1)
-    view.ring_gbs = view.node_net_gbs;
-  else
-    view.ring_gbs = MIN (view.intra_gbs, view.node_net_gbs);
+  shape_ring_rates (&view);
   view.p2p_net_factor = 1.0;
   SpCost pick;
   if (!cost_choose_nccl (&view, coll, bytes, algo, proto, &pick, error))
