@@ -106,6 +106,15 @@ message_efficiency (const SpTopoSpec *s, double m)
  * Arm hosts, 2 µs on AMD hosts. */
 #define SP_NET_OVERHEAD_US 1.0
 #define SP_NET_OVERHEAD_AMD_US 2.0
+/* The fixed cost of one collective on a Grace (Arm) host beyond NCCL's
+ * base latency, µs: nccl-tests' smallest all-reduce on GB200 (2 hosts of
+ * one NVLink domain, 8 B: 21.6 µs) against NCCL's own ring/LL formula for
+ * it (6.6 + 14 x 0.6 = 15.0 µs).  The host side of a launch (NCCL's
+ * enqueue, the kernel launch) on the Arm core, as the x86 rows of the
+ * development data need nothing beyond NCCL's base.  Fitted on the one
+ * Grace-hosted run of the development data, so the least certain
+ * constant of the model: refit it when more Grace data is published. */
+#define SP_ARM_HOST_US 6.6
 /* Ring+Simple+AllReduce multi-node latency factor ("plateau"), tuning.cc:
  * 1.4 on SM80+, 1.9 before. */
 #define SP_RING_PLATEAU_SM80 1.4
@@ -123,6 +132,27 @@ message_efficiency (const SpTopoSpec *s, double m)
 /* NCCL_P2P_LL_THRESHOLD default (bytes per peer): smaller p2p transfers
  * use LL. */
 #define SP_P2P_LL_THRESHOLD 16384
+/* NVLS (NVLink SHARP) as it runs (README-model §2.6):
+ * - NCCL's nvlsChannels: 16 on sm90, 24 on sm100 within one node
+ *   (src/graph/search.cc; reference/nccl-transports.md §2.6);
+ * - its chunk: NCCL_NVLS_CHUNKSIZE 128 KiB, 64/32/16 KiB when the size is
+ *   below 64/8/2 x channels x heads x chunk (src/enqueue.cc), heads =
+ *   the node's GPUs;
+ * - every chunk a channel moves costs SP_NVLS_CHUNK_US on top of its
+ *   bytes (the multimem load/store handshake and flag exchange of one
+ *   pipeline step), and the bytes move at SP_NVLS_EFF of NCCL's NVLink
+ *   rate, S (k+1)/k per direction for an all-reduce over k GPUs.
+ * The two constants are one fit over every NVLS row of the development
+ * data (H100 1 node x 4 and x 8, GB200 2 hosts x 4 and 18 hosts x 4 in one
+ * NVLink domain: 39 rows, two generations, 4 to 72 heads; bench/fidelity):
+ * 1.1 us is a few NVLink round trips, 0.95 the rate the copy loop keeps
+ * between them.  NCCL's own model (0.85 Hopper, 0.74 Blackwell, no chunk
+ * term) stays in the nccl model. */
+#define SP_NVLS_EFF 0.95
+#define SP_NVLS_CHUNK_US 1.1
+#define SP_NVLS_CHUNK_BYTES 131072.0
+#define SP_NVLS_CHANNELS_SM90 16
+#define SP_NVLS_CHANNELS_SM100 24
 
 SpArch
 sp_sim_arch_of (const char *m)
@@ -352,6 +382,7 @@ sp_shape_init_model (SpShape *sh, const SpTopoSpec *s, const guint32 *ranks, gui
 
   sh->nccl = model == SP_SIM_NCCL;
   sh->amd_host = sp_sim_host_cpu (s) == SP_HOST_CPU_AMD;
+  sh->arm_host = sp_sim_host_cpu (s) == SP_HOST_CPU_ARM;
   sp_sim_link_rates (s, &sh->intra_gbs, &sh->nic_gbs);
   sh->p2p_net_factor = 1.0;
   if (sh->nccl)
@@ -625,10 +656,27 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
       }
     case SP_ALGO_NVLS:
       {
-        double e = sp_nccl_nvls_efficiency (sh->arch);
-        c->eff = e;
+        double e = sh->nccl ? sp_nccl_nvls_efficiency (sh->arch) : SP_NVLS_EFF;
         double k = sh->ppn;
         double alg = coll == SP_COLL_ALL_REDUCE ? e * sh->intra_gbs * k / (k + 1) : e * sh->intra_gbs;
+        if (!sh->nccl)
+          {
+            /* the per-chunk cost as a rate factor: t_chunk per chunk of
+             * each channel against the chunk's bytes at the full rate */
+            double nvls_ch = sh->arch >= SP_ARCH_BLACKWELL ? SP_NVLS_CHANNELS_SM100
+                                                           : SP_NVLS_CHANNELS_SM90;
+            double unit = nvls_ch * k * SP_NVLS_CHUNK_BYTES, chunk = SP_NVLS_CHUNK_BYTES;
+            if (S < 2 * unit)
+              chunk /= 8;
+            else if (S < 8 * unit)
+              chunk /= 4;
+            else if (S < 64 * unit)
+              chunk /= 2;
+            double m = 1.0 / (1.0 + SP_NVLS_CHUNK_US * 1000.0 * alg / (nvls_ch * chunk));
+            e *= m;
+            alg *= m;
+          }
+        c->eff = e;
         if (coll == SP_COLL_ALL_REDUCE && sh->nodes > 1)
           alg = MIN (alg, sh->node_net_gbs * nodes / (2 * (nodes - 1)));
         lat = hop_intra (sh, SP_ALGO_NVLS, proto) + (sh->nodes > 1 ? hop_net (sh, SP_ALGO_NVLS, proto) : 0);
@@ -734,6 +782,8 @@ sp_cost_compute (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpP
   /* a calibrated topology's per-protocol overhead (topo.h [calibration]) */
   double extra = (guint) proto < G_N_ELEMENTS (sh->spec->cal_overhead_us)
                      ? sh->spec->cal_overhead_us[proto] : 0.0;
+  if (sh->arm_host && !sh->nccl)
+    extra += SP_ARM_HOST_US;
   if (extra != 0)
     {
       double lat = MAX (0.0, c->latency_us + extra);

@@ -52,6 +52,7 @@ typedef struct {
   SpArch arch;
   gboolean nccl;       /* NCCL's own model (SP_SIM_NCCL) rather than ours */
   gboolean amd_host;   /* NCCL's CPU-vendor rules: netOverhead, llMaxBw row */
+  gboolean arm_host;   /* a Grace (Arm) host: SP_ARM_HOST_US per collective */
   guint32 n;           /* ranks */
   guint32 nodes;       /* nodes spanned */
   guint32 ppn;         /* ranks per node (max over nodes) */

@@ -147,10 +147,21 @@ START_TEST (protocols_and_caps)
   /* LL128: 0.92 × 370.8 (cap 18 ch × 36.7 = 660.6 not reached) */
   sp_cost_compute (&sh, SP_COLL_ALL_GATHER, 1 << 20, SP_ALGO_RING, SP_PROTO_LL128, &c);
   ASSERT_NEAR (c.algbw, 0.92 * 370.8 * 8 / 7, 1e-9);
-  /* NVLS all-reduce: 0.85 × 370.8 × 8/9 algBw */
+  /* NVLS all-reduce of 1 GiB: 0.95 × 370.8 × 8/9 algBw, less 1.1 µs per
+   * chunk of each of the 16 channels: 1 GiB is 64 × (16 channels × 8
+   * heads × 128 KiB), so the chunk stays 128 KiB */
   sp_cost_compute (&sh, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_NVLS, SP_PROTO_SIMPLE, &c);
-  ASSERT_NEAR (c.algbw, 0.85 * 370.8 * 8 / 9, 1e-9);
+  double alg0 = 0.95 * 370.8 * 8 / 9;
+  ASSERT_NEAR (c.algbw, alg0 / (1 + 1.1e3 * alg0 / (16 * 131072.0)), 1e-9);
   ASSERT_NEAR (c.latency_us, 25.0, 1e-9);
+  /* one byte less and the chunk halves: twice the chunks, twice the cost */
+  sp_cost_compute (&sh, SP_COLL_ALL_REDUCE, (1 << 30) - 16, SP_ALGO_NVLS, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.algbw, alg0 / (1 + 1.1e3 * alg0 / (16 * 65536.0)), 1e-9);
+  /* NCCL's own model: 0.85 × 370.8 × 8/9, no chunk term */
+  SpShape shn = sh;
+  shn.nccl = TRUE;
+  sp_cost_compute (&shn, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_NVLS, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.algbw, 0.85 * 370.8 * 8 / 9, 1e-9);
 }
 END_TEST
 

@@ -97,7 +97,8 @@ END_TEST
 
 /* MNNVL off: the hosts are NCCL's nodes and everything between two hosts
  * goes over their NICs (4 x 400 Gb/s), so two hosts' 1 GiB all-reduce is
- * several times slower than on the 900 GB/s NVLink domain. */
+ * several times slower than on the 900 GB/s NVLink domain (on: NVLS,
+ * 2.5 ms as the published run measured it; off: a ring over the NICs). */
 START_TEST (mnnvl_off_uses_the_nics)
 {
   g_autoptr (SpTopo) on = nvl72 (2, SP_MNNVL_ON);
@@ -107,7 +108,7 @@ START_TEST (mnnvl_off_uses_the_nics)
   SpCollEstimate b = estimate_group (off, SP_SIM_DES, SP_COLL_ALL_REDUCE, S, 0, 8);
   ck_assert_uint_eq (a.n_nodes, 1);
   ck_assert_uint_eq (b.n_nodes, 2);
-  ck_assert_msg (b.time_ns > 4 * a.time_ns, "on %" G_GUINT64_FORMAT " off %" G_GUINT64_FORMAT,
+  ck_assert_msg (b.time_ns > 3 * a.time_ns, "on %" G_GUINT64_FORMAT " off %" G_GUINT64_FORMAT,
                  a.time_ns, b.time_ns);
   /* within one host both agree: its 4 GPUs are an NVLink node either way */
   SpCollEstimate c = estimate_group (on, SP_SIM_ANALYTIC, SP_COLL_ALL_REDUCE, S, 0, 4);
