@@ -24,7 +24,8 @@ struct _SpDesColl {
   double S;          /* payload bytes (nccl-tests size) */
   guint32 *ranks;
   guint32 n;
-  guint32 nic_set[64];
+  guint32 *nic_set;  /* the group's NICs on its first node (any count: an
+                      * NVL72 domain is one node of 72 NICs) */
   guint32 n_nics;
   double t_cap_ns;   /* INFINITY: no cap */
   guint32 job;
@@ -50,6 +51,7 @@ sp_des_coll_free (SpDesColl *dc)
   g_free (dc->ranks);
   g_free (dc->node_off);
   g_free (dc->node_members);
+  g_free (dc->nic_set);
   sp_a2a_free (dc->a2a);
   g_free (dc);
 }
@@ -380,8 +382,9 @@ sp_des_coll_new (SpEngine *engine, const SpNet *net, const SpShape *shape, const
   dc->a2a = a2a;
   /* the group's NICs on the first member's node */
   guint32 node0 = ranks[0] / g;
-  gboolean used[64] = { FALSE };
-  guint32 nics = MIN (shape->spec->nics_per_node, 64);
+  guint32 nics = MAX (shape->spec->nics_per_node, 1);
+  g_autofree gboolean *used = g_new0 (gboolean, nics);
+  dc->nic_set = g_new (guint32, nics);
   for (guint32 i = 0; i < n; i++)
     if (ranks[i] / g == node0)
       {

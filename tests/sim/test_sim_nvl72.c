@@ -120,6 +120,24 @@ END_TEST
 /* A 1 GiB all-reduce over 16 racks (1,152 GPUs, 288 hosts) with the des
  * model: simulates, crosses 16 NCCL nodes, well under a second (issue 17;
  * bench numbers in bench/RESULTS.md). */
+/* A group straddling two domains (MiCS S=16 on 2 racks: ranks 64..79, 8 on
+ * each side) crosses over the NICs of its 8 GPUs on each side, as the
+ * closed form says: the flow model once kept only a domain's first 64 NICs
+ * and sent the whole ring through one (8 x slower). */
+START_TEST (straddling_group_uses_its_nics)
+{
+  g_autoptr (SpTopo) t = nvl72 (36, SP_MNNVL_ON);
+  const guint64 S = 996352000; /* gpt-13b's reduce-scatter bucket, bf16 */
+  SpCollEstimate d = estimate_group (t, SP_SIM_DES, SP_COLL_REDUCE_SCATTER, S, 64, 16);
+  SpCollEstimate a = estimate_group (t, SP_SIM_ANALYTIC, SP_COLL_REDUCE_SCATTER, S, 64, 16);
+  ck_assert_uint_eq (d.n_nodes, 2);
+  ck_assert_msg (fabs ((double) d.time_ns / a.time_ns - 1) < 0.01, "des %" G_GUINT64_FORMAT
+                 " analytic %" G_GUINT64_FORMAT, d.time_ns, a.time_ns);
+  /* 8 NICs of 400 Gb/s per side: far above one NIC's 50 GB/s */
+  ck_assert_msg (d.busbw_gbs > 300, "busbw %g", d.busbw_gbs);
+}
+END_TEST
+
 START_TEST (sixteen_racks)
 {
   g_autoptr (SpTopo) t = nvl72 (288, SP_MNNVL_ON);
@@ -145,6 +163,7 @@ main (void)
   tcase_add_test (tc, nccl_view);
   tcase_add_test (tc, shard_72_stays_on_nvlink);
   tcase_add_test (tc, mnnvl_off_uses_the_nics);
+  tcase_add_test (tc, straddling_group_uses_its_nics);
   tcase_add_test (tc, sixteen_racks);
   suite_add_tcase (s, tc);
   SRunner *sr = srunner_create (s);
