@@ -354,6 +354,24 @@ sp_groups_members (const SpGroups *groups, SpFamily family, guint32 index, guint
   return d->members + d->offsets[index];
 }
 
+guint32
+sp_groups_n_within (const SpGroups *groups, SpFamily family, guint32 span)
+{
+  if (span == 0 || !sp_groups_has_family (groups, family))
+    return 0;
+  const SpFamilyData *d = &groups->fam[family];
+  guint32 inside = 0;
+  for (guint32 g = 0; g < d->n_groups; g++)
+    {
+      const guint32 *m = d->members + d->offsets[g];
+      guint32 size = d->offsets[g + 1] - d->offsets[g], j = 1;
+      while (j < size && m[j] / span == m[0] / span)
+        j++;
+      inside += j >= size;
+    }
+  return inside;
+}
+
 const char *
 sp_groups_label (const SpGroups *groups, SpFamily family, guint32 index)
 {

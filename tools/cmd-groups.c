@@ -23,6 +23,11 @@ static const char description[] =
   "  --zero-param-group-size Z zero_param (ZeRO++ hpZ)\n"
   "  --local-all-to-all        local_all_to_all (qgZ: local_i groups, then global_i)\n"
   "\n"
+  "The text output ends each listing with the fabric: per family, how many\n"
+  "groups stay inside one node and inside one NVLink domain (--nvlink-domain,\n"
+  "or the topology's [cluster] nvlink_domain: 72 on a GB200 NVL72 rack), i.e.\n"
+  "whether its collectives ride NVLink or cross the network.\n"
+  "\n"
   "--format json prints {\"world_size\": W, \"families\": {\"<family>\": [[rank, ...], ...], ...},\n"
   "\"creation_order\": [[\"<family>\", index], ...]} with DeepSpeed's rank lists and\n"
   "communicator creation order.  A configuration DeepSpeed rejects exits with status 2.\n"
@@ -33,7 +38,8 @@ int
 sp_cmd_groups (int argc, char **argv)
 {
   g_autofree char *world_s = NULL, *dpn_s = NULL, *shard_s = NULL, *tp_s = NULL, *pp_s = NULL,
-                  *ep_s = NULL, *zpg_s = NULL, *nodes_s = NULL, *topology = NULL, *format_s = NULL;
+                  *ep_s = NULL, *zpg_s = NULL, *nodes_s = NULL, *topology = NULL, *format_s = NULL,
+                  *domain_s = NULL;
   gboolean hierarchical = FALSE, data_before_expert = FALSE, local_a2a = FALSE;
   GOptionEntry entries[] = {
     { "world-size", 'w', 0, G_OPTION_ARG_STRING, &world_s, "Number of ranks W", "W" },
@@ -57,6 +63,9 @@ sp_cmd_groups (int argc, char **argv)
       "ZeRO++ hpZ secondary partition size Z", "Z" },
     { "local-all-to-all", 0, 0, G_OPTION_ARG_NONE, &local_a2a,
       "qgZ local/global all-to-all groups", NULL },
+    { "nvlink-domain", 0, 0, G_OPTION_ARG_STRING, &domain_s,
+      "GPUs per NVLink domain, a multiple of D (default: the topology's, else D): "
+      "which groups stay on NVLink", "G" },
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format_s, "Output format: text (default) or json",
       "text|json" },
     { NULL },
@@ -75,6 +84,7 @@ sp_cmd_groups (int argc, char **argv)
 
   SpGroupsOptions opts;
   sp_groups_options_init (&opts);
+  guint32 domain = 0; /* GPUs per NVLink domain; 0: the node */
 
   /* Where W and D come from: --world-size [--devices-per-node], or --topology [--nodes]. */
   if (topology != NULL)
@@ -107,6 +117,7 @@ sp_cmd_groups (int argc, char **argv)
                             topology, world, MAX_RANKS);
       opts.world_size = (guint32) world;
       opts.devices_per_node = spec->gpus_per_node;
+      domain = sp_topo_spec_nvlink_domain (spec);
     }
   else
     {
@@ -127,6 +138,17 @@ sp_cmd_groups (int argc, char **argv)
       || !sp_cli_u32 (CMD, "--zero-param-group-size", zpg_s, 1, MAX_RANKS,
                       &opts.zero_param_group_size))
     return SP_EXIT_USAGE;
+
+  if (domain_s != NULL)
+    {
+      guint32 dpn = opts.devices_per_node ? opts.devices_per_node : 1;
+      if (!sp_cli_u32 (CMD, "--nvlink-domain", domain_s, 1, MAX_RANKS, &domain))
+        return SP_EXIT_USAGE;
+      if (domain % dpn != 0)
+        return sp_cli_fail (CMD, SP_EXIT_USAGE,
+                            "--nvlink-domain %u is not a multiple of the %u GPUs per node "
+                            "(an NVLink domain is whole nodes)", domain, dpn);
+    }
 
   if (hierarchical && shard_s == NULL)
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--hierarchical needs --shard-size");
@@ -149,7 +171,7 @@ sp_cmd_groups (int argc, char **argv)
     fprintf (stderr, "shardplan " CMD ": warning: %s\n", warnings[i]);
 
   gboolean ok = format == SP_FORMAT_JSON ? sp_groups_print_json (groups, stdout, &error)
-                                         : sp_groups_print_text (groups, stdout, &error);
+                                         : sp_groups_print_text (groups, domain, stdout, &error);
   if (!ok)
     return sp_cli_error (CMD, error);
   return SP_EXIT_OK;

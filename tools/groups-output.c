@@ -328,8 +328,56 @@ text_creation_order (Out *o, const SpGroups *groups)
   g_string_free (line, TRUE);
 }
 
+/* Per family: groups inside one node, inside one NVLink domain, and what
+ * that means for its collectives. */
+static void
+text_fabric (Out *o, const SpGroups *groups, guint32 dpn, guint32 domain)
+{
+  out_str (o, "fabric: ");
+  if (domain > dpn)
+    {
+      out_str (o, "NVLink domains of ");
+      out_u32 (o, domain);
+      out_str (o, " GPUs (");
+      out_u32 (o, domain / dpn);
+      out_str (o, " nodes; domain = rank / ");
+      out_u32 (o, domain);
+      out_str (o, ")\n");
+    }
+  else
+    out_str (o, "NVLink inside each node only (domain = node)\n");
+  for (gsize i = 0; i < G_N_ELEMENTS (printed); i++)
+    {
+      const Printed *p = &printed[i];
+      if (!printed_present (groups, p))
+        continue;
+      guint32 total = 0, in_node = 0, in_domain = 0;
+      for (guint k = 0; k < p->n_parts; k++)
+        {
+          total += sp_groups_n_groups (groups, p->parts[k]);
+          in_node += sp_groups_n_within (groups, p->parts[k], dpn);
+          in_domain += sp_groups_n_within (groups, p->parts[k], MAX (domain, dpn));
+        }
+      out_str (o, "  ");
+      out_str_padded (o, p->name, COL_FAMILY);
+      out_u32 (o, in_node);
+      out_str (o, " of ");
+      out_u32 (o, total);
+      out_str (o, " groups inside one node");
+      if (domain > dpn)
+        {
+          out_str (o, ", ");
+          out_u32 (o, in_domain);
+          out_str (o, " inside one NVLink domain");
+        }
+      out_str (o, in_domain == total ? ": NVLink only\n"
+                   : in_domain == 0  ? ": every group crosses the network\n"
+                                     : ": some groups cross the network\n");
+    }
+}
+
 gboolean
-sp_groups_print_text (const SpGroups *groups, FILE *fp, GError **error)
+sp_groups_print_text (const SpGroups *groups, guint32 nvlink_domain, FILE *fp, GError **error)
 {
   const SpGroupsOptions *opts = sp_groups_options (groups);
   guint32 world = sp_groups_world_size (groups);
@@ -412,6 +460,11 @@ sp_groups_print_text (const SpGroups *groups, FILE *fp, GError **error)
     out_str (&o, "(no families requested: give --shard-size, --tensor-parallel, "
                  "--expert-parallel, --zero-param-group-size or --local-all-to-all)\n");
   out_char (&o, '\n');
+  if (n_families > 0)
+    {
+      text_fabric (&o, groups, dpn, nvlink_domain);
+      out_char (&o, '\n');
+    }
   text_creation_order (&o, groups);
   return out_finish (&o, error);
 }

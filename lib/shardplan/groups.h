@@ -137,6 +137,14 @@ const char *sp_groups_label (const SpGroups *groups, SpFamily family, guint32 in
 gboolean sp_groups_find (const SpGroups *groups, SpFamily family, guint32 rank,
                          guint32 *out_index, guint32 *out_group_rank);
 
+/* Where a family's traffic runs (issue 17): how many of its groups have
+ * every member in one block of `span` consecutive ranks — one NVLink
+ * domain when `span` is the topology's GPUs per domain (block placement:
+ * rank r sits in domain r / span), one node when it is the GPUs per node.
+ * Groups of one rank count as inside.  0 when the family is not built or
+ * `span` is 0. */
+guint32 sp_groups_n_within (const SpGroups *groups, SpFamily family, guint32 span);
+
 /* Communicator creation order: entry i is (family, group index). */
 guint32 sp_groups_n_created (const SpGroups *groups);
 void sp_groups_created (const SpGroups *groups, guint32 i, SpFamily *out_family,

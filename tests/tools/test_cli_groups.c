@@ -514,6 +514,44 @@ START_TEST (test_warning_straddling_nodes)
 }
 END_TEST
 
+/* Which families stay on NVLink (issue 17): on 2 GB200 NVL72 racks (36
+ * hosts of 4), MiCS S=72 shard groups are the racks, S=144 spans both;
+ * hpZ=16's nine groups: eight inside a rack, ranks 64..79 straddle. */
+START_TEST (test_text_fabric)
+{
+  Run r = RUN ("groups", "--topology", "gb200-nvl72", "--nodes", "36", "--shard-size", "72",
+               "--zero-param-group-size", "16");
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_msg (strstr (r.out, "fabric: NVLink domains of 72 GPUs (18 nodes; domain = rank / 72)\n"),
+                 "%s", r.out);
+  ck_assert_msg (strstr (r.out, "  shard            0 of 2 groups inside one node, 2 inside one "
+                                "NVLink domain: NVLink only\n"), "%s", r.out);
+  ck_assert_msg (strstr (r.out, "  replicate        0 of 72 groups inside one node, 0 inside one "
+                                "NVLink domain: every group crosses the network\n"), "%s", r.out);
+  ck_assert_msg (strstr (r.out, "  zero_param       0 of 9 groups inside one node, 8 inside one "
+                                "NVLink domain: some groups cross the network\n"), "%s", r.out);
+  run_clear (&r);
+  r = RUN ("groups", "--topology", "gb200-nvl72", "--nodes", "36", "--shard-size", "144");
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_msg (strstr (r.out, "  shard            0 of 1 groups inside one node, 0 inside one "
+                                "NVLink domain: every group crosses the network\n"), "%s", r.out);
+  run_clear (&r);
+  /* without a topology: --nvlink-domain, whole nodes only */
+  r = RUN ("groups", "--world-size", "16", "--devices-per-node", "4", "--shard-size", "8",
+           "--nvlink-domain", "8");
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_msg (strstr (r.out, "  shard            0 of 2 groups inside one node, 2 inside one "
+                                "NVLink domain: NVLink only\n"), "%s", r.out);
+  run_clear (&r);
+  r = RUN ("groups", "--world-size", "16", "--devices-per-node", "4", "--shard-size", "8",
+           "--nvlink-domain", "6");
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_msg (strstr (r.err, "--nvlink-domain 6 is not a multiple of the 4 GPUs per node"), "%s",
+                 r.err);
+  run_clear (&r);
+}
+END_TEST
+
 START_TEST (test_text_format)
 {
   Run r = RUN ("groups", "--world-size", "16", "--devices-per-node", "4", "--shard-size", "8",
@@ -626,6 +664,7 @@ cli_groups_suite (void)
   tcase_add_test (ref, test_topology_equivalence);
   tcase_add_test (ref, test_warning_straddling_nodes);
   tcase_add_test (ref, test_text_format);
+  tcase_add_test (ref, test_text_fabric);
   suite_add_tcase (s, ref);
   TCase *info = tcase_create ("info");
   tcase_add_test (info, test_info_json);
