@@ -30,6 +30,43 @@ static const char description[] =
   "\n"
   "Example: shardplan plan --model gpt-13b --topology dgx-h100 --nodes 4 --shard-size 8 -o plan.json";
 
+/* Which fabric each family's collectives cross (issue 17), as plan meta:
+ * "nvlink_domain" = GPUs per NVLink domain, and per family with ops
+ * "fabric.<family>" = "nvlink" (every group inside one domain), "network"
+ * (every group crosses domains) or "mixed: K of N groups inside one NVLink
+ * domain".  Ops carry their family, so each op's fabric follows. */
+static gboolean
+set_fabric_meta (SpPlan *plan, const SpTopoSpec *spec, GError **error)
+{
+  g_autoptr (SpGroups) groups = sp_groups_build (sp_plan_groups_options (plan), error);
+  if (groups == NULL)
+    return FALSE;
+  guint32 domain = sp_topo_spec_nvlink_domain (spec);
+  g_autofree char *d = g_strdup_printf ("%u", domain);
+  sp_plan_set_meta (plan, "nvlink_domain", d);
+  gboolean used[SP_FAMILY_N] = { FALSE };
+  for (guint32 i = 0; i < sp_plan_n_ops (plan); i++)
+    {
+      const SpOp *op = sp_plan_op (plan, i);
+      if (sp_coll_is_communication (op->kind) && op->family < SP_FAMILY_N)
+        used[op->family] = TRUE;
+    }
+  for (guint f = 0; f < SP_FAMILY_N; f++)
+    {
+      guint32 total = sp_groups_n_groups (groups, (SpFamily) f);
+      if (!used[f] || total == 0)
+        continue;
+      guint32 in = sp_groups_n_within (groups, (SpFamily) f, domain);
+      g_autofree char *key = g_strdup_printf ("fabric.%s", sp_family_name ((SpFamily) f));
+      g_autofree char *val = in == total ? g_strdup ("nvlink")
+                             : in == 0   ? g_strdup ("network")
+                                         : g_strdup_printf ("mixed: %u of %u groups inside one "
+                                                            "NVLink domain", in, total);
+      sp_plan_set_meta (plan, key, val);
+    }
+  return TRUE;
+}
+
 static void
 print_summary (const SpPlan *plan, const SpModel *model, const SpTopo *topo,
                const SpMemoryEstimate *mem)
@@ -64,8 +101,13 @@ print_summary (const SpPlan *plan, const SpModel *model, const SpTopo *topo,
   printf ("bytes per family per step (GB = 1e9 B):\n");
   for (guint f = 0; f < SP_FAMILY_N; f++)
     if (fam_ops[f])
-      printf ("  %-26s %12.3f GB in %" G_GUINT64_FORMAT " ops\n", sp_family_name ((SpFamily) f),
-              fam_bytes[f] / 1e9, fam_ops[f]);
+      {
+        g_autofree char *key = g_strdup_printf ("fabric.%s", sp_family_name ((SpFamily) f));
+        const char *fabric = sp_plan_get_meta (plan, key);
+        printf ("  %-26s %12.3f GB in %" G_GUINT64_FORMAT " ops%s%s\n",
+                sp_family_name ((SpFamily) f), fam_bytes[f] / 1e9, fam_ops[f],
+                fabric ? ", fabric: " : "", fabric ? fabric : "");
+      }
   printf ("compute: %.4g FLOP per rank per step (efficiency %s of %.4g TFLOP/s peak)\n",
           (double) flops, sp_plan_get_meta (plan, "compute_efficiency"), t->gpu_tflops);
   const double gib = (double) (1u << 30);
@@ -191,6 +233,8 @@ sp_cmd_plan (int argc, char **argv)
   g_autofree char *topo_desc = g_strdup_printf ("%s x %u nodes", sp_topo_spec (topo)->name,
                                                 sp_topo_spec (topo)->nodes);
   sp_plan_set_meta (plan, "topology", topo_desc);
+  if (!set_fabric_meta (plan, sp_topo_spec (topo), &error))
+    return sp_cli_error (CMD, error);
   SpMemoryEstimate mem;
   if (!sp_memory_estimate (&model, &sh, po.world_size, &mo, &mem, &error))
     return sp_cli_error (CMD, error);

@@ -97,6 +97,14 @@ row_options (const SpSweepRow *r, const SpModel *base, SpShardingOptions *sh, Sp
   m->grad_accum = r->grad_accum;
 }
 
+/* The family of the parameter all-gathers: hpZ's secondary partition,
+ * else the shard groups (S = W: the world, as ZeRO-3). */
+static SpFamily
+r_gather_family (const SpSweepRow *r)
+{
+  return r->hpz > 1 ? SP_FAMILY_ZERO_PARAM : SP_FAMILY_SHARD;
+}
+
 static void
 simulate_row (gpointer data, gpointer user_data)
 {
@@ -129,6 +137,15 @@ simulate_row (gpointer data, gpointer user_data)
       row->memory_gib = mem.total_bytes / (double) (1u << 30);
       row->fits = sp_memory_fits (&mem, ts->gpu_memory_gib);
       row->inter_gb = sp_sweep_inter_node_bytes (plan, groups, ts->gpus_per_node) / 1e9;
+      SpFamily gather = r_gather_family (row);
+      guint32 domain = sp_topo_spec_nvlink_domain (ts);
+      row->gather_groups = sp_groups_n_groups (groups, gather);
+      row->gather_in_domain = sp_groups_n_within (groups, gather, domain);
+      if (row->gather_groups == 0) /* no shard family built: the world */
+        {
+          row->gather_groups = 1;
+          row->gather_in_domain = row->world <= domain;
+        }
       sp_sweep_throughput (&m, sw->global_batch, row->world, row->step_us, ts->gpu_tflops, &row->tp);
     }
   else if (sp_sweep_is_zeropp (row) && row->error->code == SP_ERROR_UNSUPPORTED)

@@ -39,6 +39,7 @@ json_row (JsonBuilder *b, const SpSweepRow *r, guint64 global_batch)
   M ("tflops_per_gpu"); json_builder_add_double_value (b, r->tp.tflops_per_gpu);
   M ("mfu"); json_builder_add_double_value (b, r->tp.mfu);
   M ("inter_node_gb"); json_builder_add_double_value (b, r->inter_gb);
+  M ("param_gather_fabric"); json_builder_add_string_value (b, sp_sweep_gather_fabric (r));
 #undef M
 }
 
@@ -137,6 +138,52 @@ sp_sweep_format_csv (GString *out, const SpSweepRow *r, guint n)
     }
 }
 
+const char *
+sp_sweep_gather_fabric (const SpSweepRow *row)
+{
+  return row->gather_in_domain == row->gather_groups ? "nvlink"
+         : row->gather_in_domain == 0               ? "network"
+                                                    : "mixed";
+}
+
+/* Rack-scale NVLink (issue 17): whether the recommendation's parameter
+ * all-gathers stay inside one NVLink domain, and if not, what keeping them
+ * there costs. */
+static void
+fabric_lines (GString *out, const SpTopoSpec *ts, const SpSweepRow *r, guint n,
+              const SpSweepPick *p)
+{
+  guint32 domain = sp_topo_spec_nvlink_domain (ts);
+  if (domain <= ts->gpus_per_node || p->best < 0)
+    return;
+  const SpSweepRow *b = &r[p->best];
+  g_string_append_printf (out, "nvlink: domains of %u GPUs (%u nodes); the recommendation's "
+                               "parameter all-gathers ",
+                          domain, domain / ts->gpus_per_node);
+  if (b->gather_in_domain == b->gather_groups)
+    {
+      g_string_append (out, "stay inside one domain\n");
+      return;
+    }
+  g_string_append_printf (out, "cross domains (%u of %u groups inside one)", b->gather_in_domain,
+                          b->gather_groups);
+  gint alt = -1;
+  for (guint i = 0; i < n; i++)
+    if (r[i].fits && r[i].gather_groups > 0 && r[i].gather_in_domain == r[i].gather_groups
+        && (alt < 0 || r[i].step_us < r[alt].step_us))
+      alt = (gint) i;
+  if (alt < 0)
+    {
+      g_string_append (out, "; no fitting configuration of the grid keeps them inside one\n");
+      return;
+    }
+  char lb[64];
+  g_string_append_printf (out, "; the fastest that keeps them inside one: #%d %s, %.1f ms "
+                               "(%+.1f %% step time)\n",
+                          alt + 1, sp_sweep_label (&r[alt], lb, sizeof lb), r[alt].step_us / 1e3,
+                          100.0 * (r[alt].step_us / b->step_us - 1));
+}
+
 void
 sp_sweep_format_text (GString *out, const SpSweepContext *c, const SpTopoSpec *ts, SpSimModel sim_model,
              SpSimContention used, const SpSweepRow *r, guint n, const SpSweepPick *p, const char *emitted)
@@ -200,6 +247,7 @@ sp_sweep_format_text (GString *out, const SpSweepContext *c, const SpTopoSpec *t
     g_string_append_printf (out, "note: the least memory among them: #%d %s, %.1f GiB, %.1f ms\n",
                             p->lean + 1, sp_sweep_label (&r[p->lean], lr, sizeof lr),
                             r[p->lean].memory_gib, r[p->lean].step_us / 1e3);
+  fabric_lines (out, ts, r, n, p);
   if (emitted)
     g_string_append_printf (out, "deepspeed config: written; '%s' rebuilds this plan\n", emitted);
   g_string_append_printf (out, "recommended: #%d %s on %u nodes, micro-batch %u x %u accumulation "

@@ -60,6 +60,9 @@ typedef struct {
   guint32 micro_batch, grad_accum;
   const SpTopo *topo;
   double comm_us, exposed_us, step_us, memory_gib, inter_gb;
+  /* the parameter all-gather's groups (hpZ's zero_param, else shard):
+   * how many of them, and how many inside one NVLink domain (issue 17) */
+  guint32 gather_groups, gather_in_domain;
   SpSweepThroughput tp;
   gboolean fits;
   char *skip;     /* the builder refused it (qwZ grouping): why */
@@ -81,6 +84,10 @@ typedef struct {
   gint lean;          /* the least memory among the best and those near it */
   char *why;
 } SpSweepPick;
+
+/* "nvlink" (every parameter all-gather group inside one NVLink domain),
+ * "network" (none) or "mixed". */
+const char *sp_sweep_gather_fabric (const SpSweepRow *row);
 
 /* What every output format states besides the rows. */
 typedef struct {

@@ -52,6 +52,18 @@ grep -q "warning: .*'optimizer'" "$tmp/err" || fail "no warning for the unknown 
 ok --model "$SP_SRCDIR/examples/model-gpt-7b.json" --deepspeed-config "$SP_SRCDIR/examples/deepspeed-mics.json" --nodes 4
 ok --model gpt-1b --nodes 2 --qwz --qgz --hpz 8 --one-micro-step --grad-accum 4
 grep -q 'all_to_all_quant_reduce' "$tmp/out" || fail "qgZ summary lacks all_to_all_quant_reduce"
+# which fabric each family crosses (issue 17): on 2 GB200 NVL72 racks MiCS
+# S=72 keeps the shard all-gathers on NVLink, S=144 (ZeRO-3) crosses racks
+ok --topology gb200-nvl72 --nodes 36 --shard-size 72 -o "$tmp/s72.json"
+grep -q '"fabric.shard" *: *"nvlink"' "$tmp/s72.json" || fail "S=72: fabric.shard is not nvlink"
+grep -q '"fabric.replicate" *: *"network"' "$tmp/s72.json" || fail "S=72: fabric.replicate is not network"
+grep -q '"nvlink_domain" *: *"72"' "$tmp/s72.json" || fail "S=72: no nvlink_domain 72"
+grep -q 'shard .* ops, fabric: nvlink' "$tmp/out" || fail "S=72: the summary does not say nvlink"
+ok --topology gb200-nvl72 --nodes 36 -o "$tmp/s144.json"
+grep -q '"fabric.shard" *: *"network"' "$tmp/s144.json" || fail "S=144: fabric.shard is not network"
+ok --topology gb200-nvl72 --nodes 36 --hpz 16 -o "$tmp/z16.json"
+grep -q '"fabric.zero_param" *: *"mixed: 8 of 9 groups inside one NVLink domain"' "$tmp/z16.json" \
+  || fail "hpZ=16: fabric.zero_param is not mixed 8 of 9"
 
 # bad input: exit 2, one line
 bad "neither a preset" --model no-such-model

@@ -188,4 +188,22 @@ if "$SHARDPLAN" info 2>/dev/null | grep -qi 'cairo.*yes'; then
     || fail "plot exited $?"
   grep -q '<svg' "$tmp/p.svg" || fail "plot is not an SVG"
 fi
+# rack-scale NVLink (issue 17): on 2 GB200 NVL72 racks the grid has the
+# domain-aligned S = 72 and S = 144; the rows say whether their parameter
+# all-gathers stay inside one domain, and the text says it of the
+# recommendation
+"$SHARDPLAN" sweep -t gb200-nvl72 --nodes 36 --zeropp none -s 16,72 --sim-model analytic \
+  --quiet -f json >"$tmp/n" 2>"$tmp/e" || fail "nvl72 sweep exited $?: $(cat "$tmp/e")"
+if command -v python3 >/dev/null 2>&1; then
+  python3 - "$tmp/n" <<'PY' || fail "nvl72 param_gather_fabric"
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = {(r["shard_size"], r["hierarchical"]): r["param_gather_fabric"] for r in d["rows"]}
+assert f[(72, False)] == "nvlink" and f[(16, False)] == "mixed" and f[(144, False)] == "network", f
+PY
+fi
+"$SHARDPLAN" sweep -t gb200-nvl72 --nodes 36 --zeropp none -s 144 --sim-model analytic --quiet \
+  >"$tmp/t" 2>"$tmp/e" || fail "nvl72 text sweep exited $?"
+grep -q "^nvlink: domains of 72 GPUs (18 nodes); the recommendation's parameter all-gathers cross domains (0 of 1 groups inside one); no fitting configuration of the grid keeps them inside one$" "$tmp/t" \
+  || fail "nvl72 text sweep: no nvlink line: $(cat "$tmp/t")"
 [ "$failures" -eq 0 ]
