@@ -393,6 +393,18 @@ sp_shape_init_model (SpShape *sh, const SpTopoSpec *s, const guint32 *ranks, gui
       sh->p2p_net_factor = message_efficiency (s, t->p2p_chunk_bytes)
                            / message_efficiency (s, t->step_bytes);
     }
+  else
+    {
+      /* A calibrated nic_efficiency e is the rate at the ring's step m:
+       * it fixes the per-message cost δ = (m / line)(1/e - 1) (§2.1), and
+       * that δ gives the p2p chunk's rate too — an all-to-all must not
+       * inherit the ring's larger messages. */
+      const SpTransportModel *t = transport_model (s);
+      double e = s->cal_nic_efficiency;
+      double delta_line = t->step_bytes * (1.0 / e - 1.0); /* δ × line, bytes */
+      double e_p2p = t->p2p_chunk_bytes / (t->p2p_chunk_bytes + MAX (0.0, delta_line));
+      sh->p2p_net_factor = MIN (1.0, e_p2p / e);
+    }
   shape_ring_rates (sh);
   /* channels: one per NVLink of the GPU (NCCL's search ends near that for
    * NVSwitch and mesh systems), 2 otherwise; clamped to [2, 32]. */
@@ -658,13 +670,23 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
       {
         double e = sh->nccl ? sp_nccl_nvls_efficiency (sh->arch) : SP_NVLS_EFF;
         double k = sh->ppn;
+        double nvls_ch = sh->arch >= SP_ARCH_BLACKWELL ? SP_NVLS_CHANNELS_SM100
+                                                       : SP_NVLS_CHANNELS_SM90;
         double alg = coll == SP_COLL_ALL_REDUCE ? e * sh->intra_gbs * k / (k + 1) : e * sh->intra_gbs;
-        if (!sh->nccl)
+        if (sh->nccl)
+          {
+            /* NCCL's own (tuning.cc, 2.28+; reference/nccl-cost-model.md
+             * §1.3): per channel bwIntra·e·(C−1)/C, ×2 for all-reduce,
+             * ×(k−1)/k otherwise, times C channels; all-reduce's busBw then
+             * becomes algBw by n/(2(n−1)), AG/RS's is already one.  With
+             * C·bwIntra = the GPU's NVLink rate as NCCL rates it. */
+            double per = e * (nvls_ch - 1) / nvls_ch * sh->intra_gbs;
+            alg = coll == SP_COLL_ALL_REDUCE ? per * k / (k - 1) : per * (k - 1) / k;
+          }
+        else
           {
             /* the per-chunk cost as a rate factor: t_chunk per chunk of
              * each channel against the chunk's bytes at the full rate */
-            double nvls_ch = sh->arch >= SP_ARCH_BLACKWELL ? SP_NVLS_CHANNELS_SM100
-                                                           : SP_NVLS_CHANNELS_SM90;
             double unit = nvls_ch * k * SP_NVLS_CHUNK_BYTES, chunk = SP_NVLS_CHUNK_BYTES;
             if (S < 2 * unit)
               chunk /= 8;

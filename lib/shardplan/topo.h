@@ -20,7 +20,9 @@
  *              intra_efficiency, nic_efficiency: the fraction of [intra]
  *              bandwidth_gbs and of [inter] nic_gbps a transfer achieves, in
  *              [0, 4]; 0 or absent = the simulator's own derivation from
- *              the datasheet number (sim/README-model.md §2);
+ *              the datasheet number (sim/README-model.md §2); nic_efficiency
+ *              is the rate at NCCL's ring step, and the per-message cost
+ *              it implies sets the all-to-all's (p2p chunk) rate too;
  *              ll_overhead_us, ll128_overhead_us, simple_overhead_us: time
  *              added to every collective that uses that protocol, in
  *              [-1000, 1e6] µs (negative removes part of the model's fixed

@@ -157,11 +157,15 @@ START_TEST (protocols_and_caps)
   /* one byte less and the chunk halves: twice the chunks, twice the cost */
   sp_cost_compute (&sh, SP_COLL_ALL_REDUCE, (1 << 30) - 16, SP_ALGO_NVLS, SP_PROTO_SIMPLE, &c);
   ASSERT_NEAR (c.algbw, alg0 / (1 + 1.1e3 * alg0 / (16 * 65536.0)), 1e-9);
-  /* NCCL's own model: 0.85 × 370.8 × 8/9, no chunk term */
+  /* NCCL's own model (tuning.cc 2.28+): busBw = 16 channels × 370.8/16 ×
+   * 0.85 × 15/16 × 2, algBw = busBw × 8/14 */
   SpShape shn = sh;
   shn.nccl = TRUE;
   sp_cost_compute (&shn, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_NVLS, SP_PROTO_SIMPLE, &c);
-  ASSERT_NEAR (c.algbw, 0.85 * 370.8 * 8 / 9, 1e-9);
+  ASSERT_NEAR (c.algbw, 370.8 * 0.85 * 15 / 16 * 2 * 8 / 14, 1e-9);
+  /* and its all-gather: × (8−1)/8 per channel, busBw is the algBw */
+  sp_cost_compute (&shn, SP_COLL_ALL_GATHER, 1 << 30, SP_ALGO_NVLS, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.algbw, 370.8 * 0.85 * 15 / 16 * 7 / 8, 1e-9);
 }
 END_TEST
 
@@ -329,6 +333,23 @@ START_TEST (calibrated_efficiency_scales_bandwidth)
 }
 END_TEST
 
+/* A calibrated nic_efficiency is the ring step's rate; the per-message
+ * cost it implies sets the p2p chunk's: on ib (512 KiB steps, 128 KiB
+ * chunks) e = 0.8 gives δ·line = 512 KiB × 0.25, so an all-to-all's
+ * network runs at 128/(128 + 128) = 0.5 of the line, 0.625 of the ring's. */
+START_TEST (calibrated_nic_sets_p2p)
+{
+  SpTopoSpec s = spec_h100 (2);
+  s.cal_nic_efficiency = 0.8;
+  SpShape sh = shape_all (&s);
+  ASSERT_NEAR (sh.nic_gbs, 50.0 * 0.8, 1e-12);
+  ASSERT_NEAR (sh.p2p_net_factor, 0.5 / 0.8, 1e-12);
+  s.cal_nic_efficiency = 1.0; /* no per-message cost: p2p as fast */
+  sh = shape_all (&s);
+  ASSERT_NEAR (sh.p2p_net_factor, 1.0, 1e-12);
+}
+END_TEST
+
 /* A topology from datasheet numbers alone (no latency) for every GPU
  * generation and transport gives a finite, positive estimate from every
  * model, small and large, for every collective; 1 GiB costs more than 1 KiB. */
@@ -441,6 +462,7 @@ main (void)
   Suite *s = suite_create ("sim_model");
   TCase *tc = tcase_create ("analytic");
   tcase_add_test (tc, worked_example_single_node_latency);
+  tcase_add_test (tc, calibrated_nic_sets_p2p);
   tcase_add_test (tc, worked_example_16gib_gather);
   tcase_add_test (tc, worked_example_two_nodes_allreduce);
   tcase_add_test (tc, ring_bandwidth_from_topology);
