@@ -583,12 +583,18 @@ rms_log (const SpCalibPoint *pts, gsize n, const double *sim)
   return k ? sqrt (s / k) : 0;
 }
 
-/* The median |error| over the fit points of simulated times `sim`. */
+/* The median |error| over the fit points of simulated times `sim`: of all
+ * of them (source G_MAXUINT32) or of one source (trace). */
 static double
-fit_median (const Fit *f, const double *sim)
+fit_median (const Fit *f, const double *sim, guint32 source)
 {
+  g_autofree double *e = g_new (double, f->n_pts + 1);
+  gsize k = 0;
+  for (gsize i = 0; i < f->n_pts; i++)
+    if (!f->pts[i].holdout && (source == G_MAXUINT32 || f->pts[i].source == source))
+      e[k++] = sim[i] / f->pts[i].measured_ns - 1.0;
   SpCalibErrorStats st;
-  error_stats (f->pts, f->n_pts, sim, FALSE, &st);
+  sp_calib_error_stats (e, k, &st);
   return st.median_abs;
 }
 
@@ -598,16 +604,33 @@ fit_median (const Fit *f, const double *sim)
  * ALCF Polaris went from 11 % to 24 % on the fitted data itself.  So walk
  * from the start to the optimum, t = 1, 19/20, ..., 1/20 (efficiencies in
  * log space, as they are fitted), and keep the step with the lowest median
- * of the fit set — the optimum itself when nothing beats it, the start (no
- * change) when every step is worse.  20 evaluations of the fit set. */
+ * of the fit set among the steps that leave no fitted trace's own median
+ * more than a point worse than at the start (a change that helps one trace by hurting another
+ * does not carry to runs it was not fitted on: issue 10's Polaris checks) —
+ * the optimum itself when nothing beats it, the start (no change) when
+ * every step fails.  20 evaluations of the fit set. */
 #define SP_CALIB_GUARD_STEPS 20
+/* how much worse one fitted trace's median may get (absolute, 1 point) */
+#define SP_CALIB_GUARD_SOURCE_TOL 0.01
 
 static gboolean
 median_guard (const Fit *f, const SpTopoSpec *start, const SpTopoSpec *opt,
               const double *sim_start, SpTopoSpec *out, GError **error)
 {
+  guint32 n_src = 0;
+  for (gsize i = 0; i < f->n_pts; i++)
+    if (!f->pts[i].holdout)
+      n_src = MAX (n_src, f->pts[i].source + 1);
+  g_autofree double *src0 = g_new0 (double, n_src + 1);
+  g_autofree gboolean *has = g_new0 (gboolean, n_src + 1);
+  for (gsize i = 0; i < f->n_pts; i++)
+    if (!f->pts[i].holdout)
+      has[f->pts[i].source] = TRUE;
+  for (guint32 j = 0; j < n_src; j++)
+    if (has[j])
+      src0[j] = fit_median (f, sim_start, j);
   g_autofree double *sim = g_new (double, f->n_pts);
-  double best_med = fit_median (f, sim_start);
+  double best_med = fit_median (f, sim_start, G_MAXUINT32);
   *out = *start;
   for (guint k = SP_CALIB_GUARD_STEPS; k >= 1; k--)
     {
@@ -631,9 +654,14 @@ median_guard (const Fit *f, const SpTopoSpec *start, const SpTopoSpec *opt,
       guint protos = 0;
       if (!simulate (f, &s, TRUE, sim, &protos, error))
         return FALSE;
-      double med = fit_median (f, sim);
-      /* strictly better by a hair, so ties keep the larger step */
-      if (med < best_med - 1e-12)
+      double med = fit_median (f, sim, G_MAXUINT32);
+      if (!(med < best_med - 1e-12)) /* ties keep the larger step */
+        continue;
+      gboolean each_ok = TRUE;
+      for (guint32 j = 0; j < n_src && each_ok; j++)
+        if (has[j])
+          each_ok = fit_median (f, sim, j) <= src0[j] + SP_CALIB_GUARD_SOURCE_TOL;
+      if (each_ok)
         {
           best_med = med;
           *out = s;
