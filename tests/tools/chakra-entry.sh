@@ -1,0 +1,88 @@
+#!/bin/sh
+# The issue's entry points run the one export and import of `shardplan
+# chakra`: `plan --chakra PREFIX` writes the same files as `chakra export`
+# of that plan; `trace export --format chakra` of a simulated trace gives
+# every node the trace's duration (checked by Python's protobuf against the
+# trace's rows as `trace export --format csv` lists them); `trace
+# import-chakra` (PREFIX, or the .et files) gives the exact plan back; each
+# refuses an output that is an input, and a partial list of rank files.
+. "$SP_SRCDIR/tests/tools/chakra-testlib.sh"
+chakra_require_python
+cd "$tmp" || exit 1
+plan="--model gpt-1b --topology dgx-h100 --nodes 1 --shard-size 4 --one-micro-step"
+"$SHARDPLAN" plan $plan -o p.json --chakra et/p >/dev/null 2>err || { cat err >&2; exit 1; }
+"$SHARDPLAN" chakra export -q --plan p.json --topology dgx-h100 -o et/q || exit 1
+for f in et/p.*; do
+  cmp "$f" "et/q.${f#et/p.}" || { echo "FAIL: plan --chakra: $f differs from chakra export's" >&2; exit 1; }
+done
+echo "plan --chakra: the files of chakra export, byte for byte"
+
+# a plan output that is one of the Chakra outputs: refused before any work
+"$SHARDPLAN" plan $plan -o et/r.groups.json --chakra et/r >/dev/null 2>err
+[ $? -eq 2 ] && grep -q 'et/r.groups.json' err || { cat err >&2; echo "FAIL: plan --chakra clash" >&2; exit 1; }
+[ ! -e et/r.0.et ] && [ ! -e et/r.groups.json ] || { echo "FAIL: written after a refusal" >&2; exit 1; }
+
+# a simulated trace -> Chakra with its durations
+"$SHARDPLAN" sim --plan p.json --topology dgx-h100 --nodes 1 -o s.h5 >/dev/null || exit 1
+"$SHARDPLAN" trace export --format chakra -o et/s s.h5 2>err || { cat err >&2; exit 1; }
+"$SHARDPLAN" trace export --format csv -o s.csv s.h5 || exit 1
+"$py" - "$tmp/py" p.json et/s s.csv <<'PY' || { echo "FAIL: trace export --format chakra durations" >&2; exit 1; }
+import csv, json, sys
+sys.path.insert(0, sys.argv[1])
+import et_def_pb2 as et
+plan = json.load(open(sys.argv[2]))
+ops = plan["ops"]
+acc = {}
+for row in csv.DictReader(open(sys.argv[4])):
+    if row["status"] != "ok" or int(row["iter"]) < 0:
+        continue
+    k = (int(row["rank"]), int(row["op_id"]))
+    s, n = acc.get(k, (0, 0))
+    acc[k] = (s + int(row["dur_ns"]), n + 1)
+checked = 0
+for r in range(plan["world_size"]):
+    buf = open(f"{sys.argv[3]}.{r}.et", "rb").read()
+    pos, first = 0, True
+    while pos < len(buf):
+        n = shift = 0
+        while True:
+            b = buf[pos]; pos += 1
+            n |= (b & 0x7F) << shift; shift += 7
+            if not b & 0x80:
+                break
+        msg = buf[pos:pos + n]; pos += n
+        if first:
+            first = False
+            continue
+        node = et.Node(); node.ParseFromString(msg)
+        op = ops[node.id]
+        if op["kind"] in ("hier_all_gather", "reduce_scatter_coalesced", "all_to_all_quant_reduce"):
+            assert node.duration_micros == 0, f"rank {r} node {node.id}: a composite has a duration"
+            continue
+        s, c = acc[(r, node.id)]
+        want = (s // c + 500) // 1000
+        assert node.duration_micros == want, \
+            f"rank {r} node {node.id}: duration_micros {node.duration_micros}, trace {want}"
+        checked += 1
+print(f"{checked} nodes: duration_micros = the trace's mean duration on that rank")
+PY
+# ... and back: the trace's plan, exactly, from PREFIX or from the files
+"$SHARDPLAN" trace import-chakra et/s -o s.back.json 2>err || { cat err >&2; exit 1; }
+cmp p.json s.back.json || { echo "FAIL: trace import-chakra PREFIX: not the plan" >&2; exit 1; }
+"$SHARDPLAN" trace import-chakra et/s.*.et -o s.back2.json 2>err || { cat err >&2; exit 1; }
+cmp p.json s.back2.json || { echo "FAIL: trace import-chakra FILES: not the plan" >&2; exit 1; }
+echo "trace import-chakra: the exact plan back, from PREFIX and from the files"
+"$SHARDPLAN" trace import-chakra et/s.0.et et/s.1.et -o x.json 2>err
+[ $? -eq 2 ] && grep -q '2 rank files named' err && [ ! -e x.json ] || { cat err >&2; exit 1; }
+"$SHARDPLAN" trace import-chakra et/s.0.et et/p.1.et -o x.json 2>err
+[ $? -eq 2 ] && grep -q 'different traces' err || { cat err >&2; exit 1; }
+"$SHARDPLAN" trace import-chakra et/s -o et/s.0.et 2>err
+[ $? -eq 2 ] && grep -q 'refusing to overwrite an input' err || { cat err >&2; exit 1; }
+cp et/s.0.et t.0.et
+"$SHARDPLAN" trace export --format chakra -o t t.0.et 2>err
+[ $? -eq 2 ] || { cat err >&2; echo "FAIL: trace export over its input" >&2; exit 1; }
+"$SHARDPLAN" trace export --format chakra s.h5 2>err
+[ $? -eq 2 ] && grep -q 'give -o PREFIX' err || { cat err >&2; exit 1; }
+"$SHARDPLAN" trace import-chakra --help | grep -q 'import-chakra' || exit 1
+"$SHARDPLAN" trace --help | grep -q 'import-chakra' || exit 1
+echo "bad arguments refused, nothing written"
