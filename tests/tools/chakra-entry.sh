@@ -83,6 +83,11 @@ cp et/s.0.et t.0.et
 [ $? -eq 2 ] || { cat err >&2; echo "FAIL: trace export over its input" >&2; exit 1; }
 "$SHARDPLAN" trace export --format chakra s.h5 2>err
 [ $? -eq 2 ] && grep -q 'give -o PREFIX' err || { cat err >&2; exit 1; }
+# a rank file that is a pipe: refused, not read forever
+if mkfifo fifo.0.et 2>/dev/null; then
+  "$SHARDPLAN" trace import-chakra fifo -o x.json 2>err
+  [ $? -eq 2 ] && grep -q 'fifo.0.et: not a regular file' err || { cat err >&2; exit 1; }
+fi
 "$SHARDPLAN" trace import-chakra --help | grep -q 'import-chakra' || exit 1
 "$SHARDPLAN" trace --help | grep -q 'import-chakra' || exit 1
 echo "bad arguments refused, nothing written"

@@ -55,3 +55,4 @@ refuse cut.json "cut.json: not JSON"
 echo '[{"pg_name": "0", "ranks": []}, {"pg_name": "1", "ranks": [0, 1, 2, 3]}]' > few.json
 refuse few.json "pt.0.et: node 5: field pg_name '3' is not a group of few.json"
 refuse missing.json "missing.json"
+mkfifo fifo.json 2>/dev/null && refuse fifo.json "fifo.json: not a regular file"

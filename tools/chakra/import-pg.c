@@ -226,6 +226,8 @@ sp_chakra_pg_load (const char *path, GError **error)
   GStatBuf sb;
   g_autofree char *data = NULL;
   gsize len = 0;
+  if (g_stat (path, &sb) == 0 && !S_ISREG (sb.st_mode))
+    FAIL ("%s: not a regular file", path);
   if (g_stat (path, &sb) == 0 && sb.st_size > SP_CHAKRA_PG_MAX_BYTES)
     FAIL ("%s: %.0f MiB, more than the %u MiB a group file may have (from a larger PyTorch "
           "execution trace, save its '" PG_INIT_NODE "' list alone)", path,

@@ -10,8 +10,15 @@
 
 #include <json-glib/json-glib.h>
 #include <string.h>
+#include <glib/gstdio.h>
 
 #define N_TYPES 8
+/* Limits on what an import reads: one rank file is read whole (a shardplan
+ * export of gpt-13b is 150 KB per rank; PyTorch captures of large models
+ * reach a few hundred MB), and the rank count is the world limit of every
+ * other shardplan input. */
+#define MAX_FILE_BYTES (G_GUINT64_CONSTANT (1) << 30)
+#define MAX_RANKS (1u << 24)
 
 /* One node of one file, as read. */
 typedef struct {
@@ -282,12 +289,20 @@ read_file (Ctx *c, guint32 rank, const char *path, ProtobufCAllocator *alloc, GP
   g_autofree char *data = NULL;
   gsize len = 0;
   GError *e = NULL;
+  GStatBuf sb;
+  if (g_stat (path, &sb) == 0 && !S_ISREG (sb.st_mode))
+    FAIL ("%s: not a regular file", path);
+  if (g_stat (path, &sb) == 0 && (guint64) sb.st_size > MAX_FILE_BYTES)
+    FAIL ("%s: %.1f GiB, more than the %u GiB a rank file may have", path,
+          sb.st_size / 1073741824.0, (guint) (MAX_FILE_BYTES >> 30));
   if (!g_file_get_contents (path, &data, &len, &e))
     {
       g_set_error (error, SP_ERROR, SP_ERROR_IO, "%s", e->message);
       g_error_free (e);
       return FALSE;
     }
+  if (len > MAX_FILE_BYTES)
+    FAIL ("%s: more than the %u GiB a rank file may have", path, (guint) (MAX_FILE_BYTES >> 30));
   const guint8 *p = (const guint8 *) data;
   gsize pos = 0;
   guint64 k = 0;
@@ -949,6 +964,12 @@ sp_chakra_import (const char *prefix, const char *groups_path, const SpTopo *top
       g_autofree char *path = g_strdup_printf ("%s.%u.et", prefix, world);
       if (!g_file_test (path, G_FILE_TEST_EXISTS))
         break;
+      if (world == MAX_RANKS)
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: more than %u rank files",
+                       path, MAX_RANKS);
+          goto out;
+        }
       if (!read_rank (&c, world, path, error))
         goto out;
     }
