@@ -56,3 +56,10 @@ echo '[{"pg_name": "0", "ranks": []}, {"pg_name": "1", "ranks": [0, 1, 2, 3]}]' 
 refuse few.json "pt.0.et: node 5: field pg_name '3' is not a group of few.json"
 refuse missing.json "missing.json"
 mkfifo fifo.json 2>/dev/null && refuse fifo.json "fifo.json: not a regular file"
+# odd JSON types where strings belong: refused with one line, no GLib criticals
+cat > odd.json <<'J'
+{"nodes": [{"name": 5}, {"name": null}, {"name": {}}, 7,
+  {"name": "## process_group:init ##", "inputs": {"values": [{}, "[{\"pg_name\": 1, \"ranks\": [0]}]"]}}]}
+J
+refuse odd.json "odd.json: node '## process_group:init ##': process group 0: no \"pg_name\" string"
+! grep -q CRITICAL err || { cat err >&2; echo "FAIL: GLib critical" >&2; exit 1; }

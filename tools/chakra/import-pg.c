@@ -170,8 +170,10 @@ load_pytorch_et (SpChakraPg *pg, JsonArray *nodes, GError **error)
     {
       JsonNode *e = json_array_get_element (nodes, i);
       JsonObject *o = JSON_NODE_HOLDS_OBJECT (e) ? json_node_get_object (e) : NULL;
-      if (o == NULL || g_strcmp0 (json_object_get_string_member_with_default (o, "name", ""),
-                                  PG_INIT_NODE) != 0)
+      JsonNode *name = o ? json_object_get_member (o, "name") : NULL;
+      if (name == NULL || !JSON_NODE_HOLDS_VALUE (name)
+          || json_node_get_value_type (name) != G_TYPE_STRING
+          || strcmp (json_node_get_string (name), PG_INIT_NODE) != 0)
         continue;
       /* schema 1.1: "inputs": {"values": [...]}; 1.0: "inputs": [...] */
       JsonNode *in = json_object_get_member (o, "inputs");
