@@ -24,7 +24,8 @@ int sp_chakra_cmd_write (const char *command, const SpPlan *plan, const SpTopo *
 /* `shardplan trace export --format chakra -o PREFIX TRACE`: the plan that
  * the trace carries, each node with the duration_micros the trace measured
  * or simulated for it on that rank (the mean over the timed iterations of
- * the rows with status ok).  Checks the files itself.  Exit status. */
+ * the rows with status ok; a kernel without rows gets the time the trace's
+ * own topology models for it).  Checks the files itself.  Exit status. */
 int sp_chakra_cmd_write_trace (const char *command, const char *trace_path, const char *prefix);
 
 /* `shardplan chakra import` and `shardplan trace import-chakra`; argv[0] is

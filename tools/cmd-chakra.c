@@ -299,8 +299,22 @@ sp_chakra_cmd_write_trace (const char *command, const char *trace_path, const ch
           d.n[c]++;
         }
     }
+  /* Kernels a trace has no rows for (a measured run times communication
+   * only) take the time the trace's own topology models for them. */
+  g_autoptr (SpTopo) topo = NULL;
+  const char *topo_text = sp_trace_topology_text (t);
+  if (rc == SP_EXIT_OK && topo_text && *topo_text)
+    {
+      topo = sp_topo_load_data (topo_text, -1, trace_path, &error);
+      if (topo && sp_topo_world_size (topo) != world)
+        g_clear_pointer (&topo, sp_topo_free);
+      g_clear_error (&error);
+    }
+  if (rc == SP_EXIT_OK && topo == NULL)
+    fprintf (stderr, "shardplan %s: %s: no usable topology in the trace: kernels without rows "
+             "get no duration_micros\n", command, trace_path);
   if (rc == SP_EXIT_OK)
-    rc = write_export (command, plan, NULL, trace_rank_durations, &d, prefix, FALSE);
+    rc = write_export (command, plan, topo, trace_rank_durations, &d, prefix, FALSE);
   g_free (d.sum_ns);
   g_free (d.n);
   return rc;

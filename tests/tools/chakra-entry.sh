@@ -26,46 +26,8 @@ echo "plan --chakra: the files of chakra export, byte for byte"
 "$SHARDPLAN" sim --plan p.json --topology dgx-h100 --nodes 1 -o s.h5 >/dev/null || exit 1
 "$SHARDPLAN" trace export --format chakra -o et/s s.h5 2>err || { cat err >&2; exit 1; }
 "$SHARDPLAN" trace export --format csv -o s.csv s.h5 || exit 1
-"$py" - "$tmp/py" p.json et/s s.csv <<'PY' || { echo "FAIL: trace export --format chakra durations" >&2; exit 1; }
-import csv, json, sys
-sys.path.insert(0, sys.argv[1])
-import et_def_pb2 as et
-plan = json.load(open(sys.argv[2]))
-ops = plan["ops"]
-acc = {}
-for row in csv.DictReader(open(sys.argv[4])):
-    if row["status"] != "ok" or int(row["iter"]) < 0:
-        continue
-    k = (int(row["rank"]), int(row["op_id"]))
-    s, n = acc.get(k, (0, 0))
-    acc[k] = (s + int(row["dur_ns"]), n + 1)
-checked = 0
-for r in range(plan["world_size"]):
-    buf = open(f"{sys.argv[3]}.{r}.et", "rb").read()
-    pos, first = 0, True
-    while pos < len(buf):
-        n = shift = 0
-        while True:
-            b = buf[pos]; pos += 1
-            n |= (b & 0x7F) << shift; shift += 7
-            if not b & 0x80:
-                break
-        msg = buf[pos:pos + n]; pos += n
-        if first:
-            first = False
-            continue
-        node = et.Node(); node.ParseFromString(msg)
-        op = ops[node.id]
-        if op["kind"] in ("hier_all_gather", "reduce_scatter_coalesced", "all_to_all_quant_reduce"):
-            assert node.duration_micros == 0, f"rank {r} node {node.id}: a composite has a duration"
-            continue
-        s, c = acc[(r, node.id)]
-        want = (s // c + 500) // 1000
-        assert node.duration_micros == want, \
-            f"rank {r} node {node.id}: duration_micros {node.duration_micros}, trace {want}"
-        checked += 1
-print(f"{checked} nodes: duration_micros = the trace's mean duration on that rank")
-PY
+"$py" "$SP_SRCDIR/tests/tools/chakra_durations.py" "$tmp/py" p.json et/s s.csv \
+  || { echo "FAIL: trace export --format chakra durations" >&2; exit 1; }
 # ... and back: the trace's plan, exactly, from PREFIX or from the files
 "$SHARDPLAN" trace import-chakra et/s -o s.back.json 2>err || { cat err >&2; exit 1; }
 cmp p.json s.back.json || { echo "FAIL: trace import-chakra PREFIX: not the plan" >&2; exit 1; }

@@ -71,9 +71,10 @@ typedef struct {
 /* Write `plan` as Chakra ET files "<prefix>.<r>.et", r = 0 .. W-1, and
  * "<prefix>.groups.json".  `topo` (NULL allowed) gives kernels their
  * modelled duration_micros; when given, its world size must be the plan's.
- * `durations` (NULL allowed; then pass topo NULL) gives every node of a
- * rank its own duration_micros (composites excepted: ASTRA-sim skips a
- * COMP_NODE without duration or FLOPs, and their sub-ops are the work).
+ * `durations` (NULL allowed) gives every node of a rank its own
+ * duration_micros (composites excepted: ASTRA-sim skips a COMP_NODE
+ * without duration or FLOPs, and their sub-ops are the work); a kernel it
+ * has none for keeps the modelled one when `topo` is given.
  * Each file is written under a temporary name and renamed when whole; on
  * failure the files of this call already renamed are removed, so nothing
  * half-written remains.  `progress` (may be NULL) is called after every

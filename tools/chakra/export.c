@@ -164,10 +164,13 @@ static void pack_op_part (Ctx *c, const SpOp *op);
 static void pack_recv_part (Ctx *c, const SpOp *op);
 
 static gboolean
-ctx_init (Ctx *c, const SpPlan *plan, const SpTopo *topo, GError **error)
+ctx_init (Ctx *c, const SpPlan *plan, const SpTopo *topo, SpChakraRankDurations durations,
+          gpointer durations_data, GError **error)
 {
   memset (c, 0, sizeof *c);
   c->plan = plan;
+  c->durations = durations;
+  c->durations_data = durations_data;
   c->n_ops = sp_plan_n_ops (plan);
   c->world = sp_plan_world_size (plan);
   c->groups = sp_groups_build (sp_plan_groups_options (plan), error);
@@ -371,7 +374,9 @@ pack_op_part (Ctx *c, const SpOp *op)
           attr_i64 (&at, "num_ops", (gint64) op->flops);
           if (op->bytes > 0)
             attr_u64 (&at, "tensor_size", op->bytes);
-          node.duration_micros = c->dur_us[op->id];
+          /* with per-rank durations, every rank's part carries its own */
+          if (c->durations == NULL)
+            node.duration_micros = c->dur_us[op->id];
         }
     }
   attr_str (&at, "sp_kind", sp_coll_name (op->kind));
@@ -527,8 +532,8 @@ write_rank (const Ctx *c, guint32 rank, const char *path, guint64 *inout_nodes,
         }
       g_hash_table_insert (last_on_stream, GUINT_TO_POINTER (op->stream + 1),
                            GUINT_TO_POINTER (op->id + 1));
-      if (dur && dur[i] != G_MAXUINT64 && !sp_coll_is_composite (op->kind))
-        node.duration_micros = dur[i];
+      if (dur && !sp_coll_is_composite (op->kind))
+        node.duration_micros = dur[i] != G_MAXUINT64 ? dur[i] : c->dur_us[i];
       const GByteArray *shared = c->op_part[i];
       const GByteArray *group = NULL;
       ChakraProtoMsg__AttributeProto *peer_p[2];
@@ -592,13 +597,11 @@ sp_chakra_export (const SpPlan *plan, const SpTopo *topo, SpChakraRankDurations 
 {
   g_return_val_if_fail (plan != NULL && prefix != NULL, FALSE);
   Ctx c;
-  if (!ctx_init (&c, plan, topo, error))
+  if (!ctx_init (&c, plan, topo, durations, durations_data, error))
     {
       ctx_clear (&c);
       return FALSE;
     }
-  c.durations = durations;
-  c.durations_data = durations_data;
   SpChakraExportStats st = { 0 };
   st.groups = c.n_pg;
   guint32 written = 0;
