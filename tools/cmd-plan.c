@@ -2,6 +2,7 @@
  * topology → the plan of one training step, as JSON, and a human summary
  * with the memory per GPU. */
 #include "config.h"
+#include "chakra-cmd.h"
 #include "cli.h"
 #include "commands.h"
 #include "shardplan/memory.h"
@@ -129,7 +130,8 @@ sp_cmd_plan (int argc, char **argv)
 {
   g_autofree char *model_s = NULL, *ds_s = NULL, *topology = NULL, *nodes_s = NULL,
                   *shard_s = NULL, *accum_s = NULL, *mb_s = NULL, *hpz_s = NULL, *ep_s = NULL,
-                  *eff_s = NULL, *reserve_s = NULL, *output = NULL, *format_s = NULL;
+                  *eff_s = NULL, *reserve_s = NULL, *output = NULL, *format_s = NULL,
+                  *chakra = NULL;
   gboolean hierarchical = FALSE, qwz = FALSE, qgz = FALSE, one_step = FALSE;
   GOptionEntry entries[] = {
     { "model", 'm', 0, G_OPTION_ARG_FILENAME, &model_s,
@@ -158,6 +160,9 @@ sp_cmd_plan (int argc, char **argv)
       "Framework memory reserve per GPU (default 2G, an estimate)", "BYTES" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write the plan JSON here (atomically)", "FILE" },
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format_s, "text (default) or json", "text|json" },
+    { "chakra", 0, 0, G_OPTION_ARG_FILENAME, &chakra,
+      "Also write the plan as Chakra ET files for ASTRA-sim: PREFIX.<rank>.et, "
+      "PREFIX.groups.json (as 'shardplan chakra export')", "PREFIX" },
     { NULL },
   };
   int status;
@@ -226,6 +231,15 @@ sp_cmd_plan (int argc, char **argv)
     return sp_cli_error (CMD, error);
   po.world_size = sp_topo_world_size (topo);
   po.devices_per_node = sp_topo_spec (topo)->gpus_per_node;
+  if (chakra)
+    {
+      /* the rank files' names need the world size */
+      if (*chakra == '\0')
+        return sp_cli_fail (CMD, SP_EXIT_USAGE, "--chakra PREFIX is empty");
+      sp_chakra_cmd_outputs (files, "--chakra", chakra, po.world_size);
+      if (!sp_cli_files_check (files))
+        return SP_EXIT_USAGE;
+    }
 
   g_autoptr (SpPlan) plan = sp_workload_build_plan (&model, &sh, &po, &error);
   if (!plan)
@@ -239,6 +253,12 @@ sp_cmd_plan (int argc, char **argv)
   if (!sp_memory_estimate (&model, &sh, po.world_size, &mo, &mem, &error))
     return sp_cli_error (CMD, error);
 
+  if (chakra)
+    {
+      int rc = sp_chakra_cmd_write (CMD, plan, topo, chakra, FALSE);
+      if (rc != SP_EXIT_OK)
+        return rc;
+    }
   if (output)
     {
       if (!sp_plan_save (plan, output, &error))

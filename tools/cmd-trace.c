@@ -5,6 +5,7 @@
  * trace-export.c.  Both read rows in batches, so a trace larger than memory
  * is fine. */
 #include "config.h"
+#include "chakra-cmd.h"
 #include "cli.h"
 #include "commands.h"
 #include "trace-cmd.h"
@@ -445,13 +446,15 @@ static const TraceCommand trace_commands[] = {
   { "show", "summary: source, producer, ranks, ops, totals per kind and family", trace_show },
   { "export", "all rows as CSV, or Chrome/Perfetto trace JSON", sp_trace_cmd_export },
   { "import-nccl-tests", "an nccl-tests log as a measured trace", sp_cmd_trace_import_nccl_tests },
+  { "import-chakra", "Chakra execution traces as a plan (= chakra import)", sp_chakra_cmd_import },
   { "recover", "a partial trace from the spill files of a failed run", sp_cmd_trace_recover },
 };
 
 static void
 trace_usage (FILE *out)
 {
-  fprintf (out, "Usage: shardplan trace <show|export|import-nccl-tests|recover> FILE [options]\n\n"
+  fprintf (out, "Usage: shardplan trace <show|export|import-nccl-tests|import-chakra|recover> FILE "
+                "[options]\n\n"
                 "Inspect and export shardplan HDF5 traces.\n\n");
   for (gsize i = 0; i < G_N_ELEMENTS (trace_commands); i++)
     fprintf (out, "  %-18s %s\n", trace_commands[i].name, trace_commands[i].summary);
@@ -480,6 +483,6 @@ sp_cmd_trace (int argc, char **argv)
         return trace_commands[i].main (argc - 1, argv + 1);
       }
   return sp_cli_fail ("trace", SP_EXIT_USAGE, "unknown command '%s': expected show, export, "
-                      "import-nccl-tests or recover",
+                      "import-nccl-tests, import-chakra or recover",
                       argv[1]);
 }

@@ -15,6 +15,7 @@
  * Both stream row batches to the output, written under a temporary name and
  * renamed when complete (-o), so a failure never leaves a half file. */
 #include "config.h"
+#include "chakra-cmd.h"
 #include "cli.h"
 #include "trace-cmd.h"
 #include "shardplan/shardplan.h"
@@ -225,25 +226,35 @@ sp_trace_cmd_export (int argc, char **argv)
   g_autofree char *format = NULL, *output = NULL;
   GOptionEntry entries[] = {
     { "format", 0, 0, G_OPTION_ARG_STRING, &format,
-      "csv (every row) or chrome (Chrome/Perfetto trace JSON); required", "FORMAT" },
+      "csv (every row), chrome (Chrome/Perfetto trace JSON) or chakra (Chakra ET files "
+      "for ASTRA-sim, -o PREFIX); required", "FORMAT" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
-      "write here (atomically) instead of standard output", "OUT" },
+      "write here (atomically) instead of standard output; chakra: PREFIX.<rank>.et and "
+      "PREFIX.groups.json", "OUT" },
     { NULL },
   };
   int status = SP_EXIT_OK;
   if (!sp_cli_parse (CMD, "FILE", "Export a trace's rows as CSV or as Chrome/Perfetto trace JSON.",
                      "The Chrome JSON has one track per rank (grouped by node) and one slice\n"
-                     "per op instance; open it in https://ui.perfetto.dev or chrome://tracing.",
+                     "per op instance; open it in https://ui.perfetto.dev or chrome://tracing.\n"
+                     "chakra writes the trace's plan as 'shardplan chakra export' does, each\n"
+                     "node with the duration_micros the trace has for it on that rank (the\n"
+                     "mean over the timed iterations, rows with status ok).",
                      entries, &argc, &argv, &status))
     return status;
   if (format == NULL)
-    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--format is required: csv or chrome");
-  gboolean csv = strcmp (format, "csv") == 0;
-  if (!csv && strcmp (format, "chrome") != 0)
-    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--format '%s' is not one of: csv, chrome", format);
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--format is required: csv, chrome or chakra");
+  gboolean csv = strcmp (format, "csv") == 0, chakra = strcmp (format, "chakra") == 0;
+  if (!csv && !chakra && strcmp (format, "chrome") != 0)
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--format '%s' is not one of: csv, chrome, chakra",
+                        format);
   if (argc != 2)
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "expected one trace file, got %d arguments "
                         "(see 'shardplan trace export --help')", argc - 1);
+  if (chakra && (output == NULL || *output == '\0' || strcmp (output, "-") == 0))
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--format chakra writes files: give -o PREFIX");
+  if (chakra)
+    return sp_chakra_cmd_write_trace (CMD, argv[1], output);
   g_autoptr (SpCliFiles) files = sp_cli_files_new (CMD);
   sp_cli_files_input (files, "FILE argument", argv[1]);
   sp_cli_files_output (files, "-o/--output", output);

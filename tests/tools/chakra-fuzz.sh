@@ -1,28 +1,32 @@
 #!/bin/sh
 # A short fuzz of `shardplan chakra import`: random byte flips (a fixed
-# seed, SP_FUZZ_SEED to change it; SP_FUZZ_ITERS rounds, default 150) in
-# one rank file of the hand-built Chakra trace and of a shardplan export.
+# seed, SP_FUZZ_SEED to change it; SP_FUZZ_ITERS rounds, default 225) in
+# one rank file of the hand-built Chakra trace, of a shardplan export and of
+# a shardplan export with send / recv (their two nodes per op).
 # Every run must end with status 0 or 2 (accepted, or one error line) and
 # never with a crash, a sanitizer report or any other status.  Configure
 # with --enable-sanitizers to run it under ASan and UBSan.
 . "$SP_SRCDIR/tests/tools/chakra-testlib.sh"
-iters=${SP_FUZZ_ITERS:-150}
+iters=${SP_FUZZ_ITERS:-225}
 seed=${SP_FUZZ_SEED:-13}
 fx=$SP_SRCDIR/tests/fixtures/chakra
-mkdir -p "$tmp/a" "$tmp/b"
+mkdir -p "$tmp/a" "$tmp/b" "$tmp/c"
 for r in 0 1 2 3 4 5 6 7; do cp "$fx/small.$r.et" "$tmp/a/t.$r.et"; done
 cp "$fx/small.groups.json" "$tmp/a/t.groups.json"
 "$SHARDPLAN" plan --model "$SP_SRCDIR/examples/model-tiny.json" \
   --topology "$SP_SRCDIR/examples/cpu-shm.ini" --shard-size 8 --hierarchical --one-micro-step \
   -o "$tmp/tiny.json" >/dev/null || exit 1
 "$SHARDPLAN" chakra export -q --plan "$tmp/tiny.json" -o "$tmp/b/t" || exit 1
+"$SHARDPLAN" chakra export -q --plan "$fx/p2p.plan.json" -o "$tmp/c/t" || exit 1
 # the flips: "dir rank offset byte" lines from awk's seeded generator
 sizes_a=$(wc -c < "$tmp/a/t.3.et")
 sizes_b=$(wc -c < "$tmp/b/t.3.et")
-awk -v n="$iters" -v seed="$seed" -v sa="$sizes_a" -v sb="$sizes_b" 'BEGIN {
+sizes_c=$(wc -c < "$tmp/c/t.3.et")
+awk -v n="$iters" -v seed="$seed" -v sa="$sizes_a" -v sb="$sizes_b" -v sc="$sizes_c" 'BEGIN {
   srand(seed);
   for (i = 0; i < n; i++) {
-    d = (i % 2) ? "b" : "a"; size = (d == "a") ? sa : sb;
+    d = (i % 3 == 0) ? "a" : (i % 3 == 1) ? "b" : "c";
+    size = (d == "a") ? sa : (d == "b") ? sb : sc;
     k = 1 + int(rand() * 4);               # 1 to 4 flips in one file
     line = d " " int(rand() * 8);
     for (j = 0; j < k; j++) line = line " " int(rand() * size) ":" int(rand() * 256);

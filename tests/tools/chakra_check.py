@@ -13,9 +13,14 @@ checks every rank's file against the plan JSON and against the groups
     comm_size = the plan's bytes, is_cpu_op false, pg_name a key of
     PREFIX.groups.json whose ranks are exactly the DeepSpeed group of the op's
     family that holds r, pg_desc naming that family;
+  - send / recv: a COMM_SEND_NODE (id = the op's) then a COMM_RECV_NODE (id =
+    ops + the op's id, sp_p2p_of = the op's id), comm_size = the plan's
+    bytes, comm_tag = the op's id, comm_src / comm_dst the ring of the op's
+    group (group rank g sends to g + 1 and receives from g - 1; recv: the
+    reverse);
   - kernels: COMP_NODE, num_ops = the plan's FLOPs;
-  - data deps = the plan's deps (all of them run on r in these plans),
-    every dep a node of the same file.
+  - data deps = the plan's deps (all of them run on r in these plans; a
+    send / recv dep is both of its nodes), every dep a node of the same file.
 
 usage: chakra_check.py ET_PY_DIR PLAN.json PREFIX GROUPS.json
 (ET_PY_DIR holds et_def_pb2.py; GROUPS.json is `shardplan groups` output)
@@ -30,6 +35,7 @@ KIND_CODE = {"all_reduce": 0, "reduce": 1, "all_gather": 2, "gather": 3, "scatte
              "broadcast": 5, "all_to_all": 6, "reduce_scatter": 7,
              "reduce_scatter_block": 8, "barrier": 9}
 KERNELS = {"compute", "quantize", "dequantize", "quant_reduce"}
+P2P = {"send", "recv"}
 
 
 def varint(buf, pos):
@@ -103,15 +109,29 @@ def main():
             n = et.Node()
             n.ParseFromString(m)
             nodes.append(n)
-        assert len(nodes) == len(expect), \
-            f"{path}: {len(nodes)} nodes, the plan has {len(expect)} ops on rank {r}"
+        n_ops = len(ops)
+        halves = [(op, h) for op in expect for h in ((0, 1) if op["kind"] in P2P else (0,))]
+        assert len(nodes) == len(halves), \
+            f"{path}: {len(nodes)} nodes, the plan has {len(halves)} nodes on rank {r}"
         ids = set()
-        for n, op in zip(nodes, expect):
+        for n, (op, half) in zip(nodes, halves):
             where = f"{path}: node {n.id}"
-            assert n.id == op["id"], f"{where}: expected op {op['id']}"
+            assert n.id == op["id"] + half * n_ops, f"{where}: expected op {op['id']} half {half}"
             assert n.name == op["name"], f"{where}: name"
             a = attrs(n)
-            if op["kind"] in KIND_CODE:
+            if op["kind"] in P2P:
+                members = group_of[(op["family"], r)]
+                g = members.index(r)
+                nxt, prv = members[(g + 1) % len(members)], members[(g - 1) % len(members)]
+                to, frm = (nxt, prv) if op["kind"] == "send" else (prv, nxt)
+                want = (et.COMM_SEND_NODE, r, to) if half == 0 else (et.COMM_RECV_NODE, frm, r)
+                got = (n.type, a["comm_src"], a["comm_dst"])
+                assert got == want, f"{where}: (type, comm_src, comm_dst) {got}, expected {want}"
+                assert a["comm_size"] == op["bytes"], f"{where}: comm_size"
+                assert a["comm_tag"] == op["id"], f"{where}: comm_tag"
+                assert half == 0 or a["sp_p2p_of"] == op["id"], f"{where}: sp_p2p_of"
+                n_coll += 1
+            elif op["kind"] in KIND_CODE:
                 n_coll += 1
                 assert n.type == et.COMM_COLL_NODE, f"{where}: type {n.type}"
                 assert a["comm_type"] == KIND_CODE[op["kind"]], f"{where}: comm_type"
@@ -128,13 +148,15 @@ def main():
                 assert n.type == et.COMP_NODE, f"{where}: type {n.type}"
                 if op["kind"] in KERNELS:
                     assert a["num_ops"] == op["flops"], f"{where}: num_ops"
-            assert sorted(n.data_deps) == sorted(op["deps"]), \
+            want_deps = [d + h * n_ops for d in op["deps"]
+                         for h in ((0, 1) if ops[d]["kind"] in P2P else (0,))]
+            assert sorted(n.data_deps) == sorted(want_deps), \
                 f"{where}: data_deps {list(n.data_deps)} != plan deps {op['deps']}"
             for d in list(n.data_deps) + list(n.ctrl_deps):
                 assert d in ids, f"{where}: dep {d} is not an earlier node of the file"
             ids.add(n.id)
         n_nodes += len(nodes)
-    print(f"{world} files, {n_nodes} nodes ({n_coll} collectives), "
+    print(f"{world} files, {n_nodes} nodes ({n_coll} communication), "
           f"{len(pg)} groups: match the plan")
 
 

@@ -20,6 +20,14 @@
  *   kernels: COMP_NODE with num_ops (int64, FLOPs per rank), tensor_size
  *     (uint64, bytes) when the op has bytes, and duration_micros when a
  *     topology gave the modelled time;
+ *   send / recv: two nodes per rank, COMM_SEND_NODE (id = the op's) and
+ *     COMM_RECV_NODE (id = SP_CHAKRA_RECV_ID (n_ops, op id), attribute
+ *     sp_p2p_of = the op's id), both with comm_size (int64, bytes),
+ *     comm_tag (int32, the op's id: pairs a send with its receive),
+ *     comm_src and comm_dst (int32, global ranks): in each group of the
+ *     op's family, group rank g sends to g + 1 and receives from g - 1
+ *     (send), or the reverse (recv), as the executor runs it; a node that
+ *     depends on the op depends on both halves;
  *   composites (MiCS hierarchical all-gather …): COMP_NODE with neither
  *     duration nor num_ops (ASTRA-sim skips it); their sub-ops are the work;
  *   every node: data_deps = the plan's deps (an op the rank does not run is
@@ -43,6 +51,16 @@ G_BEGIN_DECLS
 /* The schema version written in GlobalMetadata.version (Chakra's current). */
 #define SP_CHAKRA_ET_VERSION "0.0.4"
 
+/* The node id of the COMM_RECV_NODE half of send / recv op `op_id` of a
+ * plan of `n_ops` ops (the COMM_SEND_NODE half has the op's id). */
+#define SP_CHAKRA_RECV_ID(n_ops, op_id) ((guint64) (n_ops) + (guint64) (op_id))
+
+/* Per-rank durations for sp_chakra_export() (e.g. measured, from a trace):
+ * fill out_us[0 .. n_ops) with each op's duration on `rank` in µs,
+ * G_MAXUINT64 where there is none; FALSE with *error set stops the export. */
+typedef gboolean (*SpChakraRankDurations) (guint32 rank, guint64 *out_us, gpointer data,
+                                           GError **error);
+
 typedef struct {
   guint32 files;           /* .et files written */
   guint64 nodes;           /* nodes over all files */
@@ -53,13 +71,20 @@ typedef struct {
 /* Write `plan` as Chakra ET files "<prefix>.<r>.et", r = 0 .. W-1, and
  * "<prefix>.groups.json".  `topo` (NULL allowed) gives kernels their
  * modelled duration_micros; when given, its world size must be the plan's.
+ * `durations` (NULL allowed) gives every node of a rank its own
+ * duration_micros (composites excepted: ASTRA-sim skips a COMP_NODE
+ * without duration or FLOPs, and their sub-ops are the work); a kernel it
+ * has none for keeps the modelled one when `topo` is given.
  * Each file is written under a temporary name and renamed when whole; on
  * failure the files of this call already renamed are removed, so nothing
  * half-written remains.  `progress` (may be NULL) is called after every
  * file with the rank just written.  Streams the plan: memory is O(ops) per
  * rank, independent of W.  Errors: SP_ERROR_IO naming the file,
- * SP_ERROR_UNSUPPORTED for ops Chakra cannot express (send/recv). */
-gboolean sp_chakra_export (const SpPlan *plan, const SpTopo *topo, const char *prefix,
+ * SP_ERROR_UNSUPPORTED for a send / recv op whose id does not fit comm_tag
+ * (an int32). */
+gboolean sp_chakra_export (const SpPlan *plan, const SpTopo *topo,
+                           SpChakraRankDurations durations, gpointer durations_data,
+                           const char *prefix,
                            void (*progress) (guint32 rank, guint32 world, gpointer data),
                            gpointer progress_data, SpChakraExportStats *out_stats,
                            GError **error);
@@ -74,22 +99,27 @@ typedef struct {
 } SpChakraImportStats;
 
 /* Read "<prefix>.<r>.et" for r = 0, 1, … (until the first missing rank;
- * a later rank file after the gap is an error) and "<prefix>.groups.json"
- * when present, and build one plan.  Files
- * written by sp_chakra_export() give back the exact plan.  Other traces
- * (Chakra's layout, e.g. from its PyTorch converter): nodes with the same
- * id in several files are the same op; collectives map to shardplan's kinds
- * and the group of each (pg_name: a key of the group file, or "" / "0" for
- * every rank) to the DeepSpeed family whose groups are exactly those; compute
- * nodes take duration_micros (needs `topo`, whose peak turns time into
- * FLOPs at efficiency 1) or num_ops; other node types are counted in
- * out_stats->skipped and bridged in the dependencies.  Every error names
- * the file, the node id and the field (SP_ERROR_INVALID_TRACE): truncated
- * stream, bad varint, undecodable message, unknown node type or comm_type,
- * a dependency on a node not in the file, a cycle (in a file or across
- * files), files that disagree on a node's type, size or group, a gap in
- * the rank files.  Free the plan with sp_plan_free(). */
-SpPlan *sp_chakra_import (const char *prefix, const SpTopo *topo,
+ * a later rank file after the gap is an error) and the communicator groups
+ * (`groups_path`, else "<prefix>.groups.json" when present; NULL allowed):
+ * ASTRA-sim's group file, PyTorch's process-group list (pg_config_info:
+ * [{"pg_name": "1", "ranks": [0, 1], …}, …], "ranks": [] = every rank) or a
+ * PyTorch execution-trace JSON holding it; and build one plan.  Files
+ * written by sp_chakra_export() give back the exact plan (send / recv ops
+ * from their two nodes).  Other traces (Chakra's layout, e.g. from its
+ * PyTorch converter, where pg_name is the process-group id): nodes with the
+ * same id in several files are the same op; collectives map to shardplan's
+ * kinds and the group of each (pg_name: a group of the group file, or "" /
+ * "0" for every rank) to the DeepSpeed family whose groups are exactly
+ * those; compute nodes take duration_micros (needs `topo`, whose peak turns
+ * time into FLOPs at efficiency 1) or num_ops; other node types (send /
+ * recv included) are counted in out_stats->skipped and bridged in the
+ * dependencies.  Every error names the file, the node id and the field
+ * (SP_ERROR_INVALID_TRACE): truncated stream, bad varint, undecodable
+ * message, unknown node type or comm_type, a dependency on a node not in
+ * the file, a cycle (in a file or across files), files that disagree on a
+ * node's type, size or group, a send / recv half whose peer or size is not
+ * the plan's, a gap in the rank files.  Free the plan with sp_plan_free(). */
+SpPlan *sp_chakra_import (const char *prefix, const char *groups_path, const SpTopo *topo,
                           SpChakraImportStats *out_stats, GError **error);
 
 G_END_DECLS

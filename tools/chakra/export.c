@@ -88,6 +88,14 @@ attr_i64 (Attrs *at, const char *name, gint64 v)
 }
 
 static void
+attr_i32 (Attrs *at, const char *name, gint32 v)
+{
+  ChakraProtoMsg__AttributeProto *a = attr_add (at, name);
+  a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL;
+  a->int32_val = v;
+}
+
+static void
 attr_u64 (Attrs *at, const char *name, guint64 v)
 {
   ChakraProtoMsg__AttributeProto *a = attr_add (at, name);
@@ -131,7 +139,16 @@ typedef struct {
    * 16,384 ranks spent most of the export in protobuf-c. */
   GByteArray **op_part;         /* by op */
   GByteArray **pg_part;         /* by group number */
+  GByteArray **recv_part;       /* send / recv ops: the COMM_RECV_NODE half; else NULL */
+  SpChakraRankDurations durations;
+  gpointer durations_data;
 } Ctx;
+
+static gboolean
+is_p2p (SpColl kind)
+{
+  return kind == SP_COLL_SEND || kind == SP_COLL_RECV;
+}
 
 static GByteArray *
 pack_new (const ProtobufCMessage *msg)
@@ -144,12 +161,16 @@ pack_new (const ProtobufCMessage *msg)
 }
 
 static void pack_op_part (Ctx *c, const SpOp *op);
+static void pack_recv_part (Ctx *c, const SpOp *op);
 
 static gboolean
-ctx_init (Ctx *c, const SpPlan *plan, const SpTopo *topo, GError **error)
+ctx_init (Ctx *c, const SpPlan *plan, const SpTopo *topo, SpChakraRankDurations durations,
+          gpointer durations_data, GError **error)
 {
   memset (c, 0, sizeof *c);
   c->plan = plan;
+  c->durations = durations;
+  c->durations_data = durations_data;
   c->n_ops = sp_plan_n_ops (plan);
   c->world = sp_plan_world_size (plan);
   c->groups = sp_groups_build (sp_plan_groups_options (plan), error);
@@ -166,15 +187,15 @@ ctx_init (Ctx *c, const SpPlan *plan, const SpTopo *topo, GError **error)
   for (guint32 o = 0; o < c->n_ops; o++)
     {
       const SpOp *op = sp_plan_op (plan, o);
-      if (op->kind == SP_COLL_SEND || op->kind == SP_COLL_RECV)
+      /* comm_tag, which pairs a send with its receive, is an int32 in Chakra */
+      if (is_p2p (op->kind) && op->id > G_MAXINT32)
         {
           g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,
-                       "op %u ('%s'): %s has no peer in a plan, so it has no Chakra send/recv "
-                       "node; exported: collectives, kernels, composites", op->id, op->name,
-                       sp_coll_name (op->kind));
+                       "op %u ('%s'): a %s op's id is its comm_tag, and Chakra's comm_tag is an "
+                       "int32 (ids up to %d)", op->id, op->name, sp_coll_name (op->kind), G_MAXINT32);
           return FALSE;
         }
-      if (sp_coll_is_communication (op->kind) && op->family < SP_FAMILY_N)
+      if (sp_coll_is_communication (op->kind) && !is_p2p (op->kind) && op->family < SP_FAMILY_N)
         used[op->family] = TRUE;
     }
   guint32 next = 1;
@@ -226,8 +247,13 @@ ctx_init (Ctx *c, const SpPlan *plan, const SpTopo *topo, GError **error)
     }
 
   c->op_part = g_new0 (GByteArray *, c->n_ops ? c->n_ops : 1);
+  c->recv_part = g_new0 (GByteArray *, c->n_ops ? c->n_ops : 1);
   for (guint32 o = 0; o < c->n_ops; o++)
-    pack_op_part (c, sp_plan_op (plan, o));
+    {
+      pack_op_part (c, sp_plan_op (plan, o));
+      if (is_p2p (sp_plan_op (plan, o)->kind))
+        pack_recv_part (c, sp_plan_op (plan, o));
+    }
 
   g_autoptr (SpPlan) head = sp_plan_new (sp_plan_groups_options (plan));
   g_autofree const char **keys = sp_plan_meta_keys (plan);
@@ -258,6 +284,10 @@ ctx_clear (Ctx *c)
     if (c->op_part[o])
       g_byte_array_free (c->op_part[o], TRUE);
   g_free (c->op_part);
+  for (guint32 o = 0; c->recv_part && o < c->n_ops; o++)
+    if (c->recv_part[o])
+      g_byte_array_free (c->recv_part[o], TRUE);
+  g_free (c->recv_part);
 }
 
 /* ASTRA-sim's communicator-group file. */
@@ -320,7 +350,15 @@ pack_op_part (Ctx *c, const SpOp *op)
   gboolean family_op = op->family < SP_FAMILY_N;
   node.id = op->id;
   node.name = (char *) op->name;
-  if (sp_coll_is_communication (op->kind))
+  if (is_p2p (op->kind))
+    {
+      /* the send half; comm_src / comm_dst are the rank's, in its own part */
+      node.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
+      attr_i64 (&at, "comm_size", (gint64) op->bytes);
+      attr_i32 (&at, "comm_tag", (gint32) op->id);
+      attr_bool (&at, "is_cpu_op", FALSE);
+    }
+  else if (sp_coll_is_communication (op->kind))
     {
       node.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;
       attr_i64 (&at, "comm_type", (gint64) op->kind);
@@ -336,7 +374,9 @@ pack_op_part (Ctx *c, const SpOp *op)
           attr_i64 (&at, "num_ops", (gint64) op->flops);
           if (op->bytes > 0)
             attr_u64 (&at, "tensor_size", op->bytes);
-          node.duration_micros = c->dur_us[op->id];
+          /* with per-rank durations, every rank's part carries its own */
+          if (c->durations == NULL)
+            node.duration_micros = c->dur_us[op->id];
         }
     }
   attr_str (&at, "sp_kind", sp_coll_name (op->kind));
@@ -356,11 +396,68 @@ pack_op_part (Ctx *c, const SpOp *op)
   c->op_part[op->id] = pack_new (&node.base);
 }
 
+/* The receive half of a send / recv op: a COMM_RECV_NODE of id
+ * SP_CHAKRA_RECV_ID (n_ops, op id) naming its send half in sp_p2p_of. */
+static void
+pack_recv_part (Ctx *c, const SpOp *op)
+{
+  ChakraProtoMsg__Node node = CHAKRA_PROTO_MSG__NODE__INIT;
+  Attrs at = { .n = 0 };
+  node.id = SP_CHAKRA_RECV_ID (c->n_ops, op->id);
+  node.name = (char *) op->name;
+  node.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE;
+  attr_i64 (&at, "comm_size", (gint64) op->bytes);
+  attr_i32 (&at, "comm_tag", (gint32) op->id);
+  attr_bool (&at, "is_cpu_op", FALSE);
+  attr_u64 (&at, "sp_p2p_of", op->id);
+  node.n_attr = at.n;
+  node.attr = at.p;
+  c->recv_part[op->id] = pack_new (&node.base);
+}
+
+/* A send / recv op on `rank`: where its data goes and comes from.  In each
+ * group of the op's family (members in group order) group rank g sends to
+ * g + 1 and receives from g - 1 (send), or the reverse (recv), as the
+ * executor's backends run it (exec/mpi, exec/nccl). */
+static void
+p2p_peers (const Ctx *c, const SpOp *op, guint32 rank, guint32 *out_to, guint32 *out_from)
+{
+  guint32 idx = 0, g = 0, n = 0;
+  sp_groups_find (c->groups, op->family, rank, &idx, &g);
+  const guint32 *m = sp_groups_members (c->groups, op->family, idx, &n);
+  guint32 next = m[(g + 1) % n], prev = m[(g + n - 1) % n];
+  *out_to = op->kind == SP_COLL_SEND ? next : prev;
+  *out_from = op->kind == SP_COLL_SEND ? prev : next;
+}
+
+/* An op's node ids on a rank: itself, and its receive half for send / recv. */
+static void
+append_ids (const Ctx *c, guint32 op_id, GArray *deps, GHashTable *seen)
+{
+  guint64 v = op_id;
+  if (g_hash_table_add (seen, GUINT_TO_POINTER (op_id + 1)))
+    {
+      g_array_append_val (deps, v);
+      if (c->recv_part[op_id])
+        {
+          v = SP_CHAKRA_RECV_ID (c->n_ops, op_id);
+          g_array_append_val (deps, v);
+        }
+    }
+}
+
 /* One rank's file. */
 static gboolean
 write_rank (const Ctx *c, guint32 rank, const char *path, guint64 *inout_nodes,
             guint64 *inout_bytes, GError **error)
 {
+  g_autofree guint64 *dur = NULL;
+  if (c->durations)
+    {
+      dur = g_new (guint64, c->n_ops ? c->n_ops : 1);
+      if (!c->durations (rank, dur, c->durations_data, error))
+        return FALSE;
+    }
   g_autofree char *tmp = NULL;
   int fd = sp_file_temp_open (path, &tmp, error);
   if (fd < 0)
@@ -405,19 +502,13 @@ write_rank (const Ctx *c, guint32 rank, const char *path, guint64 *inout_nodes,
         {
           guint32 d = op->deps[k];
           if (runs[d])
-            {
-              if (g_hash_table_add (seen, GUINT_TO_POINTER (d + 1)))
-                {
-                  guint64 v = d;
-                  g_array_append_val (deps, v);
-                }
-            }
+            append_ids (c, d, deps, seen);
           else if (skip_deps[d])
             for (guint j = 0; j < skip_deps[d]->len; j++)
               {
                 guint64 v = g_array_index (skip_deps[d], guint64, j);
-                if (g_hash_table_add (seen, GUINT_TO_POINTER ((guint) v + 1)))
-                  g_array_append_val (deps, v);
+                if (v < c->n_ops)
+                  append_ids (c, (guint32) v, deps, seen);
               }
         }
       if (!runs[i])
@@ -430,19 +521,50 @@ write_rank (const Ctx *c, guint32 rank, const char *path, guint64 *inout_nodes,
       node.n_data_deps = deps->len;
       node.data_deps = (uint64_t *) deps->data;
       gpointer prev = g_hash_table_lookup (last_on_stream, GUINT_TO_POINTER (op->stream + 1));
-      uint64_t ctrl = prev ? GPOINTER_TO_UINT (prev) - 1 : 0;
+      uint64_t ctrl[2];
       if (prev)
         {
-          node.n_ctrl_deps = 1;
-          node.ctrl_deps = &ctrl;
+          guint32 p = GPOINTER_TO_UINT (prev) - 1;
+          ctrl[node.n_ctrl_deps++] = p;
+          if (c->recv_part[p])
+            ctrl[node.n_ctrl_deps++] = SP_CHAKRA_RECV_ID (c->n_ops, p);
+          node.ctrl_deps = ctrl;
         }
       g_hash_table_insert (last_on_stream, GUINT_TO_POINTER (op->stream + 1),
                            GUINT_TO_POINTER (op->id + 1));
+      if (dur && !sp_coll_is_composite (op->kind))
+        node.duration_micros = dur[i] != G_MAXUINT64 ? dur[i] : c->dur_us[i];
       const GByteArray *shared = c->op_part[i];
-      const GByteArray *group = sp_coll_is_communication (op->kind)
-                                ? c->pg_part[c->pg_base[op->family] + fam_index[op->family]] : NULL;
+      const GByteArray *group = NULL;
+      ChakraProtoMsg__AttributeProto *peer_p[2];
+      ChakraProtoMsg__AttributeProto peer[2];
+      guint32 to = 0, from = 0;
+      if (is_p2p (op->kind))
+        {
+          p2p_peers (c, op, rank, &to, &from);
+          for (guint k = 0; k < 2; k++)
+            {
+              chakra_proto_msg__attribute_proto__init (&peer[k]);
+              peer[k].name = (char *) (k ? "comm_dst" : "comm_src");
+              peer[k].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL;
+              peer[k].int32_val = (gint32) (k ? to : rank);
+              peer_p[k] = &peer[k];
+            }
+          node.n_attr = 2;
+          node.attr = peer_p;
+        }
+      else if (sp_coll_is_communication (op->kind))
+        group = c->pg_part[c->pg_base[op->family] + fam_index[op->family]];
       ok = out_node (&o, shared, group, &node.base, error);
       (*inout_nodes)++;
+      if (ok && c->recv_part[i])
+        {
+          /* the receive half: the same deps and duration, its own peers */
+          peer[0].int32_val = (gint32) from;
+          peer[1].int32_val = (gint32) rank;
+          ok = out_node (&o, c->recv_part[i], NULL, &node.base, error);
+          (*inout_nodes)++;
+        }
     }
   for (guint32 i = 0; i < c->n_ops; i++)
     if (skip_deps[i])
@@ -468,13 +590,14 @@ write_rank (const Ctx *c, guint32 rank, const char *path, guint64 *inout_nodes,
 }
 
 gboolean
-sp_chakra_export (const SpPlan *plan, const SpTopo *topo, const char *prefix,
+sp_chakra_export (const SpPlan *plan, const SpTopo *topo, SpChakraRankDurations durations,
+                  gpointer durations_data, const char *prefix,
                   void (*progress) (guint32 rank, guint32 world, gpointer data),
                   gpointer progress_data, SpChakraExportStats *out_stats, GError **error)
 {
   g_return_val_if_fail (plan != NULL && prefix != NULL, FALSE);
   Ctx c;
-  if (!ctx_init (&c, plan, topo, error))
+  if (!ctx_init (&c, plan, topo, durations, durations_data, error))
     {
       ctx_clear (&c);
       return FALSE;

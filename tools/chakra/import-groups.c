@@ -212,27 +212,27 @@ sp_chakra_build_foreign (const SpChakraForeign *f, GPtrArray *ops, GError **erro
           g_hash_table_iter_init (&it, by_pg);
           while (g_hash_table_iter_next (&it, &key, &val))
             {
-              g_autofree char *name = g_strdup_printf ("%u", GPOINTER_TO_UINT (key));
-              const GArray *m = f->pg ? g_hash_table_lookup (f->pg, name) : NULL;
+              const char *name = sp_chakra_pg_name (f->pg, GPOINTER_TO_UINT (key));
+              const GArray *m = sp_chakra_pg_members (f->pg, GPOINTER_TO_UINT (key));
               if (m == NULL)
-                FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name: group %s is not a key of "
-                      "%s.groups.json as written (decimal, no leading zeros)", file, o->id, name,
-                      f->prefix);
+                FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name: group %s has no ranks",
+                      file, o->id, name);
               for (guint k = 0; k < m->len; k++)
                 {
                   guint32 r = g_array_index (m, guint32, k);
                   if (r >= world)
-                    FAIL ("%s.groups.json: group %s: rank %u, but the rank files stop at %s.%u.et",
-                          f->prefix, name, r, f->prefix, world - 1);
+                    FAIL ("%s: group %s: rank %u, but the rank files stop at %s.%u.et",
+                          f->pg->path, name, r, f->prefix, world - 1);
                   if (pg_of[r] != GPOINTER_TO_UINT (key))
                     {
                       if (pg_of[r] == 0)
                         FAIL ("%s.%u.et: node %" G_GUINT64_FORMAT ": missing: rank %u is in group %s "
                               "of the node in %s, but its file has no such node", f->prefix, r,
                               o->id, r, name, file);
-                      FAIL ("%s.%u.et: node %" G_GUINT64_FORMAT ": field pg_name '%u' disagrees with "
+                      FAIL ("%s.%u.et: node %" G_GUINT64_FORMAT ": field pg_name '%s' disagrees with "
                             "%s.%u.et, where the node's group '%s' holds rank %u", f->prefix, r, o->id,
-                            pg_of[r], f->prefix, GPOINTER_TO_UINT (val) - 1, name, r);
+                            sp_chakra_pg_name (f->pg, pg_of[r]), f->prefix,
+                            GPOINTER_TO_UINT (val) - 1, name, r);
                     }
                 }
               g_ptr_array_add (parts, g_array_copy ((GArray *) m));

@@ -10,8 +10,15 @@
 
 #include <json-glib/json-glib.h>
 #include <string.h>
+#include <glib/gstdio.h>
 
 #define N_TYPES 8
+/* Limits on what an import reads: one rank file is read whole (a shardplan
+ * export of gpt-13b is 150 KB per rank; PyTorch captures of large models
+ * reach a few hundred MB), and the rank count is the world limit of every
+ * other shardplan input. */
+#define MAX_FILE_BYTES (G_GUINT64_CONSTANT (1) << 30)
+#define MAX_RANKS (1u << 24)
 
 /* One node of one file, as read. */
 typedef struct {
@@ -22,12 +29,17 @@ typedef struct {
   gboolean has_comm_type, has_comm_size, has_num_ops;
   gint64 comm_type, comm_size, num_ops;
   const char *pg_name;
+  guint32 pg_id;           /* pg_name's number in the group file; 0: every rank */
   /* shardplan's own attributes */
   gboolean sp;
   const char *sp_kind, *sp_family, *sp_dtype, *sp_redop, *sp_algorithm, *sp_phase;
   guint64 sp_bytes, sp_count, sp_stream, sp_flops, sp_group_index;
   gint64 sp_layer, sp_parent;
   gboolean has_group_index;
+  /* point-to-point */
+  gboolean has_comm_src, has_comm_dst, has_p2p_of;
+  gint64 comm_src, comm_dst;
+  guint64 p2p_of;          /* sp_p2p_of: the receive half of send / recv op p2p_of */
   ChakraProtoMsg__Node *msg;
 } RNode;
 
@@ -80,11 +92,14 @@ arena_free (void *data, void *p)
 {
 }
 
+/* The node types that become ops.  In shardplan's own files a send / recv
+ * op is its COMM_SEND_NODE; its COMM_RECV_NODE half stands for it. */
 static gboolean
-modelled (int type)
+modelled (gboolean sp, int type)
 {
   return type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE
-         || type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;
+         || type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE
+         || (sp && type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE);
 }
 
 /* One op over all files. */
@@ -128,7 +143,7 @@ typedef struct {
   char *header;           /* the first file's shardplan_plan */
   SpPlan *head;           /* parsed header (groups options, meta) */
   SpGroups *groups;       /* built from the header */
-  GHashTable *pg;         /* group file: name → GArray of guint32 ranks; NULL if none */
+  SpChakraPg *pg;         /* the communicator groups; NULL if none */
   GHashTable *pg_checked; /* shardplan: pg names already compared with the groups */
   Arena arena;            /* protobuf-c's allocations for the file being read */
   SpChakraImportStats st;
@@ -151,7 +166,7 @@ type_name (int t)
 enum {
   A_OTHER, A_COMM_TYPE, A_COMM_SIZE, A_NUM_OPS, A_PG_NAME, A_SP_KIND, A_SP_FAMILY, A_SP_DTYPE,
   A_SP_REDOP, A_SP_ALGORITHM, A_SP_PHASE, A_SP_BYTES, A_SP_COUNT, A_SP_STREAM, A_SP_FLOPS,
-  A_SP_LAYER, A_SP_PARENT, A_SP_GROUP_INDEX,
+  A_SP_LAYER, A_SP_PARENT, A_SP_GROUP_INDEX, A_COMM_SRC, A_COMM_DST, A_SP_P2P_OF,
 };
 
 static GHashTable *
@@ -163,7 +178,8 @@ attr_table (void)
     {
       static const char *const names[] = { NULL, "comm_type", "comm_size", "num_ops", "pg_name",
         "sp_kind", "sp_family", "sp_dtype", "sp_redop", "sp_algorithm", "sp_phase", "sp_bytes",
-        "sp_count", "sp_stream", "sp_flops", "sp_layer", "sp_parent", "sp_group_index" };
+        "sp_count", "sp_stream", "sp_flops", "sp_layer", "sp_parent", "sp_group_index",
+        "comm_src", "comm_dst", "sp_p2p_of" };
       t = g_hash_table_new (g_str_hash, g_str_equal);
       for (guint i = 1; i < G_N_ELEMENTS (names); i++)
         g_hash_table_insert (t, (gpointer) names[i], GUINT_TO_POINTER (i));
@@ -184,6 +200,7 @@ read_attrs (const char *path, RNode *n, GError **error)
       gboolean i64 = vc == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
       gboolean u64 = vc == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL;
       gboolean str = vc == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL;
+      gboolean i32 = vc == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL;
       guint code = GPOINTER_TO_UINT (g_hash_table_lookup (table, k));
 #define WANT(ok, what) \
       if (!(ok)) FAIL ("%s: node %" G_GUINT64_FORMAT ": attribute %s is not %s", path, n->id, k, what)
@@ -213,6 +230,27 @@ read_attrs (const char *path, RNode *n, GError **error)
         SP_U64 (A_SP_BYTES, sp_bytes) SP_U64 (A_SP_COUNT, sp_count) SP_U64 (A_SP_STREAM, sp_stream)
         SP_U64 (A_SP_FLOPS, sp_flops)
         SP_I64 (A_SP_LAYER, sp_layer) SP_I64 (A_SP_PARENT, sp_parent)
+        /* Chakra writes ranks as int32; other int types are taken too */
+        case A_COMM_SRC:
+        case A_COMM_DST:
+          {
+            WANT (i32 || i64 || u64, "an int32");
+            gint64 v = i32 ? a->int32_val : i64 ? a->int64_val : (gint64) a->uint64_val;
+            if (v < 0 || v > G_MAXUINT32 || (u64 && a->uint64_val > G_MAXUINT32))
+              FAIL ("%s: node %" G_GUINT64_FORMAT ": %s %" G_GINT64_FORMAT " is not a rank", path,
+                    n->id, k, v);
+            if (code == A_COMM_SRC)
+              n->has_comm_src = TRUE, n->comm_src = v;
+            else
+              n->has_comm_dst = TRUE, n->comm_dst = v;
+          }
+          break;
+        case A_SP_P2P_OF:
+          WANT (u64, "a uint64");
+          n->p2p_of = a->uint64_val;
+          n->has_p2p_of = TRUE;
+          n->sp = TRUE;
+          break;
         case A_SP_GROUP_INDEX:
           WANT (u64, "a uint64");
           n->sp_group_index = a->uint64_val;
@@ -243,55 +281,6 @@ check_sp_node (const char *path, const RNode *n, GError **error)
   return TRUE;
 }
 
-static gboolean
-parse_groups_file (Ctx *c, GError **error)
-{
-  g_autofree char *path = g_strdup_printf ("%s.groups.json", c->prefix);
-  if (!g_file_test (path, G_FILE_TEST_EXISTS))
-    return TRUE;
-  g_autoptr (JsonParser) parser = json_parser_new ();
-  GError *e = NULL;
-  if (!json_parser_load_from_file (parser, path, &e))
-    {
-      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: not JSON: %s", path, e->message);
-      g_error_free (e);
-      return FALSE;
-    }
-  JsonNode *root = json_parser_get_root (parser);
-  if (!root || !JSON_NODE_HOLDS_OBJECT (root))
-    FAIL ("%s: not a JSON object of communicator groups", path);
-  c->pg = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_array_unref);
-  JsonObjectIter it;
-  const char *key;
-  JsonNode *val;
-  json_object_iter_init (&it, json_node_get_object (root));
-  while (json_object_iter_next (&it, &key, &val))
-    {
-      char *end = NULL;
-      guint64 k = g_ascii_strtoull (key, &end, 10);
-      if (*key == '\0' || *end != '\0' || k == 0 || k > G_MAXUINT32)
-        FAIL ("%s: group key '%s' is not a decimal integer > 0 (ASTRA-sim's rule)", path, key);
-      if (!JSON_NODE_HOLDS_ARRAY (val))
-        FAIL ("%s: group %s: not a list of ranks", path, key);
-      JsonArray *arr = json_node_get_array (val);
-      GArray *m = g_array_new (FALSE, FALSE, sizeof (guint32));
-      for (guint i = 0; i < json_array_get_length (arr); i++)
-        {
-          JsonNode *x = json_array_get_element (arr, i);
-          if (!JSON_NODE_HOLDS_VALUE (x) || json_node_get_value_type (x) != G_TYPE_INT64
-              || json_node_get_int (x) < 0 || json_node_get_int (x) > G_MAXUINT32)
-            {
-              g_array_unref (m);
-              FAIL ("%s: group %s: element %u is not a rank", path, key, i);
-            }
-          guint32 r = (guint32) json_node_get_int (x);
-          g_array_append_val (m, r);
-        }
-      g_hash_table_insert (c->pg, g_strdup (key), m);
-    }
-  return TRUE;
-}
-
 /* Read one rank's file: framing and messages. */
 static gboolean
 read_file (Ctx *c, guint32 rank, const char *path, ProtobufCAllocator *alloc, GPtrArray *msgs,
@@ -300,12 +289,20 @@ read_file (Ctx *c, guint32 rank, const char *path, ProtobufCAllocator *alloc, GP
   g_autofree char *data = NULL;
   gsize len = 0;
   GError *e = NULL;
+  GStatBuf sb;
+  if (g_stat (path, &sb) == 0 && !S_ISREG (sb.st_mode))
+    FAIL ("%s: not a regular file", path);
+  if (g_stat (path, &sb) == 0 && (guint64) sb.st_size > MAX_FILE_BYTES)
+    FAIL ("%s: %.1f GiB, more than the %u GiB a rank file may have", path,
+          sb.st_size / 1073741824.0, (guint) (MAX_FILE_BYTES >> 30));
   if (!g_file_get_contents (path, &data, &len, &e))
     {
       g_set_error (error, SP_ERROR, SP_ERROR_IO, "%s", e->message);
       g_error_free (e);
       return FALSE;
     }
+  if (len > MAX_FILE_BYTES)
+    FAIL ("%s: more than the %u GiB a rank file may have", path, (guint) (MAX_FILE_BYTES >> 30));
   const guint8 *p = (const guint8 *) data;
   gsize pos = 0;
   guint64 k = 0;
@@ -393,15 +390,6 @@ check_metadata (Ctx *c, guint32 rank, const char *path, const ChakraProtoMsg__Gl
   return TRUE;
 }
 
-/* A pg_name → its ranks in the group file ("" and "0": every rank). */
-static const GArray *
-pg_lookup (Ctx *c, const char *pg)
-{
-  if (pg == NULL || *pg == '\0' || strcmp (pg, "0") == 0 || c->pg == NULL)
-    return NULL;
-  return g_hash_table_lookup (c->pg, pg);
-}
-
 static gboolean
 array_has (const GArray *a, guint32 v)
 {
@@ -425,19 +413,18 @@ fold_node (Ctx *c, guint32 rank, const char *path, RNode *n, const GArray *deps,
               "CollectiveCommType (0 .. 9)", path, id, n->comm_type);
       if (!n->has_comm_size)
         FAIL ("%s: node %" G_GUINT64_FORMAT ": field comm_size missing on a COMM_COLL_NODE", path, id);
-      if (n->pg_name && *n->pg_name && strcmp (n->pg_name, "0") != 0)
+      if (!sp_chakra_pg_resolve (c->pg, n->pg_name, &n->pg_id))
         {
           if (c->pg == NULL)
-            FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name '%s' but there is no %s.groups.json",
-                  path, id, n->pg_name, c->prefix);
-          const GArray *m = pg_lookup (c, n->pg_name);
-          if (m == NULL)
-            FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name '%s' is not a group of %s.groups.json",
-                  path, id, n->pg_name, c->prefix);
-          if (!array_has (m, rank))
-            FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name '%s': rank %u is not in that group",
-                  path, id, n->pg_name, rank);
+            FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name '%s' but there is no group file "
+                  "(%s.groups.json, or --groups FILE)", path, id, n->pg_name, c->prefix);
+          FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name '%s' is not a group of %s", path,
+                id, n->pg_name, c->pg->path);
         }
+      const GArray *m = sp_chakra_pg_members (c->pg, n->pg_id);
+      if (m && !array_has (m, rank))
+        FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name '%s': rank %u is not in that group",
+              path, id, n->pg_name, rank);
     }
   if (c->sp && !check_sp_node (path, n, error))
     return FALSE;
@@ -528,13 +515,13 @@ fold_node (Ctx *c, guint32 rank, const char *path, RNode *n, const GArray *deps,
             {
               guint32 size = 0;
               const guint32 *m = sp_groups_members (c->groups, fam, idx, &size);
-              const GArray *pm = pg_lookup (c, n->pg_name);
+              const GArray *pm = sp_chakra_pg_members (c->pg, n->pg_id);
               gboolean same = pm && pm->len == size;
               for (guint32 k = 0; same && k < size; k++)
                 same = array_has (pm, m[k]);
               if (!same)
-                FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name '%s': its ranks in %s.groups.json "
-                      "are not the plan's %s group %u", path, id, n->pg_name, c->prefix,
+                FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name '%s': its ranks in %s "
+                      "are not the plan's %s group %u", path, id, n->pg_name, c->pg->path,
                       n->sp_family, idx);
               g_hash_table_insert (c->pg_checked, g_memdup2 (&key, sizeof key),
                                    g_strdup (n->pg_name));
@@ -545,9 +532,7 @@ fold_node (Ctx *c, guint32 rank, const char *path, RNode *n, const GArray *deps,
     {
       if (g->rank_pg == NULL)
         g->rank_pg = g_array_new (FALSE, FALSE, sizeof (guint32));
-      guint32 pair[2] = { rank, 0 };
-      if (n->pg_name && *n->pg_name && strcmp (n->pg_name, "0") != 0)
-        pair[1] = (guint32) g_ascii_strtoull (n->pg_name, NULL, 10);
+      guint32 pair[2] = { rank, n->pg_id };
       g_array_append_vals (g->rank_pg, pair, 2);
     }
   return TRUE;
@@ -610,6 +595,89 @@ file_order (const char *path, RNode *nodes, guint n, GHashTable *index, guint *o
   return TRUE;
 }
 
+/* shardplan's send / recv: the send half `snd` and receive half `rcv` on
+ * `rank` must be one op's, with the peers its family's groups give. */
+static gboolean
+check_p2p (Ctx *c, guint32 rank, const char *path, const RNode *snd, const RNode *rcv,
+           GError **error)
+{
+  SpColl kind;
+  SpFamily fam;
+  guint32 idx = 0, g = 0, n = 0;
+  if (!check_sp_node (path, snd, error))
+    return FALSE;
+  if (!sp_coll_from_name (snd->sp_kind, &kind) || (kind != SP_COLL_SEND && kind != SP_COLL_RECV))
+    FAIL ("%s: node %" G_GUINT64_FORMAT ": field sp_kind '%s' on a COMM_SEND_NODE (send or recv "
+          "expected)", path, snd->id, snd->sp_kind);
+  if (!sp_family_from_name (snd->sp_family, &fam) || fam >= SP_FAMILY_N
+      || !sp_groups_has_family (c->groups, fam) || !sp_groups_find (c->groups, fam, rank, &idx, &g))
+    FAIL ("%s: node %" G_GUINT64_FORMAT ": field sp_family '%s': no group of the plan's holds "
+          "rank %u", path, snd->id, snd->sp_family, rank);
+  const guint32 *m = sp_groups_members (c->groups, fam, idx, &n);
+  guint32 next = m[(g + 1) % n], prev = m[(g + n - 1) % n];
+  guint32 to = kind == SP_COLL_SEND ? next : prev, from = kind == SP_COLL_SEND ? prev : next;
+  const char *bad = NULL;
+  const RNode *at = snd;
+  gint64 got = 0, want = 0;
+  if (!snd->has_comm_src || snd->comm_src != rank)
+    bad = "comm_src", got = snd->has_comm_src ? snd->comm_src : -1, want = rank;
+  else if (!snd->has_comm_dst || snd->comm_dst != to)
+    bad = "comm_dst", got = snd->has_comm_dst ? snd->comm_dst : -1, want = to;
+  else if (at = rcv, !rcv->has_comm_src || rcv->comm_src != from)
+    bad = "comm_src", got = rcv->has_comm_src ? rcv->comm_src : -1, want = from;
+  else if (!rcv->has_comm_dst || rcv->comm_dst != rank)
+    bad = "comm_dst", got = rcv->has_comm_dst ? rcv->comm_dst : -1, want = rank;
+  if (bad)
+    FAIL ("%s: node %" G_GUINT64_FORMAT ": field %s is %" G_GINT64_FORMAT " (-1: missing), not %"
+          G_GINT64_FORMAT ": in the plan's %s group %u, the %s of rank %u goes to %u and comes "
+          "from %u", path, at->id, bad, got, want, snd->sp_family, idx, snd->sp_kind, rank, to,
+          from);
+  if (rcv->comm_size != snd->comm_size || !rcv->has_comm_size)
+    FAIL ("%s: node %" G_GUINT64_FORMAT ": field comm_size %" G_GINT64_FORMAT " but %"
+          G_GINT64_FORMAT " on its send half, node %" G_GUINT64_FORMAT, path, rcv->id,
+          rcv->comm_size, snd->comm_size, snd->id);
+  return TRUE;
+}
+
+/* shardplan's files: every COMM_RECV_NODE is the receive half of one
+ * COMM_SEND_NODE (sp_p2p_of), and every COMM_SEND_NODE has one. */
+static gboolean
+pair_p2p (Ctx *c, guint32 rank, const char *path, RNode *nodes, guint n, GHashTable *index,
+          GError **error)
+{
+  g_autofree guint *half = g_new0 (guint, n ? n : 1);  /* send node → its receive node + 1 */
+  for (guint i = 0; i < n; i++)
+    {
+      RNode *r = &nodes[i];
+      if (r->type != CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE)
+        {
+          if (r->has_p2p_of)
+            FAIL ("%s: node %" G_GUINT64_FORMAT ": field sp_p2p_of on a %s (only a COMM_RECV_NODE "
+                  "is the receive half of a send / recv op)", path, r->id, type_name (r->type));
+          continue;
+        }
+      if (!r->has_p2p_of)
+        FAIL ("%s: node %" G_GUINT64_FORMAT ": field sp_p2p_of missing (a COMM_RECV_NODE of "
+              "shardplan's names its send half)", path, r->id);
+      guint j = GPOINTER_TO_UINT (g_hash_table_lookup (index, &r->p2p_of));
+      if (j == 0 || nodes[j - 1].type != CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE)
+        FAIL ("%s: node %" G_GUINT64_FORMAT ": field sp_p2p_of: node %" G_GUINT64_FORMAT " is %s",
+              path, r->id, r->p2p_of, j ? "not a COMM_SEND_NODE" : "not in the file");
+      if (half[j - 1])
+        FAIL ("%s: node %" G_GUINT64_FORMAT ": field sp_p2p_of: node %" G_GUINT64_FORMAT " already "
+              "has its receive half, node %" G_GUINT64_FORMAT, path, r->id, r->p2p_of,
+              nodes[half[j - 1] - 1].id);
+      half[j - 1] = i + 1;
+      if (!check_p2p (c, rank, path, &nodes[j - 1], r, error))
+        return FALSE;
+    }
+  for (guint i = 0; i < n; i++)
+    if (nodes[i].type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE && !half[i])
+      FAIL ("%s: node %" G_GUINT64_FORMAT ": a COMM_SEND_NODE without its COMM_RECV_NODE half "
+            "(no node has sp_p2p_of %" G_GUINT64_FORMAT ")", path, nodes[i].id, nodes[i].id);
+  return TRUE;
+}
+
 static gboolean
 read_rank (Ctx *c, guint32 rank, const char *path, GError **error)
 {
@@ -659,6 +727,8 @@ read_rank (Ctx *c, guint32 rank, const char *path, GError **error)
   g_autofree guint *order = g_new (guint, n ? n : 1);
   if (!file_order (path, nodes, n, index, order, error))
     return FALSE;
+  if (c->sp && !pair_p2p (c, rank, path, nodes, n, index, error))
+    return FALSE;
 
   /* deps over modelled nodes: a skipped node passes its own deps on.
    * shardplan's ctrl_deps are its stream order, which sp_stream restores;
@@ -680,13 +750,20 @@ read_rank (Ctx *c, guint32 rank, const char *path, GError **error)
             {
               guint64 d = f ? r->msg->ctrl_deps[k] : r->msg->data_deps[k];
               guint j = GPOINTER_TO_UINT (g_hash_table_lookup (index, &d)) - 1;
-              if (modelled (nodes[j].type))
+              if (modelled (c->sp, nodes[j].type))
                 g_array_append_val (deps, d);
               else if (eff[j])
                 g_array_append_vals (deps, eff[j]->data, eff[j]->len);
             }
         }
-      if (!modelled (r->type))
+      if (c->sp && r->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE)
+        {
+          /* the receive half of a send / recv op: stands for the op */
+          eff[i] = g_array_new (FALSE, FALSE, sizeof (guint64));
+          g_array_append_val (eff[i], r->p2p_of);
+          continue;
+        }
+      if (!modelled (c->sp, r->type))
         {
           c->st.skipped[r->type]++;
           eff[i] = g_array_copy (deps);
@@ -862,8 +939,8 @@ build_exact (Ctx *c, GPtrArray *order, guint32 world, GError **error)
 }
 
 SpPlan *
-sp_chakra_import (const char *prefix, const SpTopo *topo, SpChakraImportStats *out_stats,
-                  GError **error)
+sp_chakra_import (const char *prefix, const char *groups_path, const SpTopo *topo,
+                  SpChakraImportStats *out_stats, GError **error)
 {
   g_return_val_if_fail (prefix != NULL, NULL);
   Ctx c = { 0 };
@@ -876,13 +953,23 @@ sp_chakra_import (const char *prefix, const SpTopo *topo, SpChakraImportStats *o
   SpPlan *plan = NULL;
   GPtrArray *order = NULL;
   guint32 world = 0;
-  if (!parse_groups_file (&c, error))
-    goto out;
+  {
+    g_autofree char *def = g_strdup_printf ("%s.groups.json", prefix);
+    if (groups_path || g_file_test (def, G_FILE_TEST_EXISTS))
+      if ((c.pg = sp_chakra_pg_load (groups_path ? groups_path : def, error)) == NULL)
+        goto out;
+  }
   for (;; world++)
     {
       g_autofree char *path = g_strdup_printf ("%s.%u.et", prefix, world);
       if (!g_file_test (path, G_FILE_TEST_EXISTS))
         break;
+      if (world == MAX_RANKS)
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: more than %u rank files",
+                       path, MAX_RANKS);
+          goto out;
+        }
       if (!read_rank (&c, world, path, error))
         goto out;
     }
@@ -954,8 +1041,7 @@ out:
   g_hash_table_destroy (c.pg_checked);
   g_ptr_array_free (c.arena.chunks, TRUE);
   g_array_free (c.arena.sizes, TRUE);
-  if (c.pg)
-    g_hash_table_destroy (c.pg);
+  sp_chakra_pg_free (c.pg);
   g_free (c.header);
   if (c.head)
     sp_plan_free (c.head);

@@ -1,0 +1,55 @@
+#!/bin/sh
+# The issue's entry points run the one export and import of `shardplan
+# chakra`: `plan --chakra PREFIX` writes the same files as `chakra export`
+# of that plan; `trace export --format chakra` of a simulated trace gives
+# every node the trace's duration (checked by Python's protobuf against the
+# trace's rows as `trace export --format csv` lists them); `trace
+# import-chakra` (PREFIX, or the .et files) gives the exact plan back; each
+# refuses an output that is an input, and a partial list of rank files.
+. "$SP_SRCDIR/tests/tools/chakra-testlib.sh"
+chakra_require_python
+cd "$tmp" || exit 1
+plan="--model gpt-1b --topology dgx-h100 --nodes 1 --shard-size 4 --one-micro-step"
+"$SHARDPLAN" plan $plan -o p.json --chakra et/p >/dev/null 2>err || { cat err >&2; exit 1; }
+"$SHARDPLAN" chakra export -q --plan p.json --topology dgx-h100 -o et/q || exit 1
+for f in et/p.*; do
+  cmp "$f" "et/q.${f#et/p.}" || { echo "FAIL: plan --chakra: $f differs from chakra export's" >&2; exit 1; }
+done
+echo "plan --chakra: the files of chakra export, byte for byte"
+
+# a plan output that is one of the Chakra outputs: refused before any work
+"$SHARDPLAN" plan $plan -o et/r.groups.json --chakra et/r >/dev/null 2>err
+[ $? -eq 2 ] && grep -q 'et/r.groups.json' err || { cat err >&2; echo "FAIL: plan --chakra clash" >&2; exit 1; }
+[ ! -e et/r.0.et ] && [ ! -e et/r.groups.json ] || { echo "FAIL: written after a refusal" >&2; exit 1; }
+
+# a simulated trace -> Chakra with its durations
+"$SHARDPLAN" sim --plan p.json --topology dgx-h100 --nodes 1 -o s.h5 >/dev/null || exit 1
+"$SHARDPLAN" trace export --format chakra -o et/s s.h5 2>err || { cat err >&2; exit 1; }
+"$SHARDPLAN" trace export --format csv -o s.csv s.h5 || exit 1
+"$py" "$SP_SRCDIR/tests/tools/chakra_durations.py" "$tmp/py" p.json et/s s.csv \
+  || { echo "FAIL: trace export --format chakra durations" >&2; exit 1; }
+# ... and back: the trace's plan, exactly, from PREFIX or from the files
+"$SHARDPLAN" trace import-chakra et/s -o s.back.json 2>err || { cat err >&2; exit 1; }
+cmp p.json s.back.json || { echo "FAIL: trace import-chakra PREFIX: not the plan" >&2; exit 1; }
+"$SHARDPLAN" trace import-chakra et/s.*.et -o s.back2.json 2>err || { cat err >&2; exit 1; }
+cmp p.json s.back2.json || { echo "FAIL: trace import-chakra FILES: not the plan" >&2; exit 1; }
+echo "trace import-chakra: the exact plan back, from PREFIX and from the files"
+"$SHARDPLAN" trace import-chakra et/s.0.et et/s.1.et -o x.json 2>err
+[ $? -eq 2 ] && grep -q '2 rank files named' err && [ ! -e x.json ] || { cat err >&2; exit 1; }
+"$SHARDPLAN" trace import-chakra et/s.0.et et/p.1.et -o x.json 2>err
+[ $? -eq 2 ] && grep -q 'different traces' err || { cat err >&2; exit 1; }
+"$SHARDPLAN" trace import-chakra et/s -o et/s.0.et 2>err
+[ $? -eq 2 ] && grep -q 'refusing to overwrite an input' err || { cat err >&2; exit 1; }
+cp et/s.0.et t.0.et
+"$SHARDPLAN" trace export --format chakra -o t t.0.et 2>err
+[ $? -eq 2 ] || { cat err >&2; echo "FAIL: trace export over its input" >&2; exit 1; }
+"$SHARDPLAN" trace export --format chakra s.h5 2>err
+[ $? -eq 2 ] && grep -q 'give -o PREFIX' err || { cat err >&2; exit 1; }
+# a rank file that is a pipe: refused, not read forever
+if mkfifo fifo.0.et 2>/dev/null; then
+  "$SHARDPLAN" trace import-chakra fifo -o x.json 2>err
+  [ $? -eq 2 ] && grep -q 'fifo.0.et: not a regular file' err || { cat err >&2; exit 1; }
+fi
+"$SHARDPLAN" trace import-chakra --help | grep -q 'import-chakra' || exit 1
+"$SHARDPLAN" trace --help | grep -q 'import-chakra' || exit 1
+echo "bad arguments refused, nothing written"
