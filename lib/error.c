@@ -182,3 +182,53 @@ sp_parse_bytes (const char *what, const char *text, guint64 min, guint64 max,
   *out_value = v;
   return TRUE;
 }
+
+/* Levenshtein distance, ASCII case folded; G_MAXUINT past 64 bytes (no name
+ * a user types is that long). */
+static guint
+edit_distance (const char *a, const char *b)
+{
+  gsize la = strlen (a), lb = strlen (b);
+  if (la > 64 || lb > 64)
+    return G_MAXUINT;
+  guint row[65];
+  for (gsize j = 0; j <= lb; j++)
+    row[j] = (guint) j;
+  for (gsize i = 1; i <= la; i++)
+    {
+      guint diag = row[0];
+      row[0] = (guint) i;
+      for (gsize j = 1; j <= lb; j++)
+        {
+          guint up = row[j];
+          guint best = MIN (row[j] + 1, row[j - 1] + 1);
+          gboolean same = g_ascii_tolower (a[i - 1]) == g_ascii_tolower (b[j - 1]);
+          row[j] = MIN (best, diag + (same ? 0u : 1u));
+          diag = up;
+        }
+    }
+  return row[lb];
+}
+
+char *
+sp_did_you_mean (const char *word, const char *const *candidates, gssize n)
+{
+  g_return_val_if_fail (candidates != NULL || n == 0, g_strdup (""));
+  if (word == NULL)
+    return g_strdup ("");
+  const char *best = NULL;
+  guint best_d = 3; /* only close matches: a slip of the fingers, not a guess */
+  gboolean best_prefix = FALSE;
+  const gsize len = strlen (word);
+  for (gsize i = 0; n < 0 ? candidates[i] != NULL : i < (gsize) n; i++)
+    {
+      guint d = edit_distance (word, candidates[i]);
+      gboolean prefix = g_ascii_strncasecmp (candidates[i], word, len) == 0;
+      if (d >= len || d > best_d || (d == best_d && (best == NULL || !prefix || best_prefix)))
+        continue;
+      best_d = d;
+      best = candidates[i];
+      best_prefix = prefix;
+    }
+  return best ? g_strdup_printf (" (did you mean %s?)", best) : g_strdup ("");
+}

@@ -78,8 +78,9 @@ sp_model_preset (const char *name, SpModel *out_model, GError **error)
   if (!p)
     {
       g_autofree char *list = g_strjoinv (", ", (char **) preset_names);
+      g_autofree char *hint = sp_did_you_mean (name, preset_names, -1);
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_WORKLOAD,
-                   "unknown model preset '%s' (presets: %s)", name ? name : "", list);
+                   "unknown model preset '%s'%s (presets: %s)", name ? name : "", hint, list);
       return FALSE;
     }
   SpModel m;
@@ -520,8 +521,9 @@ sp_model_open (const char *name_or_file, SpModel *out_model, GError **error)
   if (!g_file_test (name_or_file, G_FILE_TEST_EXISTS))
     {
       g_autofree char *list = g_strjoinv (", ", (char **) preset_names);
+      g_autofree char *hint = sp_did_you_mean (name_or_file, preset_names, -1);
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_WORKLOAD,
-                   "model '%s' is neither a preset (%s) nor a file", name_or_file, list);
+                   "model '%s' is neither a preset (%s) nor a file%s", name_or_file, list, hint);
       return FALSE;
     }
   return sp_model_load_file (name_or_file, out_model, error);

@@ -479,7 +479,11 @@ sp_cmd_trace (int argc, char **argv)
         argv[1] = prog;
         return trace_commands[i].main (argc - 1, argv + 1);
       }
-  return sp_cli_fail ("trace", SP_EXIT_USAGE, "unknown command '%s': expected show, export, "
+  const char *names[G_N_ELEMENTS (trace_commands)];
+  for (gsize i = 0; i < G_N_ELEMENTS (trace_commands); i++)
+    names[i] = trace_commands[i].name;
+  g_autofree char *hint = sp_did_you_mean (argv[1], names, G_N_ELEMENTS (names));
+  return sp_cli_fail ("trace", SP_EXIT_USAGE, "unknown command '%s'%s: expected show, export, "
                       "import-nccl-tests or recover",
-                      argv[1]);
+                      argv[1], hint);
 }

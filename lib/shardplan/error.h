@@ -43,4 +43,13 @@ gboolean sp_parse_double (const char *what, const char *text, double min, double
 gboolean sp_parse_bytes (const char *what, const char *text, guint64 min, guint64 max,
                          guint64 *out_value, GError **error);
 
+/* " (did you mean NAME?)" for the candidate closest to `word` that a typo
+ * could explain (at most two letters inserted, removed or changed, ASCII case
+ * ignored, and fewer changes than `word` has letters; on a tie, a candidate
+ * that `word` begins), or "" when none is that close: the one "did you mean"
+ * of INI keys and sections, presets, model names and subcommands.
+ * `candidates` holds `n` names, or ends with NULL when n < 0.  Free the
+ * result with g_free(). */
+char *sp_did_you_mean (const char *word, const char *const *candidates, gssize n);
+
 G_END_DECLS
