@@ -261,7 +261,10 @@ sp_cmd_compare (int argc, char **argv)
         "durations; aggregates: median, p90 and worst |error| and the median signed error,\n"
         "overall and by collective kind, size band and group family.  When the measured\n"
         "trace carries NCCL's own estimate of each op (the nccl backend, ncclGroupSimulateEnd),\n"
-        "its error is reported beside the simulator's, in every format and in the plot.",
+        "its error is reported beside the simulator's, in every format and in the plot.\n"
+        "Each trace records whether it was measured or simulated: a simulated MEASURED.h5\n"
+        "(the arguments swapped, or two simulations) is refused; two measured traces\n"
+        "compare one run with another.",
         entries, &argc, &argv, &status))
     return status;
   SpFormat format;

@@ -163,6 +163,11 @@ if "$SP_BUILDDIR/tests/lib/test_compare" --write-nccl "$tmp" >"$tmp/write-out" 2
   else
     grep -q '"nccl_samples" : 68' "$tmp/out" || fail "nccl json: samples"
   fi
+  # each trace records what it is: swapped arguments and two simulations
+  # are refused, naming which is which
+  usage_error "measured-nccl.h5 is measured and $tmp/sim.h5 is simulated: the arguments are swapped" \
+    compare "$tmp/measured-nccl.h5" "$tmp/sim.h5"
+  usage_error "$tmp/sim.h5 and $tmp/sim.h5 are both simulated" compare "$tmp/sim.h5" "$tmp/sim.h5"
   if "$SHARDPLAN" info | grep -q 'cairo=yes'; then
     expect_ok compare "$tmp/sim.h5" "$tmp/measured-nccl.h5" --plot "$tmp/nccl.svg" --format csv
     grep -q '<svg' "$tmp/nccl.svg" || fail "nccl plot: not an SVG"
