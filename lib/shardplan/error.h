@@ -38,8 +38,11 @@ gboolean sp_parse_u64 (const char *what, const char *text, guint64 min, guint64 
 gboolean sp_parse_double (const char *what, const char *text, double min, double max,
                           double *out_value, GError **error);
 
-/* Parse a byte size: a plain integer or one with a suffix K, M, G, T (powers
- * of 1024; "KiB", "MiB"… and "KB"… are accepted as the same), in [min, max]. */
+/* Parse a byte size, the one size syntax of every option: a plain integer
+ * (bytes) or one with a unit, ASCII case ignored: K, M, G, T as nccl-tests
+ * reads them (powers of 1024; T continues the series), KiB, MiB, GiB, TiB
+ * (the same), KB, MB, GB, TB (powers of 1000), B (bytes).  In [min, max]
+ * bytes; negative values are named as such. */
 gboolean sp_parse_bytes (const char *what, const char *text, guint64 min, guint64 max,
                          guint64 *out_value, GError **error);
 
