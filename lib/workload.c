@@ -6,6 +6,7 @@
 #include "workload-private.h"
 #include "file-read.h"
 #include "json-scan.h"
+#include "json-text.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -563,11 +564,8 @@ sp_model_to_json (const SpModel *m)
     }
 #undef U
   json_builder_end_object (b);
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
   g_autoptr (JsonNode) root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  return json_generator_to_data (gen, NULL);
+  return sp_json_text (root, TRUE);
 }
 
 /* ---- sharding options and DeepSpeed configs ------------------------------ */

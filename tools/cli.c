@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "shardplan/error.h"
 #include "shardplan/file.h"
+#include "json-text.h"          /* lib/: shortest round-trip numbers */
 
 #include <stdarg.h>
 #include <string.h>
@@ -139,10 +140,7 @@ char *
 sp_cli_json_text (JsonBuilder *builder, gboolean pretty)
 {
   g_autoptr (JsonNode) root = json_builder_get_root (builder);
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  json_generator_set_pretty (gen, pretty);
-  json_generator_set_root (gen, root);
-  g_autofree char *text = json_generator_to_data (gen, NULL);
+  g_autofree char *text = sp_json_text (root, pretty);
   return g_strconcat (text, "\n", NULL);
 }
 

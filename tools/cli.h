@@ -98,7 +98,8 @@ gboolean sp_cli_files_check (const SpCliFiles *files);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpCliFiles, sp_cli_files_free)
 
 /* The finished object of `builder` as JSON text ending in a newline,
- * indented when `pretty`.  Free with g_free(). */
+ * indented when `pretty`, each double in its shortest round-trip form
+ * (lib/json-text.h).  Free with g_free(). */
 char *sp_cli_json_text (JsonBuilder *builder, gboolean pretty);
 
 G_END_DECLS

@@ -21,6 +21,8 @@ grep -q 'source: *simulated, by shardplan sim' "$tmp/show" || fail "source/produ
 cmp -s "$tmp/a.h5" "$tmp/b.h5" || fail "two runs are not byte-identical"
 "$SHARDPLAN" sim --plan "$tmp/plan.json" -t "$topo" -f json >"$tmp/j" 2>/dev/null || fail "json"
 grep -q '"step_us"' "$tmp/j" || fail "json: no step_us"
+# fixed units, shortest round-trip decimals: no "%.17g" tails like 51676.296000000002
+grep -Eq '[0-9]\.[0-9]*(0000000|9999999)[0-9]' "$tmp/j" && fail "json: %.17g digits: $(grep -Eo '[0-9]+\.[0-9]*(0000000|9999999)[0-9]+' "$tmp/j" | head -n 1)"
 
 # Contention models: step is the des default, family and none on request.
 grep -q 'model des, contention step$' "$tmp/out" || fail "default contention: $(head -n 1 "$tmp/out")"
