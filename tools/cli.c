@@ -5,6 +5,7 @@
 #include "shardplan/file.h"
 #include "json-text.h"          /* lib/: shortest round-trip numbers */
 
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
@@ -134,6 +135,41 @@ sp_cli_write_output (const char *path, const char *contents, gsize length, GErro
       return TRUE;
     }
   return sp_file_write_atomic (path, contents, length, error);
+}
+
+char *
+sp_cli_time (double ns)
+{
+  static const struct { double scale; const char *unit; } units[] = {
+    { 1e9, "s" }, { 1e6, "ms" }, { 1e3, "µs" }, { 1, "ns" },
+  };
+  double a = fabs (ns);
+  guint i = 0;
+  /* the largest unit that leaves at least 1 once rounded to 4 digits */
+  while (i + 1 < G_N_ELEMENTS (units) && a < units[i].scale * 0.99995)
+    i++;
+  double v = ns / units[i].scale;
+  int decimals = fabs (v) >= 999.95 ? 0 : fabs (v) >= 99.995 ? 1 : fabs (v) >= 9.9995 ? 2 : 3;
+  if (ns == 0)
+    decimals = 0;
+  const char *unit = units[i].unit;
+  if (strcmp (unit, "µs") == 0 && !g_get_charset (NULL))
+    unit = "us";
+  return g_strdup_printf ("%.*f %s", decimals, v, unit);
+}
+
+char *
+sp_cli_time_padded (double ns, int width)
+{
+  g_autofree char *t = sp_cli_time (ns);
+  glong chars = g_utf8_strlen (t, -1);
+  return g_strdup_printf ("%*s%s", (int) MAX (0, width - chars), "", t);
+}
+
+const char *
+sp_cli_plural (guint64 n, const char *one, const char *many)
+{
+  return n == 1 ? one : many;
 }
 
 char *

@@ -97,6 +97,18 @@ void sp_cli_files_output (SpCliFiles *files, const char *option, const char *pat
 gboolean sp_cli_files_check (const SpCliFiles *files);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpCliFiles, sp_cli_files_free)
 
+/* A duration for people to read: `ns` nanoseconds in s, ms, µs or ns with
+ * four significant digits ("1.416 s", "51.68 ms", "269.7 µs", "850.0 ns";
+ * "us" where the locale's character set is not UTF-8).  Text output only:
+ * JSON and CSV keep their fixed units.  Free with g_free(). */
+char *sp_cli_time (double ns);
+
+/* sp_cli_time right-aligned in `width` characters (µ counts as one). */
+char *sp_cli_time_padded (double ns, int width);
+
+/* `one` when n == 1, else `many`: "1 node", "2 nodes". */
+const char *sp_cli_plural (guint64 n, const char *one, const char *many);
+
 /* The finished object of `builder` as JSON text ending in a newline,
  * indented when `pretty`, each double in its shortest round-trip form
  * (lib/json-text.h).  Free with g_free(). */

@@ -272,10 +272,10 @@ sp_cmd_estimate (int argc, char **argv)
     }
   else
     {
-      g_string_append_printf (out, "# shardplan estimate: %s, %u nodes x %u ranks = %u ranks, "
+      g_string_append_printf (out, "# shardplan estimate: %s, %u %s x %u ranks = %u ranks, "
                                    "model %s\n",
-                              spec->name, spec->nodes, rpn ? rpn : spec->gpus_per_node, n,
-                              sp_sim_model_name (model));
+                              spec->name, spec->nodes, sp_cli_plural (spec->nodes, "node", "nodes"),
+                              rpn ? rpn : spec->gpus_per_node, n, sp_sim_model_name (model));
       g_string_append (out, "#       size         count      type   redop    root     time   algbw"
                             "   busbw  algorithm protocol\n"
                             "#        (B)    (elements)                               (us)  (GB/s)"

@@ -35,9 +35,9 @@ print_summary (const SpPlan *plan, const SpModel *model, const SpTopo *topo,
                const SpMemoryEstimate *mem)
 {
   const SpTopoSpec *t = sp_topo_spec (topo);
-  printf ("plan: %s (%.4g parameters) on %s: %u nodes x %u GPUs = %u ranks\n", model->name,
-          (double) sp_model_n_params (model), t->name, t->nodes, t->gpus_per_node,
-          sp_topo_world_size (topo));
+  printf ("plan: %s (%.4g parameters) on %s: %u %s x %u GPUs = %u ranks\n", model->name,
+          (double) sp_model_n_params (model), t->name, t->nodes,
+          sp_cli_plural (t->nodes, "node", "nodes"), t->gpus_per_node, sp_topo_world_size (topo));
   printf ("sharding: %s\n", sp_plan_get_meta (plan, "sharding"));
   printf ("micro-steps: %s of grad_accum %u (micro-batch %u, seq %u, %s)\n",
           sp_plan_get_meta (plan, "micro_steps"), model->grad_accum, model->micro_batch,

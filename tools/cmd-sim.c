@@ -176,44 +176,66 @@ print_text (GString *out, const SpPlan *plan, const SpTopo *topo, SpSimModel mod
 {
   const SpTopoSpec *t = sp_topo_spec (topo);
   guint32 n = sp_plan_n_ops (plan);
-  g_string_append_printf (out, "sim: %u ops on %s: %u nodes x %u GPUs = %u ranks, model %s, "
-                               "contention %s\n", n, t->name, t->nodes, t->gpus_per_node,
-                          sp_topo_world_size (topo), sp_sim_model_name (model),
+  g_string_append_printf (out, "sim: %u %s on %s: %u %s x %u GPUs = %u ranks, model %s, "
+                               "contention %s\n", n, sp_cli_plural (n, "op", "ops"), t->name,
+                          t->nodes, sp_cli_plural (t->nodes, "node", "nodes"), t->gpus_per_node,
+                          sp_topo_world_size (topo),
+                          sp_sim_model_name (model),
                           sp_sim_contention_name (sp_sim_result_contention (res)));
-  g_string_append_printf (out, "step time:               %14.3f us\n",
-                          sp_sim_result_step_ns (res) / 1e3);
-  g_string_append_printf (out, "compute-only path:       %14.3f us\n",
-                          sp_sim_result_compute_only_ns (res) / 1e3);
-  g_string_append_printf (out, "exposed communication:   %14.3f us\n",
-                          sp_sim_result_exposed_comm_ns (res) / 1e3);
-  g_string_append_printf (out, "communication (sum):     %14.3f us\n",
-                          sp_sim_result_comm_ns (res) / 1e3);
-  g_string_append (out, "per family (sum of op durations, us):\n");
+  static const char *const totals[] = { "step time:", "compute-only path:",
+                                        "exposed communication:", "communication (sum):" };
+  const guint64 total_ns[] = { sp_sim_result_step_ns (res), sp_sim_result_compute_only_ns (res),
+                               sp_sim_result_exposed_comm_ns (res), sp_sim_result_comm_ns (res) };
+  for (guint i = 0; i < G_N_ELEMENTS (totals); i++)
+    {
+      g_autofree char *time = sp_cli_time_padded ((double) total_ns[i], 10);
+      g_string_append_printf (out, "%-24s%s\n", totals[i], time);
+    }
+  g_string_append (out, "per family (sum of op durations):\n");
   for (guint f = 0; f < SP_FAMILY_N; f++)
     if (sp_sim_result_family_ns (res, (SpFamily) f))
-      g_string_append_printf (out, "  %-26s %14.3f\n", sp_family_name ((SpFamily) f),
-                              sp_sim_result_family_ns (res, (SpFamily) f) / 1e3);
+      {
+        g_autofree char *time =
+            sp_cli_time_padded ((double) sp_sim_result_family_ns (res, (SpFamily) f), 10);
+        g_string_append_printf (out, "  %-26s %8s %s\n", sp_family_name ((SpFamily) f), "", time);
+      }
   guint64 count[256] = { 0 };
   for (guint32 o = 0; o < n; o++)
     count[sp_plan_op (plan, o)->kind & 0xff]++;
-  g_string_append (out, "per kind (ops, sum of op durations in us; a composite counts 0, its sub-ops count):\n");
+  g_string_append (out, "per kind (ops, sum of op durations; a composite counts 0, its sub-ops count):\n");
   for (guint k = 0; k < 256; k++)
     if (count[k])
-      g_string_append_printf (out, "  %-26s %8" G_GUINT64_FORMAT " %14.3f\n",
-                              sp_coll_name ((SpColl) k), count[k],
-                              sp_sim_result_kind_ns (res, (SpColl) k) / 1e3);
+      {
+        g_autofree char *time =
+            sp_cli_time_padded ((double) sp_sim_result_kind_ns (res, (SpColl) k), 10);
+        g_string_append_printf (out, "  %-26s %8" G_GUINT64_FORMAT " %s\n",
+                                sp_coll_name ((SpColl) k), count[k], time);
+      }
   g_autofree guint32 *ids = g_new (guint32, n ? n : 1);
   for (guint32 o = 0; o < n; o++)
     ids[o] = o;
   g_qsort_with_data (ids, (gint) n, sizeof (guint32), cmp_dur_desc, (gpointer) res);
+  /* columns as wide as the longest name shown */
+  int name_w = 4, kind_w = 4, family_w = 1;
+  for (guint32 i = 0; i < n && i < TOP_OPS; i++)
+    {
+      const SpOp *op = sp_plan_op (plan, ids[i]);
+      name_w = MAX (name_w, (int) g_utf8_strlen (op->name, -1));
+      kind_w = MAX (kind_w, (int) strlen (sp_coll_name (op->kind)));
+      if (op->family != SP_FAMILY_NONE)
+        family_w = MAX (family_w, (int) strlen (sp_family_name (op->family)));
+    }
   g_string_append_printf (out, "longest ops (top %u of %u):\n", MIN (n, TOP_OPS), n);
   for (guint32 i = 0; i < n && i < TOP_OPS; i++)
     {
       const SpOp *op = sp_plan_op (plan, ids[i]);
-      g_string_append_printf (out, "  %6u %-40s %-24s %-18s %14.3f us\n", op->id, op->name,
-                              sp_coll_name (op->kind),
+      g_autofree char *time =
+          sp_cli_time_padded ((double) sp_sim_result_op_duration (res, ids[i]), 10);
+      int pad = name_w - (int) g_utf8_strlen (op->name, -1);
+      g_string_append_printf (out, "  %6u %s%*s %-*s %-*s %s\n", op->id, op->name, pad, "",
+                              kind_w, sp_coll_name (op->kind), family_w,
                               op->family == SP_FAMILY_NONE ? "-" : sp_family_name (op->family),
-                              sp_sim_result_op_duration (res, ids[i]) / 1e3);
+                              time);
     }
   if (sp_sim_result_contention_fallbacks (res) && sp_sim_result_contention (res) == SP_SIM_CONTENTION_STEP)
     g_string_append_printf (out, "note: %u ops had groups run for their alone duration (the flows "

@@ -11,12 +11,27 @@ n_ops=$(grep -c '"id": ' "$tmp/plan.json")
 grep -q '^step time: ' "$tmp/out" || fail "no step time"
 grep -q '^exposed communication: ' "$tmp/out" || fail "no exposed communication"
 grep -q '^longest ops (top 20 of ' "$tmp/out" || fail "no top-20 list"
+# times for people: s/ms/µs with 4 significant digits, "1 node"; the
+# longest op name sets the name column (every time ends in one column)
+grep -Eq '^step time: +[0-9]+\.[0-9]+ (s|ms|µs|us)$' "$tmp/out" || fail "step time: $(grep '^step time' "$tmp/out")"
+awk '/^step time:/ { v = $3; sub(/\./, "", v); if (length(v) != 4) bad = 1 } END { exit bad }' "$tmp/out" \
+  || fail "step time is not 4 significant digits: $(grep '^step time' "$tmp/out")"
+sed -n '/^longest ops/,$p' "$tmp/out" | tail -n +2 | grep -v '^note:' | awk '{ print length($0) }' | sort -u >"$tmp/widths"
+[ "$(wc -l <"$tmp/widths")" -le 2 ] || fail "longest ops: ragged rows: $(tr '\n' ' ' <"$tmp/widths")"
+"$SHARDPLAN" plan -m gpt-1b -t dgx-h100 -n 1 -o "$tmp/one.json" >"$tmp/one-plan" || fail "plan 1 node"
+grep -q ' on dgx-h100: 1 node x 8 GPUs = 8 ranks$' "$tmp/one-plan" || fail "plan: $(head -n 1 "$tmp/one-plan")"
+"$SHARDPLAN" sim --plan "$tmp/one.json" -t dgx-h100 -n 1 >"$tmp/one-sim" || fail "sim 1 node"
+grep -q ': 1 node x 8 GPUs' "$tmp/one-sim" || fail "sim: $(head -n 1 "$tmp/one-sim")"
 # Every family of an S = 4 layout on 8 ranks covers every rank: one row per
 # (op, rank) = ops x 8.
 "$SHARDPLAN" trace show "$tmp/a.h5" >"$tmp/show" 2>&1 || fail "trace show exited $?"
 grep -q "ops: *$n_ops distinct op ids, $((n_ops * 8)) rows" "$tmp/show" \
   || fail "row count: $(grep '^ops:' "$tmp/show"), expected $n_ops ops x 8"
 grep -q 'source: *simulated, by shardplan sim' "$tmp/show" || fail "source/producer"
+grep -q '^timing: .*, 1 iteration after 0 warm-up$' "$tmp/show" || fail "trace show: $(grep '^timing' "$tmp/show")"
+grep -Eq '^span: +[0-9]+\.[0-9]+ (s|ms|µs|us) \(first' "$tmp/show" || fail "trace show: $(grep '^span' "$tmp/show")"
+"$SHARDPLAN" estimate -t dgx-h100 -c all_reduce -b 1M >"$tmp/est" || fail "estimate"
+grep -q '^# shardplan estimate: dgx-h100, 1 node x 8 ranks = 8 ranks' "$tmp/est" || fail "estimate: $(head -n 1 "$tmp/est")"
 "$SHARDPLAN" sim --plan "$tmp/plan.json" -t "$topo" -o "$tmp/b.h5" >/dev/null 2>&1
 cmp -s "$tmp/a.h5" "$tmp/b.h5" || fail "two runs are not byte-identical"
 "$SHARDPLAN" sim --plan "$tmp/plan.json" -t "$topo" -f json >"$tmp/j" 2>/dev/null || fail "json"
