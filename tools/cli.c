@@ -137,6 +137,73 @@ sp_cli_write_output (const char *path, const char *contents, gsize length, GErro
   return sp_file_write_atomic (path, contents, length, error);
 }
 
+/* NAME and N of a plan's "NAME x N nodes" (cmd-plan.c); FALSE if not so. */
+static gboolean
+recorded_topology (const char *meta, char **out_name, guint32 *out_nodes)
+{
+  const char *x = meta ? g_strrstr (meta, " x ") : NULL;
+  if (x == NULL || x == meta)
+    return FALSE;
+  char *end = NULL;
+  guint64 n = g_ascii_strtoull (x + 3, &end, 10);
+  if (end == x + 3 || n == 0 || n > G_MAXUINT32
+      || (strcmp (end, " nodes") != 0 && strcmp (end, " node") != 0))
+    return FALSE;
+  *out_name = g_strndup (meta, (gsize) (x - meta));
+  *out_nodes = (guint32) n;
+  return TRUE;
+}
+
+SpTopo *
+sp_cli_plan_topology (const char *command, const char *plan_path, const SpPlan *plan,
+                      const char *topology, guint32 nodes, int *out_status)
+{
+  *out_status = SP_EXIT_USAGE;
+  g_autofree char *name = NULL;
+  guint32 recorded_nodes = 0;
+  if (topology == NULL)
+    {
+      const char *meta = sp_plan_get_meta (plan, "topology");
+      if (!recorded_topology (meta, &name, &recorded_nodes))
+        {
+          sp_cli_fail (command, SP_EXIT_USAGE, "--topology FILE|PRESET is required: %s records "
+                       "no topology", plan_path);
+          return NULL;
+        }
+      if (sp_topo_preset_description (name) == NULL)
+        {
+          sp_cli_fail (command, SP_EXIT_USAGE, "--topology FILE is required: %s was planned on "
+                       "topology '%s' (%s), which is not a preset: give its INI file",
+                       plan_path, name, meta);
+          return NULL;
+        }
+      topology = name;
+      if (nodes == 0)
+        nodes = recorded_nodes;
+    }
+  GError *error = NULL;
+  g_autoptr (SpTopo) topo = sp_topo_open (topology, nodes, &error);
+  if (topo == NULL)
+    {
+      *out_status = sp_cli_error (command, error);
+      return NULL;
+    }
+  const guint32 W = sp_plan_world_size (plan), D = sp_topo_spec (topo)->gpus_per_node;
+  const guint32 N = sp_topo_spec (topo)->nodes;
+  if (sp_topo_world_size (topo) != W)
+    {
+      g_autofree char *fix = W % D == 0
+          ? g_strdup_printf ("--nodes %u matches", W / D)
+          : g_strdup_printf ("no --nodes matches: %u is not a multiple of %u GPUs per node", W, D);
+      sp_cli_fail (command, SP_EXIT_USAGE, "%s has %u ranks but %s with %u %s x %u GPUs has %u: %s",
+                   plan_path, W, sp_topo_spec (topo)->name, N, sp_cli_plural (N, "node", "nodes"),
+                   D, sp_topo_world_size (topo), fix);
+      return NULL;
+    }
+  *out_status = SP_EXIT_OK;
+  return g_steal_pointer (&topo);
+}
+
 char *
 sp_cli_time (double ns)
 {

@@ -97,6 +97,17 @@ void sp_cli_files_output (SpCliFiles *files, const char *option, const char *pat
 gboolean sp_cli_files_check (const SpCliFiles *files);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpCliFiles, sp_cli_files_free)
 
+/* The topology to simulate `plan` (read from `plan_path`) on: `topology`
+ * (file or preset) with `nodes` nodes (0: the topology's own), or, when
+ * `topology` is NULL, the preset and node count the plan records (its meta
+ * "topology", "NAME x N nodes", written by `shardplan plan`; `nodes`, when
+ * not 0, still wins).  A topology whose world size is not the plan's is
+ * refused naming the --nodes that would match.  Reports every error itself
+ * (one line; exit status in *out_status) and returns NULL then.  Free with
+ * sp_topo_free(). */
+SpTopo *sp_cli_plan_topology (const char *command, const char *plan_path, const SpPlan *plan,
+                              const char *topology, guint32 nodes, int *out_status);
+
 /* A duration for people to read: `ns` nanoseconds in s, ms, µs or ns with
  * four significant digits ("1.416 s", "51.68 ms", "269.7 µs", "850.0 ns";
  * "us" where the locale's character set is not UTF-8).  Text output only:

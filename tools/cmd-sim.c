@@ -317,9 +317,10 @@ sp_cmd_sim (int argc, char **argv)
                   *output = NULL, *format_s = NULL, *contention_s = NULL;
   GOptionEntry entries[] = {
     { "plan", 'p', 0, G_OPTION_ARG_FILENAME, &plan_s, "Plan JSON (from 'shardplan plan')", "FILE" },
-    { "topology", 't', 0, G_OPTION_ARG_FILENAME, &topology, "Topology INI file or preset",
-      "FILE|PRESET" },
-    { "nodes", 'n', 0, G_OPTION_ARG_STRING, &nodes_s, "Node count (default: the topology's)", "N" },
+    { "topology", 't', 0, G_OPTION_ARG_FILENAME, &topology,
+      "Topology INI file or preset (default: the preset the plan was made for)", "FILE|PRESET" },
+    { "nodes", 'n', 0, G_OPTION_ARG_STRING, &nodes_s,
+      "Node count (default: the plan's with its topology, else the topology's)", "N" },
     { "sim-model", 0, 0, G_OPTION_ARG_STRING, &sim_s, "des (default) or analytic", "analytic|des" },
     { "contention", 0, 0, G_OPTION_ARG_STRING, &contention_s,
       "Contention between collectives: step (des default), family, or none (analytic default)",
@@ -342,8 +343,6 @@ sp_cmd_sim (int argc, char **argv)
     return SP_EXIT_USAGE;
   if (plan_s == NULL)
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--plan FILE is required");
-  if (topology == NULL)
-    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--topology FILE|PRESET is required");
   g_autoptr (SpCliFiles) files = sp_cli_files_new (CMD);
   sp_cli_files_input (files, "--plan", plan_s);
   sp_cli_files_input (files, "--topology", topology);
@@ -362,16 +361,17 @@ sp_cmd_sim (int argc, char **argv)
   if (!sp_cli_u32 (CMD, "--nodes", nodes_s, 1, 1u << 24, &nodes))
     return SP_EXIT_USAGE;
   GError *error = NULL;
-  g_autoptr (SpTopo) topo = sp_topo_open (topology, nodes, &error);
-  if (topo == NULL)
-    return sp_cli_error (CMD, error);
-  g_autoptr (SpPlan) plan = sp_plan_load (plan_s, sp_topo_world_size (topo), &error);
+  g_autoptr (SpPlan) plan = sp_plan_load (plan_s, 0, &error);
   if (plan == NULL) /* a missing or unreadable plan is bad input too: exit 2 */
     {
       sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
       g_clear_error (&error);
       return SP_EXIT_USAGE;
     }
+  /* no --topology: the one the plan was made for */
+  g_autoptr (SpTopo) topo = sp_cli_plan_topology (CMD, plan_s, plan, topology, nodes, &status);
+  if (topo == NULL)
+    return status;
   g_autoptr (SpGroups) groups = sp_groups_build (sp_plan_groups_options (plan), &error);
   if (groups == NULL)
     return sp_cli_error (CMD, error);

@@ -22,6 +22,28 @@ sed -n '/^longest ops/,$p' "$tmp/out" | tail -n +2 | grep -v '^note:' | awk '{ p
 grep -q ' on dgx-h100: 1 node x 8 GPUs = 8 ranks$' "$tmp/one-plan" || fail "plan: $(head -n 1 "$tmp/one-plan")"
 "$SHARDPLAN" sim --plan "$tmp/one.json" -t dgx-h100 -n 1 >"$tmp/one-sim" || fail "sim 1 node"
 grep -q ': 1 node x 8 GPUs' "$tmp/one-sim" || fail "sim: $(head -n 1 "$tmp/one-sim")"
+
+# Without --topology, sim takes the preset and node count the plan records;
+# a node count that does not fit the plan names the --nodes that does.
+"$SHARDPLAN" sim --plan "$tmp/one.json" >"$tmp/one-sim2" 2>"$tmp/e" || fail "sim without -t: $(cat "$tmp/e")"
+cmp -s "$tmp/one-sim" "$tmp/one-sim2" || fail "sim without -t is not sim -t dgx-h100 -n 1"
+"$SHARDPLAN" plan -m gpt-1b -t dgx-h100 -n 2 -o "$tmp/two.json" >/dev/null || fail "plan 2 nodes"
+"$SHARDPLAN" sim --plan "$tmp/two.json" -f json >"$tmp/two-j" 2>"$tmp/e" || fail "sim 2 nodes without -t: $(cat "$tmp/e")"
+grep -q '"topology":"dgx-h100","world_size":16' "$tmp/two-j" || fail "sim without -t: $(head -c 80 "$tmp/two-j")"
+"$SHARDPLAN" plan -m gpt-1b -t "$topo" -n 1 -o "$tmp/four.json" >/dev/null || fail "plan 4 ranks"
+for case in "--plan $tmp/one.json --nodes 3|has 8 ranks but dgx-h100 with 3 nodes x 8 GPUs has 24: --nodes 1 matches" \
+            "--plan $tmp/two.json -t p4d|has 16 ranks but p4d with 1 node x 8 GPUs has 8: --nodes 2 matches" \
+            "--plan $tmp/four.json -t dgx-h100|no --nodes matches: 4 is not a multiple of 8 GPUs per node" \
+            "--plan $tmp/plan.json|planned on topology 'small' (small x 2 nodes), which is not a preset: give its INI file"; do
+  args=${case%%|*}
+  want=${case#*|}
+  # shellcheck disable=SC2086
+  "$SHARDPLAN" sim $args -o "$tmp/bad.h5" >/dev/null 2>"$tmp/e"
+  st=$?
+  [ "$st" -eq 2 ] || fail "sim $args: exit $st, expected 2"
+  grep -qF -- "$want" "$tmp/e" || fail "sim $args: '$(cat "$tmp/e")' lacks '$want'"
+  [ ! -e "$tmp/bad.h5" ] || fail "sim $args: left an output file"
+done
 # Every family of an S = 4 layout on 8 ranks covers every rank: one row per
 # (op, rank) = ops x 8.
 "$SHARDPLAN" trace show "$tmp/a.h5" >"$tmp/show" 2>&1 || fail "trace show exited $?"
