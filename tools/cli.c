@@ -5,6 +5,7 @@
 #include "shardplan/file.h"
 #include "json-text.h"          /* lib/: shortest round-trip numbers */
 
+#include <glib/gstdio.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
@@ -202,6 +203,28 @@ sp_cli_plan_topology (const char *command, const char *plan_path, const SpPlan *
     }
   *out_status = SP_EXIT_OK;
   return g_steal_pointer (&topo);
+}
+
+void
+sp_cli_wrote (const char *command, const char *path, const char *fmt, ...)
+{
+  if (path == NULL || strcmp (path, "-") == 0)
+    return;
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *what = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  GStatBuf st;
+  g_autofree char *size = g_stat (path, &st) == 0
+      ? g_format_size_full ((guint64) st.st_size, G_FORMAT_SIZE_IEC_UNITS)
+      : g_strdup ("size unknown");
+  /* GLib puts a no-break space between number and unit; scripts grep for ' ' */
+  for (char *nbsp; (nbsp = strstr (size, "\302\240")) != NULL;)
+    {
+      *nbsp = ' ';
+      memmove (nbsp + 1, nbsp + 2, strlen (nbsp + 2) + 1);
+    }
+  fprintf (stderr, "shardplan %s: wrote %s (%s, %s)\n", command, path, what, size);
 }
 
 char *

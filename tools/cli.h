@@ -108,6 +108,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpCliFiles, sp_cli_files_free)
 SpTopo *sp_cli_plan_topology (const char *command, const char *plan_path, const SpPlan *plan,
                               const char *topology, guint32 nodes, int *out_status);
 
+/* The closing line of a command that wrote the file `path`, on stderr:
+ * "shardplan <command>: wrote PATH (WHAT, SIZE)", WHAT from `fmt` (what it
+ * holds: "1,234 rows", "plan of 102 ops"), SIZE the file's size in IEC
+ * units ("1.2 MiB").  Nothing for NULL or "-" (standard output). */
+void sp_cli_wrote (const char *command, const char *path, const char *fmt, ...)
+    G_GNUC_PRINTF (3, 4);
+
 /* A duration for people to read: `ns` nanoseconds in s, ms, µs or ns with
  * four significant digits ("1.416 s", "51.68 ms", "269.7 µs", "850.0 ns";
  * "us" where the locale's character set is not UTF-8).  Text output only:

@@ -315,5 +315,9 @@ sp_cmd_compare (int argc, char **argv)
     print_text (cmp, top);
   if (fflush (stdout) != 0)
     return sp_cli_fail (CMD, SP_EXIT_FAILURE, "cannot write to standard output");
+  gsize n_ops = 0;
+  sp_compare_ops (cmp, &n_ops);
+  sp_cli_wrote (CMD, plot_path, "plot of %" G_GSIZE_FORMAT " %s", n_ops,
+                sp_cli_plural (n_ops, "op", "ops"));
   return SP_EXIT_OK;
 }

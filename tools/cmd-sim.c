@@ -69,8 +69,9 @@ set_cluster (SpTraceWriter *w, const SpTopo *topo, GError **error)
 
 static gboolean
 write_trace (const char *path, const SpTopo *topo, const SpPlan *plan, const SpGroups *groups,
-             const SpSimResult *res, GError **error)
+             const SpSimResult *res, guint64 *out_rows, GError **error)
 {
+  guint64 n_rows = 0;
   guint32 W = sp_topo_world_size (topo);
   g_autofree char *digest = sp_plan_digest (plan);
   g_autofree char *topo_ini = sp_topo_to_ini (topo);
@@ -144,6 +145,7 @@ write_trace (const char *path, const SpTopo *topo, const SpPlan *plan, const SpG
           row.dur_ns = (gint64) (e - s);
           sp_trace_row_set_bandwidths (&row);
           g_array_append_val (buf, row);
+          n_rows++;
           if (buf->len == 4096)
             {
               ok = sp_trace_writer_append (w, (SpTraceRow *) buf->data, buf->len, error);
@@ -158,7 +160,10 @@ write_trace (const char *path, const SpTopo *topo, const SpPlan *plan, const SpG
   g_array_free (buf, TRUE);
   for (guint f = 0; f < SP_FAMILY_N; f++)
     g_free (seq[f]);
-  return ok && sp_trace_writer_finish (w, error);
+  if (!ok || !sp_trace_writer_finish (w, error))
+    return FALSE;
+  *out_rows = n_rows;
+  return TRUE;
 }
 
 static gint
@@ -378,7 +383,8 @@ sp_cmd_sim (int argc, char **argv)
   g_autoptr (SpSimResult) res = sp_sim_run_plan_full (topo, model, plan, groups, &sim_opts, &error);
   if (res == NULL)
     return sp_cli_error (CMD, error);
-  if (output && !write_trace (output, topo, plan, groups, res, &error))
+  guint64 rows = 0;
+  if (output && !write_trace (output, topo, plan, groups, res, &rows, &error))
     return sp_cli_error (CMD, error);
   g_autoptr (GString) out = g_string_new (NULL);
   if (format == SP_FORMAT_JSON)
@@ -390,5 +396,8 @@ sp_cmd_sim (int argc, char **argv)
     print_text (out, plan, topo, model, res);
   if (!sp_cli_write_output (NULL, out->str, out->len, &error))
     return sp_cli_error (CMD, error);
+  sp_cli_wrote (CMD, output, "simulated trace, %" G_GUINT64_FORMAT " %s of %u %s", rows,
+                sp_cli_plural (rows, "row", "rows"), sp_plan_n_ops (plan),
+                sp_cli_plural (sp_plan_n_ops (plan), "op", "ops"));
   return SP_EXIT_OK;
 }

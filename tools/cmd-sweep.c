@@ -605,5 +605,14 @@ sp_cmd_sweep (int argc, char **argv)
     }
   if (!sp_cli_write_output (NULL, out->str, out->len, &error))
     return sp_cli_error (CMD, error);
+  if (!quiet)
+    {
+      char label[64];
+      if (emit_s)
+        sp_cli_wrote (CMD, emit_s, "DeepSpeed config of #%d %s", pick.best + 1,
+                      sp_sweep_label (&r[pick.best], label, sizeof label));
+      sp_cli_wrote (CMD, plot_s, "plot of %u %s", n, sp_cli_plural (n, "configuration",
+                                                                 "configurations"));
+    }
   return SP_EXIT_OK;
 }
