@@ -718,7 +718,10 @@ run_inner (SpExecCtx *ctx, SpExecResult *res, GError **error)
     }
   note_spill_files (ctx, ok);
   if (ok)
-    ok = run_backend (ctx, inner, rec, topo, plan_text, topo_text, run_id, res, error);
+    {
+      res->backend = inner->name;
+      ok = run_backend (ctx, inner, rec, topo, plan_text, topo_text, run_id, res, error);
+    }
   else if (rec)
     sp_exec_recorder_remove_spill (rec);
   if (rec && !ok && !res->abort_job && !res->partial_written)

@@ -1,6 +1,7 @@
 /* A comparison as CSV (per op) and JSON (everything). */
 #include "config.h"
 #include "compare-private.h"
+#include "json-text.h"
 
 #include <json-glib/json-glib.h>
 #include <string.h>
@@ -10,7 +11,7 @@ static void
 append_double (GString *out, double v)
 {
   char buf[G_ASCII_DTOSTR_BUF_SIZE];
-  g_string_append (out, g_ascii_dtostr (buf, sizeof buf, v));
+  g_string_append (out, sp_json_double (buf, v));
 }
 
 static void
@@ -251,10 +252,7 @@ sp_compare_to_json (const SpCompare *cmp, gsize top_n)
   json_builder_end_object (b);
 
   g_autoptr (JsonNode) root = json_builder_get_root (b);
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  json_generator_set_pretty (gen, TRUE);
-  json_generator_set_root (gen, root);
-  char *text = json_generator_to_data (gen, NULL);
+  char *text = sp_json_text (root, TRUE);
   char *out = g_strconcat (text, "\n", NULL);
   g_free (text);
   return out;

@@ -395,6 +395,23 @@ sp_compare_traces (SpTrace *sim, const char *sim_name, SpTrace *measured,
   g_return_val_if_fail (sim != NULL && measured != NULL, NULL);
   sim_name = sim_name ? sim_name : "simulated trace";
   measured_name = measured_name ? measured_name : "measured trace";
+  /* Each trace says what it is: the reference, second, must be a measured
+   * run (two measured runs compare run against run); a simulated one there
+   * is a mistake worth naming, not a table of meaningless errors. */
+  if (sp_trace_header (measured)->source == SP_TRACE_SOURCE_SIMULATED)
+    {
+      if (sp_trace_header (sim)->source == SP_TRACE_SOURCE_MEASURED)
+        g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                     "%s is measured and %s is simulated: the arguments are swapped (the "
+                     "simulated trace comes first, the measured one second: compare %s %s)",
+                     sim_name, measured_name, measured_name, sim_name);
+      else
+        g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                     "%s and %s are both simulated: the second trace must be measured (by "
+                     "shardplan run or trace import-nccl-tests)",
+                     sim_name, measured_name);
+      return NULL;
+    }
   const char *ds = sp_trace_plan_digest (sim), *dm = sp_trace_plan_digest (measured);
   if (ds == NULL || dm == NULL)
     {

@@ -136,28 +136,39 @@ sp_parse_bytes (const char *what, const char *text, guint64 min, guint64 max,
   while (digits < len && g_ascii_isdigit (text[digits]))
     digits++;
   const char *suffix = text + digits;
-  guint shift = 0;
+  guint64 unit = 1;
+  if (*suffix == '.' && digits > 0)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "%s '%s' is not a whole number: sizes are integers with an optional unit "
+                   "(1536M, not 1.5G)", what, text);
+      return FALSE;
+    }
   if (*suffix != '\0' && digits > 0)
     {
-      static const struct { const char *s[3]; guint shift; } units[] = {
-        { { "K", "KiB", "KB" }, 10 }, { { "M", "MiB", "MB" }, 20 },
-        { { "G", "GiB", "GB" }, 30 }, { { "T", "TiB", "TB" }, 40 },
-        { { "B", "B", "B" }, 0 },
+      /* nccl-tests' parsesize(): K, M, G (either case) are powers of 1024;
+       * T continues them.  KiB… say 1024 outright, KB… mean 1000. */
+      static const struct { const char *s; guint64 unit; } units[] = {
+        { "K", G_GUINT64_CONSTANT (1) << 10 }, { "KiB", G_GUINT64_CONSTANT (1) << 10 },
+        { "M", G_GUINT64_CONSTANT (1) << 20 }, { "MiB", G_GUINT64_CONSTANT (1) << 20 },
+        { "G", G_GUINT64_CONSTANT (1) << 30 }, { "GiB", G_GUINT64_CONSTANT (1) << 30 },
+        { "T", G_GUINT64_CONSTANT (1) << 40 }, { "TiB", G_GUINT64_CONSTANT (1) << 40 },
+        { "KB", 1000 }, { "MB", 1000000 }, { "GB", 1000000000 },
+        { "TB", G_GUINT64_CONSTANT (1000000000000) }, { "B", 1 },
       };
       gboolean found = FALSE;
       for (guint i = 0; i < G_N_ELEMENTS (units) && !found; i++)
-        for (guint j = 0; j < 3; j++)
-          if (g_ascii_strcasecmp (suffix, units[i].s[j]) == 0)
-            {
-              shift = units[i].shift;
-              found = TRUE;
-              break;
-            }
+        if (g_ascii_strcasecmp (suffix, units[i].s) == 0)
+          {
+            unit = units[i].unit;
+            found = TRUE;
+          }
       if (!found)
         {
           g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
-                       "%s '%s' has an unknown unit '%s': expected bytes, optionally with K, M, G or T (powers of 1024)",
-                       what, text, suffix);
+                       "%s '%s' has an unknown unit '%s': expected bytes, optionally with K, M, G, "
+                       "T or KiB, MiB, GiB, TiB (powers of 1024, as nccl-tests) or KB, MB, GB, TB "
+                       "(powers of 1000)", what, text, suffix);
           return FALSE;
         }
     }
@@ -165,13 +176,13 @@ sp_parse_bytes (const char *what, const char *text, guint64 min, guint64 max,
   guint64 v;
   if (!sp_parse_u64 (what, number, 0, G_MAXUINT64, &v, error))
     return FALSE;
-  if (shift > 0 && v > (G_MAXUINT64 >> shift))
+  if (v > G_MAXUINT64 / unit)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
                    "%s '%s' is too large: expected at most %" G_GUINT64_FORMAT " bytes", what, text, max);
       return FALSE;
     }
-  v <<= shift;
+  v *= unit;
   if (v < min || v > max)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
@@ -181,4 +192,54 @@ sp_parse_bytes (const char *what, const char *text, guint64 min, guint64 max,
     }
   *out_value = v;
   return TRUE;
+}
+
+/* Levenshtein distance, ASCII case folded; G_MAXUINT past 64 bytes (no name
+ * a user types is that long). */
+static guint
+edit_distance (const char *a, const char *b)
+{
+  gsize la = strlen (a), lb = strlen (b);
+  if (la > 64 || lb > 64)
+    return G_MAXUINT;
+  guint row[65];
+  for (gsize j = 0; j <= lb; j++)
+    row[j] = (guint) j;
+  for (gsize i = 1; i <= la; i++)
+    {
+      guint diag = row[0];
+      row[0] = (guint) i;
+      for (gsize j = 1; j <= lb; j++)
+        {
+          guint up = row[j];
+          guint best = MIN (row[j] + 1, row[j - 1] + 1);
+          gboolean same = g_ascii_tolower (a[i - 1]) == g_ascii_tolower (b[j - 1]);
+          row[j] = MIN (best, diag + (same ? 0u : 1u));
+          diag = up;
+        }
+    }
+  return row[lb];
+}
+
+char *
+sp_did_you_mean (const char *word, const char *const *candidates, gssize n)
+{
+  g_return_val_if_fail (candidates != NULL || n == 0, g_strdup (""));
+  if (word == NULL)
+    return g_strdup ("");
+  const char *best = NULL;
+  guint best_d = 3; /* only close matches: a slip of the fingers, not a guess */
+  gboolean best_prefix = FALSE;
+  const gsize len = strlen (word);
+  for (gsize i = 0; n < 0 ? candidates[i] != NULL : i < (gsize) n; i++)
+    {
+      guint d = edit_distance (word, candidates[i]);
+      gboolean prefix = g_ascii_strncasecmp (candidates[i], word, len) == 0;
+      if (d >= len || d > best_d || (d == best_d && (best == NULL || !prefix || best_prefix)))
+        continue;
+      best_d = d;
+      best = candidates[i];
+      best_prefix = prefix;
+    }
+  return best ? g_strdup_printf (" (did you mean %s?)", best) : g_strdup ("");
 }

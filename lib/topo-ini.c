@@ -15,49 +15,6 @@
 /* Topology files are a dozen lines; refuse to slurp anything huge. */
 #define TOPO_FILE_MAX_BYTES (1u << 20)
 
-/* Levenshtein distance, for "did you mean" on misspelt keys and sections. */
-static guint
-edit_distance (const char *a, const char *b)
-{
-  gsize la = strlen (a), lb = strlen (b);
-  if (la > 64 || lb > 64)
-    return G_MAXUINT;
-  guint row[65];
-  for (gsize j = 0; j <= lb; j++)
-    row[j] = (guint) j;
-  for (gsize i = 1; i <= la; i++)
-    {
-      guint diag = row[0];
-      row[0] = (guint) i;
-      for (gsize j = 1; j <= lb; j++)
-        {
-          guint up = row[j];
-          guint best = MIN (row[j] + 1, row[j - 1] + 1);
-          row[j] = MIN (best, diag + (a[i - 1] == b[j - 1] ? 0u : 1u));
-          diag = up;
-        }
-    }
-  return row[lb];
-}
-
-/* " (did you mean X?)" or "" */
-static char *
-suggestion (const char *word, const char *const *candidates, guint n)
-{
-  const char *best = NULL;
-  guint best_d = 3; /* only suggest close matches */
-  for (guint i = 0; i < n; i++)
-    {
-      guint d = edit_distance (word, candidates[i]);
-      if (d < best_d)
-        {
-          best_d = d;
-          best = candidates[i];
-        }
-    }
-  return best ? g_strdup_printf (" (did you mean %s?)", best) : g_strdup ("");
-}
-
 static gboolean
 section_known (const char *name)
 {
@@ -86,7 +43,7 @@ check_names (GKeyFile *kf, const char *prefix, GError **error)
     {
       if (!section_known (groups[g]))
         {
-          g_autofree char *hint = suggestion (groups[g], sp_topo_sections, SP_TOPO_N_SECTIONS);
+          g_autofree char *hint = sp_did_you_mean (groups[g], sp_topo_sections, SP_TOPO_N_SECTIONS);
           g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
                        "%sunknown section [%s]%s: expected [cluster], [gpu], [intra], [inter] or [calibration]",
                        prefix, groups[g], hint);
@@ -102,7 +59,7 @@ check_names (GKeyFile *kf, const char *prefix, GError **error)
             ok = strcmp (keys[k], known[i]) == 0;
           if (!ok)
             {
-              g_autofree char *hint = suggestion (keys[k], known, n_known);
+              g_autofree char *hint = sp_did_you_mean (keys[k], known, n_known);
               g_autofree char *list = sp_topo_join_words (known, n_known, " or ");
               g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
                            "%sunknown key '%s' in [%s]%s: expected %s", prefix, keys[k],
@@ -321,9 +278,10 @@ sp_topo_open (const char *file_or_preset, guint32 nodes, GError **error)
     {
       const char *const *names = sp_topo_preset_names ();
       g_autofree char *list = g_strjoinv (", ", (char **) names);
+      g_autofree char *hint = sp_did_you_mean (file_or_preset, names, -1);
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
-                   "topology '%s' is neither a file nor a preset (presets: %s)", file_or_preset,
-                   list);
+                   "topology '%s' is neither a file nor a preset%s (presets: %s)", file_or_preset,
+                   hint, list);
       return NULL;
     }
   GError *local = NULL;

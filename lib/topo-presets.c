@@ -230,9 +230,10 @@ sp_topo_new_preset (const char *preset, guint32 nodes, GError **error)
   if (p == NULL)
     {
       g_autofree char *list = g_strjoinv (", ", (char **) preset_names);
+      g_autofree char *hint = sp_did_you_mean (preset, preset_names, -1);
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
-                   "unknown topology preset '%s': expected one of %s", preset ? preset : "(null)",
-                   list);
+                   "unknown topology preset '%s'%s: expected one of %s", preset ? preset : "(null)",
+                   hint, list);
       return NULL;
     }
   SpTopoSpec spec = p->spec;

@@ -6,6 +6,7 @@
 #include "workload-private.h"
 #include "file-read.h"
 #include "json-scan.h"
+#include "json-text.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -78,8 +79,9 @@ sp_model_preset (const char *name, SpModel *out_model, GError **error)
   if (!p)
     {
       g_autofree char *list = g_strjoinv (", ", (char **) preset_names);
+      g_autofree char *hint = sp_did_you_mean (name, preset_names, -1);
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_WORKLOAD,
-                   "unknown model preset '%s' (presets: %s)", name ? name : "", list);
+                   "unknown model preset '%s'%s (presets: %s)", name ? name : "", hint, list);
       return FALSE;
     }
   SpModel m;
@@ -520,8 +522,9 @@ sp_model_open (const char *name_or_file, SpModel *out_model, GError **error)
   if (!g_file_test (name_or_file, G_FILE_TEST_EXISTS))
     {
       g_autofree char *list = g_strjoinv (", ", (char **) preset_names);
+      g_autofree char *hint = sp_did_you_mean (name_or_file, preset_names, -1);
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_WORKLOAD,
-                   "model '%s' is neither a preset (%s) nor a file", name_or_file, list);
+                   "model '%s' is neither a preset (%s) nor a file%s", name_or_file, list, hint);
       return FALSE;
     }
   return sp_model_load_file (name_or_file, out_model, error);
@@ -561,11 +564,8 @@ sp_model_to_json (const SpModel *m)
     }
 #undef U
   json_builder_end_object (b);
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
   g_autoptr (JsonNode) root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  return json_generator_to_data (gen, NULL);
+  return sp_json_text (root, TRUE);
 }
 
 /* ---- sharding options and DeepSpeed configs ------------------------------ */

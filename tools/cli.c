@@ -3,7 +3,10 @@
 #include "cli.h"
 #include "shardplan/error.h"
 #include "shardplan/file.h"
+#include "json-text.h"          /* lib/: shortest round-trip numbers */
 
+#include <glib/gstdio.h>
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
@@ -135,14 +138,135 @@ sp_cli_write_output (const char *path, const char *contents, gsize length, GErro
   return sp_file_write_atomic (path, contents, length, error);
 }
 
+/* NAME and N of a plan's "NAME x N nodes" (cmd-plan.c); FALSE if not so. */
+static gboolean
+recorded_topology (const char *meta, char **out_name, guint32 *out_nodes)
+{
+  const char *x = meta ? g_strrstr (meta, " x ") : NULL;
+  if (x == NULL || x == meta)
+    return FALSE;
+  char *end = NULL;
+  guint64 n = g_ascii_strtoull (x + 3, &end, 10);
+  if (end == x + 3 || n == 0 || n > G_MAXUINT32
+      || (strcmp (end, " nodes") != 0 && strcmp (end, " node") != 0))
+    return FALSE;
+  *out_name = g_strndup (meta, (gsize) (x - meta));
+  *out_nodes = (guint32) n;
+  return TRUE;
+}
+
+SpTopo *
+sp_cli_plan_topology (const char *command, const char *plan_path, const SpPlan *plan,
+                      const char *topology, guint32 nodes, int *out_status)
+{
+  *out_status = SP_EXIT_USAGE;
+  g_autofree char *name = NULL;
+  guint32 recorded_nodes = 0;
+  if (topology == NULL)
+    {
+      const char *meta = sp_plan_get_meta (plan, "topology");
+      if (!recorded_topology (meta, &name, &recorded_nodes))
+        {
+          sp_cli_fail (command, SP_EXIT_USAGE, "--topology FILE|PRESET is required: %s records "
+                       "no topology", plan_path);
+          return NULL;
+        }
+      if (sp_topo_preset_description (name) == NULL)
+        {
+          sp_cli_fail (command, SP_EXIT_USAGE, "--topology FILE is required: %s was planned on "
+                       "topology '%s' (%s), which is not a preset: give its INI file",
+                       plan_path, name, meta);
+          return NULL;
+        }
+      topology = name;
+      if (nodes == 0)
+        nodes = recorded_nodes;
+    }
+  GError *error = NULL;
+  g_autoptr (SpTopo) topo = sp_topo_open (topology, nodes, &error);
+  if (topo == NULL)
+    {
+      *out_status = sp_cli_error (command, error);
+      return NULL;
+    }
+  const guint32 W = sp_plan_world_size (plan), D = sp_topo_spec (topo)->gpus_per_node;
+  const guint32 N = sp_topo_spec (topo)->nodes;
+  if (sp_topo_world_size (topo) != W)
+    {
+      g_autofree char *fix = W % D == 0
+          ? g_strdup_printf ("--nodes %u matches", W / D)
+          : g_strdup_printf ("no --nodes matches: %u is not a multiple of %u GPUs per node", W, D);
+      sp_cli_fail (command, SP_EXIT_USAGE, "%s has %u ranks but %s with %u %s x %u GPUs has %u: %s",
+                   plan_path, W, sp_topo_spec (topo)->name, N, sp_cli_plural (N, "node", "nodes"),
+                   D, sp_topo_world_size (topo), fix);
+      return NULL;
+    }
+  *out_status = SP_EXIT_OK;
+  return g_steal_pointer (&topo);
+}
+
+void
+sp_cli_wrote (const char *command, const char *path, const char *fmt, ...)
+{
+  if (path == NULL || strcmp (path, "-") == 0)
+    return;
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *what = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  GStatBuf st;
+  g_autofree char *size = g_stat (path, &st) == 0
+      ? g_format_size_full ((guint64) st.st_size, G_FORMAT_SIZE_IEC_UNITS)
+      : g_strdup ("size unknown");
+  /* GLib puts a no-break space between number and unit; scripts grep for ' ' */
+  for (char *nbsp; (nbsp = strstr (size, "\302\240")) != NULL;)
+    {
+      *nbsp = ' ';
+      memmove (nbsp + 1, nbsp + 2, strlen (nbsp + 2) + 1);
+    }
+  fprintf (stderr, "shardplan %s: wrote %s (%s, %s)\n", command, path, what, size);
+}
+
+char *
+sp_cli_time (double ns)
+{
+  static const struct { double scale; const char *unit; } units[] = {
+    { 1e9, "s" }, { 1e6, "ms" }, { 1e3, "µs" }, { 1, "ns" },
+  };
+  double a = fabs (ns);
+  guint i = 0;
+  /* the largest unit that leaves at least 1 once rounded to 4 digits */
+  while (i + 1 < G_N_ELEMENTS (units) && a < units[i].scale * 0.99995)
+    i++;
+  double v = ns / units[i].scale;
+  int decimals = fabs (v) >= 999.95 ? 0 : fabs (v) >= 99.995 ? 1 : fabs (v) >= 9.9995 ? 2 : 3;
+  if (ns == 0)
+    decimals = 0;
+  const char *unit = units[i].unit;
+  if (strcmp (unit, "µs") == 0 && !g_get_charset (NULL))
+    unit = "us";
+  return g_strdup_printf ("%.*f %s", decimals, v, unit);
+}
+
+char *
+sp_cli_time_padded (double ns, int width)
+{
+  g_autofree char *t = sp_cli_time (ns);
+  glong chars = g_utf8_strlen (t, -1);
+  return g_strdup_printf ("%*s%s", (int) MAX (0, width - chars), "", t);
+}
+
+const char *
+sp_cli_plural (guint64 n, const char *one, const char *many)
+{
+  return n == 1 ? one : many;
+}
+
 char *
 sp_cli_json_text (JsonBuilder *builder, gboolean pretty)
 {
   g_autoptr (JsonNode) root = json_builder_get_root (builder);
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  json_generator_set_pretty (gen, pretty);
-  json_generator_set_root (gen, root);
-  g_autofree char *text = json_generator_to_data (gen, NULL);
+  g_autofree char *text = sp_json_text (root, pretty);
   return g_strconcat (text, "\n", NULL);
 }
 

@@ -97,8 +97,39 @@ void sp_cli_files_output (SpCliFiles *files, const char *option, const char *pat
 gboolean sp_cli_files_check (const SpCliFiles *files);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpCliFiles, sp_cli_files_free)
 
+/* The topology to simulate `plan` (read from `plan_path`) on: `topology`
+ * (file or preset) with `nodes` nodes (0: the topology's own), or, when
+ * `topology` is NULL, the preset and node count the plan records (its meta
+ * "topology", "NAME x N nodes", written by `shardplan plan`; `nodes`, when
+ * not 0, still wins).  A topology whose world size is not the plan's is
+ * refused naming the --nodes that would match.  Reports every error itself
+ * (one line; exit status in *out_status) and returns NULL then.  Free with
+ * sp_topo_free(). */
+SpTopo *sp_cli_plan_topology (const char *command, const char *plan_path, const SpPlan *plan,
+                              const char *topology, guint32 nodes, int *out_status);
+
+/* The closing line of a command that wrote the file `path`, on stderr:
+ * "shardplan <command>: wrote PATH (WHAT, SIZE)", WHAT from `fmt` (what it
+ * holds: "1,234 rows", "plan of 102 ops"), SIZE the file's size in IEC
+ * units ("1.2 MiB").  Nothing for NULL or "-" (standard output). */
+void sp_cli_wrote (const char *command, const char *path, const char *fmt, ...)
+    G_GNUC_PRINTF (3, 4);
+
+/* A duration for people to read: `ns` nanoseconds in s, ms, µs or ns with
+ * four significant digits ("1.416 s", "51.68 ms", "269.7 µs", "850.0 ns";
+ * "us" where the locale's character set is not UTF-8).  Text output only:
+ * JSON and CSV keep their fixed units.  Free with g_free(). */
+char *sp_cli_time (double ns);
+
+/* sp_cli_time right-aligned in `width` characters (µ counts as one). */
+char *sp_cli_time_padded (double ns, int width);
+
+/* `one` when n == 1, else `many`: "1 node", "2 nodes". */
+const char *sp_cli_plural (guint64 n, const char *one, const char *many);
+
 /* The finished object of `builder` as JSON text ending in a newline,
- * indented when `pretty`.  Free with g_free(). */
+ * indented when `pretty`, each double in its shortest round-trip form
+ * (lib/json-text.h).  Free with g_free(). */
 char *sp_cli_json_text (JsonBuilder *builder, gboolean pretty);
 
 G_END_DECLS

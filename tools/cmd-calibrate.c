@@ -407,5 +407,6 @@ sp_cmd_calibrate (int argc, char **argv)
     report_text (out, data, res, topology, holdout_text, &opt, seconds, output);
   if (fflush (out) != 0)
     return sp_cli_fail (CMD, SP_EXIT_FAILURE, "cannot write the report");
+  sp_cli_wrote (CMD, output, "calibrated topology");
   return SP_EXIT_OK;
 }

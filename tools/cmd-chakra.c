@@ -485,7 +485,12 @@ sp_cmd_chakra (int argc, char **argv)
   else if (strcmp (saved, "import") == 0)
     rc = sp_chakra_cmd_import (argc - 1, argv + 1);
   else
-    rc = sp_cli_fail (CMD, SP_EXIT_USAGE, "unknown action '%s' (accepted: export, import)", saved);
+    {
+      static const char *const actions[] = { "export", "import" };
+      g_autofree char *hint = sp_did_you_mean (saved, actions, G_N_ELEMENTS (actions));
+      rc = sp_cli_fail (CMD, SP_EXIT_USAGE, "unknown action '%s'%s (accepted: export, import)",
+                        saved, hint);
+    }
   argv[1] = saved;
   g_free (name);
   return rc;

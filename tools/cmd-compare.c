@@ -14,17 +14,6 @@
 /* Bars of the error histogram (about; the width is rounded to 1, 2 or 5 × 10^k %). */
 #define HIST_BINS 20
 
-/* "12.3 us", "4.56 ms", "1.20 s" */
-static char *
-format_time (double ns)
-{
-  if (ns < 1e6)
-    return g_strdup_printf ("%.3g us", ns / 1e3);
-  if (ns < 1e9)
-    return g_strdup_printf ("%.3g ms", ns / 1e6);
-  return g_strdup_printf ("%.3g s", ns / 1e9);
-}
-
 static void
 print_stats_row (const SpCompareStats *st, const char *indent)
 {
@@ -107,27 +96,32 @@ print_text (const SpCompare *cmp, gsize top_n)
   g_autofree const SpCompareOp **worst = sp_compare_worst (cmp, top_n, &n_worst);
   if (n_worst == 0)
     return;
-  printf ("\nworst %" G_GSIZE_FORMAT " ops:\n%6s  %-36s %-16s %-12s %12s %11s %11s %9s", n_worst,
-          "op", "name", "kind", "family", "bytes", "measured", "simulated", "error");
+  int name_w = 36; /* or the longest name listed */
+  for (gsize i = 0; i < n_worst; i++)
+    name_w = MAX (name_w, (int) g_utf8_strlen (worst[i]->name, -1));
+  printf ("\nworst %" G_GSIZE_FORMAT " %s:\n%6s  %-*s %-16s %-12s %12s %11s %11s %9s", n_worst,
+          sp_cli_plural (n_worst, "op", "ops"), "op", name_w, "name", "kind", "family", "bytes",
+          "measured", "simulated", "error");
   if (nccl)
     printf (" %11s %9s", "NCCL est", "NCCL err");
   printf ("\n");
   for (gsize i = 0; i < n_worst; i++)
     {
       const SpCompareOp *op = worst[i];
-      g_autofree char *m = format_time (op->measured_ns);
-      g_autofree char *s = format_time (op->sim_ns);
-      printf ("%6u  %-36s %-16s %-12s %12" G_GUINT64_FORMAT " %11s %11s %+8.1f %%", op->op_id,
-              op->name, sp_coll_name (op->coll) ? sp_coll_name (op->coll) : "?", op->family,
-              op->bytes, m, s, 100 * op->error);
+      g_autofree char *m = sp_cli_time_padded (op->measured_ns, 11);
+      g_autofree char *s = sp_cli_time_padded (op->sim_ns, 11);
+      int pad = name_w - (int) g_utf8_strlen (op->name, -1);
+      printf ("%6u  %s%*s %-16s %-12s %12" G_GUINT64_FORMAT " %s %s %+8.1f %%", op->op_id,
+              op->name, pad, "", sp_coll_name (op->coll) ? sp_coll_name (op->coll) : "?",
+              op->family, op->bytes, m, s, 100 * op->error);
       if (!nccl)
         printf ("\n");
       else if (op->nccl_samples == 0)
         printf (" %11s %9s\n", "-", "-");
       else
         {
-          g_autofree char *e = format_time (op->nccl_ns);
-          printf (" %11s %+8.1f %%\n", e, 100 * op->nccl_error);
+          g_autofree char *e = sp_cli_time_padded (op->nccl_ns, 11);
+          printf (" %s %+8.1f %%\n", e, 100 * op->nccl_error);
         }
     }
 }
@@ -261,7 +255,10 @@ sp_cmd_compare (int argc, char **argv)
         "durations; aggregates: median, p90 and worst |error| and the median signed error,\n"
         "overall and by collective kind, size band and group family.  When the measured\n"
         "trace carries NCCL's own estimate of each op (the nccl backend, ncclGroupSimulateEnd),\n"
-        "its error is reported beside the simulator's, in every format and in the plot.",
+        "its error is reported beside the simulator's, in every format and in the plot.\n"
+        "Each trace records whether it was measured or simulated: a simulated MEASURED.h5\n"
+        "(the arguments swapped, or two simulations) is refused; two measured traces\n"
+        "compare one run with another.",
         entries, &argc, &argv, &status))
     return status;
   SpFormat format;
@@ -318,5 +315,9 @@ sp_cmd_compare (int argc, char **argv)
     print_text (cmp, top);
   if (fflush (stdout) != 0)
     return sp_cli_fail (CMD, SP_EXIT_FAILURE, "cannot write to standard output");
+  gsize n_ops = 0;
+  sp_compare_ops (cmp, &n_ops);
+  sp_cli_wrote (CMD, plot_path, "plot of %" G_GSIZE_FORMAT " %s", n_ops,
+                sp_cli_plural (n_ops, "op", "ops"));
   return SP_EXIT_OK;
 }

@@ -103,7 +103,8 @@ sp_cmd_estimate (int argc, char **argv)
     { "collective", 'c', 0, G_OPTION_ARG_STRING, &coll_s,
       "all_reduce, all_gather, reduce_scatter, all_to_all or broadcast", "NAME" },
     { "bytes", 'b', 0, G_OPTION_ARG_STRING, &bytes_s,
-      "Size in nccl-tests' convention (K/M/G suffixes), or A:B for a sweep", "N|A:B" },
+      "Size in nccl-tests' convention (K/M/G/T and KiB… powers of 1024, KB… of 1000), "
+      "or A:B for a sweep", "SIZE|A:B" },
     { "ranks-per-node", 'k', 0, G_OPTION_ARG_STRING, &rpn_s,
       "Ranks on each node (default: every GPU)", "K" },
     { "model", 'm', 0, G_OPTION_ARG_STRING, &model_s, "des, analytic or nccl (default des)", "MODEL" },
@@ -271,10 +272,10 @@ sp_cmd_estimate (int argc, char **argv)
     }
   else
     {
-      g_string_append_printf (out, "# shardplan estimate: %s, %u nodes x %u ranks = %u ranks, "
+      g_string_append_printf (out, "# shardplan estimate: %s, %u %s x %u ranks = %u ranks, "
                                    "model %s\n",
-                              spec->name, spec->nodes, rpn ? rpn : spec->gpus_per_node, n,
-                              sp_sim_model_name (model));
+                              spec->name, spec->nodes, sp_cli_plural (spec->nodes, "node", "nodes"),
+                              rpn ? rpn : spec->gpus_per_node, n, sp_sim_model_name (model));
       g_string_append (out, "#       size         count      type   redop    root     time   algbw"
                             "   busbw  algorithm protocol\n"
                             "#        (B)    (elements)                               (us)  (GB/s)"

@@ -73,9 +73,9 @@ print_summary (const SpPlan *plan, const SpModel *model, const SpTopo *topo,
                const SpMemoryEstimate *mem)
 {
   const SpTopoSpec *t = sp_topo_spec (topo);
-  printf ("plan: %s (%.4g parameters) on %s: %u nodes x %u GPUs = %u ranks\n", model->name,
-          (double) sp_model_n_params (model), t->name, t->nodes, t->gpus_per_node,
-          sp_topo_world_size (topo));
+  printf ("plan: %s (%.4g parameters) on %s: %u %s x %u GPUs = %u ranks\n", model->name,
+          (double) sp_model_n_params (model), t->name, t->nodes,
+          sp_cli_plural (t->nodes, "node", "nodes"), t->gpus_per_node, sp_topo_world_size (topo));
   printf ("sharding: %s\n", sp_plan_get_meta (plan, "sharding"));
   printf ("micro-steps: %s of grad_accum %u (micro-batch %u, seq %u, %s)\n",
           sp_plan_get_meta (plan, "micro_steps"), model->grad_accum, model->micro_batch,
@@ -157,7 +157,8 @@ sp_cmd_plan (int argc, char **argv)
     { "one-micro-step", 0, 0, G_OPTION_ARG_NONE, &one_step,
       "Emit only the boundary micro-step instead of all of them", NULL },
     { "reserve", 0, 0, G_OPTION_ARG_STRING, &reserve_s,
-      "Framework memory reserve per GPU (default 2G, an estimate)", "BYTES" },
+      "Framework memory reserve per GPU (default 2G = 2 GiB, an estimate; "
+      "K/M/G/T and KiB… are powers of 1024, KB… of 1000)", "SIZE" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write the plan JSON here (atomically)", "FILE" },
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format_s, "text (default) or json", "text|json" },
     { "chakra", 0, 0, G_OPTION_ARG_FILENAME, &chakra,
@@ -222,9 +223,18 @@ sp_cmd_plan (int argc, char **argv)
     return sp_cli_error (CMD, error);
   SpMemoryOptions mo;
   sp_memory_options_init (&mo);
+  if (reserve_s)
+    g_strstrip (reserve_s);
   if (reserve_s && !sp_parse_bytes ("--reserve", reserve_s, 0, G_GUINT64_CONSTANT (1) << 50,
                                     &mo.reserve_bytes, &error))
     return sp_cli_error (CMD, error);
+  /* "--reserve 2" meant 2 GiB, not 2 bytes: a reserve is GiB-sized, so a
+   * plain number under 1 MiB is taken for a missing unit */
+  if (reserve_s && mo.reserve_bytes > 0 && mo.reserve_bytes < (1u << 20)
+      && strspn (reserve_s, "0123456789") == strlen (reserve_s))
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--reserve '%s' is %s bytes, less than 1 MiB: give "
+                        "a unit (%sG for GiB, %sGB for 10^9 B, or %sB for bytes)",
+                        reserve_s, reserve_s, reserve_s, reserve_s, reserve_s);
 
   g_autoptr (SpTopo) topo = sp_topo_open (topology ? topology : DEFAULT_TOPOLOGY, nodes, &error);
   if (!topo)
@@ -265,6 +275,9 @@ sp_cmd_plan (int argc, char **argv)
         return sp_cli_error (CMD, error);
       if (format == SP_FORMAT_TEXT)
         print_summary (plan, &model, topo, &mem);
+      fflush (stdout);
+      sp_cli_wrote (CMD, output, "plan of %u %s on %u ranks", sp_plan_n_ops (plan),
+                    sp_cli_plural (sp_plan_n_ops (plan), "op", "ops"), sp_plan_world_size (plan));
       return SP_EXIT_OK;
     }
   if (format == SP_FORMAT_JSON)

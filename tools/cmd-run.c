@@ -150,8 +150,9 @@ run_main (int argc, char **argv, int saved_stderr)
         fprintf (stderr, "shardplan %s: %s\n", cmd, error->message);
       g_clear_error (&error);
     }
-  else if (res.rank == 0 && sp_cli_stderr_is_tty ())
-    fprintf (stderr, "shardplan %s: %" G_GUINT64_FORMAT " rows written to %s\n", cmd, res.rows, output);
+  else if (res.rank == 0)
+    sp_cli_wrote (cmd, output, "measured trace, %" G_GUINT64_FORMAT " %s, %s backend", res.rows,
+                  sp_cli_plural (res.rows, "row", "rows"), res.backend ? res.backend : "?");
   sp_exec_exit (&res);
 #endif
 }

@@ -69,8 +69,9 @@ set_cluster (SpTraceWriter *w, const SpTopo *topo, GError **error)
 
 static gboolean
 write_trace (const char *path, const SpTopo *topo, const SpPlan *plan, const SpGroups *groups,
-             const SpSimResult *res, GError **error)
+             const SpSimResult *res, guint64 *out_rows, GError **error)
 {
+  guint64 n_rows = 0;
   guint32 W = sp_topo_world_size (topo);
   g_autofree char *digest = sp_plan_digest (plan);
   g_autofree char *topo_ini = sp_topo_to_ini (topo);
@@ -144,6 +145,7 @@ write_trace (const char *path, const SpTopo *topo, const SpPlan *plan, const SpG
           row.dur_ns = (gint64) (e - s);
           sp_trace_row_set_bandwidths (&row);
           g_array_append_val (buf, row);
+          n_rows++;
           if (buf->len == 4096)
             {
               ok = sp_trace_writer_append (w, (SpTraceRow *) buf->data, buf->len, error);
@@ -158,7 +160,10 @@ write_trace (const char *path, const SpTopo *topo, const SpPlan *plan, const SpG
   g_array_free (buf, TRUE);
   for (guint f = 0; f < SP_FAMILY_N; f++)
     g_free (seq[f]);
-  return ok && sp_trace_writer_finish (w, error);
+  if (!ok || !sp_trace_writer_finish (w, error))
+    return FALSE;
+  *out_rows = n_rows;
+  return TRUE;
 }
 
 static gint
@@ -176,44 +181,66 @@ print_text (GString *out, const SpPlan *plan, const SpTopo *topo, SpSimModel mod
 {
   const SpTopoSpec *t = sp_topo_spec (topo);
   guint32 n = sp_plan_n_ops (plan);
-  g_string_append_printf (out, "sim: %u ops on %s: %u nodes x %u GPUs = %u ranks, model %s, "
-                               "contention %s\n", n, t->name, t->nodes, t->gpus_per_node,
-                          sp_topo_world_size (topo), sp_sim_model_name (model),
+  g_string_append_printf (out, "sim: %u %s on %s: %u %s x %u GPUs = %u ranks, model %s, "
+                               "contention %s\n", n, sp_cli_plural (n, "op", "ops"), t->name,
+                          t->nodes, sp_cli_plural (t->nodes, "node", "nodes"), t->gpus_per_node,
+                          sp_topo_world_size (topo),
+                          sp_sim_model_name (model),
                           sp_sim_contention_name (sp_sim_result_contention (res)));
-  g_string_append_printf (out, "step time:               %14.3f us\n",
-                          sp_sim_result_step_ns (res) / 1e3);
-  g_string_append_printf (out, "compute-only path:       %14.3f us\n",
-                          sp_sim_result_compute_only_ns (res) / 1e3);
-  g_string_append_printf (out, "exposed communication:   %14.3f us\n",
-                          sp_sim_result_exposed_comm_ns (res) / 1e3);
-  g_string_append_printf (out, "communication (sum):     %14.3f us\n",
-                          sp_sim_result_comm_ns (res) / 1e3);
-  g_string_append (out, "per family (sum of op durations, us):\n");
+  static const char *const totals[] = { "step time:", "compute-only path:",
+                                        "exposed communication:", "communication (sum):" };
+  const guint64 total_ns[] = { sp_sim_result_step_ns (res), sp_sim_result_compute_only_ns (res),
+                               sp_sim_result_exposed_comm_ns (res), sp_sim_result_comm_ns (res) };
+  for (guint i = 0; i < G_N_ELEMENTS (totals); i++)
+    {
+      g_autofree char *time = sp_cli_time_padded ((double) total_ns[i], 10);
+      g_string_append_printf (out, "%-24s%s\n", totals[i], time);
+    }
+  g_string_append (out, "per family (sum of op durations):\n");
   for (guint f = 0; f < SP_FAMILY_N; f++)
     if (sp_sim_result_family_ns (res, (SpFamily) f))
-      g_string_append_printf (out, "  %-26s %14.3f\n", sp_family_name ((SpFamily) f),
-                              sp_sim_result_family_ns (res, (SpFamily) f) / 1e3);
+      {
+        g_autofree char *time =
+            sp_cli_time_padded ((double) sp_sim_result_family_ns (res, (SpFamily) f), 10);
+        g_string_append_printf (out, "  %-26s %8s %s\n", sp_family_name ((SpFamily) f), "", time);
+      }
   guint64 count[256] = { 0 };
   for (guint32 o = 0; o < n; o++)
     count[sp_plan_op (plan, o)->kind & 0xff]++;
-  g_string_append (out, "per kind (ops, sum of op durations in us; a composite counts 0, its sub-ops count):\n");
+  g_string_append (out, "per kind (ops, sum of op durations; a composite counts 0, its sub-ops count):\n");
   for (guint k = 0; k < 256; k++)
     if (count[k])
-      g_string_append_printf (out, "  %-26s %8" G_GUINT64_FORMAT " %14.3f\n",
-                              sp_coll_name ((SpColl) k), count[k],
-                              sp_sim_result_kind_ns (res, (SpColl) k) / 1e3);
+      {
+        g_autofree char *time =
+            sp_cli_time_padded ((double) sp_sim_result_kind_ns (res, (SpColl) k), 10);
+        g_string_append_printf (out, "  %-26s %8" G_GUINT64_FORMAT " %s\n",
+                                sp_coll_name ((SpColl) k), count[k], time);
+      }
   g_autofree guint32 *ids = g_new (guint32, n ? n : 1);
   for (guint32 o = 0; o < n; o++)
     ids[o] = o;
   g_qsort_with_data (ids, (gint) n, sizeof (guint32), cmp_dur_desc, (gpointer) res);
+  /* columns as wide as the longest name shown */
+  int name_w = 4, kind_w = 4, family_w = 1;
+  for (guint32 i = 0; i < n && i < TOP_OPS; i++)
+    {
+      const SpOp *op = sp_plan_op (plan, ids[i]);
+      name_w = MAX (name_w, (int) g_utf8_strlen (op->name, -1));
+      kind_w = MAX (kind_w, (int) strlen (sp_coll_name (op->kind)));
+      if (op->family != SP_FAMILY_NONE)
+        family_w = MAX (family_w, (int) strlen (sp_family_name (op->family)));
+    }
   g_string_append_printf (out, "longest ops (top %u of %u):\n", MIN (n, TOP_OPS), n);
   for (guint32 i = 0; i < n && i < TOP_OPS; i++)
     {
       const SpOp *op = sp_plan_op (plan, ids[i]);
-      g_string_append_printf (out, "  %6u %-40s %-24s %-18s %14.3f us\n", op->id, op->name,
-                              sp_coll_name (op->kind),
+      g_autofree char *time =
+          sp_cli_time_padded ((double) sp_sim_result_op_duration (res, ids[i]), 10);
+      int pad = name_w - (int) g_utf8_strlen (op->name, -1);
+      g_string_append_printf (out, "  %6u %s%*s %-*s %-*s %s\n", op->id, op->name, pad, "",
+                              kind_w, sp_coll_name (op->kind), family_w,
                               op->family == SP_FAMILY_NONE ? "-" : sp_family_name (op->family),
-                              sp_sim_result_op_duration (res, ids[i]) / 1e3);
+                              time);
     }
   if (sp_sim_result_contention_fallbacks (res) && sp_sim_result_contention (res) == SP_SIM_CONTENTION_STEP)
     g_string_append_printf (out, "note: %u ops had groups run for their alone duration (the flows "
@@ -295,9 +322,10 @@ sp_cmd_sim (int argc, char **argv)
                   *output = NULL, *format_s = NULL, *contention_s = NULL;
   GOptionEntry entries[] = {
     { "plan", 'p', 0, G_OPTION_ARG_FILENAME, &plan_s, "Plan JSON (from 'shardplan plan')", "FILE" },
-    { "topology", 't', 0, G_OPTION_ARG_FILENAME, &topology, "Topology INI file or preset",
-      "FILE|PRESET" },
-    { "nodes", 'n', 0, G_OPTION_ARG_STRING, &nodes_s, "Node count (default: the topology's)", "N" },
+    { "topology", 't', 0, G_OPTION_ARG_FILENAME, &topology,
+      "Topology INI file or preset (default: the preset the plan was made for)", "FILE|PRESET" },
+    { "nodes", 'n', 0, G_OPTION_ARG_STRING, &nodes_s,
+      "Node count (default: the plan's with its topology, else the topology's)", "N" },
     { "sim-model", 0, 0, G_OPTION_ARG_STRING, &sim_s, "des (default) or analytic", "analytic|des" },
     { "contention", 0, 0, G_OPTION_ARG_STRING, &contention_s,
       "Contention between collectives: step (des default), family, or none (analytic default)",
@@ -320,8 +348,6 @@ sp_cmd_sim (int argc, char **argv)
     return SP_EXIT_USAGE;
   if (plan_s == NULL)
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--plan FILE is required");
-  if (topology == NULL)
-    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--topology FILE|PRESET is required");
   g_autoptr (SpCliFiles) files = sp_cli_files_new (CMD);
   sp_cli_files_input (files, "--plan", plan_s);
   sp_cli_files_input (files, "--topology", topology);
@@ -340,23 +366,25 @@ sp_cmd_sim (int argc, char **argv)
   if (!sp_cli_u32 (CMD, "--nodes", nodes_s, 1, 1u << 24, &nodes))
     return SP_EXIT_USAGE;
   GError *error = NULL;
-  g_autoptr (SpTopo) topo = sp_topo_open (topology, nodes, &error);
-  if (topo == NULL)
-    return sp_cli_error (CMD, error);
-  g_autoptr (SpPlan) plan = sp_plan_load (plan_s, sp_topo_world_size (topo), &error);
+  g_autoptr (SpPlan) plan = sp_plan_load (plan_s, 0, &error);
   if (plan == NULL) /* a missing or unreadable plan is bad input too: exit 2 */
     {
       sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
       g_clear_error (&error);
       return SP_EXIT_USAGE;
     }
+  /* no --topology: the one the plan was made for */
+  g_autoptr (SpTopo) topo = sp_cli_plan_topology (CMD, plan_s, plan, topology, nodes, &status);
+  if (topo == NULL)
+    return status;
   g_autoptr (SpGroups) groups = sp_groups_build (sp_plan_groups_options (plan), &error);
   if (groups == NULL)
     return sp_cli_error (CMD, error);
   g_autoptr (SpSimResult) res = sp_sim_run_plan_full (topo, model, plan, groups, &sim_opts, &error);
   if (res == NULL)
     return sp_cli_error (CMD, error);
-  if (output && !write_trace (output, topo, plan, groups, res, &error))
+  guint64 rows = 0;
+  if (output && !write_trace (output, topo, plan, groups, res, &rows, &error))
     return sp_cli_error (CMD, error);
   g_autoptr (GString) out = g_string_new (NULL);
   if (format == SP_FORMAT_JSON)
@@ -368,5 +396,8 @@ sp_cmd_sim (int argc, char **argv)
     print_text (out, plan, topo, model, res);
   if (!sp_cli_write_output (NULL, out->str, out->len, &error))
     return sp_cli_error (CMD, error);
+  sp_cli_wrote (CMD, output, "simulated trace, %" G_GUINT64_FORMAT " %s of %u %s", rows,
+                sp_cli_plural (rows, "row", "rows"), sp_plan_n_ops (plan),
+                sp_cli_plural (sp_plan_n_ops (plan), "op", "ops"));
   return SP_EXIT_OK;
 }

@@ -163,8 +163,9 @@ simulate_row (gpointer data, gpointer user_data)
   g_atomic_int_inc (&sw->done);
 }
 
-/* A comma-separated list of u32 into `out`; "all" (when allowed) leaves it
- * empty. */
+/* A comma-separated list of u32 into `out`, each value once ("16,16" is
+ * 16: a repeated value would sweep every configuration twice); "all" (when
+ * allowed) leaves it empty. */
 static gboolean
 parse_list (const char *opt, const char *text, guint32 min, guint32 max, gboolean allow_all,
             GArray *out)
@@ -177,7 +178,11 @@ parse_list (const char *opt, const char *text, guint32 min, guint32 max, gboolea
       guint32 n;
       if (!sp_cli_u32 (CMD, opt, g_strstrip (*p), min, max, &n))
         return FALSE;
-      g_array_append_val (out, n);
+      gboolean seen = FALSE;
+      for (guint i = 0; i < out->len && !seen; i++)
+        seen = g_array_index (out, guint32, i) == n;
+      if (!seen)
+        g_array_append_val (out, n);
     }
   if (out->len == 0)
     {
@@ -617,5 +622,14 @@ sp_cmd_sweep (int argc, char **argv)
     }
   if (!sp_cli_write_output (NULL, out->str, out->len, &error))
     return sp_cli_error (CMD, error);
+  if (!quiet)
+    {
+      char label[64];
+      if (emit_s)
+        sp_cli_wrote (CMD, emit_s, "DeepSpeed config of #%d %s", pick.best + 1,
+                      sp_sweep_label (&r[pick.best], label, sizeof label));
+      sp_cli_wrote (CMD, plot_s, "plot of %u %s", n, sp_cli_plural (n, "configuration",
+                                                                 "configurations"));
+    }
   return SP_EXIT_OK;
 }

@@ -146,5 +146,9 @@ sp_cmd_trace_import_nccl_tests (int argc, char **argv)
           (guint64) n_points * n_ranks, plan_out ? ", plan " : "", plan_out ? plan_out : "");
   if (fflush (stdout) != 0)
     return sp_cli_fail (CMD, SP_EXIT_FAILURE, "cannot write to standard output");
+  sp_cli_wrote (CMD, output, "measured trace, %" G_GUINT64_FORMAT " rows",
+                (guint64) n_points * n_ranks);
+  sp_cli_wrote (CMD, plan_out, "plan of %u %s", sp_plan_n_ops (plan),
+                sp_cli_plural (sp_plan_n_ops (plan), "op", "ops"));
   return SP_EXIT_OK;
 }

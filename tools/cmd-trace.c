@@ -269,17 +269,20 @@ print_text (const char *path, const SpTrace *t, const Summary *s)
   printf ("source:    %s, by %s %s\n", sp_trace_source_name (h->source), h->producer,
           h->producer_version);
   printf ("created:   %s (run %s)\n", h->created_utc, h->run_id);
-  printf ("timing:    %s, clock %s, %u iterations after %u warm-up\n", h->timing_mode, h->clock,
-          h->iters, h->warmup_iters);
+  printf ("timing:    %s, clock %s, %u %s after %u warm-up\n", h->timing_mode, h->clock,
+          h->iters, sp_cli_plural (h->iters, "iteration", "iterations"), h->warmup_iters);
   if (h->check_policy)
     printf ("checked:   %s%s\n", h->check_policy, check_policy_note (h->check_policy));
   printf ("ranks:     %u (world size %u) on %zu node%s\n", n_ranks (t, s), h->world_size, n_nodes,
           n_nodes == 1 ? "" : "s");
-  printf ("ops:       %u distinct op ids, %" G_GUINT64_FORMAT " rows\n",
-          g_hash_table_size (s->op_ids), s->rows);
+  printf ("ops:       %u distinct op %s, %" G_GUINT64_FORMAT " %s\n",
+          g_hash_table_size (s->op_ids), sp_cli_plural (g_hash_table_size (s->op_ids), "id", "ids"),
+          s->rows, sp_cli_plural (s->rows, "row", "rows"));
   if (s->rows > 0)
-    printf ("span:      %.3f ms (first start to last end)\n",
-            ((double) s->t_max - (double) s->t_min) / 1e6);
+    {
+      g_autofree char *span = sp_cli_time ((double) s->t_max - (double) s->t_min);
+      printf ("span:      %s (first start to last end)\n", span);
+    }
   if (sp_trace_plan_digest (t))
     printf ("plan:      sha256 %s\n", sp_trace_plan_digest (t));
   printf ("status:   ");
@@ -482,7 +485,11 @@ sp_cmd_trace (int argc, char **argv)
         argv[1] = prog;
         return trace_commands[i].main (argc - 1, argv + 1);
       }
-  return sp_cli_fail ("trace", SP_EXIT_USAGE, "unknown command '%s': expected show, export, "
+  const char *names[G_N_ELEMENTS (trace_commands)];
+  for (gsize i = 0; i < G_N_ELEMENTS (trace_commands); i++)
+    names[i] = trace_commands[i].name;
+  g_autofree char *hint = sp_did_you_mean (argv[1], names, G_N_ELEMENTS (names));
+  return sp_cli_fail ("trace", SP_EXIT_USAGE, "unknown command '%s'%s: expected show, export, "
                       "import-nccl-tests, import-chakra or recover",
-                      argv[1]);
+                      argv[1], hint);
 }

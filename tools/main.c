@@ -64,6 +64,10 @@ main (int argc, char **argv)
         argv[1] = prog;
         return commands[i].main (argc - 1, argv + 1);
       }
-  fprintf (stderr, "shardplan: unknown subcommand '%s' (see 'shardplan --help')\n", name);
+  const char *names[G_N_ELEMENTS (commands)];
+  for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
+    names[i] = commands[i].name;
+  g_autofree char *hint = sp_did_you_mean (name, names, G_N_ELEMENTS (names));
+  fprintf (stderr, "shardplan: unknown subcommand '%s'%s (see 'shardplan --help')\n", name, hint);
   return SP_EXIT_USAGE;
 }

@@ -275,5 +275,7 @@ sp_trace_cmd_export (int argc, char **argv)
     }
   if (!sp_trace_out_commit (&out, &error))
     return sp_cli_fail (CMD, SP_EXIT_FAILURE, "%s", error->message);
+  sp_cli_wrote (CMD, output, "%s, %" G_GUINT64_FORMAT " %s", csv ? "CSV" : "Chrome trace JSON",
+                sp_trace_n_rows (t), sp_cli_plural (sp_trace_n_rows (t), "row", "rows"));
   return SP_EXIT_OK;
 }

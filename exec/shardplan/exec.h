@@ -169,6 +169,8 @@ typedef struct {
                                for collective errors, the failing rank otherwise) */
   int exit_status;          /* 0 ok, 1 the run failed, 2 bad input */
   guint64 rows;             /* rows in the written trace (rank 0) */
+  const char *backend;      /* the backend that ran ("mpi", "nccl"; static), NULL
+                               before one was chosen */
   gboolean partial_written; /* rank 0 wrote a partial trace */
   gboolean abort_job;       /* a failure the ranks could not agree on (a dead or
                                stuck peer): sp_exec_exit() tears the job down */

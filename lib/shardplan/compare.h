@@ -132,7 +132,10 @@ typedef struct _SpCompare SpCompare;
 
 /* Join and compute everything.  `sim_name` / `measured_name` (file names)
  * are used in messages and kept for the reports.  Fails with
- * SP_ERROR_INVALID_ARGUMENT when a trace has no /meta/plan or their plan
+ * SP_ERROR_INVALID_ARGUMENT when `measured` is a simulated trace (the
+ * arguments swapped, or two simulations: the header's source says which;
+ * two measured traces compare one run with another), a trace has no
+ * /meta/plan or their plan
  * digests differ ("sim.h5 (plan 3fa2…) and measured.h5 (plan 9c01…) ran
  * different plans"), or when no sample is left to compare;
  * SP_ERROR_INVALID_TRACE when a trace has two rows for one key; errors of

@@ -38,9 +38,21 @@ gboolean sp_parse_u64 (const char *what, const char *text, guint64 min, guint64 
 gboolean sp_parse_double (const char *what, const char *text, double min, double max,
                           double *out_value, GError **error);
 
-/* Parse a byte size: a plain integer or one with a suffix K, M, G, T (powers
- * of 1024; "KiB", "MiB"… and "KB"… are accepted as the same), in [min, max]. */
+/* Parse a byte size, the one size syntax of every option: a plain integer
+ * (bytes) or one with a unit, ASCII case ignored: K, M, G, T as nccl-tests
+ * reads them (powers of 1024; T continues the series), KiB, MiB, GiB, TiB
+ * (the same), KB, MB, GB, TB (powers of 1000), B (bytes).  In [min, max]
+ * bytes; negative values are named as such. */
 gboolean sp_parse_bytes (const char *what, const char *text, guint64 min, guint64 max,
                          guint64 *out_value, GError **error);
+
+/* " (did you mean NAME?)" for the candidate closest to `word` that a typo
+ * could explain (at most two letters inserted, removed or changed, ASCII case
+ * ignored, and fewer changes than `word` has letters; on a tie, a candidate
+ * that `word` begins), or "" when none is that close: the one "did you mean"
+ * of INI keys and sections, presets, model names and subcommands.
+ * `candidates` holds `n` names, or ends with NULL when n < 0.  Free the
+ * result with g_free(). */
+char *sp_did_you_mean (const char *word, const char *const *candidates, gssize n);
 
 G_END_DECLS

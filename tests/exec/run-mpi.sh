@@ -30,6 +30,11 @@ mpi 4 --plan "$tmp/all.json" -o "$tmp/none-replay.h5" --mode replay --iters 2 --
 [ "$status" -eq 0 ] || fail "--check none replay: exit $status: $(cat "$tmp/err")"
 "$CHECK_TRACE" "$tmp/none-replay.h5" "$tmp/all.json" replay 2 0 none || fail "--check none replay: trace check"
 
+# Rank 0 ends with one line naming what it wrote, rows and backend.
+grep -Eq "^shardplan run: wrote $tmp/none-replay.h5 \([^,]*, [0-9]+ rows, mpi backend, [0-9.]+ (bytes|KiB|MiB)\)\$" "$tmp/err" \
+  || fail "run: no 'wrote' line naming rows and the backend: $(cat "$tmp/err")"
+[ "$(grep -c 'wrote' "$tmp/err")" -eq 1 ] || fail "run: more than rank 0 said what it wrote: $(cat "$tmp/err")"
+
 # --no-check (each op on its own buffers, inputs filled once): every op
 # kind still runs and records its rows, none flagged CHECKED.
 mpi 4 --plan "$tmp/all.json" -o "$tmp/nochk.h5" --iters 2 --warmup 1 --no-check --timeout 60 \

@@ -379,7 +379,20 @@ START_TEST (test_refusals)
   ck_assert_str_eq (error->message, "dup.h5: two rows for op 0, iter 0, rank 5");
   g_clear_error (&error);
 
-  /* one trace against itself: every error 0 */
+  /* the second trace must be measured: swapped, or both simulated */
+  ck_assert_ptr_null (sp_compare_traces (tb, "b.h5", ta, "a.h5", &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_ARGUMENT);
+  ck_assert_msg (g_str_has_prefix (error->message, "b.h5 is measured and a.h5 is simulated: the "
+                                                   "arguments are swapped"), "%s", error->message);
+  ck_assert_msg (strstr (error->message, "compare a.h5 b.h5") != NULL, "%s", error->message);
+  g_clear_error (&error);
+  ck_assert_ptr_null (sp_compare_traces (ta, "a.h5", ta, "a.h5", &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_ARGUMENT);
+  ck_assert_msg (g_str_has_prefix (error->message, "a.h5 and a.h5 are both simulated"), "%s",
+                 error->message);
+  g_clear_error (&error);
+
+  /* one measured trace against itself: every error 0 */
   g_autoptr (SpCompare) self = sp_compare_traces (tb, "b.h5", tb, "b.h5", &error);
   SP_ASSERT_NO_ERROR (error);
   gsize n = 0;

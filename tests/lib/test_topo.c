@@ -120,7 +120,8 @@ START_TEST (test_preset_list)
   GError *error = NULL;
   ck_assert_ptr_null (sp_topo_new_preset ("dgx-z100", 0, &error));
   SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
-  ck_assert_str_eq (error->message, "unknown topology preset 'dgx-z100': expected one of "
+  ck_assert_str_eq (error->message, "unknown topology preset 'dgx-z100' (did you mean dgx-a100?): "
+                                    "expected one of "
                                     "dgx-a100, dgx-h100, p4d, p5, p3dn, gb200-nvl72, gb200-nvl36, gb300-nvl72, cpu-shm");
   g_error_free (error);
 }

@@ -56,6 +56,27 @@ while read -r cmd; do
   usage_error "--no-such-option" "$cmd" --no-such-option
 done <"$tmp/cmds"
 
+# --help is text, not a format string: no "%%" left over from printf.
+while read -r cmd; do
+  "$SHARDPLAN" "$cmd" --help 2>&1 | grep -qF '%%' && fail "shardplan $cmd --help prints a literal %%"
+done <"$tmp/cmds"
+for cmd in "trace show" "trace export" "trace import-nccl-tests" "trace recover"; do
+  # shellcheck disable=SC2086
+  "$SHARDPLAN" $cmd --help 2>&1 | grep -qF '%%' && fail "shardplan $cmd --help prints a literal %%"
+done
+
+# ---- "did you mean" for names a user types (lib/error.c sp_did_you_mean)
+usage_error "did you mean sweep?" swep
+usage_error "did you mean estimate?" estimat -t dgx-h100
+usage_error "did you mean show?" trace shw
+usage_error "did you mean gpt-13b?" sweep --model gpt-13
+usage_error "did you mean gpt-70b?" plan --model gpt-70
+usage_error "did you mean dgx-h100?" estimate -t dgx-h10 -c all_reduce -b 1M
+usage_error "did you mean p4d?" plan -t p4
+# nothing close: no guess
+usage_error "bogus" bogus
+grep -q 'did you mean' "$tmp/err" && fail "'bogus' got a suggestion: $(cat "$tmp/err")"
+
 # ---- info -----------------------------------------------------------------
 expect 0 info && grep -q '^shardplan ' "$tmp/out" || fail "info text has no version line"
 grep -q 'dgx-h100' "$tmp/out" || fail "info text does not list the dgx-h100 preset"

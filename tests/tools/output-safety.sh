@@ -7,7 +7,8 @@
 #   - another output of the same command (import-nccl-tests -o/--plan-out);
 #   - in a directory that does not exist, or a directory;
 # and leaves the input byte for byte as it was.  Outputs honour the umask
-# (022 → 0644, 077 → 0600), whichever way they are written.
+# (022 → 0644, 077 → 0600), whichever way they are written, and every
+# command that wrote a file ends with one line on stderr naming it.
 SP_TEST_NAME=output-safety
 . "$SP_SRCDIR/tests/tools/cli-testlib.sh"
 . "$SP_SRCDIR/tests/tools/output-table.sh"
@@ -122,4 +123,22 @@ umask_row () {
   done
 }
 for_each_row umask_row
+
+# wrote_row: a row that runs ends with one line on stderr naming what it
+# wrote: "shardplan <cmd>: wrote OUT (what it holds, size)".
+wrote_row () {
+  name=$1 src=$(fixture "$2") outname=$4 writes=$5 cmd=$6
+  [ "$writes" = yes ] || return 0
+  d="$tmp/wrote-$name"
+  mkdir -p "$d"
+  # shellcheck disable=SC2046
+  "$SHARDPLAN" $(command_line "$cmd" "$src" "$d/$outname") >/dev/null 2>"$tmp/err" \
+    || { fail "$name: exit $?: $(cat "$tmp/err")"; return; }
+  sub=$(echo "$cmd" | awk '{ print ($1 == "trace") ? $1 " " $2 : $1 }')
+  grep -Eq "^shardplan $sub: wrote $d/$outname \(.*, [0-9.]+ (bytes|KiB|MiB|GiB)\)\$" "$tmp/err" \
+    || fail "$name: no 'wrote $d/$outname (…, SIZE)' line: $(cat "$tmp/err")"
+  tail -n 1 "$tmp/err" | grep -q "^shardplan $sub: wrote " \
+    || fail "$name: the last line on stderr is not what it wrote: $(tail -n 1 "$tmp/err")"
+}
+for_each_row wrote_row
 finish

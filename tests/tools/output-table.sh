@@ -5,7 +5,8 @@
 # One row per (subcommand, input it reads):
 #   name | input fixture | input's name | output's name | writes | command
 # In the command IN is the input under test and OUT the output; PLAN, TOPO,
-# TRACE, LOG and SPILL are the shared inputs below, SIDE another output
+# TRACE, LOG and SPILL are the shared inputs below (CSIM and CMEASURED: a
+# simulated and a measured trace of one plan, for compare), SIDE another output
 # next to OUT.  "writes": yes when the
 # command runs to completion here (umask and signal checks), mpi when that
 # needs spill files from an MPI run, no when it can only be refused (run).
@@ -21,8 +22,8 @@ sweep-model     |model   |model.png        |o.png  |yes|sweep -m IN -t TOPO -n 1
 sweep-topo      |topo    |topo.svg         |o.svg  |yes|sweep -m MODEL -t IN -n 1 --plot OUT
 sweep-ds-model  |model   |model.json       |o.json |yes|sweep -m IN -t TOPO -n 1 --emit-deepspeed-config OUT
 sweep-ds-topo   |topo    |topo.ini         |o.json |yes|sweep -m MODEL -t IN -n 1 --emit-deepspeed-config OUT
-compare-sim     |trace   |sim.png          |o.png  |yes|compare IN TRACE --plot OUT
-compare-measured|trace   |measured.svg     |o.svg  |yes|compare TRACE IN --plot OUT
+compare-sim     |csim    |sim.png          |o.png  |yes|compare IN CMEASURED --plot OUT
+compare-measured|cmeas   |measured.svg     |o.svg  |yes|compare CSIM IN --plot OUT
 calibrate       |measured|measured.h5      |o.ini  |yes|calibrate IN -t p3dn -o OUT
 calibrate-hold  |held    |held.h5          |o.ini  |yes|calibrate MEASURED -t p3dn --holdout file:IN -o OUT
 export-csv      |trace   |t.h5             |o.csv  |yes|trace export --format csv IN -o OUT
@@ -51,6 +52,10 @@ SPILL="$tmp/fx/r.h5.rank0.spill"
 "$SHARDPLAN" trace import-nccl-tests "$fx/nccltests/reduce_scatter-nocheck.txt" --topology p3dn \
   -o "$tmp/fx/held.h5" >/dev/null 2>&1 || exit 99
 printf 'not a spill file, but a file\n' >"$SPILL"
+CSIM="$tmp/fx/cmp/sim.h5"
+CMEASURED="$tmp/fx/cmp/measured-nccl.h5"
+mkdir -p "$tmp/fx/cmp"
+"$SP_BUILDDIR/tests/lib/test_compare" --write-nccl "$tmp/fx/cmp" >/dev/null 2>&1 || exit 99
 HAVE_MPI=yes
 "$SHARDPLAN" run --plan /nonexistent -o /nonexistent 2>&1 | grep -q "has no MPI" && HAVE_MPI=no
 
@@ -62,6 +67,8 @@ fixture () {
     model) echo "$MODEL" ;;
     ds) echo "$fx/workload/small-ds.json" ;;
     trace) echo "$TRACE" ;;
+    csim) echo "$CSIM" ;;
+    cmeas) echo "$CMEASURED" ;;
     measured) echo "$MEASURED" ;;
     held) echo "$tmp/fx/held.h5" ;;
     log) echo "$LOG" ;;
@@ -74,7 +81,7 @@ fixture () {
 command_line () {
   echo "$1" | sed -e "s|\bIN\b|$2|g" -e "s|\bOUT\b|$3|g" -e "s|\bPLAN\b|$PLAN|g" \
     -e "s|\bTOPO\b|$TOPO|g" -e "s|\bMODEL\b|$MODEL|g" -e "s|\bTRACE\b|$TRACE|g" \
-    -e "s|\bMEASURED\b|$MEASURED|g" -e "s|\bSIDE\b|$(dirname "$3")/side.h5|g" \
+    -e "s|\bMEASURED\b|$MEASURED|g" -e "s|\bCSIM\b|$CSIM|g" -e "s|\bCMEASURED\b|$CMEASURED|g" -e "s|\bSIDE\b|$(dirname "$3")/side.h5|g" \
     -e "s|\bSPILL\b|$SPILL|g"
 }
 

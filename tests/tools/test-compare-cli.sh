@@ -145,8 +145,12 @@ if "$SP_BUILDDIR/tests/lib/test_compare" --write-nccl "$tmp" >"$tmp/write-out" 2
     || fail "nccl text: no NCCL 'all' row: $(cat "$tmp/out")"
   grep -Eq '^  compute +0 +- +- +- +- +- +-$' "$tmp/out" || fail "nccl text: compute row"
   grep -Eq 'error +NCCL est +NCCL err$' "$tmp/out" || fail "nccl text: worst-ops header"
-  grep -Eq '^ +2  step\.allreduce .* \+50\.0 % +107 us +\+0\.0 %$' "$tmp/out" \
-    || fail "nccl text: op 2 row"
+  # times in text as people read them: 4 significant digits, µs (us outside UTF-8)
+  grep -Eq '^ +2  step\.allreduce .* 107\.0 (µs|us) +160\.5 (µs|us) +\+50\.0 % +107\.0 (µs|us) +\+0\.0 %$' "$tmp/out" \
+    || fail "nccl text: op 2 row: $(grep step.allreduce "$tmp/out")"
+  grep -Eq '^ +1  L0\.bwd\.reduce_scatter .* 85\.60 (µs|us) +-20\.0 % +53\.50 (µs|us) ' "$tmp/out" \
+    || fail "nccl text: op 1 row: $(grep L0.bwd.reduce_scatter "$tmp/out")"
+  grep -q '^worst 3 ops:$' "$tmp/out" || fail "nccl text: worst header"
   grep -Eq '^ +5  L0\.fwd\.compute .* \+30\.0 % +- +-$' "$tmp/out" || fail "nccl text: op 5 row"
   expect_ok compare "$tmp/sim.h5" "$tmp/measured-nccl.h5" --format csv
   [ "$(head -n 1 "$tmp/out")" = "op_id,name,kind,family,bytes,size_band,samples,measured_ns,sim_ns,error,nccl_samples,nccl_ns,nccl_error" ] \
@@ -163,6 +167,11 @@ if "$SP_BUILDDIR/tests/lib/test_compare" --write-nccl "$tmp" >"$tmp/write-out" 2
   else
     grep -q '"nccl_samples" : 68' "$tmp/out" || fail "nccl json: samples"
   fi
+  # each trace records what it is: swapped arguments and two simulations
+  # are refused, naming which is which
+  usage_error "measured-nccl.h5 is measured and $tmp/sim.h5 is simulated: the arguments are swapped" \
+    compare "$tmp/measured-nccl.h5" "$tmp/sim.h5"
+  usage_error "$tmp/sim.h5 and $tmp/sim.h5 are both simulated" compare "$tmp/sim.h5" "$tmp/sim.h5"
   if "$SHARDPLAN" info | grep -q 'cairo=yes'; then
     expect_ok compare "$tmp/sim.h5" "$tmp/measured-nccl.h5" --plot "$tmp/nccl.svg" --format csv
     grep -q '<svg' "$tmp/nccl.svg" || fail "nccl plot: not an SVG"

@@ -77,6 +77,19 @@ bad "compute-efficiency" --compute-efficiency 1.5
 bad "nodes" --nodes 0
 bad "format" --format csv
 bad "unexpected argument" extra
+# --reserve takes the one size syntax: G is GiB, GB is 10^9 B; a plain
+# number under 1 MiB is a missing unit, not a reserve of a few bytes
+reserve_gib () {
+  run --model gpt-1b --nodes 2 --reserve "$1"
+  sed -n 's/^  reserve (estimate) *//p' "$tmp/out"
+}
+[ "$(reserve_gib 2G)" = "2.000" ] || fail "--reserve 2G: $(reserve_gib 2G) GiB, expected 2.000"
+[ "$(reserve_gib 2GiB)" = "2.000" ] || fail "--reserve 2GiB: $(reserve_gib 2GiB) GiB"
+[ "$(reserve_gib 2GB)" = "1.863" ] || fail "--reserve 2GB: $(reserve_gib 2GB) GiB, expected 1.863"
+[ "$(reserve_gib 0)" = "0.000" ] || fail "--reserve 0: $(reserve_gib 0) GiB"
+bad "--reserve '2' is 2 bytes, less than 1 MiB: give a unit (2G for GiB" --reserve 2
+bad "--reserve '-1' is negative" --reserve -1
+bad "unknown unit 'GB2'" --reserve 2GB2
 # a failed run leaves no output file
 run --shard-size 24 -o "$tmp/never.json"
 [ ! -e "$tmp/never.json" ] || fail "a failed run left $tmp/never.json"

@@ -11,16 +11,55 @@ n_ops=$(grep -c '"id": ' "$tmp/plan.json")
 grep -q '^step time: ' "$tmp/out" || fail "no step time"
 grep -q '^exposed communication: ' "$tmp/out" || fail "no exposed communication"
 grep -q '^longest ops (top 20 of ' "$tmp/out" || fail "no top-20 list"
+# times for people: s/ms/µs with 4 significant digits, "1 node"; the
+# longest op name sets the name column (every time ends in one column)
+grep -Eq '^step time: +[0-9]+\.[0-9]+ (s|ms|µs|us)$' "$tmp/out" || fail "step time: $(grep '^step time' "$tmp/out")"
+awk '/^step time:/ { v = $3; sub(/\./, "", v); if (length(v) != 4) bad = 1 } END { exit bad }' "$tmp/out" \
+  || fail "step time is not 4 significant digits: $(grep '^step time' "$tmp/out")"
+sed -n '/^longest ops/,$p' "$tmp/out" | tail -n +2 | grep -v '^note:' | awk '{ print length($0) }' | sort -u >"$tmp/widths"
+[ "$(wc -l <"$tmp/widths")" -le 2 ] || fail "longest ops: ragged rows: $(tr '\n' ' ' <"$tmp/widths")"
+"$SHARDPLAN" plan -m gpt-1b -t dgx-h100 -n 1 -o "$tmp/one.json" >"$tmp/one-plan" || fail "plan 1 node"
+grep -q ' on dgx-h100: 1 node x 8 GPUs = 8 ranks$' "$tmp/one-plan" || fail "plan: $(head -n 1 "$tmp/one-plan")"
+"$SHARDPLAN" sim --plan "$tmp/one.json" -t dgx-h100 -n 1 >"$tmp/one-sim" || fail "sim 1 node"
+grep -q ': 1 node x 8 GPUs' "$tmp/one-sim" || fail "sim: $(head -n 1 "$tmp/one-sim")"
+
+# Without --topology, sim takes the preset and node count the plan records;
+# a node count that does not fit the plan names the --nodes that does.
+"$SHARDPLAN" sim --plan "$tmp/one.json" >"$tmp/one-sim2" 2>"$tmp/e" || fail "sim without -t: $(cat "$tmp/e")"
+cmp -s "$tmp/one-sim" "$tmp/one-sim2" || fail "sim without -t is not sim -t dgx-h100 -n 1"
+"$SHARDPLAN" plan -m gpt-1b -t dgx-h100 -n 2 -o "$tmp/two.json" >/dev/null || fail "plan 2 nodes"
+"$SHARDPLAN" sim --plan "$tmp/two.json" -f json >"$tmp/two-j" 2>"$tmp/e" || fail "sim 2 nodes without -t: $(cat "$tmp/e")"
+grep -q '"topology":"dgx-h100","world_size":16' "$tmp/two-j" || fail "sim without -t: $(head -c 80 "$tmp/two-j")"
+"$SHARDPLAN" plan -m gpt-1b -t "$topo" -n 1 -o "$tmp/four.json" >/dev/null || fail "plan 4 ranks"
+for case in "--plan $tmp/one.json --nodes 3|has 8 ranks but dgx-h100 with 3 nodes x 8 GPUs has 24: --nodes 1 matches" \
+            "--plan $tmp/two.json -t p4d|has 16 ranks but p4d with 1 node x 8 GPUs has 8: --nodes 2 matches" \
+            "--plan $tmp/four.json -t dgx-h100|no --nodes matches: 4 is not a multiple of 8 GPUs per node" \
+            "--plan $tmp/plan.json|planned on topology 'small' (small x 2 nodes), which is not a preset: give its INI file"; do
+  args=${case%%|*}
+  want=${case#*|}
+  # shellcheck disable=SC2086
+  "$SHARDPLAN" sim $args -o "$tmp/bad.h5" >/dev/null 2>"$tmp/e"
+  st=$?
+  [ "$st" -eq 2 ] || fail "sim $args: exit $st, expected 2"
+  grep -qF -- "$want" "$tmp/e" || fail "sim $args: '$(cat "$tmp/e")' lacks '$want'"
+  [ ! -e "$tmp/bad.h5" ] || fail "sim $args: left an output file"
+done
 # Every family of an S = 4 layout on 8 ranks covers every rank: one row per
 # (op, rank) = ops x 8.
 "$SHARDPLAN" trace show "$tmp/a.h5" >"$tmp/show" 2>&1 || fail "trace show exited $?"
 grep -q "ops: *$n_ops distinct op ids, $((n_ops * 8)) rows" "$tmp/show" \
   || fail "row count: $(grep '^ops:' "$tmp/show"), expected $n_ops ops x 8"
 grep -q 'source: *simulated, by shardplan sim' "$tmp/show" || fail "source/producer"
+grep -q '^timing: .*, 1 iteration after 0 warm-up$' "$tmp/show" || fail "trace show: $(grep '^timing' "$tmp/show")"
+grep -Eq '^span: +[0-9]+\.[0-9]+ (s|ms|µs|us) \(first' "$tmp/show" || fail "trace show: $(grep '^span' "$tmp/show")"
+"$SHARDPLAN" estimate -t dgx-h100 -c all_reduce -b 1M >"$tmp/est" || fail "estimate"
+grep -q '^# shardplan estimate: dgx-h100, 1 node x 8 ranks = 8 ranks' "$tmp/est" || fail "estimate: $(head -n 1 "$tmp/est")"
 "$SHARDPLAN" sim --plan "$tmp/plan.json" -t "$topo" -o "$tmp/b.h5" >/dev/null 2>&1
 cmp -s "$tmp/a.h5" "$tmp/b.h5" || fail "two runs are not byte-identical"
 "$SHARDPLAN" sim --plan "$tmp/plan.json" -t "$topo" -f json >"$tmp/j" 2>/dev/null || fail "json"
 grep -q '"step_us"' "$tmp/j" || fail "json: no step_us"
+# fixed units, shortest round-trip decimals: no "%.17g" tails like 51676.296000000002
+grep -Eq '[0-9]\.[0-9]*(0000000|9999999)[0-9]' "$tmp/j" && fail "json: %.17g digits: $(grep -Eo '[0-9]+\.[0-9]*(0000000|9999999)[0-9]+' "$tmp/j" | head -n 1)"
 
 # Contention models: step is the des default, family and none on request.
 grep -q 'model des, contention step$' "$tmp/out" || fail "default contention: $(head -n 1 "$tmp/out")"

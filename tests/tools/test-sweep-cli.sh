@@ -93,6 +93,15 @@ cmp -s "$tmp/a" "$tmp/b" || fail "--jobs changes the output"
 [ "$(tail -n +2 "$tmp/a" | cut -d, -f1,14,15 | sort -u | tr '\n' ' ')" = "1,1,2 1,2,1 2,1,1 " ] \
   || fail "--nodes 1,2: node count x micro-batch x accumulation: $(tail -n +2 "$tmp/a" | cut -d, -f1,14,15 | sort -u | tr '\n' ' ')"
 
+# A repeated value is swept once: --nodes 2,2 (and 1,2,1) is --nodes 2
+# (1,2), micro-batch 1,1 is 1.
+"$SHARDPLAN" sweep -m gpt-1b -t "$topo" --nodes 2,2 --micro-batch 1,1 --jobs 1 -f csv >"$tmp/dup" 2>/dev/null \
+  || fail "--nodes 2,2 exited $?"
+"$SHARDPLAN" sweep -m gpt-1b -t "$topo" --nodes 2 --micro-batch 1 --jobs 1 -f csv >"$tmp/one" 2>/dev/null
+cmp -s "$tmp/dup" "$tmp/one" || fail "--nodes 2,2 --micro-batch 1,1 is not --nodes 2 --micro-batch 1"
+"$SHARDPLAN" sweep -m gpt-1b -t "$topo" --nodes 1,2,1 --jobs 1 -f csv >"$tmp/dup" 2>/dev/null
+cmp -s "$tmp/dup" "$tmp/a" || fail "--nodes 1,2,1 is not --nodes 1,2"
+
 # Contention: the des default is step; family may only be faster or equal
 # (it ignores contention between ops that overlap in time), same memory.
 "$SHARDPLAN" sweep -m gpt-1b -t "$topo" --nodes 2 -f csv >"$tmp/step" 2>/dev/null || fail "step sweep"
