@@ -605,13 +605,16 @@ fit_median (const Fit *f, const double *sim, guint32 source)
  * from the start to the optimum, t = 1, 19/20, ..., 1/20 (efficiencies in
  * log space, as they are fitted), and keep the step with the lowest median
  * of the fit set among the steps that leave no fitted trace's own median
- * more than a point worse than at the start (a change that helps one trace by hurting another
+ * worse than at the start (a change that helps one trace by hurting another
  * does not carry to runs it was not fitted on: issue 10's Polaris checks) —
  * the optimum itself when nothing beats it, the start (no change) when
  * every step fails.  20 evaluations of the fit set. */
 #define SP_CALIB_GUARD_STEPS 20
-/* how much worse one fitted trace's median may get (absolute, 1 point) */
-#define SP_CALIB_GUARD_SOURCE_TOL 0.01
+/* how much worse one fitted trace's median may get: nothing (rounding);
+ * a 1-point tolerance let one of issue 10's Polaris leave-one-out checks
+ * get 1 point worse on the collective left out, and did not rescue the
+ * H100 1x8 + 10x1 -> 10x8 check (12.8 % -> 12.4 %, target 10 %) */
+#define SP_CALIB_GUARD_SOURCE_TOL 1e-12
 
 static gboolean
 median_guard (const Fit *f, const SpTopoSpec *start, const SpTopoSpec *opt,
