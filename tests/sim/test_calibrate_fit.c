@@ -153,22 +153,31 @@ START_TEST (noisy_data_lands_close)
 }
 END_TEST
 
-START_TEST (soft_l1_ignores_outliers)
+/* The truth's exact data with the ops i of every 7 with i % 7 in
+ * [first, last] measured 10x slower (stragglers). */
+static SpCalibData *
+with_slow_ops (guint first, guint last, const char *source)
 {
-  /* exact data, but every 7th op measured 10x slower (a preempted rank):
-   * least squares is dragged, soft-l1 recovers the truth */
   SpTopoSpec truth = true_spec ();
   g_autoptr (SpCalibData) clean = synthetic (&truth, SP_SIM_ANALYTIC, 0, NULL);
-  g_autoptr (SpCalibData) d = sp_calib_data_new ();
+  SpCalibData *d = sp_calib_data_new ();
   gsize n;
   const SpCalibPoint *pts = sp_calib_data_points (clean, &n);
   for (gsize i = 0; i < n; i++)
     {
       SpCalibPoint p = pts[i];
-      if (i % 7 == 3)
+      if (i % 7 >= first && i % 7 <= last)
         p.measured_ns *= 10;
-      ck_assert (sp_calib_data_add_point (d, &p, "outliers", NULL));
+      ck_assert (sp_calib_data_add_point (d, &p, source, NULL));
     }
+  return d;
+}
+
+START_TEST (soft_l1_ignores_outliers)
+{
+  /* exact data, but every 7th op measured 10x slower (a preempted rank):
+   * least squares is dragged, soft-l1 recovers the truth */
+  g_autoptr (SpCalibData) d = with_slow_ops (3, 3, "outliers");
   g_autoptr (SpTopo) start = start_topo ();
   SpCalibOptions o;
   sp_calib_options_init (&o);
@@ -198,18 +207,8 @@ END_TEST
  * slow ops (a worse median), so calibrate keeps the start. */
 START_TEST (median_never_worse)
 {
+  g_autoptr (SpCalibData) d = with_slow_ops (0, 2, "slow");
   SpTopoSpec truth = true_spec ();
-  g_autoptr (SpCalibData) clean = synthetic (&truth, SP_SIM_ANALYTIC, 0, NULL);
-  g_autoptr (SpCalibData) d = sp_calib_data_new ();
-  gsize n;
-  const SpCalibPoint *pts = sp_calib_data_points (clean, &n);
-  for (gsize i = 0; i < n; i++)
-    {
-      SpCalibPoint p = pts[i];
-      if (i % 7 < 3)
-        p.measured_ns *= 10;
-      ck_assert (sp_calib_data_add_point (d, &p, "slow", NULL));
-    }
   g_autoptr (SpTopo) start = sp_topo_new (&truth, NULL);
   SpCalibOptions o;
   sp_calib_options_init (&o);

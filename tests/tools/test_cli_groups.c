@@ -519,32 +519,42 @@ END_TEST
  * hpZ=16's nine groups: eight inside a rack, ranks 64..79 straddle. */
 START_TEST (test_text_fabric)
 {
-  Run r = RUN ("groups", "--topology", "gb200-nvl72", "--nodes", "36", "--shard-size", "72",
-               "--zero-param-group-size", "16");
-  ck_assert_int_eq (r.status, 0);
-  ck_assert_msg (strstr (r.out, "fabric: NVLink domains of 72 GPUs (18 nodes; domain = rank / 72)\n"),
-                 "%s", r.out);
-  ck_assert_msg (strstr (r.out, "  shard            0 of 2 groups inside one node, 2 inside one "
-                                "NVLink domain: NVLink only\n"), "%s", r.out);
-  ck_assert_msg (strstr (r.out, "  replicate        0 of 72 groups inside one node, 0 inside one "
-                                "NVLink domain: every group crosses the network\n"), "%s", r.out);
-  ck_assert_msg (strstr (r.out, "  zero_param       0 of 9 groups inside one node, 8 inside one "
-                                "NVLink domain: some groups cross the network\n"), "%s", r.out);
-  run_clear (&r);
-  r = RUN ("groups", "--topology", "gb200-nvl72", "--nodes", "36", "--shard-size", "144");
-  ck_assert_int_eq (r.status, 0);
-  ck_assert_msg (strstr (r.out, "  shard            0 of 1 groups inside one node, 0 inside one "
-                                "NVLink domain: every group crosses the network\n"), "%s", r.out);
-  run_clear (&r);
-  /* without a topology: --nvlink-domain, whole nodes only */
-  r = RUN ("groups", "--world-size", "16", "--devices-per-node", "4", "--shard-size", "8",
-           "--nvlink-domain", "8");
-  ck_assert_int_eq (r.status, 0);
-  ck_assert_msg (strstr (r.out, "  shard            0 of 2 groups inside one node, 2 inside one "
-                                "NVLink domain: NVLink only\n"), "%s", r.out);
-  run_clear (&r);
-  r = RUN ("groups", "--world-size", "16", "--devices-per-node", "4", "--shard-size", "8",
-           "--nvlink-domain", "6");
+  /* each: the command, then the fabric line it must print */
+  static const char *const cases[][12] = {
+    { "--topology", "gb200-nvl72", "--nodes", "36", "--shard-size", "72", "--zero-param-group-size",
+      "16", NULL, "fabric: NVLink domains of 72 GPUs (18 nodes; domain = rank / 72)\n" },
+    { "--topology", "gb200-nvl72", "--nodes", "36", "--shard-size", "72", NULL,
+      "  shard            0 of 2 groups inside one node, 2 inside one NVLink domain: NVLink only\n" },
+    { "--topology", "gb200-nvl72", "--nodes", "36", "--shard-size", "72", NULL,
+      "  replicate        0 of 72 groups inside one node, 0 inside one NVLink domain: every group "
+      "crosses the network\n" },
+    { "--topology", "gb200-nvl72", "--nodes", "36", "--zero-param-group-size", "16", NULL,
+      "  zero_param       0 of 9 groups inside one node, 8 inside one NVLink domain: some groups "
+      "cross the network\n" },
+    { "--topology", "gb200-nvl72", "--nodes", "36", "--shard-size", "144", NULL,
+      "  shard            0 of 1 groups inside one node, 0 inside one NVLink domain: every group "
+      "crosses the network\n" },
+    /* without a topology: --nvlink-domain, whole nodes only */
+    { "--world-size", "16", "--devices-per-node", "4", "--shard-size", "8", "--nvlink-domain", "8",
+      NULL, "  shard            0 of 2 groups inside one node, 2 inside one NVLink domain: NVLink only\n" },
+  };
+  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      const char *argv[16] = { "groups" };
+      gsize k = 0;
+      while (cases[c][k] != NULL)
+        {
+          argv[k + 1] = cases[c][k];
+          k++;
+        }
+      const char *want = cases[c][k + 1];
+      Run r = run_argv (argv);
+      ck_assert_int_eq (r.status, 0);
+      ck_assert_msg (strstr (r.out, want), "case %zu: no '%s' in:\n%s", c, want, r.out);
+      run_clear (&r);
+    }
+  Run r = RUN ("groups", "--world-size", "16", "--devices-per-node", "4", "--shard-size", "8",
+               "--nvlink-domain", "6");
   ck_assert_int_eq (r.status, 2);
   ck_assert_msg (strstr (r.err, "--nvlink-domain 6 is not a multiple of the 4 GPUs per node"), "%s",
                  r.err);
