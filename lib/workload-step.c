@@ -428,6 +428,7 @@ sp_workload_build_plan (const SpModel *m, const SpShardingOptions *o,
                    { .ids = g_array_new (FALSE, FALSE, sizeof (guint32)) } };
   gboolean ok = TRUE;
   gint64 last_rs = -1, last_compute = -1;
+  gint64 synced = -1; /* the last reduction of the micro-step before */
   const guint32 first_mb = p->one_micro_step ? m->grad_accum - 1 : 0;
 
   for (guint32 mb = first_mb; mb < m->grad_accum && ok; mb++)
@@ -463,6 +464,11 @@ sp_workload_build_plan (const SpModel *m, const SpShardingOptions *o,
           g_array_set_size (deps, 0);
           if (kp > 0)
             g_array_append_val (deps, compute_id[kp - 1]);
+          else if (synced >= 0)
+            {
+              guint32 d = (guint32) synced;
+              g_array_append_val (deps, d);
+            }
           guint32 n_gather_deps = deps->len;
           g_autoptr (GArray) cdeps = g_array_new (FALSE, FALSE, sizeof (guint32));
           for (guint f = 0; f < 3 && ok; f++)
@@ -487,6 +493,11 @@ sp_workload_build_plan (const SpModel *m, const SpShardingOptions *o,
           if (last_compute >= 0)
             {
               guint32 d = (guint32) last_compute;
+              g_array_append_val (cdeps, d);
+            }
+          if (k == 0 && synced >= 0)
+            {
+              guint32 d = (guint32) synced;
               g_array_append_val (cdeps, d);
             }
           if (u->a2a_before)
@@ -543,9 +554,14 @@ sp_workload_build_plan (const SpModel *m, const SpShardingOptions *o,
                 ok = add_grad (&bl, tr, &bk[part], part, t, (guint32) c);
               }
         }
-      /* independent_gradient_partition_epilogue: the partial buckets */
+      /* independent_gradient_partition_epilogue: the partial buckets, then
+       * reduce_and_partition_stream.synchronize() — the host waits for every
+       * reduction, so the next micro-step (its first compute and the gathers
+       * issued at its start) begins after them, overlap_comm or not */
       for (guint i = 0; i < 2 && ok; i++)
         ok = flush_bucket (&bl, tr, &bk[i], (SpWlPart) i);
+      if ((gint64) sp_plan_n_ops (plan) - 1 > last_compute)
+        synced = (gint64) sp_plan_n_ops (plan) - 1;
       memset (avail, 0, sizeof (gboolean) * n_t); /* release_and_reset_all */
       live = 0;
     }

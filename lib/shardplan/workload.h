@@ -292,7 +292,10 @@ void sp_workload_plan_options_init (SpWorkloadPlanOptions *opts);
  * (not persistent) while use k runs — DeepSpeed's prefetch budget
  * min(max_live - n_available, prefetch_bucket), each last use taken whole.
  * With k = j the gather waits for the compute before its own use (no
- * prefetch).
+ * prefetch).  Each micro-step after the first starts (its first compute,
+ * and the gathers issued at its start) after the last reduction of the one
+ * before: independent_gradient_partition_epilogue synchronizes the
+ * reduction stream.
  * Meta: model, n_params, sharding, micro_steps, compute_efficiency,
  * created_by ("shardplan <version>").
  * Errors: SP_ERROR_INVALID_WORKLOAD / INVALID_ARGUMENT for bad values,

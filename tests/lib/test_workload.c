@@ -387,6 +387,16 @@ START_TEST (test_golden_small)
   /* prefetch 0: L1's gather is issued when L1 starts, after L0's compute */
   ck_assert_uint_eq (find_op (golden, "mb0.L1.fwd.allgather")->deps[0],
                      find_op (golden, "mb0.L0.fwd")->id);
+  /* the epilogue's reduce_and_partition_stream.synchronize(): micro-step
+   * 1 starts (its first gather and compute) after micro-step 0's last
+   * reduction, bucket 6's reduce-scatter */
+  const guint32 last0 = find_op (golden, "mb0.bucket6.reduce_scatter_coalesced.reduce_scatter")->id;
+  ck_assert_uint_eq (find_op (golden, "mb0.embed.fwd.allgather")->n_deps, 0);
+  ck_assert_uint_eq (find_op (golden, "mb1.embed.fwd.allgather")->n_deps, 1);
+  ck_assert_uint_eq (find_op (golden, "mb1.embed.fwd.allgather")->deps[0], last0);
+  const SpOp *first1 = find_op (golden, "mb1.embed.fwd");
+  ck_assert_uint_eq (first1->n_deps, 3); /* its gather, mb0's last compute, the sync */
+  ck_assert_uint_eq (first1->deps[2], last0);
   /* 8 uses × (gather + compute) + 7 buckets × 2, per micro-step, + 7 all-reduces */
   ck_assert_uint_eq (sp_plan_n_ops (golden), 2 * (16 + 14) + 7);
   ck_assert_str_eq (sp_plan_get_meta (golden, "model"), "small");
