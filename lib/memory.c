@@ -85,7 +85,8 @@ sp_memory_estimate (const SpModel *m, const SpShardingOptions *o, guint32 W,
   e.model_states_bytes = e.params_bytes + e.grads_bytes + e.optimizer_bytes;
   e.reduce_bucket_bytes = elt * o->reduce_bucket_size;
   e.gathered_bytes = elt * sp_wl_gathered_peak (tr, S, We, o->max_reuse_distance,
-                                                 o->prefetch_bucket_size);
+                                                 o->prefetch_bucket_size,
+                                                 o->max_live_parameters);
 
   /* Korthikanti et al. 2022 §4 (16-bit activations). */
   const double s = m->seq_len, b = m->micro_batch, h = m->hidden, a = m->heads, V = m->vocab;

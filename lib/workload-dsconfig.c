@@ -47,6 +47,8 @@ sp_deepspeed_config_to_json (const SpShardingOptions *o, const SpModel *m, guint
   member_int (b, "stage3_prefetch_bucket_size", (gint64) o->prefetch_bucket_size);
   member_int (b, "stage3_param_persistence_threshold", (gint64) o->param_persistence_threshold);
   member_int (b, "stage3_max_reuse_distance", (gint64) o->max_reuse_distance);
+  member_int (b, "stage3_max_live_parameters", (gint64) o->max_live_parameters);
+  member_bool (b, "overlap_comm", o->overlap_comm);
   json_builder_end_object (b);
   json_builder_end_object (b);
   g_autoptr (JsonGenerator) gen = json_generator_new ();

@@ -68,10 +68,12 @@ G_GNUC_INTERNAL guint sp_wl_elt (const SpModel *model);
 /* The peak, over the uses of one micro-step, of gathered parameter elements
  * alive at once (padded: G·P_t per non-persistent tensor, G = S or We):
  * those gathered and not yet released, plus the uses DeepSpeed's
- * prefetcher has issued (prefetch_bucket_size window). */
+ * prefetcher has issued (prefetch_bucket_size window, and no more once the
+ * elements gathered reach max_live_parameters). */
 G_GNUC_INTERNAL guint64 sp_wl_gathered_peak (const SpWlTrace *trace, guint32 S, guint32 We,
                                              guint64 max_reuse_distance,
-                                             guint64 prefetch_bucket_size);
+                                             guint64 prefetch_bucket_size,
+                                             guint64 max_live_parameters);
 
 /* P = ceil(numel / group): the elements one of `group` ranks holds
  * (sp_layout_mics_partition); 0 for group 0. */

@@ -20,6 +20,7 @@ typedef struct {
   SpDtype dt;
   guint32 W, D, S, We, Z;     /* world, devices/node, shard, expert-data size, hpZ */
   gboolean qgz;               /* the all-to-all path (>= 2 nodes) */
+  guint32 rstream;            /* gradient reductions: 2, or 0 (compute) without overlap_comm */
   guint32 mb;                 /* micro-step being emitted */
   gboolean boundary;
   GError **error;
@@ -156,12 +157,12 @@ emit_rs_coalesced (Builder *bl, const char *name, gint32 layer, SpFamily fam, gu
   if (!lay)
     return -1;
   gint64 c = emit (bl, name, layer, SP_PHASE_BACKWARD, SP_COLL_REDUCE_SCATTER_COALESCED, fam, bl->dt,
-                   lay->buffer, SP_REDOP_SUM, 2, 0, -1, &dep, 1);
+                   lay->buffer, SP_REDOP_SUM, bl->rstream, 0, -1, &dep, 1);
   if (c < 0)
     return -1;
   g_autofree char *sub = g_strdup_printf ("%s.reduce_scatter", name);
   if (emit (bl, sub, layer, SP_PHASE_BACKWARD, SP_COLL_REDUCE_SCATTER, fam, bl->dt, lay->buffer,
-            SP_REDOP_SUM, 2, 0, c, &dep, 1) < 0)
+            SP_REDOP_SUM, bl->rstream, 0, c, &dep, 1) < 0)
     return -1;
   return c;
 }
@@ -178,7 +179,7 @@ emit_qgz_tensor (Builder *bl, const SpWlTensor *t, guint32 dep)
     return emit_rs_coalesced (bl, name, t->layer, SP_FAMILY_WORLD, bl->W, &t->numel, 1, dep) >= 0;
   const SpPhase ph = SP_PHASE_BACKWARD;
   gint64 c = emit (bl, name, t->layer, ph, SP_COLL_ALL_TO_ALL_QUANT_REDUCE, SP_FAMILY_WORLD, bl->dt,
-                   t->numel, SP_REDOP_SUM, 2, 0, -1, &dep, 1);
+                   t->numel, SP_REDOP_SUM, bl->rstream, 0, -1, &dep, 1);
   if (c < 0)
     return FALSE;
   struct { const char *suffix; SpColl kind; SpFamily fam; SpDtype dt; guint64 count; SpRedop r; } st[] = {
@@ -195,7 +196,7 @@ emit_qgz_tensor (Builder *bl, const SpWlTensor *t, guint32 dep)
     {
       g_autofree char *n = g_strdup_printf ("%s.%s", name, st[i].suffix);
       gint64 id = emit (bl, n, t->layer, ph, st[i].kind, st[i].fam, st[i].dt, st[i].count, st[i].r,
-                        2, 0, c, &prev, 1);
+                        bl->rstream, 0, c, &prev, 1);
       if (id < 0)
         return FALSE;
       prev = (guint32) id;
@@ -238,7 +239,7 @@ flush_bucket (Builder *bl, const SpWlTrace *tr, Bucket *bk, SpWlPart part)
           g_autofree char *an = g_strdup_printf ("mb%u.bucket%u.replicate.allreduce", bl->mb, bk->index);
           guint32 dc = (guint32) c;
           ok = emit (bl, an, bk->layer, SP_PHASE_OPTIMIZER, SP_COLL_ALL_REDUCE, SP_FAMILY_REPLICATE,
-                     bl->dt, sumP, SP_REDOP_SUM, 2, 0, -1, &dc, 1) >= 0;
+                     bl->dt, sumP, SP_REDOP_SUM, bl->rstream, 0, -1, &dc, 1) >= 0;
         }
     }
   g_array_set_size (bk->ids, 0);
@@ -337,11 +338,17 @@ sp_workload_plan_options_init (SpWorkloadPlanOptions *opts)
   opts->compute_efficiency = 0.5;
 }
 
-/* The gather issue point of every use (DeepSpeed's prefetcher): use j is
- * issued when use k' starts, k' the earliest with Σ_{k'<i<j} fetched_i <
- * prefetch_bucket_size. */
+/* The gather issue point of use j (DeepSpeed's prefetcher,
+ * PartitionedParameterCoordinator.fetch_sub_module): the earliest use k of
+ * the micro-step at whose start the prefetch budget min(max_live_parameters
+ * - n_available, prefetch_bucket_size) still reached j, i.e. with
+ * Σ_{k<i<j} fetched_i < bucket and live[k] + Σ_{k<i<j} fetched_i < max_live
+ * (the last use taken is taken whole, as DeepSpeed takes its last tensor).
+ * fetched and live in elements (numel), live[k] what is gathered while use
+ * k runs, prefetches aside.  j itself when nothing before could issue it. */
 static guint32
-issue_point (const guint64 *fetched, guint32 j, guint64 bucket)
+issue_point (const guint64 *fetched, const guint64 *live, guint32 j, guint64 bucket,
+             guint64 max_live)
 {
   guint32 k = j;
   guint64 sum = 0;
@@ -350,7 +357,7 @@ issue_point (const guint64 *fetched, guint32 j, guint64 bucket)
       /* moving the issue point to k-1 adds fetched[k] to the window,
        * unless k == j (the use itself) */
       guint64 add = k == j ? 0 : fetched[k];
-      if (sum + add >= bucket)
+      if (sum + add >= bucket || live[k - 1] + sum + add >= max_live)
         break;
       sum += add;
       k--;
@@ -392,7 +399,8 @@ sp_workload_build_plan (const SpModel *m, const SpShardingOptions *o,
   g_autoptr (SpPlan) plan = sp_plan_new (&g);
   Builder bl = {
     .plan = plan, .m = m, .o = o, .dt = m->dtype, .W = W, .D = D, .S = S,
-    .We = ep ? W / ep : W, .Z = MIN (o->hpz_partition_size, W), .qgz = qgz, .error = error,
+    .We = ep ? W / ep : W, .Z = MIN (o->hpz_partition_size, W), .qgz = qgz,
+    .rstream = o->overlap_comm ? 2 : 0, .error = error,
   };
   const guint32 n_uses = tr->uses->len, n_t = tr->tensors->len;
   g_autofree guint32 *offs = NULL;
@@ -408,6 +416,8 @@ sp_workload_build_plan (const SpModel *m, const SpShardingOptions *o,
   g_autofree gboolean *avail = g_new0 (gboolean, n_t);
   g_autofree gboolean *secondary = g_new0 (gboolean, n_t);
   g_autofree guint64 *fetched = g_new0 (guint64, n_uses);
+  g_autofree guint64 *live_at = g_new0 (guint64, n_uses);
+  guint64 live = 0; /* gathered elements (numel), persistent tensors aside */
   g_autofree guint32 *compute_id = g_new0 (guint32, n_uses);
   g_autoptr (GArray) deps = g_array_new (FALSE, FALSE, sizeof (guint32));
   GArray *ids[3] = { g_array_new (FALSE, FALSE, sizeof (guint32)),
@@ -418,6 +428,7 @@ sp_workload_build_plan (const SpModel *m, const SpShardingOptions *o,
                    { .ids = g_array_new (FALSE, FALSE, sizeof (guint32)) } };
   gboolean ok = TRUE;
   gint64 last_rs = -1, last_compute = -1;
+  gint64 synced = -1; /* the last reduction of the micro-step before */
   const guint32 first_mb = p->one_micro_step ? m->grad_accum - 1 : 0;
 
   for (guint32 mb = first_mb; mb < m->grad_accum && ok; mb++)
@@ -444,12 +455,20 @@ sp_workload_build_plan (const SpModel *m, const SpShardingOptions *o,
               fetched[k] += x->numel;
               avail[t] = TRUE;
             }
+          live += fetched[k];
+          live_at[k] = live;
           /* issue point among this micro-step's uses, by the fetch sizes of
            * the uses before (as DeepSpeed's trace-driven prefetcher) */
-          guint32 kp = issue_point (fetched, k, o->prefetch_bucket_size);
+          guint32 kp = issue_point (fetched, live_at, k, o->prefetch_bucket_size,
+                                    o->max_live_parameters);
           g_array_set_size (deps, 0);
           if (kp > 0)
             g_array_append_val (deps, compute_id[kp - 1]);
+          else if (synced >= 0)
+            {
+              guint32 d = (guint32) synced;
+              g_array_append_val (deps, d);
+            }
           guint32 n_gather_deps = deps->len;
           g_autoptr (GArray) cdeps = g_array_new (FALSE, FALSE, sizeof (guint32));
           for (guint f = 0; f < 3 && ok; f++)
@@ -474,6 +493,11 @@ sp_workload_build_plan (const SpModel *m, const SpShardingOptions *o,
           if (last_compute >= 0)
             {
               guint32 d = (guint32) last_compute;
+              g_array_append_val (cdeps, d);
+            }
+          if (k == 0 && synced >= 0)
+            {
+              guint32 d = (guint32) synced;
               g_array_append_val (cdeps, d);
             }
           if (u->a2a_before)
@@ -512,9 +536,10 @@ sp_workload_build_plan (const SpModel *m, const SpShardingOptions *o,
             {
               guint32 t = u->tensors[i];
               const SpWlTensor *x = g_ptr_array_index (tr->tensors, t);
-              if (x->persistent || keep[offs[k] + i])
+              if (x->persistent || keep[offs[k] + i] || !avail[t])
                 continue;
               avail[t] = FALSE;
+              live -= x->numel;
               if (bl.Z > 1 && x->part == SP_WL_DENSE)
                 secondary[t] = TRUE;
             }
@@ -529,10 +554,16 @@ sp_workload_build_plan (const SpModel *m, const SpShardingOptions *o,
                 ok = add_grad (&bl, tr, &bk[part], part, t, (guint32) c);
               }
         }
-      /* independent_gradient_partition_epilogue: the partial buckets */
+      /* independent_gradient_partition_epilogue: the partial buckets, then
+       * reduce_and_partition_stream.synchronize() — the host waits for every
+       * reduction, so the next micro-step (its first compute and the gathers
+       * issued at its start) begins after them, overlap_comm or not */
       for (guint i = 0; i < 2 && ok; i++)
         ok = flush_bucket (&bl, tr, &bk[i], (SpWlPart) i);
+      if ((gint64) sp_plan_n_ops (plan) - 1 > last_compute)
+        synced = (gint64) sp_plan_n_ops (plan) - 1;
       memset (avail, 0, sizeof (gboolean) * n_t); /* release_and_reset_all */
+      live = 0;
     }
   for (guint i = 0; i < 2; i++)
     g_array_unref (bk[i].ids);

@@ -270,7 +270,7 @@ sp_wl_trace_retained (const SpWlTrace *tr, guint64 max_reuse, guint32 **out_offs
 
 guint64
 sp_wl_gathered_peak (const SpWlTrace *tr, guint32 S, guint32 We, guint64 max_reuse,
-                     guint64 bucket)
+                     guint64 bucket, guint64 max_live)
 {
   const guint32 n_uses = tr->uses->len, n_t = tr->tensors->len;
   g_autofree guint32 *offs = NULL;
@@ -279,7 +279,8 @@ sp_wl_gathered_peak (const SpWlTrace *tr, guint32 S, guint32 We, guint64 max_reu
   g_autofree guint64 *fetched = g_new0 (guint64, n_uses); /* numel (prefetch window) */
   g_autofree guint64 *full = g_new0 (guint64, n_uses);    /* padded elements gathered */
   g_autofree guint64 *live_at = g_new0 (guint64, n_uses);
-  guint64 live = 0;
+  g_autofree guint64 *live_n = g_new0 (guint64, n_uses); /* numel (max_live budget) */
+  guint64 live = 0, live_numel = 0;
   for (guint32 k = 0; k < n_uses; k++)
     {
       const SpWlUse *u = g_ptr_array_index (tr->uses, k);
@@ -296,6 +297,8 @@ sp_wl_gathered_peak (const SpWlTrace *tr, guint32 S, guint32 We, guint64 max_reu
         }
       live += full[k];
       live_at[k] = live;
+      live_numel += fetched[k];
+      live_n[k] = live_numel;
       for (guint32 i = 0; i < u->n_tensors; i++)
         {
           guint32 t = u->tensors[i];
@@ -305,6 +308,7 @@ sp_wl_gathered_peak (const SpWlTrace *tr, guint32 S, guint32 We, guint64 max_reu
           guint32 G = x->part == SP_WL_EXPERT ? We : S;
           avail[t] = FALSE;
           live -= (guint64) G * sp_wl_partition (x->numel, G);
+          live_numel -= x->numel;
         }
     }
   guint64 peak = 0;
@@ -312,7 +316,7 @@ sp_wl_gathered_peak (const SpWlTrace *tr, guint32 S, guint32 We, guint64 max_reu
     {
       /* plus what the prefetcher has in flight while use k runs */
       guint64 ahead = 0, window = 0;
-      for (guint32 j = k + 1; j < n_uses && window < bucket; j++)
+      for (guint32 j = k + 1; j < n_uses && window < bucket && live_n[k] + window < max_live; j++)
         {
           ahead += full[j];
           window += fetched[j];

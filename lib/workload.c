@@ -580,6 +580,8 @@ sp_sharding_options_init (SpShardingOptions *o)
   o->prefetch_bucket_size = SP_DS_PREFETCH_BUCKET_SIZE;
   o->param_persistence_threshold = SP_DS_PARAM_PERSISTENCE_THRESHOLD;
   o->max_reuse_distance = SP_DS_MAX_REUSE_DISTANCE;
+  o->max_live_parameters = SP_DS_MAX_LIVE_PARAMETERS;
+  o->overlap_comm = TRUE;
 }
 
 char *
@@ -598,6 +600,8 @@ sp_sharding_options_describe (const SpShardingOptions *o, guint32 world)
     g_string_append_printf (s, " hpZ=%u", o->hpz_partition_size);
   if (o->expert_parallel > 1)
     g_string_append_printf (s, " ep=%u", o->expert_parallel);
+  if (!o->overlap_comm)
+    g_string_append (s, " no-overlap-comm");
   return g_string_free (s, FALSE);
 }
 
@@ -638,12 +642,21 @@ apply_zero (JsonObject *z, const char *src, SpShardingOptions *o, GPtrArray *war
         ok = json_bool (n, src, key, &o->quantized_weights, error);
       else if (strcmp (k, "zero_quantized_gradients") == 0)
         ok = json_bool (n, src, key, &o->quantized_gradients, error);
+      else if (strcmp (k, "overlap_comm") == 0)
+        {
+          if (is_auto (n))
+            g_ptr_array_add (warn, g_strdup_printf ("%s: %s is \"auto\"; keeping %s", src, key,
+                                                    o->overlap_comm ? "true" : "false"));
+          else
+            ok = json_bool (n, src, key, &o->overlap_comm, error);
+        }
       else if (strcmp (k, "zero_hpz_partition_size") == 0)
         ok = json_u32 (n, src, key, 0, 1u << 31, &o->hpz_partition_size, error);
       else if (strcmp (k, "reduce_bucket_size") == 0 || strcmp (k, "allgather_bucket_size") == 0
                || strcmp (k, "stage3_prefetch_bucket_size") == 0
                || strcmp (k, "stage3_param_persistence_threshold") == 0
-               || strcmp (k, "stage3_max_reuse_distance") == 0)
+               || strcmp (k, "stage3_max_reuse_distance") == 0
+               || strcmp (k, "stage3_max_live_parameters") == 0)
         {
           guint64 *dst = strcmp (k, "reduce_bucket_size") == 0      ? &o->reduce_bucket_size
                          : strcmp (k, "allgather_bucket_size") == 0 ? &o->allgather_bucket_size
@@ -651,6 +664,8 @@ apply_zero (JsonObject *z, const char *src, SpShardingOptions *o, GPtrArray *war
                              ? &o->prefetch_bucket_size
                          : strcmp (k, "stage3_param_persistence_threshold") == 0
                              ? &o->param_persistence_threshold
+                         : strcmp (k, "stage3_max_live_parameters") == 0
+                             ? &o->max_live_parameters
                              : &o->max_reuse_distance;
           if (is_auto (n))
             g_ptr_array_add (warn, g_strdup_printf ("%s: %s is \"auto\"; keeping %" G_GUINT64_FORMAT,

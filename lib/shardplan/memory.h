@@ -23,7 +23,8 @@
  *                   of the gathered (padded, G·P_t) parameters alive at
  *                   once: those of the module running, those kept for
  *                   reuse (stage3_max_reuse_distance) and those prefetched
- *                   (stage3_prefetch_bucket_size); persistent tensors are in
+ *                   (stage3_prefetch_bucket_size, and none once
+ *                   stage3_max_live_parameters are gathered); persistent tensors are in
  *                   `params` already.
  * Activations (16-bit, per GPU, no tensor or sequence parallelism), from
  * Korthikanti et al., "Reducing Activation Recomputation in Large

@@ -112,6 +112,7 @@ char *sp_model_to_json (const SpModel *model);
 #define SP_DS_PREFETCH_BUCKET_SIZE G_GUINT64_CONSTANT (50000000)      /* stage3_prefetch_bucket_size 5e7 */
 #define SP_DS_PARAM_PERSISTENCE_THRESHOLD G_GUINT64_CONSTANT (100000) /* stage3_param_persistence_threshold 1e5 */
 #define SP_DS_MAX_REUSE_DISTANCE G_GUINT64_CONSTANT (1000000000)      /* stage3_max_reuse_distance 1e9 */
+#define SP_DS_MAX_LIVE_PARAMETERS G_GUINT64_CONSTANT (1000000000)     /* stage3_max_live_parameters 1e9 */
 
 typedef struct {
   guint32 zero_stage;            /* only 3 is modelled */
@@ -123,13 +124,21 @@ typedef struct {
   guint64 prefetch_bucket_size;  /* elements prefetched ahead (stage3_prefetch_bucket_size) */
   guint64 param_persistence_threshold; /* tensors with numel <= this stay gathered */
   guint64 max_reuse_distance;    /* elements (stage3_max_reuse_distance) */
+  guint64 max_live_parameters;   /* elements gathered at once beyond which the
+                                  * prefetcher issues nothing more
+                                  * (stage3_max_live_parameters) */
+  gboolean overlap_comm;         /* FALSE: gradient reductions run on the compute
+                                  * stream (DeepSpeed's reduce_and_partition_stream
+                                  * is then the default stream); default TRUE,
+                                  * DeepSpeed's for stage 3 */
   guint32 hpz_partition_size;    /* Z: hpZ secondary partition, 0 or 1 = off */
   gboolean quantized_weights;    /* qwZ: int8 weight all-gathers */
   gboolean quantized_gradients;  /* qgZ: int4 all-to-all gradient reduction */
   guint32 expert_parallel;       /* E_p: MoE expert-parallel size, 0 or 1 = off */
 } SpShardingOptions;
 
-/* Stage 3, S = world, DeepSpeed's defaults above, everything else off. */
+/* Stage 3, S = world, DeepSpeed's defaults above, overlap_comm on (stage 3's
+ * default), everything else off. */
 void sp_sharding_options_init (SpShardingOptions *opts);
 
 /* Read a DeepSpeed config JSON and apply it over *inout_sharding and
@@ -138,6 +147,7 @@ void sp_sharding_options_init (SpShardingOptions *opts);
  *     mics_hierarchical_params_gather, reduce_bucket_size,
  *     allgather_bucket_size, stage3_prefetch_bucket_size,
  *     stage3_param_persistence_threshold, stage3_max_reuse_distance,
+ *     stage3_max_live_parameters, overlap_comm,
  *     zero_hpz_partition_size, zero_quantized_weights,
  *     zero_quantized_gradients}
  *   train_micro_batch_size_per_gpu, gradient_accumulation_steps,
@@ -166,7 +176,8 @@ char *sp_sharding_options_describe (const SpShardingOptions *opts, guint32 world
  * hierarchical), mics_hierarchical_params_gather, zero_quantized_weights,
  * zero_hpz_partition_size, zero_quantized_gradients, reduce_bucket_size,
  * allgather_bucket_size, stage3_prefetch_bucket_size,
- * stage3_param_persistence_threshold, stage3_max_reuse_distance},
+ * stage3_param_persistence_threshold, stage3_max_reuse_distance,
+ * stage3_max_live_parameters, overlap_comm},
  * train_micro_batch_size_per_gpu, gradient_accumulation_steps,
  * bf16.enabled / fp16.enabled.  Only keys the reader models are written,
  * so reading it back gives no warning.  (lib/workload-dsconfig.c) */
@@ -267,8 +278,24 @@ void sp_workload_plan_options_init (SpWorkloadPlanOptions *opts);
  *     expert-data-parallel rule to ZeRO-3 partitioning: an extrapolation);
  *   - finally (phase optimizer) the all-gather of the persistent tensors.
  * Streams: 0 compute (and MoE all-to-alls, which block it), 1 parameter
- * all-gathers, 2 gradient reductions.  A gather depends on the compute
- * after which DeepSpeed's prefetcher issues it (prefetch_bucket_size).
+ * all-gathers, 2 gradient reductions — or 0 with overlap_comm off, so that
+ * a reduction waits for the backward compute before it and the compute
+ * after it waits for the reduction (DeepSpeed's reduce_and_partition_stream
+ * is the default stream then, and reduce_scatter_coalesced is synchronous
+ * on it).  A gather depends on the compute after which DeepSpeed's
+ * prefetcher issues it (PartitionedParameterCoordinator.fetch_sub_module):
+ * use j's gather is issued when use k starts, k the earliest use of the
+ * micro-step with
+ *   Σ_{k<i<j} fetched_i < prefetch_bucket_size  and
+ *   live_k + Σ_{k<i<j} fetched_i < max_live_parameters,
+ * fetched_i the elements (numel) use i gathers and live_k those gathered
+ * (not persistent) while use k runs — DeepSpeed's prefetch budget
+ * min(max_live - n_available, prefetch_bucket), each last use taken whole.
+ * With k = j the gather waits for the compute before its own use (no
+ * prefetch).  Each micro-step after the first starts (its first compute,
+ * and the gathers issued at its start) after the last reduction of the one
+ * before: independent_gradient_partition_epilogue synchronizes the
+ * reduction stream.
  * Meta: model, n_params, sharding, micro_steps, compute_efficiency,
  * created_by ("shardplan <version>").
  * Errors: SP_ERROR_INVALID_WORKLOAD / INVALID_ARGUMENT for bad values,

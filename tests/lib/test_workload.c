@@ -183,9 +183,11 @@ START_TEST (test_ds_config)
   ck_assert_uint_eq (m.grad_accum, 4);
   ck_assert_uint_eq (m.micro_batch, 1); /* "auto" keeps the model's */
   ck_assert_int_eq (m.dtype, SP_DTYPE_FLOAT16);
+  ck_assert (o.overlap_comm); /* "overlap_comm": true is read, no warning */
+  ck_assert_uint_eq (o.max_live_parameters, SP_DS_MAX_LIVE_PARAMETERS);
   /* one line per ignored key and per "auto" */
   const char *expect[] = { "'train_batch_size'", "train_micro_batch_size_per_gpu is \"auto\"",
-                           "'optimizer'", "'fp16.loss_scale'", "'zero_optimization.overlap_comm'",
+                           "'optimizer'", "'fp16.loss_scale'",
                            "stage3_prefetch_bucket_size is \"auto\"" };
   ck_assert_uint_eq (g_strv_length (warn), G_N_ELEMENTS (expect));
   for (guint i = 0; i < G_N_ELEMENTS (expect); i++)
@@ -203,6 +205,21 @@ START_TEST (test_ds_config)
   ck_assert_uint_eq (o.hpz_partition_size, 8);
   ck_assert_uint_eq (o.reduce_bucket_size, 100000000u);
   ck_assert_uint_eq (m.micro_batch, 2);
+
+  /* the schedule's keys */
+  sp_sharding_options_init (&o);
+  ck_assert (o.overlap_comm); /* DeepSpeed's default for stage 3 */
+  ck_assert (sp_deepspeed_config_apply ("{\"zero_optimization\": {\"stage\": 3, \"overlap_comm\": false, "
+                                        "\"stage3_max_live_parameters\": 14000}}",
+                                        -1, "sched", &o, NULL, NULL, &error));
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert (!o.overlap_comm);
+  ck_assert_uint_eq (o.max_live_parameters, 14000);
+  ck_assert (!sp_deepspeed_config_apply ("{\"zero_optimization\": {\"stage\": 3, \"overlap_comm\": 1}}",
+                                         -1, "sched", &o, NULL, NULL, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_WORKLOAD);
+  ck_assert (strstr (error->message, "zero_optimization.overlap_comm"));
+  g_clear_error (&error);
 }
 END_TEST
 
@@ -243,20 +260,29 @@ END_TEST
 
 /* The small model on W = 8 (2 nodes × 4), MiCS S = 4, flat, bucket 4000
  * elements, persistence 0, reuse distance 0, prefetch 0. */
+static void
+small_options (SpShardingOptions *o)
+{
+  sp_sharding_options_init (o);
+  o->shard_size = 4;
+  o->reduce_bucket_size = 4000;
+  o->param_persistence_threshold = 0;
+  o->max_reuse_distance = 0;
+  o->prefetch_bucket_size = 0;
+}
+
+/* The small model's plan under `o`, or small_options() for NULL. */
 static SpPlan *
-small_plan (GError **error)
+small_plan (const SpShardingOptions *opts, GError **error)
 {
   g_autofree char *path = sp_test_fixture ("workload/small.json");
   SpModel m;
   if (!sp_model_load_file (path, &m, error))
     return NULL;
   SpShardingOptions o;
-  sp_sharding_options_init (&o);
-  o.shard_size = 4;
-  o.reduce_bucket_size = 4000;
-  o.param_persistence_threshold = 0;
-  o.max_reuse_distance = 0;
-  o.prefetch_bucket_size = 0;
+  small_options (&o);
+  if (opts)
+    o = *opts;
   SpWorkloadPlanOptions p;
   sp_workload_plan_options_init (&p);
   p.world_size = 8;
@@ -277,7 +303,7 @@ find_op (const SpPlan *plan, const char *name)
 START_TEST (test_golden_small)
 {
   GError *error = NULL;
-  g_autoptr (SpPlan) built = small_plan (&error);
+  g_autoptr (SpPlan) built = small_plan (NULL, &error);
   SP_ASSERT_NO_ERROR (error);
   g_autofree char *path = sp_test_fixture ("workload/golden-small.json");
   if (g_getenv ("SP_REGEN_GOLDEN"))
@@ -361,6 +387,16 @@ START_TEST (test_golden_small)
   /* prefetch 0: L1's gather is issued when L1 starts, after L0's compute */
   ck_assert_uint_eq (find_op (golden, "mb0.L1.fwd.allgather")->deps[0],
                      find_op (golden, "mb0.L0.fwd")->id);
+  /* the epilogue's reduce_and_partition_stream.synchronize(): micro-step
+   * 1 starts (its first gather and compute) after micro-step 0's last
+   * reduction, bucket 6's reduce-scatter */
+  const guint32 last0 = find_op (golden, "mb0.bucket6.reduce_scatter_coalesced.reduce_scatter")->id;
+  ck_assert_uint_eq (find_op (golden, "mb0.embed.fwd.allgather")->n_deps, 0);
+  ck_assert_uint_eq (find_op (golden, "mb1.embed.fwd.allgather")->n_deps, 1);
+  ck_assert_uint_eq (find_op (golden, "mb1.embed.fwd.allgather")->deps[0], last0);
+  const SpOp *first1 = find_op (golden, "mb1.embed.fwd");
+  ck_assert_uint_eq (first1->n_deps, 3); /* its gather, mb0's last compute, the sync */
+  ck_assert_uint_eq (first1->deps[2], last0);
   /* 8 uses × (gather + compute) + 7 buckets × 2, per micro-step, + 7 all-reduces */
   ck_assert_uint_eq (sp_plan_n_ops (golden), 2 * (16 + 14) + 7);
   ck_assert_str_eq (sp_plan_get_meta (golden, "model"), "small");
@@ -368,10 +404,100 @@ START_TEST (test_golden_small)
 }
 END_TEST
 
+/* overlap_comm false: DeepSpeed's reduce_and_partition_stream is the
+ * default stream, so every gradient reduction runs on the compute stream
+ * (0) between the backward compute that produced its last gradient and the
+ * next compute; nothing else of the plan changes. */
+START_TEST (test_overlap_comm)
+{
+  GError *error = NULL;
+  g_autoptr (SpPlan) on = small_plan (NULL, &error);
+  SP_ASSERT_NO_ERROR (error);
+  SpShardingOptions o;
+  small_options (&o);
+  o.overlap_comm = FALSE;
+  g_autoptr (SpPlan) off = small_plan (&o, &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert_uint_eq (sp_plan_n_ops (off), sp_plan_n_ops (on));
+  for (guint32 i = 0; i < sp_plan_n_ops (off); i++)
+    {
+      const SpOp *a = sp_plan_op (on, i), *b = sp_plan_op (off, i);
+      ck_assert_str_eq (a->name, b->name);
+      ck_assert_uint_eq (a->n_deps, b->n_deps);
+      for (guint32 d = 0; d < a->n_deps; d++)
+        ck_assert_uint_eq (a->deps[d], b->deps[d]);
+      /* reductions (stream 2 with overlap) move to the compute stream */
+      ck_assert_uint_eq (b->stream, a->stream == 2 ? 0 : a->stream);
+    }
+  /* bucket 0 is reduced after L1.bwd (fc1.w would overflow it) and
+   * before L0.bwd: on one stream, L0.bwd waits for it */
+  const SpOp *rs = find_op (off, "mb0.bucket0.reduce_scatter_coalesced.reduce_scatter");
+  const SpOp *l1 = find_op (off, "mb0.L1.bwd"), *l0 = find_op (off, "mb0.L0.bwd");
+  ck_assert_uint_eq (rs->stream, 0);
+  ck_assert_uint_eq (l1->stream, 0);
+  ck_assert_uint_eq (l0->stream, 0);
+  ck_assert_uint_eq (rs->deps[0], l1->id);
+  ck_assert (l1->id < rs->id && rs->id < l0->id);
+  ck_assert_uint_eq (find_op (off, "mb1.bucket3.replicate.allreduce")->stream, 0);
+  ck_assert (strstr (sp_plan_get_meta (off, "sharding"), "no-overlap-comm"));
+  ck_assert (!strstr (sp_plan_get_meta (on, "sharding"), "no-overlap-comm"));
+}
+END_TEST
+
+/* The prefetcher's look-ahead, by hand on the small model (reuse distance
+ * 0, persistence 0: every use gathers all its tensors).  Uses of a
+ * micro-step: 0 embed.fwd (wte 3030 + wpe 300 = 3330 elements), 1 L0.fwd,
+ * 2 L1.fwd (11190 each: 2·30 + 2700 + 90 + 900 + 30 + 2·30 + 3600 + 120
+ * + 3600 + 30), 3 head.fwd …  L1.fwd's gather is issued at the start of
+ * the earliest use k with Σ_{k<i<2} fetched_i < prefetch_bucket_size and
+ * live_k + Σ_{k<i<2} fetched_i < max_live_parameters (live_0 = 3330,
+ * live_1 = 11190), and waits for the compute before k. */
+static const SpOp *
+l1_gather (guint64 prefetch, guint64 max_live, SpPlan **out_plan)
+{
+  GError *error = NULL;
+  SpShardingOptions o;
+  small_options (&o);
+  o.prefetch_bucket_size = prefetch;
+  o.max_live_parameters = max_live;
+  SpPlan *plan = small_plan (&o, &error);
+  SP_ASSERT_NO_ERROR (error);
+  *out_plan = plan;
+  return find_op (plan, "mb0.L1.fwd.allgather");
+}
+
+START_TEST (test_prefetch_window)
+{
+  const guint64 big = G_GUINT64_CONSTANT (1000000000);
+  g_autoptr (SpPlan) p1 = NULL, p2 = NULL, p3 = NULL, p4 = NULL, p5 = NULL;
+  /* bucket and live limit both far away: issued when the micro-step starts */
+  ck_assert_uint_eq (l1_gather (big, big, &p1)->n_deps, 0);
+  /* bucket 5000 < L0's 11190: issued when L0 starts, after embed.fwd */
+  const SpOp *g = l1_gather (5000, big, &p2);
+  ck_assert_uint_eq (g->n_deps, 1);
+  ck_assert_uint_eq (g->deps[0], find_op (p2, "mb0.embed.fwd")->id);
+  /* bucket 0: no prefetch, it waits for L0.fwd (as in the golden plan) */
+  g = l1_gather (0, big, &p3);
+  ck_assert_uint_eq (g->deps[0], find_op (p3, "mb0.L0.fwd")->id);
+  /* max_live 14000: at embed.fwd 3330 + 11190 (L0 prefetched) >= 14000,
+   * at L0.fwd 11190 < 14000: issued when L0 starts */
+  g = l1_gather (big, 14000, &p4);
+  ck_assert_uint_eq (g->n_deps, 1);
+  ck_assert_uint_eq (g->deps[0], find_op (p4, "mb0.embed.fwd")->id);
+  /* max_live 11000: L0 alone fills it, so L1 is fetched on demand */
+  g = l1_gather (big, 11000, &p5);
+  ck_assert_uint_eq (g->deps[0], find_op (p5, "mb0.L0.fwd")->id);
+  /* head.fwd (use 3) under max_live 14000: 11190 + 11190 >= 14000 at L0,
+   * 11190 < 14000 at L1: issued when L1 starts, after L0.fwd */
+  g = find_op (p4, "mb0.head.fwd.allgather");
+  ck_assert_uint_eq (g->deps[0], find_op (p4, "mb0.L0.fwd")->id);
+}
+END_TEST
+
 START_TEST (test_ds_config_equals_options)
 {
   GError *error = NULL;
-  g_autoptr (SpPlan) by_options = small_plan (&error);
+  g_autoptr (SpPlan) by_options = small_plan (NULL, &error);
   SP_ASSERT_NO_ERROR (error);
   g_autofree char *mp = sp_test_fixture ("workload/small.json");
   g_autofree char *dp = sp_test_fixture ("workload/small-ds.json");
@@ -606,6 +732,8 @@ workload_suite (void)
   tcase_add_test (tc, test_ds_config_bad);
   tcase_add_test (tc, test_golden_small);
   tcase_add_test (tc, test_ds_config_equals_options);
+  tcase_add_test (tc, test_overlap_comm);
+  tcase_add_test (tc, test_prefetch_window);
   tcase_add_test (tc, test_hierarchical);
   tcase_add_test (tc, test_reuse_and_persistence);
   tcase_add_test (tc, test_zeropp);

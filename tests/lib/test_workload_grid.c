@@ -200,7 +200,7 @@ START_TEST (test_dsconfig_round_trip)
   SpModel m;
   grid_model (&m);
   const guint32 W = 16, D = 8;
-  for (int c = 0; c < 6; c++)
+  for (int c = 0; c < 7; c++)
     {
       SpShardingOptions o;
       sp_sharding_options_init (&o);
@@ -214,6 +214,7 @@ START_TEST (test_dsconfig_round_trip)
         case 4: o.quantized_gradients = TRUE; mm.micro_batch = 4; mm.grad_accum = 3; break;
         case 5: o.reduce_bucket_size = 12345; o.prefetch_bucket_size = 777; mm.dtype = SP_DTYPE_FLOAT16;
                 o.max_reuse_distance = 0; o.param_persistence_threshold = 0; break;
+        case 6: o.overlap_comm = FALSE; o.max_live_parameters = 4321; break; /* the schedule's keys */
         }
       g_autofree char *json = sp_deepspeed_config_to_json (&o, &mm, W);
       ck_assert (g_str_has_suffix (json, "}\n"));
@@ -239,6 +240,8 @@ START_TEST (test_dsconfig_round_trip)
       ck_assert_uint_eq (back.max_reuse_distance, o.max_reuse_distance);
       ck_assert_uint_eq (back.param_persistence_threshold, o.param_persistence_threshold);
       ck_assert_uint_eq (back.allgather_bucket_size, o.allgather_bucket_size);
+      ck_assert_uint_eq (back.max_live_parameters, o.max_live_parameters);
+      ck_assert_int_eq (back.overlap_comm, o.overlap_comm);
       ck_assert_uint_eq (mb.micro_batch, mm.micro_batch);
       ck_assert_uint_eq (mb.grad_accum, mm.grad_accum);
       ck_assert_int_eq (mb.dtype, mm.dtype);
