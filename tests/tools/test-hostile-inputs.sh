@@ -205,6 +205,9 @@ for cmd in "trace show" "trace export --format csv"; do
   # shellcheck disable=SC2086
   refused "T11 attribute data past its message ($cmd)" "trace-fuzz-attr-data-overrun.h5: attribute complete of / is a damaged attribute message (its data overrun it)" \
     $cmd "$fx/trace-fuzz-attr-data-overrun.h5"
+  # shellcheck disable=SC2086
+  refused "T12 compact table of 0 bytes ($cmd)" "trace-fuzz-compact-layout-empty.h5: /meta/cluster/ranks stores 0 bytes in its object header for its 8 elements (a damaged layout" \
+    $cmd "$fx/trace-fuzz-compact-layout-empty.h5"
 done
 
 finish
