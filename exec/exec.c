@@ -6,6 +6,7 @@
 #include "config.h"
 #include "exec-internal.h"
 #include "exec-loop.h"
+#include "file-read.h" /* lib/: whole-file reads with a size limit */
 
 #include <glib/gstdio.h>
 #include <math.h>
@@ -126,14 +127,18 @@ sp_exec_agree (const SpExecCtx *ctx, GError **local, gboolean prefix_rank, GErro
   return ok;
 }
 
-/* Rank 0 reads a file and broadcasts it (or its error). */
+/* Rank 0 reads a file of at most `max_bytes` (a larger one, a pipe or a
+ * device running past it is refused as it is read, before the memory is
+ * taken) and broadcasts it (or its error). */
 static char *
-bcast_file (const SpExecCtx *ctx, const char *path, const char *what, gsize *out_len, GError **error)
+bcast_file (const SpExecCtx *ctx, const char *path, const char *what, gsize max_bytes,
+            gsize *out_len, GError **error)
 {
   g_autofree char *data = NULL;
   gsize len = 0;
   GError *local = NULL;
-  if (ctx->rank == 0 && !g_file_get_contents (path, &data, &len, &local))
+  if (ctx->rank == 0 && !sp_file_read_bounded (path, max_bytes, what, &data, &len, &local)
+      && local->code == SP_ERROR_IO)
     {
       g_clear_error (&local);
       g_set_error (&local, SP_ERROR, SP_ERROR_INVALID_ARGUMENT, "cannot read %s %s: %s", what, path,
@@ -600,7 +605,8 @@ run_inner (SpExecCtx *ctx, SpExecResult *res, GError **error)
   fill_result (res, ctx, 2, ctx->rank == 0);
 
   gsize plan_len = 0, topo_len = 0;
-  g_autofree char *plan_text = bcast_file (ctx, opts->plan_path, "plan", &plan_len, error);
+  g_autofree char *plan_text =
+      bcast_file (ctx, opts->plan_path, "plan", SP_PLAN_MAX_FILE_BYTES, &plan_len, error);
   if (!plan_text)
     return FALSE;
   g_autoptr (SpPlan) plan = sp_plan_from_json (plan_text, (gssize) plan_len, 0, &local);
@@ -619,7 +625,8 @@ run_inner (SpExecCtx *ctx, SpExecResult *res, GError **error)
   const char *meta_topo = sp_plan_get_meta (plan, "topology");
   if (opts->topology && g_file_test (opts->topology, G_FILE_TEST_EXISTS))
     {
-      topo_text = bcast_file (ctx, opts->topology, "topology", &topo_len, error);
+      topo_text = bcast_file (ctx, opts->topology, "topology", SP_TOPO_MAX_FILE_BYTES, &topo_len,
+                               error);
       if (!topo_text)
         return FALSE;
       topo = sp_topo_load_data (topo_text, (gssize) topo_len, opts->topology, &local);

@@ -5,6 +5,7 @@
  * too).  No MPI here. */
 #include "config.h"
 #include "exec-internal.h"
+#include "file-read.h" /* lib/: whole-file reads with a size limit */
 
 #include <string.h>
 
@@ -181,8 +182,16 @@ load_plan (const SpExecSpill *s0, const char *plan_path, char **out_text, GError
   gsize len = 0;
   if (plan_path)
     {
-      if (!g_file_get_contents (plan_path, &text, &len, NULL))
+      GError *e = NULL;
+      if (!sp_file_read_bounded (plan_path, SP_PLAN_MAX_FILE_BYTES, "plan", &text, &len, &e)
+          && e->code != SP_ERROR_IO)
         {
+          g_propagate_error (error, e);
+          return NULL;
+        }
+      if (e)
+        {
+          g_clear_error (&e);
           g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT, "cannot read plan %s: %s",
                        plan_path, g_file_test (plan_path, G_FILE_TEST_EXISTS) ? "not a readable file"
                                                                               : "no such file");

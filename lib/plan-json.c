@@ -17,6 +17,7 @@
 #include "shardplan/error.h"
 #include "shardplan/file.h"
 
+#include "file-read.h"
 #include "json-scan.h"
 #include <string.h>
 
@@ -783,12 +784,8 @@ sp_plan_load (const char *path, guint32 world_size, GError **error)
   g_return_val_if_fail (path != NULL, NULL);
   g_autofree char *text = NULL;
   gsize length = 0;
-  g_autoptr (GError) local = NULL;
-  if (!g_file_get_contents (path, &text, &length, &local))
-    {
-      g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot read plan: %s", local->message);
-      return NULL;
-    }
+  if (!sp_file_read_bounded (path, SP_PLAN_MAX_FILE_BYTES, "plan", &text, &length, error))
+    return NULL;
   SpPlan *plan = sp_plan_from_json (text, (gssize) length, world_size, error);
   if (plan == NULL)
     g_prefix_error (error, "%s: ", path);

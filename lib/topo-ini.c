@@ -13,7 +13,7 @@
 #include <glib/gstdio.h>
 
 /* Topology files are a dozen lines; refuse to slurp anything huge. */
-#define TOPO_FILE_MAX_BYTES (1u << 20)
+#define TOPO_FILE_MAX_BYTES ((guint) SP_TOPO_MAX_FILE_BYTES)
 
 static gboolean
 section_known (const char *name)

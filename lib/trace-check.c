@@ -191,6 +191,53 @@ check_chunks (const SpTraceCheck *c, hid_t d, const char *path, GError **error)
   return TRUE;
 }
 
+/* A contiguous dataset with storage, or a compact one (its data in its
+ * object header), holds exactly its `n` elements (contiguous: inside the
+ * file).  libhdf5 1.10.8 reads a table whose layout message was damaged
+ * into a compact one of 0 bytes through a NULL buffer (SIGSEGV in
+ * H5VM_memcpyvv under H5Dread; tests/fuzz/README, T12). */
+static gboolean
+check_layout (const SpTraceCheck *c, hid_t d, const char *path, guint64 n, GError **error)
+{
+  hid_t dcpl = H5Dget_create_plist (d);
+  hid_t type = H5Dget_type (d);
+  H5D_layout_t layout = dcpl >= 0 ? H5Pget_layout (dcpl) : H5D_LAYOUT_ERROR;
+  gboolean compact = layout == H5D_COMPACT;
+  gboolean checked = dcpl >= 0 && type >= 0
+                     && (compact || (layout == H5D_CONTIGUOUS && H5Pget_external_count (dcpl) == 0));
+  /* H5Tget_size gives a string's or a sequence's size in memory, not in
+   * the file: such a table must only store a whole, non-zero size per row */
+  gboolean exact = checked && H5Tdetect_class (type, H5T_STRING) == 0
+                   && H5Tdetect_class (type, H5T_VLEN) == 0;
+  guint64 need = 0;
+  gboolean sized = checked && g_uint64_checked_mul (&need, n, H5Tget_size (type));
+  haddr_t addr = checked && !compact ? H5Dget_offset (d) : HADDR_UNDEF;
+  guint64 stored = checked ? (guint64) H5Dget_storage_size (d) : 0;
+  if (type >= 0)
+    H5Tclose (type);
+  if (dcpl >= 0)
+    H5Pclose (dcpl);
+  H5Eclear2 (H5E_DEFAULT);
+  if (!checked || (!compact && addr == HADDR_UNDEF && stored == 0))
+    return TRUE; /* chunked, or never written: read as fill values */
+  gboolean size_ok = exact ? sized && stored == need
+                           : (n == 0 || (stored > 0 && stored % n == 0));
+  gboolean in_file = compact || (addr != HADDR_UNDEF && (guint64) addr <= c->file_size
+                                 && stored <= c->file_size - (guint64) addr);
+  if (!size_ok || !in_file)
+    {
+      g_autofree char *where = compact ? g_strdup ("in its object header")
+                               : g_strdup_printf ("at byte %" G_GUINT64_FORMAT,
+                                                  addr == HADDR_UNDEF ? G_MAXUINT64 : (guint64) addr);
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: %s stores %" G_GUINT64_FORMAT " bytes %s for its %" G_GUINT64_FORMAT
+                   " elements (a damaged layout; file %" G_GUINT64_FORMAT " bytes)", c->path,
+                   path, stored, where, n, c->file_size);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* Check that dataset `d` has the dataspace the schema gives it (one
  * element when `scalar`, else 1-D) and declares no more than `max_n`
  * elements and no more than the file can hold at `elem_size` bytes each
@@ -233,7 +280,7 @@ sp_trace_check_extent (const SpTraceCheck *c, hid_t d, const char *path, gboolea
                      "%s: %s declares %" G_GUINT64_FORMAT " elements of %" G_GSIZE_FORMAT
                      " bytes, more than the file (%" G_GUINT64_FORMAT " bytes) can hold",
                      c->path, path, n, elem_size, c->file_size);
-      else if (!check_chunks (c, d, path, error))
+      else if (!check_chunks (c, d, path, error) || !check_layout (c, d, path, n, error))
         ;
       else
         {

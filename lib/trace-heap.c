@@ -202,6 +202,10 @@ sp_trace_heaps_string_ok (const SpTraceHeaps *heaps, const guint8 *ref, guint ad
 #define OH_MAX_CHUNKS 64    /* a continuation loop ends here */
 #define MSG_ATTRIBUTE 0x000C
 #define MSG_CONTINUATION 0x0010
+#define DT_CLASS_FIXED 0
+#define DT_CLASS_FLOAT 1
+#define DT_CLASS_STRING 3
+#define DT_CLASS_ENUM 8
 #define DT_CLASS_VLEN 9
 
 static gsize
@@ -210,12 +214,86 @@ pad8 (gsize n)
   return (n + 7) & ~(gsize) 7;
 }
 
+/* The datatype message `dt` of `len` bytes (IV.A.2.d) of an attribute is
+ * one libhdf5 can decode within it, of a class an attribute of a trace may
+ * have: an integer, a floating-point number, a string (fixed-length, or
+ * variable-length: checked further by the caller), or an enum of 8- to
+ * 64-bit integers (h5py writes booleans so) whose member names each end
+ * inside the message.  libhdf5 1.10.8 decodes every attribute message of
+ * an object when asked for one (H5Aexists, H5Aiterate2) and copies the
+ * names of an enum's members, and an opaque type's tag, with strdup:
+ * one without its NUL, or another class whose bits were damaged into an
+ * enum, is read past the object header (tests/fuzz/README, T8). */
+static gboolean
+attr_type_ok (const guint8 *dt, gsize len)
+{
+  if (len < 8)
+    return FALSE;
+  guint cls = dt[0] & 0x0f, ver = dt[0] >> 4;
+  switch (cls)
+    {
+    case DT_CLASS_FIXED:
+      return len >= 12;
+    case DT_CLASS_FLOAT:
+      return len >= 20;
+    case DT_CLASS_STRING:
+      return TRUE;
+    case DT_CLASS_VLEN:
+      return (dt[1] & 0x0f) == 1; /* a string; a sequence's references are not checked */
+    case DT_CLASS_ENUM:
+      {
+        gsize n = (gsize) decode_le (dt + 1, 2);
+        const guint8 *base = dt + 8;
+        gsize bsize = len >= 20 ? (gsize) decode_le (base + 4, 4) : 0;
+        if (ver < 1 || ver > 3 || len < 20 || (base[0] & 0x0f) != DT_CLASS_FIXED || bsize < 1
+            || bsize > 8)
+          return FALSE;
+        gsize p = 8 + 12;
+        for (gsize i = 0; i < n; i++)
+          {
+            const guint8 *nul = p < len ? memchr (dt + p, 0, len - p) : NULL;
+            if (nul == NULL)
+              return FALSE;
+            gsize end = (gsize) (nul - dt) + 1; /* versions 1 and 2 pad each name to 8 */
+            p = ver < 3 ? p + pad8 (end - p) : end;
+          }
+        return p <= len && n <= (len - p) / bsize;
+      }
+    default:
+      return FALSE;
+    }
+}
+
 /* One attribute message `m` (`len` bytes): NULL if fine or not
  * checkable; for a damaged variable-length string, what is wrong, with the
  * attribute's name in out_name. */
+/* Elements of the dataspace message `ds` of `len` bytes (IV.A.2.b, versions
+ * 1 and 2) into *out_n; FALSE when it is not one that fits. */
+static gboolean
+space_elements (const guint8 *ds, gsize len, guint size_len, guint64 *out_n)
+{
+  if (len < 4 || ds[0] < 1 || ds[0] > 2 || ds[1] > 32)
+    return FALSE;
+  guint rank = ds[1];
+  gsize at = ds[0] == 1 ? 8 : 4;
+  if (ds[0] == 2 && ds[3] == 2)
+    {
+      *out_n = 0; /* a null dataspace */
+      return TRUE;
+    }
+  if (at + (gsize) rank * size_len > len)
+    return FALSE;
+  guint64 n = 1;
+  for (guint i = 0; i < rank; i++)
+    if (!g_uint64_checked_mul (&n, n, decode_le (ds + at + (gsize) i * size_len, size_len)))
+      return FALSE;
+  *out_n = n;
+  return TRUE;
+}
+
 static const char *
 attr_message_problem (const SpTraceHeaps *heaps, const guint8 *m, gsize len, guint addr_len,
-                      char *out_name, gsize name_room)
+                      guint size_len, char *out_name, gsize name_room)
 {
   if (len < 9)
     return NULL;
@@ -230,6 +308,7 @@ attr_message_problem (const SpTraceHeaps *heaps, const guint8 *m, gsize len, gui
   p += padded ? pad8 (nsz) : nsz;
   gsize dt_at = p;
   p += padded ? pad8 (dtsz) : dtsz;
+  gsize ds_at = p;
   p += padded ? pad8 (dssz) : dssz;
   gsize ref_len = 8 + addr_len;
   if (name_at + nsz > len || dt_at + 2 > len || dtsz < 2 || p > len
@@ -239,9 +318,24 @@ attr_message_problem (const SpTraceHeaps *heaps, const guint8 *m, gsize len, gui
       g_strlcpy (out_name, "(unreadable)", name_room);
       return "is a damaged attribute message (its parts overrun it)";
     }
+  const guint8 *dt = m + dt_at;
+  if (!attr_type_ok (dt, dtsz))
+    {
+      g_strlcpy (out_name, (const char *) m + name_at, name_room);
+      return "has a damaged datatype or one no trace attribute has (an integer, a "
+             "floating-point number, a string or an enum of integers)";
+    }
+  /* libhdf5 copies elements × element size bytes of data from the message,
+   * unchecked: they must be in it */
+  guint64 n = 0, bytes = 0;
+  if (!space_elements (m + ds_at, dssz, size_len, &n)
+      || !g_uint64_checked_mul (&bytes, n, decode_le (dt + 4, 4)) || bytes > len - p)
+    {
+      g_strlcpy (out_name, (const char *) m + name_at, name_room);
+      return "is a damaged attribute message (its data overrun it)";
+    }
   if (len - p < ref_len)
     return NULL; /* no data, or too little for a reference: libhdf5 refuses it */
-  const guint8 *dt = m + dt_at;
   if ((dt[0] & 0x0f) != DT_CLASS_VLEN || (dt[1] & 0x0f) != 1)
     return NULL; /* not a variable-length string */
   g_strlcpy (out_name, (const char *) m + name_at, name_room);
@@ -275,38 +369,54 @@ sp_trace_heaps_check_attrs (const SpTraceHeaps *heaps, const char *path, guint64
       sizes[0] = decode_le (prefix + 8, 4);
       n_chunks = 1;
     }
-  const char *problem = NULL;
+  const char *problem = NULL, *damage = NULL;
   char name[256] = "";
-  for (; problem == NULL && done < n_chunks; done++)
+  guint64 damage_at = 0;
+  for (; problem == NULL && damage == NULL && done < n_chunks; done++)
     {
       guint64 at = starts[done], size = sizes[done];
       if (at > file_size || size > file_size - at || size > G_MAXSIZE)
-        continue;
+        {
+          damage = "continues outside the file";
+          damage_at = at;
+          break;
+        }
       g_autofree guint8 *c = g_malloc (MAX (size, 1));
       if (pread (fd, c, size, (off_t) at) != (ssize_t) size)
         continue;
-      for (gsize p = 0; problem == NULL && size - p >= 8;)
+      /* What libhdf5 would decode differently from this walk (a message
+       * running past its chunk, a continuation too short to hold where it
+       * goes, which libhdf5 follows all the same) is refused: a walk that
+       * stopped there would leave the rest of the header unchecked. */
+      for (gsize p = 0; problem == NULL && damage == NULL && size - p >= 8;)
         {
           guint type = (guint) decode_le (c + p, 2);
           gsize msize = (gsize) decode_le (c + p + 2, 2);
-          if (msize > size - p - 8)
-            break;
           const guint8 *m = c + p + 8;
-          if (type == MSG_ATTRIBUTE)
-            problem = attr_message_problem (heaps, m, msize, addr_len, name, sizeof name);
-          else if (type == MSG_CONTINUATION && msize >= addr_len + size_len
-                   && n_chunks < OH_MAX_CHUNKS)
+          if (msize > size - p - 8)
+            damage = "has a message running past its chunk";
+          else if (type == MSG_ATTRIBUTE)
+            problem = attr_message_problem (heaps, m, msize, addr_len, size_len, name, sizeof name);
+          else if (type == MSG_CONTINUATION && msize < addr_len + size_len)
+            damage = "has a continuation message too short for its address and length";
+          else if (type == MSG_CONTINUATION && n_chunks == OH_MAX_CHUNKS)
+            damage = "continues in more chunks than any trace's";
+          else if (type == MSG_CONTINUATION)
             {
               starts[n_chunks] = decode_le (m, addr_len);
               sizes[n_chunks] = decode_le (m + addr_len, size_len);
               n_chunks++;
             }
+          damage_at = at + p;
           p += 8 + msize;
         }
     }
   close (fd);
-  if (problem)
+  if (damage)
+    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: the object header of %s %s "
+                 "(at byte %" G_GUINT64_FORMAT ")", path, where, damage, damage_at);
+  else if (problem)
     g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: attribute %s of %s %s", path,
                  name, where, problem);
-  return problem == NULL;
+  return problem == NULL && damage == NULL;
 }

@@ -201,8 +201,11 @@ check_attrs_of (SpTrace *t, const char *path, GError **error)
   H5O_info_t info;
   if (H5Oget_info_by_name2 (t->file, path, &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0)
     {
-      H5Eclear2 (H5E_DEFAULT);
-      return TRUE; /* the reads that follow report it */
+      /* libhdf5 may still open the object and read its attributes (with
+       * the references this check is for): refuse it here */
+      sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read the object header of %s",
+                         t->path, path);
+      return FALSE;
     }
   return sp_trace_heaps_check_attrs (t->heaps, t->path, t->chk.file_size, info.addr,
                                      t->chk.addr_len, t->size_len, path, error);

@@ -111,6 +111,12 @@ const char **sp_plan_meta_keys (const SpPlan *plan);
 char *sp_plan_to_json (const SpPlan *plan);
 SpPlan *sp_plan_from_json (const char *json, gssize length, guint32 world_size, GError **error);
 gboolean sp_plan_save (const SpPlan *plan, const char *path, GError **error); /* atomic */
+/* sp_plan_load reads at most SP_PLAN_MAX_FILE_BYTES, counted as the bytes
+ * arrive (a regular file larger than that is refused before anything is
+ * allocated; a pipe or a device once that much has come): "PATH: N bytes is
+ * larger than any plan (limit M)", SP_ERROR_INVALID_ARGUMENT.  A plan of
+ * 10^6 ops is about 280 MB. */
+#define SP_PLAN_MAX_FILE_BYTES ((gsize) 1 << 30)
 SpPlan *sp_plan_load (const char *path, guint32 world_size, GError **error);
 
 /* TRUE if two plans have the same ops, groups and meta (meta order ignored). */

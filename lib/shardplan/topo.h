@@ -155,7 +155,9 @@ SpTopo *sp_topo_new (const SpTopoSpec *spec, GError **error);
 
 /* Load an INI file.  `path` prefixes error messages.  A missing,
  * unreadable or directory path is SP_ERROR_IO naming the path; a file over
- * 1 MiB, an empty, binary or malformed one SP_ERROR_INVALID_TOPOLOGY. */
+ * SP_TOPO_MAX_FILE_BYTES (1 MiB), an empty, binary or malformed one
+ * SP_ERROR_INVALID_TOPOLOGY. */
+#define SP_TOPO_MAX_FILE_BYTES ((gsize) 1 << 20)
 SpTopo *sp_topo_load_file (const char *path, GError **error);
 
 /* Parse INI text of `length` bytes (-1: NUL-terminated). `source_name`

@@ -23,6 +23,13 @@ bad () {
 bad 2 "is for world size 4 but this run has 2 ranks" --plan "$tmp/all.json"
 bad 2 "cannot read plan $tmp/nope.json: no such file" --plan "$tmp/nope.json"
 bad 2 "not-json.json" --plan "$SP_SRCDIR/tests/fixtures/plan/not-json.json"
+# a plan larger than any plan: refused from its size, nothing read or sent
+truncate -s 1073741825 "$tmp/huge.json"
+bad 2 "$tmp/huge.json: 1073741825 bytes is larger than any plan (limit 1073741824)" --plan "$tmp/huge.json"
+truncate -s 1048577 "$tmp/huge.ini"
+bad 4 "$tmp/huge.ini: 1048577 bytes is larger than any topology (limit 1048576)" --plan "$tmp/all.json" \
+  --topology "$tmp/huge.ini"
+rm -f "$tmp/huge.json" "$tmp/huge.ini"
 bad 4 "needs --topology" --plan "$tmp/all.json" --mode replay
 bad 4 "--topology nosuch" --plan "$tmp/all.json" --topology nosuch
 bad 4 "--mode 'bogus'" --plan "$tmp/all.json" --mode bogus

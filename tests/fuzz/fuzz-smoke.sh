@@ -57,6 +57,43 @@ seeds () {
         n=$((n + 1))
         printf '%s' "$line" >"$2/seed-$n"
       done <"$SP_SRCDIR/tests/fuzz/options.seeds" ;;
+    argv) # one command line a line, words split at blanks, joined by NULs
+      n=0
+      while IFS= read -r line; do
+        n=$((n + 1))
+        printf '%s' "$line" | tr ' ' '\000' >"$2/seed-$n"
+      done <"$SP_SRCDIR/tests/fuzz/argv.seeds" ;;
+    chakra) # each fixture trace's rank files joined by %%rank%%, then
+      # %%groups%% and its groups file; the exported one also with %%topo%%
+      for g in "$fx"/chakra/*.groups.json; do
+        p=${g%.groups.json}
+        s=$2/${p##*/}
+        r=0
+        : >"$s"
+        while [ -f "$p.$r.et" ]; do
+          [ $r -eq 0 ] || printf '%%%%rank%%%%' >>"$s"
+          cat "$p.$r.et" >>"$s"
+          r=$((r + 1))
+        done
+        cp "$s" "$s-nogroups"
+        { printf '%%%%groups%%%%'; cat "$g"; } >>"$s"
+        { printf '%%%%topo%%%%'; cat "$s"; } >"$s-topo"
+      done
+      # and a plan as `shardplan chakra export` writes it (read back exactly)
+      sp=$SP_BUILDDIR/tools/shardplan
+      ex=$2/export.d
+      mkdir -p "$ex"
+      "$sp" chakra export -q --plan "$fx/plan/golden-small.json" -o "$ex/x" || return 1
+      s=$2/export
+      : >"$s"
+      r=0
+      while [ -f "$ex/x.$r.et" ]; do
+        [ $r -eq 0 ] || printf '%%%%rank%%%%' >>"$s"
+        cat "$ex/x.$r.et" >>"$s"
+        r=$((r + 1))
+      done
+      { printf '%%%%groups%%%%'; cat "$ex/x.groups.json"; } >>"$s"
+      rm -rf "$ex" ;;
     *) echo "fuzz-smoke: unknown target '$1'" >&2; return 1 ;;
   esac
 }

@@ -5,7 +5,11 @@
 #include "shardplan/error.h"
 #include "testutil.h"
 
+#include <glib/gstdio.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static SpGroupsOptions
 small_groups (void)
@@ -733,6 +737,81 @@ START_TEST (test_save_errors)
 }
 END_TEST
 
+/* Writes `text` into the FIFO `path` (opening blocks until the reader
+ * opens it). */
+static gpointer
+fifo_writer (gpointer path)
+{
+  g_autofree char *text = NULL;
+  gsize len = 0;
+  g_autofree char *golden = sp_test_fixture ("plan/golden-small.json");
+  if (g_file_get_contents (golden, &text, &len, NULL))
+    {
+      FILE *f = fopen (path, "wb");
+      if (f)
+        {
+          fwrite (text, 1, len, f);
+          fclose (f);
+        }
+    }
+  return NULL;
+}
+
+/* sp_plan_load reads at most SP_PLAN_MAX_FILE_BYTES: a larger regular file
+ * is refused from its size before anything is read or allocated (a sparse
+ * file here, so that the test writes nothing); a file whose size stat()
+ * cannot tell (a FIFO: 0) is read as its bytes arrive; a directory and a
+ * truncated plan are refused naming the file. */
+START_TEST (test_load_bounded)
+{
+  g_autofree char *dir = sp_test_tmpdir ();
+  g_autofree char *huge = g_build_filename (dir, "huge.json", NULL);
+  FILE *f = fopen (huge, "wb");
+  ck_assert_ptr_nonnull (f);
+  ck_assert_int_eq (ftruncate (fileno (f), (off_t) SP_PLAN_MAX_FILE_BYTES + 1), 0);
+  fclose (f);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SpPlan) plan = sp_plan_load (huge, 0, &error);
+  ck_assert_ptr_null (plan);
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_ARGUMENT);
+  g_autofree char *want = g_strdup_printf ("%s: 1073741825 bytes is larger than any plan "
+                                           "(limit 1073741824)", huge);
+  ck_assert_str_eq (error->message, want);
+  g_clear_error (&error);
+  g_unlink (huge);
+
+  plan = sp_plan_load (dir, 0, &error);
+  ck_assert_ptr_null (plan);
+  SP_ASSERT_ERROR (error, SP_ERROR_IO);
+  ck_assert_msg (strstr (error->message, dir) && strstr (error->message, "is a directory"), "%s",
+                 error->message);
+  g_clear_error (&error);
+
+  g_autofree char *cut = g_build_filename (dir, "cut.json", NULL);
+  g_autofree char *golden = sp_test_fixture ("plan/golden-small.json");
+  g_autofree char *text = NULL;
+  gsize len = 0;
+  ck_assert (g_file_get_contents (golden, &text, &len, NULL));
+  ck_assert (g_file_set_contents (cut, text, (gssize) len / 2, NULL));
+  plan = sp_plan_load (cut, 0, &error);
+  ck_assert_ptr_null (plan);
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_PLAN);
+  ck_assert_msg (g_str_has_prefix (error->message, cut), "%s", error->message);
+  g_clear_error (&error);
+  g_unlink (cut);
+
+  g_autofree char *fifo = g_build_filename (dir, "plan.fifo", NULL);
+  ck_assert_int_eq (mkfifo (fifo, 0600), 0);
+  GThread *writer = g_thread_new ("fifo", fifo_writer, fifo);
+  plan = sp_plan_load (fifo, 8, &error);
+  g_thread_join (writer);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert_ptr_nonnull (plan);
+  g_unlink (fifo);
+  g_rmdir (dir);
+}
+END_TEST
+
 static Suite *
 plan_suite (void)
 {
@@ -752,6 +831,7 @@ plan_suite (void)
   tcase_add_test (tc, test_key_order_and_escapes);
   tcase_add_test (tc, test_truncations_and_corruptions);
   tcase_add_test (tc, test_save_errors);
+  tcase_add_test (tc, test_load_bounded);
   suite_add_tcase (s, tc);
   tc = tcase_create ("bad-files");
   tcase_add_loop_test (tc, test_bad_file, 0, G_N_ELEMENTS (bad_cases));

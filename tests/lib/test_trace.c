@@ -582,6 +582,65 @@ START_TEST (test_reads_v1_0)
 END_TEST
 
 /* An enum value the enum does not name is refused, naming the row. */
+/* Attributes a user may add to a trace with h5py, of the classes the
+ * object-header walk lets through (lib/trace-heap.c attr_type_ok): an enum
+ * of integers (h5py's booleans; several members, so that the walk over
+ * their padded names is used), a floating-point number, an array of
+ * integers; a compound, whose member names libhdf5 copies unchecked, is
+ * refused naming the attribute (fuzz finding T8). */
+static void
+add_attr (hid_t loc, const char *name, hid_t type, hsize_t n, const void *value)
+{
+  hid_t s = n == 0 ? H5Screate (H5S_SCALAR) : H5Screate_simple (1, &n, NULL);
+  hid_t a = H5Acreate2 (loc, name, type, s, H5P_DEFAULT, H5P_DEFAULT);
+  ck_assert_int_ge (a, 0);
+  ck_assert_int_ge (H5Awrite (a, type, value), 0);
+  H5Aclose (a);
+  H5Sclose (s);
+}
+
+START_TEST (test_user_attributes)
+{
+  g_autofree char *dir = sp_test_tmpdir ();
+  g_autofree char *path = NULL;
+  hid_t f = sample_copy (dir, "attrs.h5", &path);
+  hid_t e = H5Tenum_create (H5T_NATIVE_INT8);
+  static const char *names[] = { "FALSE", "TRUE", "a_longer_member_name", "x" };
+  for (gint8 v = 0; v < 4; v++)
+    H5Tenum_insert (e, names[v], &v);
+  gint8 yes = 1;
+  double x = 2.5;
+  gint32 list[3] = { 1, 2, 3 };
+  add_attr (f, "user_flag", e, 0, &yes);
+  add_attr (f, "user_ratio", H5T_NATIVE_DOUBLE, 0, &x);
+  add_attr (f, "user_list", H5T_NATIVE_INT32, 3, list);
+  hid_t g = H5Gopen2 (f, "/meta/software", H5P_DEFAULT);
+  ck_assert_int_ge (g, 0);
+  add_attr (g, "user_flag", e, 0, &yes);
+  H5Gclose (g);
+  H5Tclose (e);
+  H5Fclose (f);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SpTrace) t = sp_trace_open (path, &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert_ptr_nonnull (t);
+
+  g_autofree char *bad = NULL;
+  f = sample_copy (dir, "compound.h5", &bad);
+  hid_t c = H5Tcreate (H5T_COMPOUND, 8);
+  H5Tinsert (c, "a", 0, H5T_NATIVE_INT32);
+  H5Tinsert (c, "b", 4, H5T_NATIVE_INT32);
+  add_attr (f, "user_pair", c, 0, list);
+  H5Tclose (c);
+  H5Fclose (f);
+  assert_open_fails (bad, SP_ERROR_INVALID_TRACE,
+                     "attribute user_pair of / has a damaged datatype or one no trace attribute "
+                     "has (an integer, a floating-point number, a string or an enum of integers)");
+  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", dir);
+  ck_assert_int_eq (system (cmd), 0);
+}
+END_TEST
+
 START_TEST (test_bad_enum_value)
 {
   g_autofree char *dir = sp_test_tmpdir ();
@@ -679,6 +738,7 @@ trace_suite (void)
   tcase_add_test (tc, test_bad_enum_value);
   tcase_add_test (tc, test_bad_files);
   tcase_add_test (tc, test_reads_v1_0);
+  tcase_add_test (tc, test_user_attributes);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -6,7 +6,8 @@
 # `ulimit -v`; not under sanitizers, whose shadow memory needs more) — or,
 # for the inputs that are only large, succeed within the same time.
 #
-# Fixtures: tests/fixtures/hostile/ (small text files), or generated here
+# Fixtures: tests/fixtures/hostile/ (small files: the fuzz findings' inputs
+# among them), or generated here
 # (deep JSON, large logs) and by tests/exec/make-spill (spill files in this
 # build's row layout).
 SP_TEST_NAME=hostile-inputs
@@ -142,5 +143,71 @@ grep -q CRITICAL "$tmp/err" && fail "empty spill record: json-glib complained: $
 [ -e "$tmp/r.h5" ] && fail "a refused spill file left $tmp/r.h5"
 accepted "40,000 rows and 40,000 marks" trace recover "$tmp/marks.spill" -o "$tmp/marks.h5"
 grep -q "40000 rows" "$tmp/out" || fail "marks.spill: unexpected output: $(cat "$tmp/out")"
+
+## plans (lib/plan-json.c sp_plan_load, exec/recover.c --plan): read whole,
+## so bounded by SP_PLAN_MAX_FILE_BYTES before anything is allocated
+truncate -s 1073741825 "$tmp/huge-plan.json"
+refused "plan over 1 GiB (sim)" "$tmp/huge-plan.json: 1073741825 bytes is larger than any plan (limit 1073741824)" \
+  sim --plan "$tmp/huge-plan.json" --topology dgx-h100
+refused "plan over 1 GiB (trace recover --plan)" "$tmp/huge-plan.json: 1073741825 bytes is larger than any plan (limit 1073741824)" \
+  trace recover "$tmp/ok.spill" --plan "$tmp/huge-plan.json" -o "$tmp/r.h5"
+[ -e "$tmp/r.h5" ] && fail "a refused plan left $tmp/r.h5"
+rm -f "$tmp/huge-plan.json"
+head -c 300 "$SP_SRCDIR/tests/fixtures/plan/golden-small.json" >"$tmp/cut-plan.json"
+refused "plan cut short" "$tmp/cut-plan.json: plan is not valid JSON at 5:" \
+  sim --plan "$tmp/cut-plan.json" --topology dgx-h100
+refused "plan is a directory" "$tmp: is a directory, not a plan" \
+  sim --plan "$tmp" --topology dgx-h100
+# a file whose size stat() does not tell (a FIFO says 0 bytes) is read as it comes
+if mkfifo "$tmp/plan.fifo" 2>/dev/null; then
+  cat "$SP_SRCDIR/tests/fixtures/plan/golden-small.json" >"$tmp/plan.fifo" &
+  accepted "plan from a FIFO" sim --plan "$tmp/plan.fifo" --topology dgx-h100 --nodes 1
+  wait
+  rm -f "$tmp/plan.fifo"
+fi
+
+## traces: the fuzz findings T1-T7 (tests/fuzz/README), each saved as the
+## input that crashed, hung or ran out of memory in libhdf5 or the reader
+for cmd in "trace show" "trace export --format csv"; do
+  # shellcheck disable=SC2086 # $cmd is words on purpose
+  refused "T1 /meta/env string of 4 GiB ($cmd)" "trace-fuzz-env-vlen-4gib.h5: /meta/env row 0 refers to a string that is not in the file's global heap" \
+    $cmd "$fx/trace-fuzz-env-vlen-4gib.h5"
+  # shellcheck disable=SC2086
+  refused "T2 global heap memcpy overlap ($cmd)" "trace-fuzz-hg-memcpy-overlap.h5: damaged HDF5 global heap at byte 2048" \
+    $cmd "$fx/trace-fuzz-hg-memcpy-overlap.h5"
+  # shellcheck disable=SC2086
+  refused "T3 H5Aexists overflow ($cmd)" "trace-fuzz-aexists-overflow.h5: damaged HDF5 global heap at byte 2048" \
+    $cmd "$fx/trace-fuzz-aexists-overflow.h5"
+  # shellcheck disable=SC2086
+  refused "T4 global heap hang ($cmd)" "trace-fuzz-hg-hang.h5: damaged HDF5 global heap at byte 2048: object 0 at offset 192 claims 0 bytes" \
+    $cmd "$fx/trace-fuzz-hg-hang.h5"
+  # shellcheck disable=SC2086
+  refused "T5 libhdf5 leak ($cmd)" "trace-fuzz-hdf5-leak.h5: /meta/cluster/ranks is not a readable dataset" \
+    $cmd "$fx/trace-fuzz-hdf5-leak.h5"
+  # shellcheck disable=SC2086
+  refused "T6 table of 128 GiB ($cmd)" "trace-fuzz-table-128gib.h5: /meta/cluster/ranks declares 3724541960 elements, more than the 268435456 a trace allows" \
+    $cmd "$fx/trace-fuzz-table-128gib.h5"
+  # shellcheck disable=SC2086
+  refused "T7 compound conversion use-after-free ($cmd)" "trace-fuzz-conv-struct-uaf.h5: damaged HDF5 global heap at byte 18675" \
+    $cmd "$fx/trace-fuzz-conv-struct-uaf.h5"
+  # the second long run (tests/fuzz/README): object headers that libhdf5
+  # decodes past their end, or whose attributes' string references the
+  # walk did not reach
+  # shellcheck disable=SC2086
+  refused "T8 enum attribute type, strdup past the header ($cmd)" "trace-fuzz-attr-enum-strdup.h5: attribute schema of / has a damaged datatype or one no trace attribute has" \
+    $cmd "$fx/trace-fuzz-attr-enum-strdup.h5"
+  # shellcheck disable=SC2086
+  refused "T9 continuation message of size 0 ($cmd)" "trace-fuzz-oh-continuation-short.h5: the object header of / has a continuation message too short for its address and length (at byte 112)" \
+    $cmd "$fx/trace-fuzz-oh-continuation-short.h5"
+  # shellcheck disable=SC2086
+  refused "T10 object header H5Oget_info cannot read ($cmd)" "trace-fuzz-oh-info-fails.h5: cannot read the object header of /meta/software" \
+    $cmd "$fx/trace-fuzz-oh-info-fails.h5"
+  # shellcheck disable=SC2086
+  refused "T11 attribute data past its message ($cmd)" "trace-fuzz-attr-data-overrun.h5: attribute complete of / is a damaged attribute message (its data overrun it)" \
+    $cmd "$fx/trace-fuzz-attr-data-overrun.h5"
+  # shellcheck disable=SC2086
+  refused "T12 compact table of 0 bytes ($cmd)" "trace-fuzz-compact-layout-empty.h5: /meta/cluster/ranks stores 0 bytes in its object header for its 8 elements (a damaged layout" \
+    $cmd "$fx/trace-fuzz-compact-layout-empty.h5"
+done
 
 finish
