@@ -527,7 +527,7 @@ for m in $models; do
     [ -s "$work/$id/m.h5" ] || { say "    $id: no trace (import failed)"; continue; }
     cal=$work/$id/cal-$m.ini
     run "$work/$id/cal-$m.json" "$work/$id/cal-$m.err" \
-      "$SHARDPLAN" calibrate "$work/$id/m.h5" --topology "$work/$id/import.ini" --model "$m" \
+      "$SHARDPLAN" calibrate "$work/$id/m.h5" --topology "$work/$id/import.ini" --sim-model "$m" \
       --loss "$loss" -o "$cal" --format json || { say "    calibrate FAILED: $(tail -n 1 "$work/$id/cal-$m.err")"; rm -f "$cal"; }
     # scored on the INI it was calibrated on (the sub-node form when K < G)
     spec "$work/spec.json" a bound "<= 5 %" 0.05 "$id" "$m" "$( [ -s "$cal" ] && echo "$cal")" \
@@ -566,7 +566,7 @@ for m in $models; do
     cal=$work/pol-no-$c-$m.ini
     # shellcheck disable=SC2086
     run "$work/pol-no-$c-$m.json" "$work/pol-no-$c-$m.err" \
-      "$SHARDPLAN" calibrate $fit --topology "$pini" --model "$m" --loss "$loss" -o "$cal" --format json \
+      "$SHARDPLAN" calibrate $fit --topology "$pini" --sim-model "$m" --loss "$loss" -o "$cal" --format json \
       || { say "    calibrate FAILED: $(tail -n 1 "$work/pol-no-$c-$m.err")"; rm -f "$cal"; }
     # shellcheck disable=SC2086
     spec "$work/spec.json" b1 no-worse "<= uncalibrated" 0.10 "polaris other colls -> $c" "$m" \
@@ -583,7 +583,7 @@ for m in $models; do
   cal=$work/pol-2node-$m.ini
   # shellcheck disable=SC2086
   run "$work/pol-2node-$m.json" "$work/pol-2node-$m.err" \
-    "$SHARDPLAN" calibrate $fit --topology "$pini" --model "$m" --loss "$loss" -o "$cal" --format json \
+    "$SHARDPLAN" calibrate $fit --topology "$pini" --sim-model "$m" --loss "$loss" -o "$cal" --format json \
     || { say "    calibrate FAILED: $(tail -n 1 "$work/pol-2node-$m.err")"; rm -f "$cal"; }
   # shellcheck disable=SC2086
   spec "$work/spec.json" b2 no-worse "<= uncalibrated" 0.10 "polaris 2-node -> 8-node" "$m" \
@@ -594,7 +594,7 @@ for m in $models; do
   cal=$work/pol-all-$m.ini
   # shellcheck disable=SC2086
   run "$work/pol-all-$m.json" "$work/pol-all-$m.err" \
-    "$SHARDPLAN" calibrate $fit --topology "$pini" --model "$m" --loss "$loss" -o "$cal" --format json \
+    "$SHARDPLAN" calibrate $fit --topology "$pini" --sim-model "$m" --loss "$loss" -o "$cal" --format json \
     || { say "    calibrate FAILED: $(tail -n 1 "$work/pol-all-$m.err")"; rm -f "$cal"; }
   # shellcheck disable=SC2086
   spec "$work/spec.json" b0 bound "(reference)" 0.10 "polaris all 6 -> themselves" "$m" \
@@ -620,7 +620,7 @@ for m in $models; do
   cal=$work/h100-$m.ini
   # shellcheck disable=SC2086
   run "$work/h100-$m.json" "$work/h100-$m.err" \
-    "$SHARDPLAN" calibrate $fit --topology "$hini" --model "$m" --loss "$loss" -o "$cal" --format json \
+    "$SHARDPLAN" calibrate $fit --topology "$hini" --sim-model "$m" --loss "$loss" -o "$cal" --format json \
     || { say "    calibrate FAILED: $(tail -n 1 "$work/h100-$m.err")"; rm -f "$cal"; }
   DETAIL=true
   # shellcheck disable=SC2086
@@ -635,7 +635,7 @@ for m in $models; do
     [ -s "$work/$one/m.h5" ] && [ -s "$work/$ten/m.h5" ] && [ -d "$work/$tgt" ] || continue
     cal=$work/h100-$c-$m.ini
     run "$work/h100-$c-$m.json" "$work/h100-$c-$m.err" \
-      "$SHARDPLAN" calibrate "$work/$one/m.h5" "$work/$ten/m.h5" --topology "$hini" --model "$m" \
+      "$SHARDPLAN" calibrate "$work/$one/m.h5" "$work/$ten/m.h5" --topology "$hini" --sim-model "$m" \
       --loss "$loss" -o "$cal" --format json \
       || { say "    calibrate FAILED: $(tail -n 1 "$work/h100-$c-$m.err")"; rm -f "$cal"; }
     spec "$work/spec.json" c2 bound "<= 10 %" 0.10 "h100 1x8 + 10x1 -> 10x8, $c only" "$m" \

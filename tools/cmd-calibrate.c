@@ -29,7 +29,7 @@ static const char description[] =
   "  --holdout size:>=BYTES | size:<BYTES | size:=BYTES[,BYTES...] | ranks:N | file:PATH\n"
   "        keep those ops out of the fit and report the error on them (file:PATH\n"
   "        holds out the ops of one trace; it is read even if not listed).\n"
-  "  --model analytic (default) | des   the simulator used as forward model.\n"
+  "  --sim-model analytic (default) | des   the simulator used as forward model.\n"
   "  --loss least-squares (default) | soft-l1   soft-l1 is quadratic below 10 %\n"
   "        log error and linear above, so that a few ops slowed by a preempted\n"
   "        rank or a busy machine do not drag the fit.\n"
@@ -299,8 +299,11 @@ sp_cmd_calibrate (int argc, char **argv)
       "FILE" },
     { "holdout", 0, 0, G_OPTION_ARG_STRING, &holdout_s,
       "Ops kept out of the fit: size:>=BYTES, size:<BYTES, size:=BYTES[,BYTES...], ranks:N or file:PATH", "SPEC" },
-    { "model", 0, 0, G_OPTION_ARG_STRING, &model_s, "Forward model: analytic (default) or des",
+    { "sim-model", 0, 0, G_OPTION_ARG_STRING, &model_s, "Forward model: analytic (default) or des",
       "MODEL" },
+    /* --model: this command's name for it before --sim-model was every
+     * command's (--model is the workload in plan and sweep) */
+    { "model", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &model_s, NULL, NULL },
     { "loss", 0, 0, G_OPTION_ARG_STRING, &loss_s,
       "least-squares (default) or soft-l1 (robust to a few outlying ops)", "LOSS" },
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format_s, "Report as text (default) or json",
@@ -336,7 +339,7 @@ sp_cmd_calibrate (int argc, char **argv)
   SpCalibOptions opt;
   sp_calib_options_init (&opt);
   if (model_s != NULL && !sp_sim_model_from_name (model_s, &opt.model))
-    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--model '%s': expected analytic or des", model_s);
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--sim-model '%s': expected analytic or des", model_s);
   if (loss_s != NULL && !sp_calib_loss_from_name (loss_s, &opt.loss))
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--loss '%s': expected least-squares or soft-l1",
                         loss_s);

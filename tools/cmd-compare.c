@@ -237,7 +237,7 @@ sp_cmd_compare (int argc, char **argv)
 {
   g_autofree char *format_text = NULL, *plot_path = NULL, *top_text = NULL;
   GOptionEntry entries[] = {
-    { "format", 0, 0, G_OPTION_ARG_STRING, &format_text,
+    { "format", 'f', 0, G_OPTION_ARG_STRING, &format_text,
       "text (aggregates + worst ops, default), csv (one row per op) or json (everything)",
       "FORMAT" },
     { "plot", 0, 0, G_OPTION_ARG_FILENAME, &plot_path,

@@ -26,7 +26,7 @@ static const char description[] =
   "nccl-tests -b A -e B -f 2 (json: an array of objects).\n"
   "\n"
   "The group is every node of the topology (or --nodes N of them) with K ranks\n"
-  "on each (--ranks-per-node, default every GPU).  --model des (default) is the\n"
+  "on each (--ranks-per-node, default every GPU).  --sim-model des (default) is the\n"
   "discrete-event flow model, analytic its closed form, nccl what NCCL's own\n"
   "tuning model predicts (the baseline); all choose algorithm and\n"
   "protocol like NCCL unless --algorithm / --protocol say otherwise.\n"
@@ -99,7 +99,9 @@ sp_cmd_estimate (int argc, char **argv)
   GOptionEntry entries[] = {
     { "topology", 't', 0, G_OPTION_ARG_FILENAME, &topology, "Topology INI file or preset",
       "FILE|PRESET" },
-    { "nodes", 'N', 0, G_OPTION_ARG_STRING, &nodes_s, "Node count (default: the topology's)", "N" },
+    { "nodes", 'n', 0, G_OPTION_ARG_STRING, &nodes_s, "Node count (default: the topology's)", "N" },
+    /* -N: this command's letter before -n was every command's (kept) */
+    { "nodes-N", 'N', G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &nodes_s, NULL, NULL },
     { "collective", 'c', 0, G_OPTION_ARG_STRING, &coll_s,
       "all_reduce, all_gather, reduce_scatter, all_to_all or broadcast", "NAME" },
     { "bytes", 'b', 0, G_OPTION_ARG_STRING, &bytes_s,
@@ -107,7 +109,11 @@ sp_cmd_estimate (int argc, char **argv)
       "or A:B for a sweep", "SIZE|A:B" },
     { "ranks-per-node", 'k', 0, G_OPTION_ARG_STRING, &rpn_s,
       "Ranks on each node (default: every GPU)", "K" },
-    { "model", 'm', 0, G_OPTION_ARG_STRING, &model_s, "des, analytic or nccl (default des)", "MODEL" },
+    { "sim-model", 0, 0, G_OPTION_ARG_STRING, &model_s, "des, analytic or nccl (default des)",
+      "MODEL" },
+    /* --model / -m: the simulator's model here before --sim-model was every
+     * command's name for it (--model is the workload in plan and sweep) */
+    { "model", 'm', G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &model_s, NULL, NULL },
     { "algorithm", 'a', 0, G_OPTION_ARG_STRING, &algo_s,
       "ring, tree, nvls, pat, direct (default: chosen like NCCL)", "ALGO" },
     { "protocol", 'p', 0, G_OPTION_ARG_STRING, &proto_s,
@@ -145,7 +151,7 @@ sp_cmd_estimate (int argc, char **argv)
                                             "all_gather, reduce_scatter, all_to_all, broadcast", coll_s);
   SpSimModel model = SP_SIM_DES;
   if (model_s && !sp_sim_model_from_name (model_s, &model))
-    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--model '%s' is not one of: des, analytic, nccl", model_s);
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--sim-model '%s' is not one of: des, analytic, nccl", model_s);
   if (algo_s && !sp_algo_from_name (algo_s, &req.algo))
     return sp_cli_fail (CMD, SP_EXIT_USAGE,
                         "--algorithm '%s' is not one of: auto, ring, tree, nvls, pat, direct", algo_s);

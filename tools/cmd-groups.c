@@ -45,10 +45,10 @@ sp_cmd_groups (int argc, char **argv)
     { "world-size", 'w', 0, G_OPTION_ARG_STRING, &world_s, "Number of ranks W", "W" },
     { "devices-per-node", 'd', 0, G_OPTION_ARG_STRING, &dpn_s,
       "GPUs per node D (default 8): MiCS hierarchy and local all-to-all", "D" },
-    { "topology", 0, 0, G_OPTION_ARG_FILENAME, &topology,
+    { "topology", 't', 0, G_OPTION_ARG_FILENAME, &topology,
       "Take W and D from a topology INI file or preset (instead of --world-size, "
       "--devices-per-node)", "FILE|PRESET" },
-    { "nodes", 0, 0, G_OPTION_ARG_STRING, &nodes_s,
+    { "nodes", 'n', 0, G_OPTION_ARG_STRING, &nodes_s,
       "Node count of the --topology (default: the file's, or 1 for a preset)", "N" },
     { "shard-size", 's', 0, G_OPTION_ARG_STRING, &shard_s, "MiCS shard size S", "S" },
     { "hierarchical", 0, 0, G_OPTION_ARG_NONE, &hierarchical,

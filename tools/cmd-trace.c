@@ -400,7 +400,7 @@ trace_show (int argc, char **argv)
   const char *cmd = "trace show";
   g_autofree char *format_text = NULL;
   GOptionEntry entries[] = {
-    { "format", 0, 0, G_OPTION_ARG_STRING, &format_text, "output format: text (default) or json",
+    { "format", 'f', 0, G_OPTION_ARG_STRING, &format_text, "output format: text (default) or json",
       "FORMAT" },
     { NULL },
   };

@@ -225,7 +225,7 @@ sp_trace_cmd_export (int argc, char **argv)
 {
   g_autofree char *format = NULL, *output = NULL;
   GOptionEntry entries[] = {
-    { "format", 0, 0, G_OPTION_ARG_STRING, &format,
+    { "format", 'f', 0, G_OPTION_ARG_STRING, &format,
       "csv (every row), chrome (Chrome/Perfetto trace JSON) or chakra (Chakra ET files "
       "for ASTRA-sim, -o PREFIX); required", "FORMAT" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,

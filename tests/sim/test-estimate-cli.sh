@@ -32,8 +32,13 @@ else
 fi
 
 # the two models agree on an uncontended collective (within 5 %)
-a=$("$SP" estimate -t dgx-a100 -N 4 -c all_gather -b 256M -m analytic -f json | sed 's/.*"time_us": \([0-9.]*\).*/\1/')
-d=$("$SP" estimate -t dgx-a100 -N 4 -c all_gather -b 256M -m des -f json | sed 's/.*"time_us": \([0-9.]*\).*/\1/')
+a=$("$SP" estimate -t dgx-a100 -n 4 -c all_gather -b 256M --sim-model analytic -f json | sed 's/.*"time_us": \([0-9.]*\).*/\1/')
+d=$("$SP" estimate -t dgx-a100 -n 4 -c all_gather -b 256M --sim-model des -f json | sed 's/.*"time_us": \([0-9.]*\).*/\1/')
+# the flags' old spellings (-N, -m / --model) still work, hidden from --help
+o=$("$SP" estimate -t dgx-a100 -N 4 -c all_gather -b 256M -m analytic -f json | sed 's/.*"time_us": \([0-9.]*\).*/\1/')
+[ "$o" = "$a" ] && ok "-N / -m are -n / --sim-model" || bad "-N -m gave $o, -n --sim-model $a"
+"$SP" estimate --help | grep -q -- '--sim-model' && ! "$SP" estimate --help | grep -q -- '-m, --model' \
+  && ok "--help names --sim-model only" || bad "--help still shows --model"
 awk -v a="$a" -v d="$d" 'BEGIN { r = (d - a) / a; if (r < 0) r = -r; exit !(r <= 0.05) }' \
   && ok "analytic $a us vs des $d us" || bad "analytic $a vs des $d"
 

@@ -65,6 +65,27 @@ for cmd in "trace show" "trace export" "trace import-nccl-tests" "trace recover"
   "$SHARDPLAN" $cmd --help 2>&1 | grep -qF '%%' && fail "shardplan $cmd --help prints a literal %%"
 done
 
+# One meaning and one letter per flag across the subcommands (issue 16): a
+# subcommand that has the flag spells it this way in --help, and --model is
+# the workload wherever it appears (the simulator's is --sim-model).
+while read -r cmd; do
+  "$SHARDPLAN" "$cmd" --help >"$tmp/help" 2>&1
+  for pair in "t topology" "n nodes" "f format" "o output" "p plan" "m model" "q quiet"; do
+    letter=${pair%% *} long=${pair#* }
+    if grep -Eq -- "^ +(-., )?--$long[ =]" "$tmp/help" \
+       && ! grep -Eq -- "^ +-$letter, --$long[ =]" "$tmp/help"; then
+      fail "shardplan $cmd --help: --$long is not -$letter, --$long"
+    fi
+  done
+  if grep -Eq -- "^ +-m, --model=" "$tmp/help" && ! grep -Eq -- "^ +-m, --model=NAME\|FILE" "$tmp/help"; then
+    fail "shardplan $cmd: --model is not the workload model"
+  fi
+done <"$tmp/cmds"
+for cmd in "trace show" "trace export" "chakra export" "chakra import"; do
+  # shellcheck disable=SC2086
+  "$SHARDPLAN" $cmd --help 2>&1 | grep -Eq -- "^ +--format[ =]" && fail "shardplan $cmd: --format has no -f"
+done
+
 # ---- "did you mean" for names a user types (lib/error.c sp_did_you_mean)
 usage_error "did you mean sweep?" swep
 usage_error "did you mean estimate?" estimat -t dgx-h100
