@@ -374,7 +374,8 @@ sp_cmd_sweep (int argc, char **argv)
     { "topology", 't', 0, G_OPTION_ARG_FILENAME, &topology,
       "Topology INI file or preset (default dgx-h100)", "FILE|PRESET" },
     { "nodes", 'n', 0, G_OPTION_ARG_STRING, &nodes_s,
-      "Node counts, comma-separated (default 16)", "A,B,..." },
+      "Node counts, comma-separated (default: the --topology's own, or 16 of the default "
+      "dgx-h100)", "A,B,..." },
     { "global-batch", 'g', 0, G_OPTION_ARG_STRING, &gb_s,
       "Sequences per optimizer step, kept across the grid (default: the model's micro_batch x "
       "grad_accum x W; with several node counts, x the least common multiple of their W)", "N" },
@@ -454,8 +455,19 @@ sp_cmd_sweep (int argc, char **argv)
   g_autoptr (GArray) mbs = g_array_new (FALSE, FALSE, sizeof (guint32));
   g_autoptr (GArray) shards = g_array_new (FALSE, FALSE, sizeof (guint32));
   g_autoptr (GArray) hpzs = g_array_new (FALSE, FALSE, sizeof (guint32));
-  if (!parse_list ("--nodes", nodes_s ? nodes_s : G_STRINGIFY (DEFAULT_NODES), 1, 1u << 24, FALSE,
-                   nodes)
+  /* the default topology is dgx-h100 x 16 nodes; a topology you name keeps
+   * its own node count (a file's nodes, a preset's: 1 host, or a rack's 18),
+   * as in plan, estimate, sim and groups */
+  g_autofree char *own_nodes = NULL;
+  if (nodes_s == NULL && topology != NULL)
+    {
+      g_autoptr (SpTopo) own = sp_topo_open (topology, 0, &error);
+      if (own == NULL)
+        return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
+      own_nodes = g_strdup_printf ("%u", sp_topo_spec (own)->nodes);
+    }
+  if (!parse_list ("--nodes", nodes_s ? nodes_s : own_nodes ? own_nodes : G_STRINGIFY (DEFAULT_NODES),
+                   1, 1u << 24, FALSE, nodes)
       || !parse_list ("--micro-batch", mb_s ? mb_s : DEFAULT_MICRO_BATCHES, 1, 65536, FALSE, mbs)
       || (shards_s && !parse_list ("--shard-sizes", shards_s, 1, 1u << 31, TRUE, shards))
       || (hpz_s && !parse_list ("--hpz", hpz_s, 2, 1u << 31, TRUE, hpzs)))

@@ -179,6 +179,20 @@ fi
 "$SHARDPLAN" sweep -m gpt-1b -t "$topo" --nodes 2 --sim-model analytic --quiet >/dev/null 2>"$tmp/e" \
   && [ ! -s "$tmp/e" ] || fail "--quiet"
 
+# Defaults agree with plan's (issue 16): a named topology keeps its own node
+# count (a preset: 1 host; the NVL72 rack: 18), no topology is dgx-h100 x 16
+for case in "-t dgx-h100:1" "-t gb200-nvl72:18" ":16"; do
+  args=${case%%:*} want=${case##*:}
+  # shellcheck disable=SC2086
+  "$SHARDPLAN" sweep $args --zeropp none -s 1 --sim-model analytic --quiet -f csv >"$tmp/d" 2>"$tmp/e" \
+    || fail "sweep $args: exit $?: $(cat "$tmp/e")"
+  got=$(awk -F, 'NR == 2 { print $1 }' "$tmp/d")
+  [ "$got" = "$want" ] || fail "sweep $args: $got nodes, expected $want"
+  # shellcheck disable=SC2086
+  "$SHARDPLAN" plan $args >"$tmp/d" 2>"$tmp/e" || fail "plan $args: exit $?"
+  grep -q ": $want nodes\? x" "$tmp/d" || fail "plan $args: not $want nodes: $(head -1 "$tmp/d")"
+done
+
 # Bad input: exit 2, one line.
 for args in "--sim-model foo" "--contention x" "--sim-model analytic --contention family" "--nodes 0" "--nodes 2,x" "--format xml" "--plot out.jpg" "--model nosuch" \
   "--global-batch 0" "--global-batch 12" "--micro-batch x" "--micro-batch 0" "--zeropp some" "--hpz 1" "--shard-sizes 3,x" \
