@@ -133,7 +133,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 
   GError *e = NULL;
   SpChakraImportStats st;
-  SpPlan *plan = sp_chakra_import (prefix, with_topo ? topo : NULL, &st, &e);
+  SpPlan *plan = sp_chakra_import (prefix, NULL, with_topo ? topo : NULL, &st, &e);
   if (!plan)
     {
       g_assert (e != NULL && e->message[0] != '\0');
