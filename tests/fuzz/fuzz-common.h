@@ -45,6 +45,24 @@ fuzz_init_log (void)
   g_log_set_writer_func (fuzz_log_writer, NULL, NULL);
 }
 
+/* LLVMFuzzerInitialize for a target whose only set-up is the log writer. */
+#define FUZZ_INIT_LOG_ONLY                                                    \
+  int LLVMFuzzerInitialize (int *argc, char ***argv)                          \
+  {                                                                           \
+    (void) argc;                                                              \
+    (void) argv;                                                              \
+    fuzz_init_log ();                                                         \
+    return 0;                                                                 \
+  }
+
+/* An input the parser refused: it must have said why.  Frees `e`. */
+G_GNUC_UNUSED static void
+fuzz_refused (GError *e)
+{
+  g_assert (e != NULL && e->message[0] != '\0');
+  g_error_free (e);
+}
+
 static char *fuzz_tmp_path;
 
 G_GNUC_UNUSED static void
