@@ -144,7 +144,8 @@ message_efficiency (const SpTopoSpec *s, double m)
  *   rate, S (k+1)/k per direction for an all-reduce over k GPUs.
  * The two constants are one fit over every NVLS row of the development
  * data (H100 1 node x 4 and x 8, GB200 2 hosts x 4 and 18 hosts x 4 in one
- * NVLink domain: 39 rows, two generations, 4 to 72 heads; bench/fidelity):
+ * NVLink domain: 39 rows, two generations, 4 to 72 heads; the fit is
+ * bench/fit-nvls.py on `bench/fidelity --rows`):
  * 1.1 us is a few NVLink round trips, 0.95 the rate the copy loop keeps
  * between them.  NCCL's own model (0.85 Hopper, 0.74 Blackwell, no chunk
  * term) stays in the nccl model. */
