@@ -151,6 +151,7 @@ write_plot (const SpCompare *cmp, const char *path, GError **error)
                     nccl ? "simulated (or NCCL's estimate) / measured - 1 (%)"
                          : "simulated / measured - 1 (%)",
                     FALSE, "ops", FALSE);
+  sp_plot_set_integer_ticks (plot, 1, FALSE, TRUE); /* ops per bin: a count */
 
   /* panel 0: one scatter series per collective kind */
   g_autofree double *x = g_new (double, n);

@@ -629,7 +629,8 @@ sp_cmd_sweep (int argc, char **argv)
   if (plot_s)
     {
       g_autofree char *title = g_strdup_printf ("%s on %s", model.name, ts->name);
-      if (!sp_sweep_write_plot (plot_s, r, n, pick.best, ts->gpu_memory_gib, title, &error))
+      if (!sp_sweep_write_plot (plot_s, r, n, pick.best, ts->gpu_memory_gib, ts->gpu_model,
+                                title, &error))
         return sp_cli_error (CMD, error);
     }
   if (!sp_cli_write_output (NULL, out->str, out->len, &error))

@@ -258,13 +258,16 @@ sp_sweep_format_text (GString *out, const SpSweepContext *c, const SpTopoSpec *t
 
 gboolean
 sp_sweep_write_plot (const char *path, const SpSweepRow *rows, guint n, gint best, double gpu_gib,
-            const char *title, GError **error)
+                     const char *gpu_model, const char *title, GError **error)
 {
   g_autoptr (SpPlot) plot = sp_plot_new (2, title);
   sp_plot_set_axes (plot, 0, "throughput", "configuration (# in the table)", FALSE, "tokens/s",
                     FALSE);
+  /* memory spans decades (S = 1 … world size): log, with the capacity drawn */
   sp_plot_set_axes (plot, 1, "memory per GPU", "configuration (# in the table)", FALSE,
-                    "memory (GiB)", FALSE);
+                    "memory (GiB, log scale)", TRUE);
+  sp_plot_set_integer_ticks (plot, 0, TRUE, FALSE);
+  sp_plot_set_integer_ticks (plot, 1, TRUE, FALSE);
   g_autofree double *x = g_new (double, n ? n : 1);
   g_autofree double *yt = g_new (double, n ? n : 1);
   g_autofree double *ym = g_new (double, n ? n : 1);
@@ -290,11 +293,14 @@ sp_sweep_write_plot (const char *path, const SpSweepRow *rows, guint n, gint bes
     }
   if (best >= 0)
     {
-      double bx = best + 1, bt = rows[best].tp.tokens_per_s, bm = rows[best].memory_gib;
-      sp_plot_add_series (plot, 0, "recommended", SP_PLOT_CROSSES, &bx, &bt, 1);
-      sp_plot_add_series (plot, 1, "recommended", SP_PLOT_CROSSES, &bx, &bm, 1);
+      g_autofree char *label = g_strdup_printf ("recommended: #%d", best + 1);
+      sp_plot_add_mark (plot, 0, label, best + 1, rows[best].tp.tokens_per_s);
+      sp_plot_add_mark (plot, 1, label, best + 1, rows[best].memory_gib);
     }
-  sp_plot_add_hline (plot, 1, "GPU memory", gpu_gib);
+  g_autofree char *capacity = g_strdup_printf ("%s: %.4g GiB", gpu_model && *gpu_model ? gpu_model
+                                                                                      : "GPU memory",
+                                               gpu_gib);
+  sp_plot_add_hline (plot, 1, capacity, gpu_gib);
   return sp_plot_save (plot, path, error);
 }
 

@@ -110,7 +110,11 @@ void sp_sweep_format_csv (GString *out, const SpSweepRow *rows, guint n);
 void sp_sweep_format_text (GString *out, const SpSweepContext *c, const SpTopoSpec *ts,
                            SpSimModel sim_model, SpSimContention used, const SpSweepRow *rows,
                            guint n, const SpSweepPick *p, const char *rebuild);
+/* The --plot chart: tokens/s and memory per GPU (log) against the row
+ * number, a series per kind, row `best` (or none: -1) marked, the GPU's
+ * memory `gpu_gib` drawn as a line labelled with `gpu_model`. */
 gboolean sp_sweep_write_plot (const char *path, const SpSweepRow *rows, guint n, gint best,
-                              double gpu_gib, const char *title, GError **error);
+                              double gpu_gib, const char *gpu_model, const char *title,
+                              GError **error);
 
 G_END_DECLS
