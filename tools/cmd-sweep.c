@@ -404,7 +404,8 @@ sp_cmd_sweep (int argc, char **argv)
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format_s, "text (default), csv or json",
       "text|csv|json" },
     { "plot", 'p', 0, G_OPTION_ARG_FILENAME, &plot_s,
-      "Write throughput and memory against the configurations (.png or .svg)", "FILE" },
+      "Write throughput and memory (log, with the GPU's capacity) against the configurations, "
+      "the recommendation marked (.png or .svg)", "FILE" },
     { "jobs", 'j', 0, G_OPTION_ARG_STRING, &jobs_s,
       "Configurations simulated at once (default: the number of processors)", "N" },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress bar on stderr", NULL },
