@@ -137,6 +137,7 @@ marker_draw (cairo_t *cr, const Marker *m, double x, double y)
 typedef struct {
   double lo, hi; /* data units */
   SpPlotAxis kind;
+  double tick_lo, tick_hi; /* integer axes: no ticks outside (the data, or 0 for bars) */
 } Axis;
 
 typedef struct {
@@ -383,7 +384,6 @@ static void
 draw_axis (cairo_t *cr, const Frame *f, int axis, guint panel, GString *dbg)
 {
   const Axis *a = axis == 0 ? &f->x : &f->y;
-  char buf[32];
   cairo_set_font_size (cr, FONT_SMALL);
   if (a->kind == SP_PLOT_AXIS_LOG)
     {
@@ -406,6 +406,17 @@ draw_axis (cairo_t *cr, const Frame *f, int axis, guint panel, GString *dbg)
     }
   double ticks[64];
   guint n = sp_plot_axis_ticks (a->kind, a->lo, a->hi, ticks, G_N_ELEMENTS (ticks));
+  if (a->kind == SP_PLOT_AXIS_INTEGER)
+    {
+      /* no row 0 or row n + 1 in the padding of a row-number axis */
+      guint kept = 0;
+      for (guint i = 0; i < n; i++)
+        if (ticks[i] >= a->tick_lo - 1e-9 && ticks[i] <= a->tick_hi + 1e-9)
+          ticks[kept++] = ticks[i];
+      n = kept;
+    }
+  char labels[G_N_ELEMENTS (ticks)][32];
+  sp_plot_format_ticks (a->kind, ticks, n, labels);
   if (dbg)
     g_string_append_printf (dbg, "plot: panel=%u axis=%c kind=%s ticks=", panel, axis == 0 ? 'x' : 'y',
                             axis_kind_name (a->kind));
@@ -420,7 +431,7 @@ draw_axis (cairo_t *cr, const Frame *f, int axis, guint panel, GString *dbg)
         cairo_move_to (cr, f->x0, pos), cairo_line_to (cr, f->x1, pos);
       cairo_stroke (cr);
       cairo_set_source_rgb (cr, 0.2, 0.2, 0.2);
-      sp_plot_format_tick (a->kind, ticks[i], buf, sizeof buf);
+      const char *buf = labels[i];
       if (axis == 0)
         text_at (cr, pos, f->y0 + 14, buf, 0.5, 0.5);
       else
@@ -471,6 +482,12 @@ draw_panel (cairo_t *cr, const Panel *p, guint index, double ox, double oy, GStr
       xlo = ylo = MIN (xlo, ylo);
       xhi = yhi = MAX (xhi, yhi);
     }
+  f.x.tick_lo = xlo, f.x.tick_hi = xhi;
+  f.y.tick_lo = bars ? MIN (ylo, 0) : ylo, f.y.tick_hi = bars ? MAX (yhi, 0) : yhi;
+  if (xlo > xhi)
+    f.x.tick_lo = -INFINITY, f.x.tick_hi = INFINITY;
+  if (ylo > yhi)
+    f.y.tick_lo = -INFINITY, f.y.tick_hi = INFINITY;
   sp_plot_axis_range (f.x.kind, FALSE, &xlo, &xhi);
   sp_plot_axis_range (f.y.kind, bars, &ylo, &yhi);
   f.x.lo = xlo, f.x.hi = xhi, f.y.lo = ylo, f.y.hi = yhi;

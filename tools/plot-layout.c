@@ -112,15 +112,22 @@ sp_plot_axis_ticks (SpPlotAxis kind, double lo, double hi, double *out_ticks, gu
   return n;
 }
 
-void
-sp_plot_format_tick (SpPlotAxis kind, double v, char *buf, gsize size)
+static gboolean
+plain (double v)
+{
+  double a = fabs (v);
+  return a < 1e-12 || (a >= 1e-3 && a < 1e6);
+}
+
+static void
+format_one (SpPlotAxis kind, double v, gboolean exponent, char *buf, gsize size)
 {
   double a = fabs (v);
   if (kind == SP_PLOT_AXIS_INTEGER && a < 1e15)
     g_snprintf (buf, size, "%.0f", a < 0.5 ? 0.0 : v);
   else if (a < 1e-12)
     g_snprintf (buf, size, "0");
-  else if (a >= 1e-3 && a < 1e6)
+  else if (!exponent)
     g_snprintf (buf, size, "%.6g", v);
   else
     {
@@ -131,6 +138,22 @@ sp_plot_format_tick (SpPlotAxis kind, double v, char *buf, gsize size)
         m /= 10, e++;
       g_snprintf (buf, size, "%.3ge%d", m, e);
     }
+}
+
+void
+sp_plot_format_tick (SpPlotAxis kind, double v, char *buf, gsize size)
+{
+  format_one (kind, v, !plain (v), buf, size);
+}
+
+void
+sp_plot_format_ticks (SpPlotAxis kind, const double *ticks, guint n, char (*out_labels)[32])
+{
+  gboolean exponent = FALSE;
+  for (guint i = 0; i < n; i++)
+    exponent |= !plain (ticks[i]);
+  for (guint i = 0; i < n; i++)
+    format_one (kind, ticks[i], exponent, out_labels[i], sizeof out_labels[i]);
 }
 
 gboolean

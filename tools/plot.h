@@ -10,7 +10,8 @@
  *  - a log axis labels its decades (1, 10, 100 …) and draws unlabelled
  *    grid lines at 2 … 9 × each decade; its range is widened to show at
  *    least two decades;
- *  - an integer axis (row numbers, counts) has ticks at integers only;
+ *  - an integer axis (row numbers, counts) has ticks at integers only,
+ *    none beyond the data (a bar chart's count axis starts at 0);
  *  - each marker series of a panel has its own shape, alternately filled
  *    and hollow; filled ones are drawn first, each smaller than the one
  *    before, then the hollow ones, so series whose points coincide still
@@ -95,6 +96,10 @@ guint sp_plot_axis_ticks (SpPlotAxis kind, double lo, double hi, double *out_tic
 /* A tick's label: "0.01", "1", "100", "250000", "1e6", "2.5e-5"; integers
  * on an integer axis. */
 void sp_plot_format_tick (SpPlotAxis kind, double v, char *buf, gsize size);
+/* The labels of an axis's n ticks, in one notation: all plain or, when one
+ * of them needs it (>= 1e6 or < 1e-3), all "4e5", "1e6", "1.2e6"
+ * (0 stays "0"; integers on an integer axis). */
+void sp_plot_format_ticks (SpPlotAxis kind, const double *ticks, guint n, char (*out_labels)[32]);
 
 /* A rectangle, in points, y growing downwards. */
 typedef struct {

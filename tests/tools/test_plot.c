@@ -157,6 +157,28 @@ START_TEST (test_tick_labels)
       sp_plot_format_tick (cases[i].kind, cases[i].v, buf, sizeof buf);
       ck_assert_str_eq (buf, cases[i].label);
     }
+  /* one notation per axis: a linear axis over 4e5 … 1.2e6, a log one over
+   * 10 … 1e6, and one that needs none */
+  static const double lin[] = { 4e5, 6e5, 8e5, 1e6, 1.2e6 }, dec[] = { 10, 100, 1e4, 1e6 },
+                      mem[] = { 1, 10, 100 };
+  static const char *const lin_l[] = { "4e5", "6e5", "8e5", "1e6", "1.2e6" };
+  static const char *const dec_l[] = { "1e1", "1e2", "1e4", "1e6" };
+  static const char *const mem_l[] = { "1", "10", "100" };
+  char labels[5][32];
+  sp_plot_format_ticks (SP_PLOT_AXIS_LINEAR, lin, 5, labels);
+  for (guint i = 0; i < 5; i++)
+    ck_assert_str_eq (labels[i], lin_l[i]);
+  sp_plot_format_ticks (SP_PLOT_AXIS_LOG, dec, 4, labels);
+  for (guint i = 0; i < 4; i++)
+    ck_assert_str_eq (labels[i], dec_l[i]);
+  sp_plot_format_ticks (SP_PLOT_AXIS_LOG, mem, 3, labels);
+  for (guint i = 0; i < 3; i++)
+    ck_assert_str_eq (labels[i], mem_l[i]);
+  /* 0 among exponents stays 0 */
+  static const double z[] = { 0, 5e5, 1e6 };
+  sp_plot_format_ticks (SP_PLOT_AXIS_LINEAR, z, 3, labels);
+  ck_assert_str_eq (labels[0], "0");
+  ck_assert_str_eq (labels[1], "5e5");
 }
 END_TEST
 
@@ -222,11 +244,24 @@ START_TEST (test_legend_placement)
   SpPlotRect before = out;
   ck_assert (!sp_plot_place_box (&area, 50, 20, 6, pts, n, NULL, 0, &out));
   ck_assert (memcmp (&before, &out, sizeof out) == 0);
-  /* a diagonal: the legend goes in a corner off it */
+  /* lines: y = x on screen (bottom left to top right) leaves the top-left
+   * corner free; the other diagonal crosses it, so top right; a line
+   * across the top crosses both, so bottom left */
   double diag[] = { 0, 100, 200, 0 };
   ck_assert (sp_plot_place_box (&area, 50, 20, 6, NULL, 0, diag, 1, &out));
   ck_assert_double_eq (out.x, 6);
   ck_assert_double_eq (out.y, 6);
+  double anti[] = { 0, 0, 200, 100 };
+  ck_assert (sp_plot_place_box (&area, 50, 20, 6, NULL, 0, anti, 1, &out));
+  ck_assert_double_eq (out.x, 200 - 6 - 50);
+  ck_assert_double_eq (out.y, 6);
+  double top[] = { 0, 15, 200, 15 };
+  ck_assert (sp_plot_place_box (&area, 50, 20, 6, NULL, 0, top, 1, &out));
+  ck_assert_double_eq (out.x, 6);
+  ck_assert_double_eq (out.y, 100 - 6 - 20);
+  /* lines 19 apart: every place a 20-high legend could take is crossed */
+  double rows[] = { 0, 15, 200, 15, 0, 34, 200, 34, 0, 53, 200, 53, 0, 72, 200, 72, 0, 91, 200, 91 };
+  ck_assert (!sp_plot_place_box (&area, 50, 20, 6, NULL, 0, rows, 5, &out));
   /* too big for the area */
   ck_assert (!sp_plot_place_box (&area, 300, 20, 6, NULL, 0, NULL, 0, &out));
 }
