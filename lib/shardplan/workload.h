@@ -317,7 +317,9 @@ void sp_workload_plan_options_init (SpWorkloadPlanOptions *opts);
  *     expert-data-parallel rule to ZeRO-3 partitioning: an extrapolation);
  *   - finally (phase optimizer) the all-gather of the persistent tensors.
  * Streams: 0 compute (and MoE all-to-alls, which block it), 1 parameter
- * all-gathers, 2 gradient reductions — or 0 with overlap_comm off, so that
+ * all-gathers (with MiCS' hierarchical gather: its synchronous inter-node
+ * stage), 3 the hierarchical gather's asynchronous intra-node stage, 2
+ * gradient reductions — or 0 with overlap_comm off, so that
  * a reduction waits for the backward compute before it and the compute
  * after it waits for the reduction (DeepSpeed's reduce_and_partition_stream
  * is the default stream then, and reduce_scatter_coalesced is synchronous
@@ -331,7 +333,12 @@ void sp_workload_plan_options_init (SpWorkloadPlanOptions *opts);
  * (not persistent) while use k runs — DeepSpeed's prefetch budget
  * min(max_live - n_available, prefetch_bucket), each last use taken whole.
  * With k = j the gather waits for the compute before its own use (no
- * prefetch).  Each micro-step after the first starts (its first compute,
+ * prefetch).  Hierarchical gathers follow mics.py: the gathers issued at
+ * use k wait for use k's own gathers (the handles' wait on the gather
+ * stream), and the compute of use k waits for the inter-node stage of
+ * every gather issued at the uses before it (the stage is synchronous on
+ * the gather stream, which the compute stream waits on); their ops are
+ * emitted in that issue order.  Each micro-step after the first starts (its first compute,
  * and the gathers issued at its start) after the last reduction of the one
  * before: independent_gradient_partition_epilogue synchronizes the
  * reduction stream.
