@@ -860,7 +860,12 @@ sp_deepspeed_config_apply_knobs_file (const char *path, SpShardingOptions *inout
   for (const char *const *k = grid_zero_keys; *k; k++)
     if (json_object_has_member (z, *k))
       {
-        g_ptr_array_add (over, g_strdup_printf ("zero_optimization.%s", *k));
+        /* stage 3 is what the planner plans: nothing overridden */
+        JsonNode *v = json_object_get_member (z, *k);
+        gboolean three = strcmp (*k, "stage") == 0 && JSON_NODE_HOLDS_VALUE (v)
+                         && json_node_get_value_type (v) == G_TYPE_INT64 && json_node_get_int (v) == 3;
+        if (!three)
+          g_ptr_array_add (over, g_strdup_printf ("zero_optimization.%s", *k));
         json_object_remove_member (z, *k);
       }
   json_object_set_int_member (z, "stage", 3);

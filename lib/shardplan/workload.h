@@ -179,10 +179,10 @@ gboolean sp_deepspeed_config_apply_file (const char *path, SpShardingOptions *in
  * zero_quantized_gradients}, train_micro_batch_size_per_gpu,
  * gradient_accumulation_steps — which are neither read nor checked: the
  * stage is taken as 3 and the others keep *inout_sharding's and
- * *inout_model's values.  The names of those the file sets go to
- * *out_overridden (may be NULL; NULL-terminated, g_strfreev; empty when
- * none), warnings to *out_warnings as above; nothing is written on
- * failure. */
+ * *inout_model's values.  The names of those the file sets (the stage
+ * unless it is 3) go to *out_overridden (may be NULL; NULL-terminated,
+ * g_strfreev; empty when none), warnings to *out_warnings as above;
+ * nothing is written on failure. */
 gboolean sp_deepspeed_config_apply_knobs_file (const char *path, SpShardingOptions *inout_sharding,
                                                SpModel *inout_model, char ***out_overridden,
                                                char ***out_warnings, GError **error);

@@ -369,6 +369,14 @@ START_TEST (test_dsconfig_knobs)
   ck_assert_msg (strstr (error->message, "overlap_comm") != NULL, "%s", error->message);
   g_clear_error (&error);
   ck_assert (memcmp (&before, &o, sizeof o) == 0);
+  /* a plain ZeRO-3 config overrides nothing: stage 3 is what is planned */
+  ck_assert (g_file_set_contents (path, "{\"zero_optimization\": {\"stage\": 3, \"overlap_comm\": true}}",
+                                  -1, NULL));
+  g_strfreev (over);
+  over = NULL;
+  ck_assert (sp_deepspeed_config_apply_knobs_file (path, &o, &m, &over, NULL, &error));
+  ck_assert (over != NULL && over[0] == NULL);
+  ck_assert (o.overlap_comm);
   g_unlink (path);
   g_rmdir (dir);
 }
