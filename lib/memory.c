@@ -83,7 +83,11 @@ sp_memory_estimate (const SpModel *m, const SpShardingOptions *o, guint32 W,
   e.grads_bytes = elt * sumP;
   e.optimizer_bytes = 12 * sumP; /* fp32 master 4 + Adam m 4 + v 4 */
   e.model_states_bytes = e.params_bytes + e.grads_bytes + e.optimizer_bytes;
-  e.reduce_bucket_bytes = elt * o->reduce_bucket_size;
+  /* contiguous_gradients: stage3 allocates the flat IPG buffer whole
+   * (torch.empty(reduce_bucket_size)); without it the bucket's gradients
+   * stay in their own tensors until reduced */
+  e.reduce_bucket_bytes = elt * (o->contiguous_gradients ? o->reduce_bucket_size
+                                                         : sp_wl_bucket_peak (tr, o->reduce_bucket_size));
   e.gathered_bytes = elt * sp_wl_gathered_peak (tr, S, We, o->max_reuse_distance,
                                                  o->prefetch_bucket_size,
                                                  o->max_live_parameters);

@@ -49,6 +49,7 @@ sp_deepspeed_config_to_json (const SpShardingOptions *o, const SpModel *m, guint
   member_int (b, "stage3_max_reuse_distance", (gint64) o->max_reuse_distance);
   member_int (b, "stage3_max_live_parameters", (gint64) o->max_live_parameters);
   member_bool (b, "overlap_comm", o->overlap_comm);
+  member_bool (b, "contiguous_gradients", o->contiguous_gradients);
   json_builder_end_object (b);
   json_builder_end_object (b);
   g_autoptr (JsonGenerator) gen = json_generator_new ();

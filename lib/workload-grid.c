@@ -56,3 +56,24 @@ sp_sharding_deepspeed_verdict (const SpShardingOptions *o, guint32 W, guint32 D,
                 "qgZ on one node: the gradients are reduce-scattered as without it");
   return SP_DS_RUNS;
 }
+
+SpDsVerdict
+sp_expert_parallel_deepspeed_verdict (guint32 ep, const SpModel *m, guint32 W, char **out_reason)
+{
+  g_return_val_if_fail (m != NULL && ep > 0 && W > 0, SP_DS_REJECTS);
+  if (out_reason)
+    *out_reason = NULL;
+  if (ep == 1)
+    return SP_DS_RUNS;
+  if (m->moe_experts == 0)
+    return say (SP_DS_REJECTS, out_reason,
+                "expert-parallel size %u: model %s has no MoE layer to take it", ep, m->name);
+  if (m->moe_experts % ep != 0)
+    return say (SP_DS_REJECTS, out_reason,
+                "expert-parallel size must divide the number of experts (moe/layer.py)");
+  if (W % ep != 0)
+    return say (SP_DS_REJECTS, out_reason,
+                "expert-parallel size must divide the world (groups.py "
+                "_create_expert_and_data_parallel)");
+  return SP_DS_RUNS;
+}

@@ -75,6 +75,13 @@ G_GNUC_INTERNAL guint64 sp_wl_gathered_peak (const SpWlTrace *trace, guint32 S, 
                                              guint64 prefetch_bucket_size,
                                              guint64 max_live_parameters);
 
+/* The most gradient elements that wait at once, unreduced, in the
+ * reduce buckets of one micro-step (the plan builder's bucket rule: a
+ * bucket is reduced when the next gradient would overflow `bucket`
+ * elements; dense and expert buckets together).  What stage 3 holds
+ * instead of its flat contiguous_gradients buffer. */
+G_GNUC_INTERNAL guint64 sp_wl_bucket_peak (const SpWlTrace *trace, guint64 bucket);
+
 /* P = ceil(numel / group): the elements one of `group` ranks holds
  * (sp_layout_mics_partition); 0 for group 0. */
 G_GNUC_INTERNAL guint64 sp_wl_partition (guint64 numel, guint32 group);

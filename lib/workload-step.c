@@ -23,6 +23,7 @@ typedef struct {
   guint32 rstream;            /* gradient reductions: 2, or 0 (compute) without overlap_comm */
   guint32 mb;                 /* micro-step being emitted */
   gboolean boundary;
+  gint64 last_inter;          /* the latest hierarchical gather's inter-node stage, or -1 */
   GError **error;
 } Builder;
 
@@ -128,10 +129,13 @@ emit_gather (Builder *bl, const SpWlTrace *tr, const char *use, gint32 layer, Sp
                        (guint64) m * sumP, SP_REDOP_NONE, 1, 0, c, deps, n_deps);
       if (a < 0)
         return -1;
+      bl->last_inter = a;
       guint32 da = (guint32) a;
       g_autofree char *n2 = g_strdup_printf ("%s.intra", name);
+      /* the intra-node stage is async_op=True: on the intra-node group's
+       * stream (3), not the gather stream */
       if (emit (bl, n2, layer, ph, SP_COLL_ALL_GATHER, SP_FAMILY_SHARD_INTRA_NODE, bl->dt, full,
-                SP_REDOP_NONE, 1, 0, c, &da, 1) < 0)
+                SP_REDOP_NONE, 3, 0, c, &da, 1) < 0)
         return -1;
       return c;
     }
@@ -400,7 +404,7 @@ sp_workload_build_plan (const SpModel *m, const SpShardingOptions *o,
   Builder bl = {
     .plan = plan, .m = m, .o = o, .dt = m->dtype, .W = W, .D = D, .S = S,
     .We = ep ? W / ep : W, .Z = MIN (o->hpz_partition_size, W), .qgz = qgz,
-    .rstream = o->overlap_comm ? 2 : 0, .error = error,
+    .rstream = o->overlap_comm ? 2 : 0, .last_inter = -1, .error = error,
   };
   const guint32 n_uses = tr->uses->len, n_t = tr->tensors->len;
   g_autofree guint32 *offs = NULL;
@@ -420,9 +424,13 @@ sp_workload_build_plan (const SpModel *m, const SpShardingOptions *o,
   guint64 live = 0; /* gathered elements (numel), persistent tensors aside */
   g_autofree guint32 *compute_id = g_new0 (guint32, n_uses);
   g_autoptr (GArray) deps = g_array_new (FALSE, FALSE, sizeof (guint32));
-  GArray *ids[3] = { g_array_new (FALSE, FALSE, sizeof (guint32)),
-                     g_array_new (FALSE, FALSE, sizeof (guint32)),
-                     g_array_new (FALSE, FALSE, sizeof (guint32)) };
+  /* per use and family (shard, zero_param, expert_data): the tensors it
+   * gathers, the op that gathers them (-1: none), and its issue point */
+  g_autofree GArray **fids = g_new (GArray *, (gsize) n_uses * 3);
+  for (guint32 i = 0; i < n_uses * 3; i++)
+    fids[i] = g_array_new (FALSE, FALSE, sizeof (guint32));
+  g_autofree gint64 *own = g_new (gint64, (gsize) n_uses * 3);
+  g_autofree guint32 *kp_of = g_new0 (guint32, n_uses);
   const SpFamily gfam[3] = { SP_FAMILY_SHARD, SP_FAMILY_ZERO_PARAM, SP_FAMILY_EXPERT_DATA };
   Bucket bk[2] = { { .ids = g_array_new (FALSE, FALSE, sizeof (guint32)) },
                    { .ids = g_array_new (FALSE, FALSE, sizeof (guint32)) } };
@@ -436,13 +444,14 @@ sp_workload_build_plan (const SpModel *m, const SpShardingOptions *o,
       bl.mb = mb;
       bl.boundary = mb == m->grad_accum - 1;
       bk[0].index = bk[1].index = 0;
-      /* what each use fetches this micro-step (state-dependent: retention) */
-      for (guint32 k = 0; k < n_uses && ok; k++)
+      /* what each use fetches this micro-step (state-dependent: retention,
+       * hpZ's secondary partitions) and where DeepSpeed's prefetcher issues
+       * it: the module trace walked once before anything is emitted */
+      for (guint32 k = 0; k < n_uses; k++)
         {
           const SpWlUse *u = g_ptr_array_index (tr->uses, k);
-          const SpPhase ph = u->backward ? SP_PHASE_BACKWARD : SP_PHASE_FORWARD;
           for (guint f = 0; f < 3; f++)
-            g_array_set_size (ids[f], 0);
+            g_array_set_size (fids[k * 3 + f], 0);
           fetched[k] = 0;
           for (guint32 i = 0; i < u->n_tensors; i++)
             {
@@ -451,7 +460,7 @@ sp_workload_build_plan (const SpModel *m, const SpShardingOptions *o,
               if (x->persistent || avail[t])
                 continue;
               guint f = x->part == SP_WL_EXPERT ? 2 : secondary[t] ? 1 : 0;
-              g_array_append_val (ids[f], t);
+              g_array_append_val (fids[k * 3 + f], t);
               fetched[k] += x->numel;
               avail[t] = TRUE;
             }
@@ -459,37 +468,93 @@ sp_workload_build_plan (const SpModel *m, const SpShardingOptions *o,
           live_at[k] = live;
           /* issue point among this micro-step's uses, by the fetch sizes of
            * the uses before (as DeepSpeed's trace-driven prefetcher) */
-          guint32 kp = issue_point (fetched, live_at, k, o->prefetch_bucket_size,
-                                    o->max_live_parameters);
-          g_array_set_size (deps, 0);
-          if (kp > 0)
-            g_array_append_val (deps, compute_id[kp - 1]);
-          else if (synced >= 0)
+          kp_of[k] = issue_point (fetched, live_at, k, o->prefetch_bucket_size,
+                                  o->max_live_parameters);
+          /* release (unless reused soon); hpZ keeps a secondary partition */
+          for (guint32 i = 0; i < u->n_tensors; i++)
             {
-              guint32 d = (guint32) synced;
-              g_array_append_val (deps, d);
-            }
-          guint32 n_gather_deps = deps->len;
-          g_autoptr (GArray) cdeps = g_array_new (FALSE, FALSE, sizeof (guint32));
-          for (guint f = 0; f < 3 && ok; f++)
-            {
-              if (ids[f]->len == 0)
+              guint32 t = u->tensors[i];
+              const SpWlTensor *x = g_ptr_array_index (tr->tensors, t);
+              if (x->persistent || keep[offs[k] + i] || !avail[t])
                 continue;
-              guint32 grp = f == 2 ? bl.We : f == 1 ? bl.Z : S;
-              if (grp <= 1)
-                continue; /* DeepSpeed: num_partitions == 1 → no gather */
-              gint64 gid = emit_gather (&bl, tr, u->name, u->layer, ph, gfam[f],
-                                        (guint32 *) ids[f]->data, ids[f]->len,
-                                        (guint32 *) deps->data, n_gather_deps);
-              ok = gid >= 0;
-              if (ok)
+              avail[t] = FALSE;
+              live -= x->numel;
+              if (bl.Z > 1 && x->part == SP_WL_DENSE)
+                secondary[t] = TRUE;
+            }
+        }
+      memset (avail, 0, sizeof (gboolean) * n_t); /* release_and_reset_all */
+      live = 0;
+      /* MiCS' hierarchical gather (mics.py _hierarchical_all_gather_params)
+       * runs its inter-node stage synchronously on the gather stream and
+       * the intra-node stage on the intra-node group's own stream: the
+       * compute of a use waits (wait_stream on the gather stream) for the
+       * inter-node stage of every gather issued at the uses before it, and
+       * the gathers issued at a use wait for that use's own (the handles'
+       * wait, on the gather stream).  So with it the gathers are emitted in
+       * the prefetcher's issue order; flat plans keep theirs (the same
+       * schedule: one stream carries every stage there). */
+      const gboolean hier = o->hierarchical;
+      gint64 inter_before = -1; /* the last inter-node stage issued before use k */
+      guint32 inter_use = 0, inter_before_use = 0; /* the use whose gather that is */
+      for (guint32 k = 0; k < n_uses && ok; k++)
+        {
+          const SpWlUse *u = g_ptr_array_index (tr->uses, k);
+          const SpPhase ph = u->backward ? SP_PHASE_BACKWARD : SP_PHASE_FORWARD;
+          for (guint32 j = k; j < (hier ? n_uses : k + 1) && ok; j++)
+            {
+              if (hier && kp_of[j] != k)
+                continue;
+              const SpWlUse *uj = g_ptr_array_index (tr->uses, j);
+              const guint32 kp = kp_of[j];
+              g_array_set_size (deps, 0);
+              if (kp > 0)
+                g_array_append_val (deps, compute_id[kp - 1]);
+              else if (synced >= 0)
                 {
-                  guint32 d = (guint32) gid;
-                  g_array_append_val (cdeps, d);
+                  guint32 d = (guint32) synced;
+                  g_array_append_val (deps, d);
+                }
+              for (guint f = 0; hier && j > k && f < 3; f++)
+                if (own[k * 3 + f] >= 0)
+                  {
+                    guint32 d = (guint32) own[k * 3 + f];
+                    g_array_append_val (deps, d);
+                  }
+              for (guint f = 0; f < 3 && ok; f++)
+                {
+                  own[j * 3 + f] = -1;
+                  GArray *ids = fids[j * 3 + f];
+                  guint32 grp = f == 2 ? bl.We : f == 1 ? bl.Z : S;
+                  if (ids->len == 0 || grp <= 1)
+                    continue; /* DeepSpeed: num_partitions == 1 → no gather */
+                  own[j * 3 + f] = emit_gather (&bl, tr, uj->name, uj->layer,
+                                                uj->backward ? SP_PHASE_BACKWARD : SP_PHASE_FORWARD,
+                                                gfam[f], (guint32 *) ids->data, ids->len,
+                                                (guint32 *) deps->data, deps->len);
+                  ok = own[j * 3 + f] >= 0;
+                  if (ok && hier && f == 0)
+                    inter_use = j;
                 }
             }
           if (!ok)
             break;
+          g_autoptr (GArray) cdeps = g_array_new (FALSE, FALSE, sizeof (guint32));
+          for (guint f = 0; f < 3; f++)
+            if (own[k * 3 + f] >= 0)
+              {
+                guint32 d = (guint32) own[k * 3 + f];
+                g_array_append_val (cdeps, d);
+              }
+          /* (only for a gather of a later use: this use's own is a dep
+           * already, an earlier use's compute waited for its own) */
+          if (hier && inter_before >= 0 && inter_before_use > k)
+            {
+              guint32 d = (guint32) inter_before;
+              g_array_append_val (cdeps, d);
+            }
+          inter_before = bl.last_inter;
+          inter_before_use = inter_use;
           if (last_compute >= 0)
             {
               guint32 d = (guint32) last_compute;
@@ -531,18 +596,6 @@ sp_workload_build_plan (const SpModel *m, const SpShardingOptions *o,
               ok = a >= 0;
               last_compute = a;
             }
-          /* release (unless reused soon); hpZ keeps a secondary partition */
-          for (guint32 i = 0; i < u->n_tensors; i++)
-            {
-              guint32 t = u->tensors[i];
-              const SpWlTensor *x = g_ptr_array_index (tr->tensors, t);
-              if (x->persistent || keep[offs[k] + i] || !avail[t])
-                continue;
-              avail[t] = FALSE;
-              live -= x->numel;
-              if (bl.Z > 1 && x->part == SP_WL_DENSE)
-                secondary[t] = TRUE;
-            }
           /* gradients whose last use this is, in autograd order */
           if (u->backward)
             for (guint32 i = u->n_tensors; i-- > 0 && ok;)
@@ -562,13 +615,11 @@ sp_workload_build_plan (const SpModel *m, const SpShardingOptions *o,
         ok = flush_bucket (&bl, tr, &bk[i], (SpWlPart) i);
       if ((gint64) sp_plan_n_ops (plan) - 1 > last_compute)
         synced = (gint64) sp_plan_n_ops (plan) - 1;
-      memset (avail, 0, sizeof (gboolean) * n_t); /* release_and_reset_all */
-      live = 0;
     }
   for (guint i = 0; i < 2; i++)
     g_array_unref (bk[i].ids);
-  for (guint i = 0; i < 3; i++)
-    g_array_unref (ids[i]);
+  for (guint32 i = 0; i < n_uses * 3; i++)
+    g_array_unref (fids[i]);
   if (!ok)
     return NULL;
   last_rs = (gint64) sp_plan_n_ops (plan) - 1;

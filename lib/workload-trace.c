@@ -325,3 +325,38 @@ sp_wl_gathered_peak (const SpWlTrace *tr, guint32 S, guint32 We, guint64 max_reu
     }
   return peak;
 }
+
+guint64
+sp_wl_bucket_peak (const SpWlTrace *tr, guint64 bucket)
+{
+  const guint32 n_uses = tr->uses->len, n_t = tr->tensors->len;
+  g_autofree guint32 *last_use = g_new0 (guint32, n_t);
+  for (guint32 k = 0; k < n_uses; k++)
+    {
+      const SpWlUse *u = g_ptr_array_index (tr->uses, k);
+      for (guint32 i = 0; i < u->n_tensors; i++)
+        last_use[u->tensors[i]] = k;
+    }
+  guint64 pending[2] = { 0, 0 }, peak = 0;
+  for (guint32 k = 0; k < n_uses; k++)
+    {
+      const SpWlUse *u = g_ptr_array_index (tr->uses, k);
+      if (!u->backward)
+        continue;
+      /* the builder's add_grad: autograd order, a bucket reduced first when
+       * the gradient would overflow it */
+      for (guint32 i = u->n_tensors; i-- > 0;)
+        {
+          guint32 t = u->tensors[i];
+          if (last_use[t] != k)
+            continue;
+          const SpWlTensor *x = g_ptr_array_index (tr->tensors, t);
+          guint64 *p = &pending[x->part == SP_WL_EXPERT];
+          if (*p > 0 && *p + x->numel > bucket)
+            *p = 0;
+          *p += x->numel;
+          peak = MAX (peak, pending[0] + pending[1]);
+        }
+    }
+  return peak;
+}

@@ -582,6 +582,7 @@ sp_sharding_options_init (SpShardingOptions *o)
   o->max_reuse_distance = SP_DS_MAX_REUSE_DISTANCE;
   o->max_live_parameters = SP_DS_MAX_LIVE_PARAMETERS;
   o->overlap_comm = TRUE;
+  o->contiguous_gradients = TRUE;
 }
 
 char *
@@ -642,13 +643,14 @@ apply_zero (JsonObject *z, const char *src, SpShardingOptions *o, GPtrArray *war
         ok = json_bool (n, src, key, &o->quantized_weights, error);
       else if (strcmp (k, "zero_quantized_gradients") == 0)
         ok = json_bool (n, src, key, &o->quantized_gradients, error);
-      else if (strcmp (k, "overlap_comm") == 0)
+      else if (strcmp (k, "overlap_comm") == 0 || strcmp (k, "contiguous_gradients") == 0)
         {
+          gboolean *dst = k[0] == 'o' ? &o->overlap_comm : &o->contiguous_gradients;
           if (is_auto (n))
             g_ptr_array_add (warn, g_strdup_printf ("%s: %s is \"auto\"; keeping %s", src, key,
-                                                    o->overlap_comm ? "true" : "false"));
+                                                    *dst ? "true" : "false"));
           else
-            ok = json_bool (n, src, key, &o->overlap_comm, error);
+            ok = json_bool (n, src, key, dst, error);
         }
       else if (strcmp (k, "zero_hpz_partition_size") == 0)
         ok = json_u32 (n, src, key, 0, 1u << 31, &o->hpz_partition_size, error);
@@ -812,4 +814,72 @@ guint
 sp_wl_elt (const SpModel *model)
 {
   return sp_dtype_bits (model->dtype) / 8;
+}
+
+/* The keys a planner's grid sets itself (sp_deepspeed_config_apply_knobs). */
+static const char *const grid_zero_keys[] = {
+  "stage", "mics_shard_size", "mics_hierarchical_params_gather", "zero_hpz_partition_size",
+  "zero_quantized_weights", "zero_quantized_gradients", NULL,
+};
+static const char *const grid_top_keys[] = {
+  "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", NULL,
+};
+
+gboolean
+sp_deepspeed_config_apply_knobs_file (const char *path, SpShardingOptions *inout_sharding,
+                                      SpModel *inout_model, char ***out_overridden,
+                                      char ***out_warnings, GError **error)
+{
+  g_return_val_if_fail (path != NULL, FALSE);
+  gsize len;
+  g_autofree char *data = read_file (path, "DeepSpeed config", &len, error);
+  if (!data)
+    return FALSE;
+  g_autoptr (JsonParser) parser = NULL;
+  JsonNode *root = parse_json (data, (gssize) len, path, &parser, error);
+  if (!root)
+    return FALSE;
+  JsonObject *obj = json_node_get_object (root);
+  g_autoptr (GPtrArray) over = g_ptr_array_new_with_free_func (g_free);
+  for (const char *const *k = grid_top_keys; *k; k++)
+    if (json_object_has_member (obj, *k))
+      {
+        g_ptr_array_add (over, g_strdup (*k));
+        json_object_remove_member (obj, *k);
+      }
+  JsonNode *zn = json_object_get_member (obj, "zero_optimization");
+  if (zn != NULL && !JSON_NODE_HOLDS_OBJECT (zn))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_WORKLOAD,
+                   "%s: zero_optimization must be an object", path);
+      return FALSE;
+    }
+  if (zn == NULL)
+    json_object_set_object_member (obj, "zero_optimization", json_object_new ());
+  JsonObject *z = json_object_get_object_member (obj, "zero_optimization");
+  for (const char *const *k = grid_zero_keys; *k; k++)
+    if (json_object_has_member (z, *k))
+      {
+        /* stage 3 is what the planner plans: nothing overridden */
+        JsonNode *v = json_object_get_member (z, *k);
+        gboolean three = strcmp (*k, "stage") == 0 && JSON_NODE_HOLDS_VALUE (v)
+                         && json_node_get_value_type (v) == G_TYPE_INT64 && json_node_get_int (v) == 3;
+        if (!three)
+          g_ptr_array_add (over, g_strdup_printf ("zero_optimization.%s", *k));
+        json_object_remove_member (z, *k);
+      }
+  json_object_set_int_member (z, "stage", 3);
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  json_generator_set_root (gen, root);
+  gsize n = 0;
+  g_autofree char *text = json_generator_to_data (gen, &n);
+  if (!sp_deepspeed_config_apply (text, (gssize) n, path, inout_sharding, inout_model, out_warnings,
+                                  error))
+    return FALSE;
+  if (out_overridden)
+    {
+      g_ptr_array_add (over, NULL);
+      *out_overridden = (char **) g_ptr_array_free (g_steal_pointer (&over), FALSE);
+    }
+  return TRUE;
 }

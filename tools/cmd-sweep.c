@@ -35,6 +35,11 @@ static const char description[] =
   "  (MiCS_Optimizer takes no ZeRO++ argument), qgZ on one node falls back to\n"
   "  the reduce-scatter, hpZ with Z = W is ZeRO-3; each skipped kind is\n"
   "  counted on a 'not swept:' line.\n"
+  "  MoE models: x every expert-parallel size E that DeepSpeed accepts (E divides\n"
+  "  the number of experts and W; --expert-parallel narrows it).  E is the\n"
+  "  ep_size argument of deepspeed.moe.layer.MoE, not a config key: the text\n"
+  "  says so, and the rebuild command carries --expert-parallel.  (DeepSpeed's\n"
+  "  engine refuses MoE with stage 3; the rows extrapolate its expert-data rule.)\n"
   "  Micro-batch b (--micro-batch, default 1,2,4,8) with accumulation\n"
   "  G / (b x W) steps, G = --global-batch sequences (default: the model's\n"
   "  micro_batch x grad_accum x the least common multiple of the node counts'\n"
@@ -58,6 +63,13 @@ static const char description[] =
   "--uncertainty (default 10 %, the fidelity target of bench/RESULTS.md).\n"
   "--emit-deepspeed-config writes it as DeepSpeed config JSON that\n"
   "'shardplan plan --deepspeed-config' reads back into the same plan.\n"
+  "--deepspeed-config FILE: every row is planned with the file's step-model\n"
+  "settings (overlap_comm, contiguous_gradients, reduce_bucket_size,\n"
+  "stage3_prefetch_bucket_size, stage3_max_live_parameters,\n"
+  "stage3_max_reuse_distance, stage3_param_persistence_threshold; DeepSpeed's\n"
+  "defaults otherwise), named in the header and kept in the emitted config; the\n"
+  "keys the grid varies (stage, mics_*, zero_hpz_partition_size,\n"
+  "zero_quantized_*, micro-batch, accumulation) are overridden (a note on stderr).\n"
   "Configurations are simulated in parallel (--jobs, default: every processor);\n"
   "progress goes to stderr when it is a terminal and the sweep takes more than\n"
   "a second (--quiet: never).\n"
@@ -67,6 +79,7 @@ static const char description[] =
 
 typedef struct {
   const SpModel *model;
+  const SpShardingOptions *knobs;
   guint64 global_batch;
   double efficiency;
   SpSimModel sim_model;
@@ -81,10 +94,17 @@ sp_sweep_is_zeropp (const SpSweepRow *r)
   return r->qwz || r->qgz || r->hpz > 1;
 }
 
+/* The row's options: the step-model settings of `knobs` (NULL: DeepSpeed's
+ * defaults) with the grid's layout, batch and expert-parallel size. */
 static void
-row_options (const SpSweepRow *r, const SpModel *base, SpShardingOptions *sh, SpModel *m)
+row_options (const SpSweepRow *r, const SpShardingOptions *knobs, const SpModel *base,
+             SpShardingOptions *sh, SpModel *m)
 {
-  sp_sharding_options_init (sh);
+  if (knobs)
+    *sh = *knobs;
+  else
+    sp_sharding_options_init (sh);
+  sh->zero_stage = 3;
   sh->shard_size = r->shard == r->world ? 0 : r->shard;
   if (r->hier)
     sh->shard_size = r->shard;
@@ -92,6 +112,7 @@ row_options (const SpSweepRow *r, const SpModel *base, SpShardingOptions *sh, Sp
   sh->hpz_partition_size = r->hpz;
   sh->quantized_weights = r->qwz;
   sh->quantized_gradients = r->qgz;
+  sh->expert_parallel = r->ep > 1 ? r->ep : 0;
   *m = *base;
   m->micro_batch = r->micro_batch;
   m->grad_accum = r->grad_accum;
@@ -113,7 +134,7 @@ simulate_row (gpointer data, gpointer user_data)
   const SpTopoSpec *ts = sp_topo_spec (row->topo);
   SpShardingOptions sh;
   SpModel m;
-  row_options (row, sw->model, &sh, &m);
+  row_options (row, sw->knobs, sw->model, &sh, &m);
   SpWorkloadPlanOptions po;
   sp_workload_plan_options_init (&po);
   po.world_size = row->world;
@@ -155,8 +176,8 @@ simulate_row (gpointer data, gpointer user_data)
       g_clear_error (&row->error);
     }
   if (row->error != NULL)
-    g_prefix_error (&row->error, "%u nodes, shard size %u%s: ", row->nodes, row->shard,
-                    row->hier ? " hierarchical" : "");
+    g_prefix_error (&row->error, "%u nodes, shard size %u%s, expert-parallel size %u: ",
+                    row->nodes, row->shard, row->hier ? " hierarchical" : "", row->ep);
   sp_sim_result_free (res);
   sp_groups_free (groups);
   sp_plan_free (plan);
@@ -203,8 +224,8 @@ in_list (const GArray *list, guint32 v)
   return FALSE;
 }
 
-const char *
-sp_sweep_label (const SpSweepRow *r, char *buf, gsize size)
+static const char *
+layout_label (const SpSweepRow *r, char *buf, gsize size)
 {
   if (sp_sweep_is_zeropp (r))
     {
@@ -217,6 +238,18 @@ sp_sweep_label (const SpSweepRow *r, char *buf, gsize size)
     g_snprintf (buf, size, "ZeRO-3");
   else
     g_snprintf (buf, size, "MiCS S=%u%s", r->shard, r->hier ? " hier" : "");
+  return buf;
+}
+
+const char *
+sp_sweep_label (const SpSweepRow *r, char *buf, gsize size)
+{
+  char base[64];
+  layout_label (r, base, sizeof base);
+  if (r->ep > 1)
+    g_snprintf (buf, size, "%s ep=%u", base, r->ep);
+  else
+    g_snprintf (buf, size, "%s", base);
   return buf;
 }
 
@@ -264,8 +297,8 @@ recommend (const SpSweepRow *rows, guint n, double uncertainty_pct, SpSweepPick 
   for (guint i = 0; i < n; i++)
     {
       const SpSweepRow *r = &rows[i];
-      if (r->nodes == b->nodes && r->micro_batch == b->micro_batch && r->shard == r->world
-          && !r->hier && !sp_sweep_is_zeropp (r))
+      if (r->nodes == b->nodes && r->micro_batch == b->micro_batch && r->ep == b->ep
+          && r->shard == r->world && !r->hier && !sp_sweep_is_zeropp (r))
         z3 = r;
       if (!r->fits || (gint) i == p->best)
         continue;
@@ -300,9 +333,36 @@ recommend (const SpSweepRow *rows, guint n, double uncertainty_pct, SpSweepPick 
   p->why = g_string_free (g_steal_pointer (&w), FALSE);
 }
 
+/* The expert-parallel sizes of the grid on W GPUs: 1 for a dense model;
+ * for a MoE model every divisor of W (or each of `want`) that DeepSpeed
+ * accepts, the others tallied. */
 static void
-enumerate (const SpTopo *t, guint32 mb, guint32 gas, const GArray *shards, const GArray *hpzs,
-           gboolean zeropp, GArray *rows, SpSweepTally *tally)
+expert_sizes (const SpModel *m, guint32 W, const GArray *want, GArray *out, SpSweepTally *tally)
+{
+  g_array_set_size (out, 0);
+  guint32 one = 1;
+  if (m->moe_experts == 0)
+    {
+      g_array_append_val (out, one);
+      return;
+    }
+  for (guint32 i = 0; i < (want->len ? want->len : W); i++)
+    {
+      guint32 ep = want->len ? g_array_index (want, guint32, i) : i + 1;
+      if (!want->len && W % ep != 0)
+        continue; /* the default: the divisors of W */
+      g_autofree char *why = NULL;
+      SpDsVerdict v = sp_expert_parallel_deepspeed_verdict (ep, m, W, &why);
+      if (v == SP_DS_RUNS)
+        g_array_append_val (out, ep);
+      else
+        tally_add (tally, v, why);
+    }
+}
+
+static void
+enumerate_layouts (const SpTopo *t, guint32 mb, guint32 gas, guint32 ep, const GArray *shards,
+                   const GArray *hpzs, gboolean zeropp, GArray *rows, SpSweepTally *tally)
 {
   const guint32 W = sp_topo_world_size (t), D = sp_topo_spec (t)->gpus_per_node;
   for (guint32 S = 1; S <= W; S++)
@@ -319,9 +379,10 @@ enumerate (const SpTopo *t, guint32 mb, guint32 gas, const GArray *shards, const
           r.topo = t;
           r.micro_batch = mb;
           r.grad_accum = gas;
+          r.ep = ep;
           SpShardingOptions o;
           SpModel unused = { 0 };
-          row_options (&r, &unused, &o, &unused);
+          row_options (&r, NULL, &unused, &o, &unused);
           g_autofree char *why = NULL;
           SpDsVerdict v = sp_sharding_deepspeed_verdict (&o, W, D, &why);
           if (v != SP_DS_RUNS)
@@ -346,7 +407,7 @@ enumerate (const SpTopo *t, guint32 mb, guint32 gas, const GArray *shards, const
                   z.hpz = Z;
                   z.qwz = q & 1;
                   z.qgz = (q >> 1) & 1;
-                  row_options (&z, &unused, &o, &unused);
+                  row_options (&z, NULL, &unused, &o, &unused);
                   g_free (why);
                   why = NULL;
                   v = sp_sharding_deepspeed_verdict (&o, W, D, &why);
@@ -360,13 +421,22 @@ enumerate (const SpTopo *t, guint32 mb, guint32 gas, const GArray *shards, const
     }
 }
 
+static void
+enumerate (const SpTopo *t, guint32 mb, guint32 gas, const GArray *eps, const GArray *shards,
+           const GArray *hpzs, gboolean zeropp, GArray *rows, SpSweepTally *tally)
+{
+  for (guint e = 0; e < eps->len; e++)
+    enumerate_layouts (t, mb, gas, g_array_index (eps, guint32, e), shards, hpzs, zeropp, rows,
+                       tally);
+}
+
 int
 sp_cmd_sweep (int argc, char **argv)
 {
   g_autofree char *model_s = NULL, *topology = NULL, *nodes_s = NULL, *sim_s = NULL,
                   *format_s = NULL, *plot_s = NULL, *jobs_s = NULL, *contention_s = NULL,
                   *gb_s = NULL, *mb_s = NULL, *shards_s = NULL, *zeropp_s = NULL, *hpz_s = NULL,
-                  *eff_s = NULL, *unc_s = NULL, *emit_s = NULL;
+                  *eff_s = NULL, *unc_s = NULL, *emit_s = NULL, *ep_s = NULL, *ds_s = NULL;
   gboolean quiet = FALSE;
   GOptionEntry entries[] = {
     { "model", 'm', 0, G_OPTION_ARG_FILENAME, &model_s,
@@ -389,6 +459,13 @@ sp_cmd_sweep (int argc, char **argv)
     { "hpz", 0, 0, G_OPTION_ARG_STRING, &hpz_s,
       "hpZ partition sizes to try, or all (default: every divisor of the world in (1, W))",
       "A,B,...|all" },
+    { "expert-parallel", 0, 0, G_OPTION_ARG_STRING, &ep_s,
+      "MoE expert-parallel sizes to try, or all (default: every size DeepSpeed accepts)",
+      "A,B,...|all" },
+    { "ep", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &ep_s, NULL, NULL },
+    { "deepspeed-config", 'c', 0, G_OPTION_ARG_FILENAME, &ds_s,
+      "DeepSpeed config JSON whose step-model settings (overlap_comm, buckets, stage3_*) every "
+      "row uses; the keys the grid varies are overridden", "FILE" },
     { "compute-efficiency", 0, 0, G_OPTION_ARG_STRING, &eff_s,
       "Fraction of peak FLOP/s compute reaches, (0, 1] (default 0.5, an assumption)", "F" },
     { "uncertainty", 0, 0, G_OPTION_ARG_STRING, &unc_s,
@@ -456,6 +533,7 @@ sp_cmd_sweep (int argc, char **argv)
   g_autoptr (GArray) mbs = g_array_new (FALSE, FALSE, sizeof (guint32));
   g_autoptr (GArray) shards = g_array_new (FALSE, FALSE, sizeof (guint32));
   g_autoptr (GArray) hpzs = g_array_new (FALSE, FALSE, sizeof (guint32));
+  g_autoptr (GArray) ep_want = g_array_new (FALSE, FALSE, sizeof (guint32));
   /* the default topology is dgx-h100 x 16 nodes; a topology you name keeps
    * its own node count (a file's nodes, a preset's: 1 host, or a rack's 18),
    * as in plan, estimate, sim and groups */
@@ -471,11 +549,13 @@ sp_cmd_sweep (int argc, char **argv)
                    1, 1u << 24, FALSE, nodes)
       || !parse_list ("--micro-batch", mb_s ? mb_s : DEFAULT_MICRO_BATCHES, 1, 65536, FALSE, mbs)
       || (shards_s && !parse_list ("--shard-sizes", shards_s, 1, 1u << 31, TRUE, shards))
-      || (hpz_s && !parse_list ("--hpz", hpz_s, 2, 1u << 31, TRUE, hpzs)))
+      || (hpz_s && !parse_list ("--hpz", hpz_s, 2, 1u << 31, TRUE, hpzs))
+      || (ep_s && !parse_list ("--expert-parallel", ep_s, 1, 1u << 31, TRUE, ep_want)))
     return SP_EXIT_USAGE;
   g_autoptr (SpCliFiles) files = sp_cli_files_new (CMD);
   sp_cli_files_input (files, "--model", model_s);
   sp_cli_files_input (files, "--topology", topology);
+  sp_cli_files_input (files, "--deepspeed-config", ds_s);
   sp_cli_files_output (files, "--plot", plot_s);
   sp_cli_files_output (files, "--emit-deepspeed-config", emit_s);
   if (!sp_cli_files_check (files))
@@ -483,6 +563,30 @@ sp_cmd_sweep (int argc, char **argv)
   SpModel model;
   if (!sp_model_open (model_s ? model_s : SP_MODEL_DEFAULT, &model, &error))
     return sp_cli_error (CMD, error);
+  if (model.moe_experts == 0)
+    for (guint i = 0; i < ep_want->len; i++)
+      if (g_array_index (ep_want, guint32, i) > 1)
+        return sp_cli_fail (CMD, SP_EXIT_USAGE,
+                            "--expert-parallel %u: model %s has no MoE layers (only 1 applies)",
+                            g_array_index (ep_want, guint32, i), model.name);
+  /* the step model's settings: DeepSpeed's defaults, or the user's file */
+  SpShardingOptions knobs;
+  sp_sharding_options_init (&knobs);
+  if (ds_s)
+    {
+      g_auto (GStrv) over = NULL, warnings = NULL;
+      if (!sp_deepspeed_config_apply_knobs_file (ds_s, &knobs, &model, &over, &warnings, &error))
+        return sp_cli_error (CMD, error);
+      for (char **w = warnings; w && *w; w++)
+        fprintf (stderr, "shardplan %s: warning: %s\n", CMD, *w);
+      if (over && over[0])
+        {
+          g_autofree char *list = g_strjoinv (", ", over);
+          fprintf (stderr, "shardplan %s: note: %s sets %s: the sweep varies %s itself, so the "
+                   "file's %s not used\n", CMD, ds_s, list, over[1] ? "these" : "it",
+                   over[1] ? "values are" : "value is");
+        }
+    }
   g_autoptr (GPtrArray) topos = g_ptr_array_new_with_free_func ((GDestroyNotify) sp_topo_free);
   g_autoptr (GArray) rows = g_array_new (FALSE, TRUE, sizeof (SpSweepRow));
   SpSweepTally tally = { g_ptr_array_new_with_free_func (g_free), g_array_new (FALSE, FALSE, sizeof (guint)),
@@ -506,10 +610,12 @@ sp_cmd_sweep (int argc, char **argv)
     }
   if (global_batch == 0)
     global_batch = (guint32) MIN ((guint64) model.micro_batch * model.grad_accum * lcm, 1u << 30);
+  g_autoptr (GArray) eps = g_array_new (FALSE, FALSE, sizeof (guint32));
   for (guint k = 0; k < topos->len; k++)
     {
       const SpTopo *t = g_ptr_array_index (topos, k);
       guint32 W = sp_topo_world_size (t);
+      expert_sizes (&model, W, ep_want, eps, &tally);
       for (guint i = 0; i < mbs->len; i++)
         {
           guint32 mb = g_array_index (mbs, guint32, i);
@@ -520,8 +626,8 @@ sp_cmd_sweep (int argc, char **argv)
               tally_add (&tally, -1, why);
               continue;
             }
-          enumerate (t, mb, (guint32) (global_batch / ((guint64) mb * W)), shards, hpzs, zeropp,
-                     rows, &tally);
+          enumerate (t, mb, (guint32) (global_batch / ((guint64) mb * W)), eps, shards, hpzs,
+                     zeropp, rows, &tally);
         }
     }
   if (rows->len == 0)
@@ -529,7 +635,8 @@ sp_cmd_sweep (int argc, char **argv)
                         "no configuration to sweep: the global batch %u is not a multiple of any "
                         "micro-batch x GPUs (--global-batch, --micro-batch)",
                         global_batch);
-  Sweep sw = { &model, global_batch, efficiency, sim_model, sim_opts, (SpSweepRow *) rows->data, 0 };
+  Sweep sw = { &model, &knobs, global_batch, efficiency, sim_model, sim_opts,
+               (SpSweepRow *) rows->data, 0 };
   GThreadPool *pool = g_thread_pool_new (simulate_row, &sw, (gint) jobs, FALSE, NULL);
   for (guint i = 0; i < rows->len; i++)
     g_thread_pool_push (pool, GUINT_TO_POINTER (i + 1), NULL);
@@ -587,7 +694,8 @@ sp_cmd_sweep (int argc, char **argv)
   recommend (r, n, uncertainty, &pick);
   g_autofree char *why = pick.why;
   const SpTopoSpec *ts = sp_topo_spec (g_ptr_array_index (topos, 0));
-  SpSweepContext ctx = { &model, ts->name, global_batch, efficiency, uncertainty, &tally };
+  SpSweepContext ctx = { &model, ts->name, global_batch, efficiency, uncertainty, &tally, &knobs,
+                         ds_s };
   g_autofree char *rebuild = NULL;
   if (emit_s)
     {
@@ -597,17 +705,21 @@ sp_cmd_sweep (int argc, char **argv)
                             "not written", emit_s);
       SpShardingOptions sh;
       SpModel m;
-      row_options (&r[pick.best], &model, &sh, &m);
+      row_options (&r[pick.best], &knobs, &model, &sh, &m);
       g_autofree char *ds = sp_deepspeed_config_to_json (&sh, &m, r[pick.best].world);
       if (!sp_cli_write_output (emit_s, ds, strlen (ds), &error))
         return sp_cli_error (CMD, error);
       g_autofree char *eff = efficiency != 0.5 ? g_strdup_printf (" --compute-efficiency %g",
                                                                   efficiency)
                                                : g_strdup ("");
-      rebuild = g_strdup_printf ("shardplan plan -m %s -t %s -n %u%s --deepspeed-config %s",
+      /* ep_size is a MoE layer argument, not a config key: on the command */
+      g_autofree char *ep = r[pick.best].ep > 1
+                              ? g_strdup_printf (" --expert-parallel %u", r[pick.best].ep)
+                              : g_strdup ("");
+      rebuild = g_strdup_printf ("shardplan plan -m %s -t %s -n %u%s%s --deepspeed-config %s",
                                  model_s ? model_s : SP_MODEL_DEFAULT,
                                  topology ? topology : DEFAULT_TOPOLOGY, r[pick.best].nodes, eff,
-                                 emit_s);
+                                 ep, emit_s);
     }
   g_autoptr (GString) out = g_string_new (NULL);
   if (format == SP_FORMAT_JSON)

@@ -40,6 +40,7 @@ json_row (JsonBuilder *b, const SpSweepRow *r, guint64 global_batch)
   M ("mfu"); json_builder_add_double_value (b, r->tp.mfu);
   M ("inter_node_gb"); json_builder_add_double_value (b, r->inter_gb);
   M ("param_gather_fabric"); json_builder_add_string_value (b, sp_sweep_gather_fabric (r));
+  M ("expert_parallel_size"); json_builder_add_int_value (b, r->ep > 1 ? r->ep : 1);
 #undef M
 }
 
@@ -62,6 +63,31 @@ sp_sweep_format_json (const SpSweepContext *c, const SpSweepRow *rows, guint n, 
   json_builder_add_double_value (b, sp_sweep_model_flops_per_token (c->model));
   json_builder_set_member_name (b, "uncertainty_pct");
   json_builder_add_double_value (b, c->uncertainty_pct);
+  json_builder_set_member_name (b, "deepspeed_config");
+  if (c->ds_config)
+    json_builder_add_string_value (b, c->ds_config);
+  else
+    json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "deepspeed_settings");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "overlap_comm");
+  json_builder_add_boolean_value (b, c->knobs->overlap_comm);
+  json_builder_set_member_name (b, "contiguous_gradients");
+  json_builder_add_boolean_value (b, c->knobs->contiguous_gradients);
+  const struct { const char *k; guint64 v; } nums[] = {
+    { "reduce_bucket_size", c->knobs->reduce_bucket_size },
+    { "allgather_bucket_size", c->knobs->allgather_bucket_size },
+    { "stage3_prefetch_bucket_size", c->knobs->prefetch_bucket_size },
+    { "stage3_max_live_parameters", c->knobs->max_live_parameters },
+    { "stage3_max_reuse_distance", c->knobs->max_reuse_distance },
+    { "stage3_param_persistence_threshold", c->knobs->param_persistence_threshold },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (nums); i++)
+    {
+      json_builder_set_member_name (b, nums[i].k);
+      json_builder_add_int_value (b, (gint64) nums[i].v);
+    }
+  json_builder_end_object (b);
   json_builder_set_member_name (b, "rows");
   json_builder_begin_array (b);
   for (guint i = 0; i < n; i++)
@@ -122,19 +148,19 @@ sp_sweep_format_csv (GString *out, const SpSweepRow *r, guint n)
   g_string_append (out, "nodes,world_size,shard_size,hierarchical,comm_us,exposed_comm_us,"
                         "step_us,memory_gib,fits,config,hpz_partition_size,quantized_weights,"
                         "quantized_gradients,micro_batch,grad_accum,tokens_per_s,tflops_per_gpu,"
-                        "mfu,inter_node_gb\n");
+                        "mfu,inter_node_gb,expert_parallel_size\n");
   for (guint i = 0; i < n; i++)
     {
       char lb[64];
       g_string_append_printf (out, "%u,%u,%u,%s,%.3f,%.3f,%.3f,%.4f,%s,%s,%u,%s,%s,%u,%u,%.1f,%.3f,"
-                                   "%.4f,%.3f\n",
+                                   "%.4f,%.3f,%u\n",
                               r[i].nodes, r[i].world, r[i].shard, r[i].hier ? "true" : "false",
                               r[i].comm_us, r[i].exposed_us, r[i].step_us, r[i].memory_gib,
                               r[i].fits ? "true" : "false", sp_sweep_label (&r[i], lb, sizeof lb),
                               r[i].hpz > 1 ? r[i].hpz : 1, r[i].qwz ? "true" : "false",
                               r[i].qgz ? "true" : "false", r[i].micro_batch, r[i].grad_accum,
                               r[i].tp.tokens_per_s, r[i].tp.tflops_per_gpu, r[i].tp.mfu,
-                              r[i].inter_gb);
+                              r[i].inter_gb, r[i].ep > 1 ? r[i].ep : 1);
     }
 }
 
@@ -184,6 +210,23 @@ fabric_lines (GString *out, const SpTopoSpec *ts, const SpSweepRow *r, guint n,
                           100.0 * (r[alt].step_us / b->step_us - 1));
 }
 
+char *
+sp_sweep_knobs_line (const SpSweepContext *c)
+{
+  const SpShardingOptions *k = c->knobs;
+  g_autofree char *from = c->ds_config ? g_strdup_printf ("from %s", c->ds_config)
+                                       : g_strdup ("DeepSpeed's defaults; --deepspeed-config FILE");
+  return g_strdup_printf ("deepspeed settings (%s): overlap_comm %s, contiguous_gradients %s, "
+                          "reduce_bucket_size %" G_GUINT64_FORMAT ", stage3_prefetch_bucket_size %"
+                          G_GUINT64_FORMAT ", stage3_max_live_parameters %" G_GUINT64_FORMAT
+                          ", stage3_max_reuse_distance %" G_GUINT64_FORMAT
+                          ", stage3_param_persistence_threshold %" G_GUINT64_FORMAT,
+                          from, k->overlap_comm ? "true" : "false",
+                          k->contiguous_gradients ? "true" : "false", k->reduce_bucket_size,
+                          k->prefetch_bucket_size, k->max_live_parameters, k->max_reuse_distance,
+                          k->param_persistence_threshold);
+}
+
 void
 sp_sweep_format_text (GString *out, const SpSweepContext *c, const SpTopoSpec *ts, SpSimModel sim_model,
              SpSimContention used, const SpSweepRow *r, guint n, const SpSweepPick *p, const char *emitted)
@@ -198,18 +241,38 @@ sp_sweep_format_text (GString *out, const SpSweepContext *c, const SpTopoSpec *t
                                "compute at %.2g of peak (--compute-efficiency)\n",
                           c->global_batch, c->model->seq_len,
                           sp_sweep_model_flops_per_token (c->model), c->efficiency);
-  g_string_append_printf (out, "%3s %-22s %5s %10s %10s %12s %3s %4s %12s %16s %12s %10s %4s %12s "
-                               "%14s %6s %13s\n",
-                          "#", "config", "nodes", "world_size", "shard_size", "hierarchical", "mb",
-                          "gas", "comm_us", "exposed_comm_us", "step_us", "memory_gib", "fits",
-                          "tokens_per_s", "tflops_per_gpu", "mfu", "inter_node_gb");
+  g_autofree char *knobs = sp_sweep_knobs_line (c);
+  g_string_append_printf (out, "%s\n", knobs);
+  /* MoE: the expert-parallel column, and where DeepSpeed takes it */
+  const gboolean moe = c->model->moe_experts > 0;
+  if (moe)
+    g_string_append_printf (out, "moe: %u experts; ep = the expert-parallel size, DeepSpeed's "
+                                 "deepspeed.moe.layer.MoE(..., ep_size=ep) argument (not a config "
+                                 "key); DeepSpeed's engine refuses MoE with ZeRO stage 3 (\"MoE not "
+                                 "supported with Stage 3\"): these rows extrapolate its expert-data-"
+                                 "parallel rule to stage 3\n",
+                            c->model->moe_experts);
+  int lw = 22; /* the config column */
   for (guint i = 0; i < n; i++)
     {
       char lb[64];
-      g_string_append_printf (out, "%3u %-22s %5u %10u %10u %12s %3u %4u %12.1f %16.1f %12.1f %10.2f "
+      lw = MAX (lw, (int) strlen (sp_sweep_label (&r[i], lb, sizeof lb)));
+    }
+  g_string_append_printf (out, "%3s %-*s %5s %10s %10s %12s%s %3s %4s %12s %16s %12s %10s %4s %12s "
+                               "%14s %6s %13s\n",
+                          "#", lw, "config", "nodes", "world_size", "shard_size", "hierarchical",
+                          moe ? "    ep" : "", "mb", "gas", "comm_us", "exposed_comm_us", "step_us",
+                          "memory_gib", "fits", "tokens_per_s", "tflops_per_gpu", "mfu",
+                          "inter_node_gb");
+  for (guint i = 0; i < n; i++)
+    {
+      char lb[64], ep[16] = "";
+      if (moe)
+        g_snprintf (ep, sizeof ep, " %5u", r[i].ep > 1 ? r[i].ep : 1);
+      g_string_append_printf (out, "%3u %-*s %5u %10u %10u %12s%s %3u %4u %12.1f %16.1f %12.1f %10.2f "
                                    "%4s %12.0f %14.1f %6.3f %13.1f%s\n",
-                              i + 1, sp_sweep_label (&r[i], lb, sizeof lb), r[i].nodes, r[i].world,
-                              r[i].shard, r[i].hier ? "yes" : "no", r[i].micro_batch, r[i].grad_accum,
+                              i + 1, lw, sp_sweep_label (&r[i], lb, sizeof lb), r[i].nodes, r[i].world,
+                              r[i].shard, r[i].hier ? "yes" : "no", ep, r[i].micro_batch, r[i].grad_accum,
                               r[i].comm_us, r[i].exposed_us, r[i].step_us, r[i].memory_gib,
                               r[i].fits ? "yes" : "no", r[i].tp.tokens_per_s, r[i].tp.tflops_per_gpu,
                               r[i].tp.mfu, r[i].inter_gb, (gint) i == p->best ? "  <- best" : "");
@@ -250,6 +313,10 @@ sp_sweep_format_text (GString *out, const SpSweepContext *c, const SpTopoSpec *t
   fabric_lines (out, ts, r, n, p);
   if (emitted)
     g_string_append_printf (out, "deepspeed config: written; '%s' rebuilds this plan\n", emitted);
+  if (emitted && b->ep > 1)
+    g_string_append_printf (out, "deepspeed config: ep_size is not a config key: build the MoE "
+                                 "layers with deepspeed.moe.layer.MoE(..., ep_size=%u)\n",
+                            b->ep);
   g_string_append_printf (out, "recommended: #%d %s on %u nodes, micro-batch %u x %u accumulation "
                                "(%s)\n",
                           p->best + 1, sp_sweep_label (b, lb, sizeof lb), b->nodes, b->micro_batch,
@@ -304,5 +371,3 @@ sp_sweep_write_plot (const char *path, const SpSweepRow *rows, guint n, gint bes
   return sp_plot_save (plot, path, error);
 }
 
-/* Every configuration of one node count and micro-batch (rows appended;
- * the rest tallied). */

@@ -58,6 +58,7 @@ typedef struct {
   guint32 hpz;
   gboolean qwz, qgz;
   guint32 micro_batch, grad_accum;
+  guint32 ep;     /* MoE expert-parallel size (1: every expert on every rank) */
   const SpTopo *topo;
   double comm_us, exposed_us, step_us, memory_gib, inter_gb;
   /* the parameter all-gather's groups (hpZ's zero_param, else shard):
@@ -96,17 +97,25 @@ typedef struct {
   guint64 global_batch;
   double efficiency, uncertainty_pct;
   const SpSweepTally *tally;
+  /* the step model's DeepSpeed settings every row is planned with, and
+   * the --deepspeed-config file they came from (NULL: DeepSpeed's
+   * defaults) */
+  const SpShardingOptions *knobs;
+  const char *ds_config;
 } SpSweepContext;
 
 /* ZeRO++ on (qwZ, qgZ or hpZ). */
 gboolean sp_sweep_is_zeropp (const SpSweepRow *row);
-/* "ZeRO-3", "MiCS S=16 hier", "ZeRO++ qwZ+hpZ=8+qgZ" into buf; returns buf. */
+/* "ZeRO-3", "MiCS S=16 hier", "ZeRO++ qwZ+hpZ=8+qgZ", with " ep=4" after
+ * it for an expert-parallel size > 1, into buf; returns buf. */
 const char *sp_sweep_label (const SpSweepRow *row, char *buf, gsize size);
 /* The formats (tools/sweep-output.c).  `rebuild`: the plan command that
  * rebuilds the emitted DeepSpeed config's plan, or NULL. */
 char *sp_sweep_format_json (const SpSweepContext *c, const SpSweepRow *rows, guint n,
                             const SpSweepPick *p);
 void sp_sweep_format_csv (GString *out, const SpSweepRow *rows, guint n);
+/* The settings line of the text header (no newline; g_free). */
+char *sp_sweep_knobs_line (const SpSweepContext *c);
 void sp_sweep_format_text (GString *out, const SpSweepContext *c, const SpTopoSpec *ts,
                            SpSimModel sim_model, SpSimContention used, const SpSweepRow *rows,
                            guint n, const SpSweepPick *p, const char *rebuild);

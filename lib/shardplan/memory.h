@@ -17,8 +17,12 @@
  * "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models",
  * SC'20, Figure 1: Ψ = 7.5B, N_d = 64 → 1.875 GB).
  * Buffers:
- *   reduce_bucket = 2·reduce_bucket_size  (stage3's contiguous IPG bucket,
- *                                          allocated whole at start-up)
+ *   reduce_bucket = 2·reduce_bucket_size  (contiguous_gradients, the
+ *                                          default: stage3's flat IPG
+ *                                          bucket, allocated whole at
+ *                                          start-up), or without it
+ *                   2 × the most gradient elements a bucket holds before
+ *                   it is reduced (they stay in their own tensors)
  *   gathered      = 2 × the peak, over the module trace of one micro-step,
  *                   of the gathered (padded, G·P_t) parameters alive at
  *                   once: those of the module running, those kept for

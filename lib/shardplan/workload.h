@@ -135,10 +135,15 @@ typedef struct {
   gboolean quantized_weights;    /* qwZ: int8 weight all-gathers */
   gboolean quantized_gradients;  /* qgZ: int4 all-to-all gradient reduction */
   guint32 expert_parallel;       /* E_p: MoE expert-parallel size, 0 or 1 = off */
+  gboolean contiguous_gradients; /* stage 3 copies each gradient into one flat
+                                  * buffer of reduce_bucket_size elements,
+                                  * allocated whole (memory, not communication:
+                                  * the reduce-scatter gets the same tensors);
+                                  * default TRUE, DeepSpeed's */
 } SpShardingOptions;
 
-/* Stage 3, S = world, DeepSpeed's defaults above, overlap_comm on (stage 3's
- * default), everything else off. */
+/* Stage 3, S = world, DeepSpeed's defaults above, overlap_comm and
+ * contiguous_gradients on (stage 3's defaults), everything else off. */
 void sp_sharding_options_init (SpShardingOptions *opts);
 
 /* Read a DeepSpeed config JSON and apply it over *inout_sharding and
@@ -147,7 +152,7 @@ void sp_sharding_options_init (SpShardingOptions *opts);
  *     mics_hierarchical_params_gather, reduce_bucket_size,
  *     allgather_bucket_size, stage3_prefetch_bucket_size,
  *     stage3_param_persistence_threshold, stage3_max_reuse_distance,
- *     stage3_max_live_parameters, overlap_comm,
+ *     stage3_max_live_parameters, overlap_comm, contiguous_gradients,
  *     zero_hpz_partition_size, zero_quantized_weights,
  *     zero_quantized_gradients}
  *   train_micro_batch_size_per_gpu, gradient_accumulation_steps,
@@ -166,6 +171,22 @@ gboolean sp_deepspeed_config_apply_file (const char *path, SpShardingOptions *in
                                          SpModel *inout_model, char ***out_warnings,
                                          GError **error);
 
+/* For a planner that varies the layout itself (shardplan sweep): read the
+ * DeepSpeed config file at `path` as sp_deepspeed_config_apply_file does,
+ * except for the keys the grid sets — zero_optimization.{stage,
+ * mics_shard_size, mics_hierarchical_params_gather,
+ * zero_hpz_partition_size, zero_quantized_weights,
+ * zero_quantized_gradients}, train_micro_batch_size_per_gpu,
+ * gradient_accumulation_steps — which are neither read nor checked: the
+ * stage is taken as 3 and the others keep *inout_sharding's and
+ * *inout_model's values.  The names of those the file sets (the stage
+ * unless it is 3) go to *out_overridden (may be NULL; NULL-terminated,
+ * g_strfreev; empty when none), warnings to *out_warnings as above;
+ * nothing is written on failure. */
+gboolean sp_deepspeed_config_apply_knobs_file (const char *path, SpShardingOptions *inout_sharding,
+                                               SpModel *inout_model, char ***out_overridden,
+                                               char ***out_warnings, GError **error);
+
 /* A one-line summary: "zero3 S=64 (world) flat bucket=5e8 qwZ hpZ=8 …" (g_free). */
 char *sp_sharding_options_describe (const SpShardingOptions *opts, guint32 world_size);
 
@@ -177,7 +198,7 @@ char *sp_sharding_options_describe (const SpShardingOptions *opts, guint32 world
  * zero_hpz_partition_size, zero_quantized_gradients, reduce_bucket_size,
  * allgather_bucket_size, stage3_prefetch_bucket_size,
  * stage3_param_persistence_threshold, stage3_max_reuse_distance,
- * stage3_max_live_parameters, overlap_comm},
+ * stage3_max_live_parameters, overlap_comm, contiguous_gradients},
  * train_micro_batch_size_per_gpu, gradient_accumulation_steps,
  * bf16.enabled / fp16.enabled.  Only keys the reader models are written,
  * so reading it back gives no warning.  (lib/workload-dsconfig.c) */
@@ -216,6 +237,24 @@ typedef enum {
  * left to sp_workload_build_plan (SP_ERROR_UNSUPPORTED). */
 SpDsVerdict sp_sharding_deepspeed_verdict (const SpShardingOptions *sharding, guint32 world_size,
                                            guint32 devices_per_node, char **out_reason);
+
+/* What DeepSpeed 0.16 does with MoE expert-parallel size `ep` (>= 1; the
+ * `ep_size` argument of deepspeed.moe.layer.MoE, not a config key) for
+ * `model` on `world_size` ranks, no tensor or pipeline parallelism, by
+ * these rules (in this order; *out_reason as above):
+ *   RUNS       ep = 1 (every expert on every rank; DeepSpeed's default);
+ *   REJECTS    a dense model (no MoE layer takes an ep_size);
+ *   REJECTS    experts % ep != 0 (moe/layer.py: "Number of experts should
+ *              be divisible by expert parallel size");
+ *   REJECTS    world % ep != 0 (utils/groups.py
+ *              _create_expert_and_data_parallel: _ensure_divisibility of
+ *              the stage size W // pp by ep, deepspeed-semantics §2.2).
+ * DeepSpeed's engine refuses MoE with ZeRO stage 3 altogether ("MoE not
+ * supported with Stage 3", runtime/engine.py _configure_zero_optimizer);
+ * sp_workload_build_plan applies the expert-data-parallel rule to stage 3
+ * anyway (an extrapolation, see there), and so does this verdict. */
+SpDsVerdict sp_expert_parallel_deepspeed_verdict (guint32 ep, const SpModel *model, guint32 world_size,
+                                                  char **out_reason);
 
 /* ---- the step → plan builder (lib/workload-step.c) ----------------------- */
 
@@ -278,7 +317,9 @@ void sp_workload_plan_options_init (SpWorkloadPlanOptions *opts);
  *     expert-data-parallel rule to ZeRO-3 partitioning: an extrapolation);
  *   - finally (phase optimizer) the all-gather of the persistent tensors.
  * Streams: 0 compute (and MoE all-to-alls, which block it), 1 parameter
- * all-gathers, 2 gradient reductions — or 0 with overlap_comm off, so that
+ * all-gathers (with MiCS' hierarchical gather: its synchronous inter-node
+ * stage), 3 the hierarchical gather's asynchronous intra-node stage, 2
+ * gradient reductions — or 0 with overlap_comm off, so that
  * a reduction waits for the backward compute before it and the compute
  * after it waits for the reduction (DeepSpeed's reduce_and_partition_stream
  * is the default stream then, and reduce_scatter_coalesced is synchronous
@@ -292,7 +333,12 @@ void sp_workload_plan_options_init (SpWorkloadPlanOptions *opts);
  * (not persistent) while use k runs — DeepSpeed's prefetch budget
  * min(max_live - n_available, prefetch_bucket), each last use taken whole.
  * With k = j the gather waits for the compute before its own use (no
- * prefetch).  Each micro-step after the first starts (its first compute,
+ * prefetch).  Hierarchical gathers follow mics.py: the gathers issued at
+ * use k wait for use k's own gathers (the handles' wait on the gather
+ * stream), and the compute of use k waits for the inter-node stage of
+ * every gather issued at the uses before it (the stage is synchronous on
+ * the gather stream, which the compute stream waits on); their ops are
+ * emitted in that issue order.  Each micro-step after the first starts (its first compute,
  * and the gathers issued at its start) after the last reduction of the one
  * before: independent_gradient_partition_epilogue synchronizes the
  * reduction stream.

@@ -80,6 +80,18 @@ START_TEST (test_small_by_hand)
    * 2 layers · 2·300 + 11700 + 5540 = 18440 */
   ck_assert_uint_eq (e.activation_bytes, 18440);
   ck_assert_uint_eq (e.total_bytes, 16 * 6451 + 8000 + 22408 + 18440 + 1000);
+  /* contiguous_gradients off: no flat buffer of 4000 elements; the most
+   * gradient elements a bucket holds before it is reduced.  Backward, in
+   * autograd order (each module's tensors last to first): head ln_f.b,
+   * ln_f.w (60), L1 fc2.b 30, fc2.w 3600, fc1.b 120 → 3810; fc1.w 3600
+   * would overflow 4000, so the bucket is reduced at 3810, and no later
+   * bucket holds more (L1: 3600+30+30+30 = 3690 then dense.w overflows;
+   * 900+90+2700+30+30 + L0 fc2.b 30 = 3780; …; embed: 300 + 3030). */
+  o.contiguous_gradients = FALSE;
+  ck_assert (sp_memory_estimate (&m, &o, 8, &mo, &e, &error));
+  ck_assert_uint_eq (e.reduce_bucket_bytes, 2 * 3810);
+  ck_assert_uint_eq (e.total_bytes, 16 * 6451 + 2 * 3810 + 22408 + 18440 + 1000);
+  o.contiguous_gradients = TRUE;
   m.activation_checkpointing = FALSE;
   ck_assert (sp_memory_estimate (&m, &o, 8, &mo, &e, &error));
   ck_assert_uint_eq (e.activation_bytes, 2 * 11700 + 5540);

@@ -557,6 +557,74 @@ START_TEST (test_hierarchical)
 }
 END_TEST
 
+static gboolean
+has_dep (const SpOp *op, guint32 id)
+{
+  for (guint32 i = 0; i < op->n_deps; i++)
+    if (op->deps[i] == id)
+      return TRUE;
+  return FALSE;
+}
+
+/* MiCS' hierarchical gather: the inter-node stage is synchronous on the
+ * gather stream (the compute of a use waits for the inter-node stage of
+ * every gather issued before it), the intra-node stage async on its own
+ * stream (3), and the gathers issued at a use wait for that use's own.
+ * Small model, W 8, D 2, S 4, nothing persistent or reused, a prefetch
+ * bucket larger than the model: the prefetcher issues every gather of the
+ * micro-step at the first use (embed.fwd), its own first. */
+START_TEST (test_hierarchical_sync)
+{
+  g_autofree char *path = sp_test_fixture ("workload/small.json");
+  SpModel m;
+  GError *error = NULL;
+  ck_assert (sp_model_load_file (path, &m, &error));
+  m.grad_accum = 1;
+  SpShardingOptions o;
+  sp_sharding_options_init (&o);
+  o.shard_size = 4;
+  o.hierarchical = TRUE;
+  o.param_persistence_threshold = 0;
+  o.max_reuse_distance = 0;
+  o.prefetch_bucket_size = 1000000000;
+  SpWorkloadPlanOptions p;
+  sp_workload_plan_options_init (&p);
+  p.world_size = 8;
+  p.devices_per_node = 2;
+  g_autoptr (SpPlan) plan = sp_workload_build_plan (&m, &o, &p, &error);
+  SP_ASSERT_NO_ERROR (error);
+  const char *uses[] = { "embed.fwd", "L0.fwd", "L1.fwd", "head.fwd",
+                         "head.bwd", "L1.bwd", "L0.bwd", "embed.bwd" };
+  const SpOp *first = find_op (plan, "mb0.embed.fwd.allgather");
+  const SpOp *last_inter = find_op (plan, "mb0.embed.bwd.allgather.inter");
+  for (guint i = 0; i < G_N_ELEMENTS (uses); i++)
+    {
+      g_autofree char *g = g_strdup_printf ("mb0.%s.allgather", uses[i]);
+      g_autofree char *gi = g_strdup_printf ("mb0.%s.allgather.inter", uses[i]);
+      g_autofree char *ga = g_strdup_printf ("mb0.%s.allgather.intra", uses[i]);
+      g_autofree char *c = g_strdup_printf ("mb0.%s", uses[i]);
+      const SpOp *gop = find_op (plan, g), *cop = find_op (plan, c);
+      ck_assert_uint_eq (find_op (plan, gi)->stream, 1);
+      ck_assert_uint_eq (find_op (plan, ga)->stream, 3);
+      /* issued at the first use, in the prefetcher's order: before any compute */
+      ck_assert_uint_lt (gop->id, find_op (plan, "mb0.embed.fwd")->id);
+      /* the prefetched ones after the wait for the first use's own gather */
+      ck_assert (i == 0 || has_dep (gop, first->id));
+      /* each compute waits for its own gather; every compute after the
+       * first also for the inter-node stage of the last gather issued at
+       * the first use (embed.bwd's): the gather stream holds it */
+      ck_assert (has_dep (cop, gop->id));
+      ck_assert (has_dep (cop, last_inter->id) == (i > 0 && i < G_N_ELEMENTS (uses) - 1));
+    }
+  /* the same layout flat: no inter-node stage; each gather issued in its
+   * own use's turn (the golden plan's order) */
+  o.hierarchical = FALSE;
+  g_autoptr (SpPlan) flat = sp_workload_build_plan (&m, &o, &p, &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert_uint_gt (find_op (flat, "mb0.L0.fwd.allgather")->id, find_op (flat, "mb0.embed.fwd")->id);
+}
+END_TEST
+
 START_TEST (test_reuse_and_persistence)
 {
   /* gpt-13b, ZeRO-3 over 128, DeepSpeed defaults.  Layer = 12h² + 13h =
@@ -735,6 +803,7 @@ workload_suite (void)
   tcase_add_test (tc, test_overlap_comm);
   tcase_add_test (tc, test_prefetch_window);
   tcase_add_test (tc, test_hierarchical);
+  tcase_add_test (tc, test_hierarchical_sync);
   tcase_add_test (tc, test_reuse_and_persistence);
   tcase_add_test (tc, test_zeropp);
   tcase_add_test (tc, test_moe);

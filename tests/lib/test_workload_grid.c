@@ -10,6 +10,7 @@
 #include "shardplan/shardplan.h"
 #include "shardplan/workload.h"
 
+#include <glib/gstdio.h>
 #include <string.h>
 
 static SpDsVerdict
@@ -214,7 +215,8 @@ START_TEST (test_dsconfig_round_trip)
         case 4: o.quantized_gradients = TRUE; mm.micro_batch = 4; mm.grad_accum = 3; break;
         case 5: o.reduce_bucket_size = 12345; o.prefetch_bucket_size = 777; mm.dtype = SP_DTYPE_FLOAT16;
                 o.max_reuse_distance = 0; o.param_persistence_threshold = 0; break;
-        case 6: o.overlap_comm = FALSE; o.max_live_parameters = 4321; break; /* the schedule's keys */
+        case 6: o.overlap_comm = FALSE; o.max_live_parameters = 4321;          /* the schedule's keys */
+                o.contiguous_gradients = FALSE; break;
         }
       g_autofree char *json = sp_deepspeed_config_to_json (&o, &mm, W);
       ck_assert (g_str_has_suffix (json, "}\n"));
@@ -242,6 +244,7 @@ START_TEST (test_dsconfig_round_trip)
       ck_assert_uint_eq (back.allgather_bucket_size, o.allgather_bucket_size);
       ck_assert_uint_eq (back.max_live_parameters, o.max_live_parameters);
       ck_assert_int_eq (back.overlap_comm, o.overlap_comm);
+      ck_assert_int_eq (back.contiguous_gradients, o.contiguous_gradients);
       ck_assert_uint_eq (mb.micro_batch, mm.micro_batch);
       ck_assert_uint_eq (mb.grad_accum, mm.grad_accum);
       ck_assert_int_eq (mb.dtype, mm.dtype);
@@ -258,6 +261,127 @@ START_TEST (test_dsconfig_round_trip)
 }
 END_TEST
 
+/* The expert-parallel axis: DeepSpeed's two divisibility rules
+ * (moe/layer.py: experts % ep; groups.py: W % ep), by hand and against the
+ * builders — an accepted size builds a plan whose expert family has ep
+ * ranks per group; a rejected one fails in the plan builder or the group
+ * builder. */
+START_TEST (test_expert_parallel_rules)
+{
+  SpModel m, dense;
+  GError *error = NULL;
+  ck_assert (sp_model_load_data ("{\"name\": \"moe12\", \"layers\": 2, \"hidden\": 64, \"heads\": 4,"
+                                 " \"vocab\": 256, \"seq_len\": 32,"
+                                 " \"moe\": {\"experts\": 12, \"every\": 2, \"top_k\": 2}}",
+                                 -1, "moe12", &m, &error));
+  grid_model (&dense);
+  const guint32 W = 8, D = 4;
+  /* 12 experts on 8 ranks: 1, 2, 4 run; 3, 6, 12 leave ranks over; 8 does
+   * not divide the experts */
+  const SpDsVerdict want[13] = { [1] = SP_DS_RUNS,    [2] = SP_DS_RUNS,    [3] = SP_DS_REJECTS,
+                                 [4] = SP_DS_RUNS,    [5] = SP_DS_REJECTS, [6] = SP_DS_REJECTS,
+                                 [7] = SP_DS_REJECTS, [8] = SP_DS_REJECTS, [9] = SP_DS_REJECTS,
+                                 [10] = SP_DS_REJECTS, [11] = SP_DS_REJECTS, [12] = SP_DS_REJECTS };
+  for (guint32 ep = 1; ep <= 12; ep++)
+    {
+      g_autofree char *why = NULL;
+      SpDsVerdict v = sp_expert_parallel_deepspeed_verdict (ep, &m, W, &why);
+      ck_assert_msg (v == want[ep], "ep %u: verdict %d", ep, v);
+      ck_assert_msg ((v == SP_DS_RUNS) == (why == NULL), "ep %u: reason iff not runs", ep);
+      if (ep == 8)
+        ck_assert (strstr (why, "number of experts") != NULL);
+      if (ep == 3)
+        ck_assert (strstr (why, "divide the world") != NULL);
+      SpShardingOptions o;
+      sp_sharding_options_init (&o);
+      o.expert_parallel = ep;
+      SpWorkloadPlanOptions p;
+      sp_workload_plan_options_init (&p);
+      p.world_size = W;
+      p.devices_per_node = D;
+      g_autoptr (SpPlan) plan = sp_workload_build_plan (&m, &o, &p, &error);
+      g_autoptr (SpGroups) g = plan ? sp_groups_build (sp_plan_groups_options (plan), &error) : NULL;
+      ck_assert_msg ((g != NULL) == (v == SP_DS_RUNS), "ep %u: builders %s the verdict", ep,
+                     g ? "contradict" : error->message);
+      g_clear_error (&error);
+      if (g && ep > 1)
+        {
+          ck_assert_uint_eq (sp_groups_n_groups (g, SP_FAMILY_EXPERT), W / ep);
+          guint32 n = 0;
+          sp_groups_members (g, SP_FAMILY_EXPERT, 0, &n);
+          ck_assert_uint_eq (n, ep);
+        }
+    }
+  g_autofree char *why = NULL;
+  ck_assert_int_eq (sp_expert_parallel_deepspeed_verdict (1, &dense, W, NULL), SP_DS_RUNS);
+  ck_assert_int_eq (sp_expert_parallel_deepspeed_verdict (2, &dense, W, &why), SP_DS_REJECTS);
+  ck_assert (strstr (why, "no MoE layer") != NULL);
+}
+END_TEST
+
+/* sweep --deepspeed-config: the step-model keys are read, the grid's keys
+ * are named and not applied (not even checked), the stage is 3. */
+START_TEST (test_dsconfig_knobs)
+{
+  g_autofree char *dir = sp_test_tmpdir ();
+  g_autofree char *path = g_build_filename (dir, "ds.json", NULL);
+  const char *text =
+    "{\"train_micro_batch_size_per_gpu\": 4, \"gradient_accumulation_steps\": \"auto\",\n"
+    " \"fp16\": {\"enabled\": true},\n"
+    " \"zero_optimization\": {\"stage\": 2, \"mics_shard_size\": 8, \"zero_hpz_partition_size\": \"x\",\n"
+    "   \"overlap_comm\": false, \"contiguous_gradients\": false, \"reduce_bucket_size\": 2e6,\n"
+    "   \"stage3_prefetch_bucket_size\": 12345, \"stage3_max_live_parameters\": 3e8,\n"
+    "   \"stage3_max_reuse_distance\": 0, \"stage3_param_persistence_threshold\": 10}}\n";
+  ck_assert (g_file_set_contents (path, text, -1, NULL));
+  SpModel m;
+  grid_model (&m);
+  const guint32 mb = m.micro_batch, ga = m.grad_accum;
+  SpShardingOptions o;
+  sp_sharding_options_init (&o);
+  o.hierarchical = TRUE; /* the caller's layout survives */
+  g_auto (GStrv) over = NULL, warnings = NULL;
+  GError *error = NULL;
+  ck_assert_msg (sp_deepspeed_config_apply_knobs_file (path, &o, &m, &over, &warnings, &error), "%s",
+                 error ? error->message : "");
+  ck_assert_uint_eq (g_strv_length (over), 5);
+  const char *names[] = { "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
+                          "zero_optimization.stage", "zero_optimization.mics_shard_size",
+                          "zero_optimization.zero_hpz_partition_size" };
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    ck_assert_msg (g_strv_contains ((const char *const *) over, names[i]), "%s", names[i]);
+  ck_assert (warnings == NULL || warnings[0] == NULL);
+  ck_assert_uint_eq (o.zero_stage, 3);
+  ck_assert_uint_eq (o.shard_size, 0);
+  ck_assert (o.hierarchical);
+  ck_assert_uint_eq (m.micro_batch, mb);
+  ck_assert_uint_eq (m.grad_accum, ga);
+  ck_assert_int_eq (m.dtype, SP_DTYPE_FLOAT16);
+  ck_assert (!o.overlap_comm && !o.contiguous_gradients);
+  ck_assert_uint_eq (o.reduce_bucket_size, 2000000);
+  ck_assert_uint_eq (o.prefetch_bucket_size, 12345);
+  ck_assert_uint_eq (o.max_live_parameters, 300000000);
+  ck_assert_uint_eq (o.max_reuse_distance, 0);
+  ck_assert_uint_eq (o.param_persistence_threshold, 10);
+  /* a step-model key of the wrong type is still an error naming it */
+  ck_assert (g_file_set_contents (path, "{\"zero_optimization\": {\"overlap_comm\": 3}}", -1, NULL));
+  SpShardingOptions before = o;
+  ck_assert (!sp_deepspeed_config_apply_knobs_file (path, &o, &m, NULL, NULL, &error));
+  ck_assert_msg (strstr (error->message, "overlap_comm") != NULL, "%s", error->message);
+  g_clear_error (&error);
+  ck_assert (memcmp (&before, &o, sizeof o) == 0);
+  /* a plain ZeRO-3 config overrides nothing: stage 3 is what is planned */
+  ck_assert (g_file_set_contents (path, "{\"zero_optimization\": {\"stage\": 3, \"overlap_comm\": true}}",
+                                  -1, NULL));
+  g_strfreev (over);
+  over = NULL;
+  ck_assert (sp_deepspeed_config_apply_knobs_file (path, &o, &m, &over, NULL, &error));
+  ck_assert (over != NULL && over[0] == NULL);
+  ck_assert (o.overlap_comm);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+END_TEST
+
 static Suite *
 grid_suite (void)
 {
@@ -267,6 +391,8 @@ grid_suite (void)
   tcase_add_test (tc, test_rules_by_hand);
   tcase_add_test (tc, test_rules_against_builders);
   tcase_add_test (tc, test_dsconfig_round_trip);
+  tcase_add_test (tc, test_expert_parallel_rules);
+  tcase_add_test (tc, test_dsconfig_knobs);
   suite_add_tcase (s, tc);
   return s;
 }
