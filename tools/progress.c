@@ -11,7 +11,6 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#define BAR_WIDTH 20
 #define LINE_MAX_BYTES 512
 /* Terminal width when the terminal does not say (a pty under `script`). */
 #define DEFAULT_COLUMNS 80
@@ -70,7 +69,7 @@ format_count (char *buf, gsize size, guint64 n)
 
 gsize
 sp_progress_format_line (char *buf, gsize size, const char *command, guint64 done,
-                         guint64 total, const char *unit, gint64 elapsed_us)
+                         guint64 total, const char *unit, gint64 elapsed_us, guint bar_width)
 {
   g_return_val_if_fail (buf != NULL && size > 0, 0);
   char d[48], t[48], el[32], left[32];
@@ -89,11 +88,18 @@ sp_progress_format_line (char *buf, gsize size, const char *command, guint64 don
   unsigned pct = (unsigned) ((double) done / (double) total * 100.0);
   if (pct == 100 && done < total)
     pct = 99;
-  unsigned fill = (unsigned) ((double) done / (double) total * BAR_WIDTH);
-  char bar[BAR_WIDTH + 1];
-  for (unsigned i = 0; i < BAR_WIDTH; i++)
-    bar[i] = i < fill ? '#' : ' ';
-  bar[BAR_WIDTH] = '\0';
+  char bar[SP_PROGRESS_BAR_MAX + 4] = "";
+  bar_width = MIN (bar_width, SP_PROGRESS_BAR_MAX);
+  if (bar_width > 0)
+    {
+      guint fill = (guint) ((double) done / (double) total * bar_width);
+      bar[0] = '[';
+      for (guint i = 0; i < bar_width; i++)
+        bar[1 + i] = i < fill ? '#' : ' ';
+      bar[1 + bar_width] = ']';
+      bar[2 + bar_width] = ' ';
+      bar[3 + bar_width] = '\0';
+    }
   left[0] = '\0';
   if (done > 0 && done < total && elapsed_us >= G_USEC_PER_SEC)
     {
@@ -102,7 +108,7 @@ sp_progress_format_line (char *buf, gsize size, const char *command, guint64 don
       sp_progress_format_duration (r, sizeof r, rest > 1e15 ? (gint64) 1e15 : (gint64) rest);
       g_snprintf (left, sizeof left, ", ~%s left", r);
     }
-  int n = g_snprintf (buf, size, "shardplan %s: [%s] %3u%% %s/%s %s, %s%s", command, bar, pct, d,
+  int n = g_snprintf (buf, size, "shardplan %s: %s%3u%% %s/%s %s, %s%s", command, bar, pct, d,
                       t, unit, el, left);
   return MIN ((gsize) MAX (n, 0), size - 1);
 }
@@ -121,14 +127,18 @@ static void
 draw (SpProgress *p, gint64 now)
 {
   char line[LINE_MAX_BYTES];
-  sp_progress_format_line (line, sizeof line, p->command, atomic_load_explicit (&p->done,
-                           memory_order_relaxed), atomic_load_explicit (&p->total,
-                           memory_order_relaxed), p->unit, now - p->t0);
-  /* one column short of the width: a full line would wrap, and "\r"
-   * then returns to the wrapped half only.  The line is ASCII. */
-  int width = columns () - 1;
+  guint64 done = atomic_load_explicit (&p->done, memory_order_relaxed);
+  guint64 total = atomic_load_explicit (&p->total, memory_order_relaxed);
+  /* one column short of the width: a full line would wrap, and "\r" then
+   * returns to the wrapped half only.  The line is ASCII.  The bar goes
+   * first when the line is too long, then the line is cut. */
+  int width = MAX (columns () - 1, 10);
+  gsize n = sp_progress_format_line (line, sizeof line, p->command, done, total, p->unit,
+                                     now - p->t0, SP_PROGRESS_BAR_WIDTH);
+  if (n > (gsize) width)
+    sp_progress_format_line (line, sizeof line, p->command, done, total, p->unit, now - p->t0, 0);
   /* "\033[K": erase what a longer earlier line left to the right */
-  fprintf (stderr, "\r%.*s\033[K", MAX (width, 10), line);
+  fprintf (stderr, "\r%.*s\033[K", width, line);
   fflush (stderr);
   p->drawn = TRUE;
 }

@@ -3,7 +3,7 @@
  *
  * One line on stderr, redrawn in place:
  *
- *   shardplan sim: [########            ] 41% 93,184/227,328 op instances, 9.6 s, ~14 s left
+ *   shardplan sim: [########            ]  40% 93,184/227,328 op instances, 9.6 s, ~14 s left
  *
  * It is drawn only when
  *   - stderr is a terminal (sp_cli_stderr_is_tty()) and the command was not
@@ -73,16 +73,25 @@ gboolean sp_progress_active (const SpProgress *progress);
 void sp_progress_free (SpProgress *progress);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpProgress, sp_progress_free)
 
+/* The bar's width on a terminal wide enough for it (characters between
+ * the brackets), and the most sp_progress_format_line() draws. */
+#define SP_PROGRESS_BAR_WIDTH 20
+#define SP_PROGRESS_BAR_MAX 64
+
 /* The text of the line (without "\r" or terminal codes) into buf of
  * `size` bytes (truncated, always NUL-terminated): "shardplan COMMAND: "
- * then, with a total, a 20-character bar, the percent, "DONE/TOTAL UNIT",
- * the elapsed time and — once something is done and 1 s has passed — the
- * estimated time left (elapsed × (total − done) / done); without a total,
- * "DONE UNIT" and the elapsed time.  Counts with thousands separators,
- * times as sp_progress_format_duration().  Returns the length written.
- * Pure: tests/tools/test_progress.c checks it. */
+ * then, with a total, a bar of `bar_width` characters in brackets (0: no
+ * bar; at most SP_PROGRESS_BAR_MAX), the percent (rounded down: 100 % only
+ * when done), "DONE/TOTAL UNIT", the elapsed time and — once something is
+ * done and 1 s has passed — the estimated time left (elapsed × (total −
+ * done) / done); without a total, "DONE UNIT" and the elapsed time.
+ * Counts with thousands separators, times as
+ * sp_progress_format_duration().  Returns the length written.  Pure:
+ * tests/tools/test_progress.c checks it.  The line drawn drops the bar
+ * where the terminal is too narrow for it, then is cut to the width. */
 gsize sp_progress_format_line (char *buf, gsize size, const char *command, guint64 done,
-                               guint64 total, const char *unit, gint64 elapsed_us);
+                               guint64 total, const char *unit, gint64 elapsed_us,
+                               guint bar_width);
 
 /* A duration for the progress line: "0.4 s", "9.6 s" below 10 s, "14 s"
  * below 60 s, "2 min 05 s" below an hour, "3 h 07 min" above.  Negative

@@ -53,28 +53,35 @@ START_TEST (test_line_with_total)
   char buf[256];
   /* 41 % of 227,328 after 9.6 s: 9.6 × (227328 − 93184) / 93184 = 13.82 s left */
   gsize n = sp_progress_format_line (buf, sizeof buf, "sim", 93184, 227328, "op instances",
-                                     9600000);
+                                     9600000, 20);
   ck_assert_str_eq (buf, "shardplan sim: [########            ]  40% 93,184/227,328 op instances, "
                          "9.6 s, ~14 s left");
   ck_assert_uint_eq (n, strlen (buf));
+  /* no bar (a narrow terminal), a short one; the width is capped */
+  sp_progress_format_line (buf, sizeof buf, "sim", 93184, 227328, "op instances", 9600000, 0);
+  ck_assert_str_eq (buf, "shardplan sim:  40% 93,184/227,328 op instances, 9.6 s, ~14 s left");
+  sp_progress_format_line (buf, sizeof buf, "sim", 1, 2, "ops", 9600000, 5);
+  ck_assert_str_eq (buf, "shardplan sim: [##   ]  50% 1/2 ops, 9.6 s, ~9.6 s left");
+  sp_progress_format_line (buf, sizeof buf, "sim", 1, 2, "ops", 0, 1000);
+  ck_assert_uint_eq (strspn (strchr (buf, '[') + 1, "# "), SP_PROGRESS_BAR_MAX);
   /* nothing done yet, or under a second: no estimate */
-  sp_progress_format_line (buf, sizeof buf, "trace export", 0, 1000, "rows", 5000000);
+  sp_progress_format_line (buf, sizeof buf, "trace export", 0, 1000, "rows", 5000000, 20);
   ck_assert_str_eq (buf, "shardplan trace export: [                    ]   0% 0/1,000 rows, 5.0 s");
-  sp_progress_format_line (buf, sizeof buf, "trace export", 500, 1000, "rows", 900000);
+  sp_progress_format_line (buf, sizeof buf, "trace export", 500, 1000, "rows", 900000, 20);
   ck_assert_str_eq (buf, "shardplan trace export: [##########          ]  50% 500/1,000 rows, 0.9 s");
   /* half done after 2 min: 2 min left */
-  sp_progress_format_line (buf, sizeof buf, "run", 50, 100, "ops", 120 * G_USEC_PER_SEC);
+  sp_progress_format_line (buf, sizeof buf, "run", 50, 100, "ops", 120 * G_USEC_PER_SEC, 20);
   ck_assert_str_eq (buf, "shardplan run: [##########          ]  50% 50/100 ops, 2 min 00 s, "
                          "~2 min 00 s left");
   /* 99.9 % is not 100 %; done past the total counts as the total */
-  sp_progress_format_line (buf, sizeof buf, "sweep", 999, 1000, "configurations", 2000000);
+  sp_progress_format_line (buf, sizeof buf, "sweep", 999, 1000, "configurations", 2000000, 20);
   ck_assert (strstr (buf, "  99% 999/1,000 configurations") != NULL);
   ck_assert (strstr (buf, "[################### ]") != NULL);
-  sp_progress_format_line (buf, sizeof buf, "sweep", 1234, 1000, "configurations", 2000000);
+  sp_progress_format_line (buf, sizeof buf, "sweep", 1234, 1000, "configurations", 2000000, 20);
   ck_assert_str_eq (buf, "shardplan sweep: [####################] 100% 1,000/1,000 configurations, "
                          "2.0 s");
   /* counts at the top of the range */
-  sp_progress_format_line (buf, sizeof buf, "x", G_MAXUINT64 / 2, G_MAXUINT64, "u", 3000000);
+  sp_progress_format_line (buf, sizeof buf, "x", G_MAXUINT64 / 2, G_MAXUINT64, "u", 3000000, 20);
   ck_assert (strstr (buf, "9,223,372,036,854,775,807/18,446,744,073,709,551,615 u") != NULL);
   ck_assert (strstr (buf, "~3.0 s left") != NULL);
 }
@@ -84,11 +91,11 @@ START_TEST (test_line_without_total)
 {
   char buf[256];
   sp_progress_format_line (buf, sizeof buf, "calibrate", 1234567, 0, "model evaluations",
-                           75 * G_USEC_PER_SEC);
+                           75 * G_USEC_PER_SEC, 20);
   ck_assert_str_eq (buf, "shardplan calibrate: 1,234,567 model evaluations, 1 min 15 s");
   /* truncated, still terminated */
   char small[16];
-  gsize n = sp_progress_format_line (small, sizeof small, "calibrate", 1, 0, "x", 0);
+  gsize n = sp_progress_format_line (small, sizeof small, "calibrate", 1, 0, "x", 0, 20);
   ck_assert_uint_eq (n, sizeof small - 1);
   ck_assert_str_eq (small, "shardplan calib");
 }
