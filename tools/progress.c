@@ -166,6 +166,14 @@ draw_thread (gpointer data)
 SpProgress *
 sp_progress_new (const char *command, guint64 total, const char *unit, gboolean quiet)
 {
+  /* sp_cli_stderr_is_tty(), without linking cli.c into the unit test */
+  return sp_progress_new_full (command, total, unit, quiet, isatty (STDERR_FILENO));
+}
+
+SpProgress *
+sp_progress_new_full (const char *command, guint64 total, const char *unit, gboolean quiet,
+                      gboolean terminal)
+{
   SpProgress *p = g_new0 (SpProgress, 1);
   p->command = g_strdup (command);
   p->unit = unit;
@@ -174,7 +182,7 @@ sp_progress_new (const char *command, guint64 total, const char *unit, gboolean 
   p->t0 = g_get_monotonic_time ();
   p->delay_us = SP_PROGRESS_DELAY_US;
   const char *hook = g_getenv ("SP_TEST_PROGRESS");
-  gboolean tty = isatty (STDERR_FILENO); /* sp_cli_stderr_is_tty(), without linking cli.c */
+  gboolean tty = terminal;
   if (hook != NULL && (strcmp (hook, "nodelay") == 0 || strcmp (hook, "tty") == 0))
     {
       p->delay_us = 0;

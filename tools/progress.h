@@ -56,6 +56,13 @@ typedef struct SpProgress SpProgress;
 SpProgress *sp_progress_new (const char *command, guint64 total, const char *unit,
                              gboolean quiet);
 
+/* sp_progress_new() for a command whose stderr reaches a terminal by
+ * another way than being one (`run`: rank 0's stderr is a pipe that
+ * mpirun copies to its own): `terminal` replaces isatty(2).  The test hook
+ * SP_TEST_PROGRESS applies as above. */
+SpProgress *sp_progress_new_full (const char *command, guint64 total, const char *unit,
+                                  gboolean quiet, gboolean terminal);
+
 /* `done` units are done now (absolute).  Values above the total count as
  * the total. */
 void sp_progress_set (SpProgress *progress, guint64 done);
