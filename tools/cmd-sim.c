@@ -169,6 +169,8 @@ write_trace (const char *path, const SpTopo *topo, const SpPlan *plan, const SpG
     }
   if (ok && buf->len)
     ok = sp_trace_writer_append (w, (SpTraceRow *) buf->data, buf->len, error);
+  if (ok)
+    sp_progress_set (progress, n_ops);
   g_array_free (buf, TRUE);
   for (guint f = 0; f < SP_FAMILY_N; f++)
     g_free (seq[f]);

@@ -26,9 +26,10 @@
  *     /dev/null`): the real isatty() path;
  *   - the test-only environment variable SP_TEST_PROGRESS:
  *       "nodelay"  draw from the first moment (no SP_PROGRESS_DELAY_US),
- *                  still only on a terminal — so a short command under
- *                  `script` draws, and a short command with stderr in a
- *                  file proves that nothing is drawn there;
+ *                  and at least the final count once, however short the
+ *                  work; still only on a terminal — so a short command
+ *                  under `script` draws, and a short command with stderr
+ *                  in a file proves that nothing is drawn there;
  *       "tty"      also treat stderr as a terminal (for systems without
  *                  `script`).
  *     --quiet wins over both.  tests/tools/progress.sh uses them.
