@@ -78,22 +78,12 @@ launcher_stderr_is_tty (void)
                             || g_str_has_prefix (target, "/dev/tty"));
 }
 
-/* The progress line of rank 0, started at its first op (the executor
- * reports on rank 0 only: no other rank ever draws). */
-typedef struct {
-  SpProgress *line;
-  gboolean quiet;
-} RunProgress;
-
+/* SpExecOptions.progress: the executor's count into rank 0's line. */
 static void
 run_progress (guint64 done, guint64 total, gpointer data)
 {
-  RunProgress *p = data;
-  if (p->line == NULL)
-    p->line = sp_progress_new_full ("run", total, "op steps", p->quiet,
-                                    sp_cli_stderr_is_tty ()
-                                    || (launcher_rank () == 0 && launcher_stderr_is_tty ()));
-  sp_progress_set (p->line, done);
+  sp_progress_set_total (data, total);
+  sp_progress_set (data, done);
 }
 #endif
 
@@ -184,16 +174,23 @@ run_main (int argc, char **argv, int saved_stderr)
         return sp_cli_error (cmd, e);
     }
   restore_stderr (saved_stderr);
-  RunProgress progress = { NULL, quiet };
-  if (!quiet)
+  /* Rank 0 only (as the launcher numbers it; -1: no launcher, a
+   * singleton): the others never draw, and where nothing can be drawn the
+   * executor gets no callback at all. */
+  SpProgress *progress = NULL;
+  if (launcher_rank () <= 0)
+    progress = sp_progress_new_full (cmd, 0, "op steps", quiet,
+                                     sp_cli_stderr_is_tty ()
+                                     || (launcher_rank () == 0 && launcher_stderr_is_tty ()));
+  if (progress != NULL && sp_progress_active (progress))
     {
       o.progress = run_progress;
-      o.progress_data = &progress;
+      o.progress_data = progress;
     }
   SpExecResult res;
   GError *error = NULL;
   gboolean ok = sp_exec_run (&o, &res, &error);
-  g_clear_pointer (&progress.line, sp_progress_free);
+  sp_progress_free (progress);
   if (!ok)
     {
       if (res.report_error && error)
