@@ -22,6 +22,7 @@
 #include "shardplan/shardplan.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #define CMD "trace export"
 #define BATCH_ROWS 65536
@@ -275,7 +276,9 @@ sp_trace_cmd_export (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   if (!sp_trace_out_open (&out, output, &error))
     return sp_cli_fail (CMD, SP_EXIT_FAILURE, "%s", error->message);
-  rows_progress = sp_progress_new (CMD, sp_trace_n_rows (t), "rows", quiet);
+  /* rows streaming to the terminal are their own progress: no line over them */
+  gboolean rows_on_tty = (output == NULL || strcmp (output, "-") == 0) && isatty (STDOUT_FILENO);
+  rows_progress = sp_progress_new (CMD, sp_trace_n_rows (t), "rows", quiet || rows_on_tty);
   gboolean ok = csv ? export_csv (t, out.fp, &error) : export_chrome (t, out.fp, &error);
   g_clear_pointer (&rows_progress, sp_progress_free);
   if (!ok)
