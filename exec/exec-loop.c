@@ -79,7 +79,19 @@ typedef struct {
    * input is (cleared for the validation pass). */
   gboolean fill_once;
   guint8 *filled;
+  guint64 pass_base;            /* op steps of the passes before this one (progress) */
 } Run;
+
+/* SpExecOptions.progress on rank 0: `i` ops of the current pass done. */
+static void
+report (const Run *R, guint32 i)
+{
+  const SpExecOptions *o = R->ctx->opts;
+  if (o->progress == NULL || R->ctx->rank != 0)
+    return;
+  guint64 passes = (guint64) o->warmup + o->iters + (o->check == SP_EXEC_CHECK_AFTER ? 1 : 0);
+  o->progress (R->pass_base + i, passes * R->ctx->n_tasks, o->progress_data);
+}
 
 static gint64
 now (const Run *R)
@@ -387,6 +399,7 @@ iter_isolated (Run *R, gboolean *coordinated)
         return FALSE;
       if (runs && t->done)
         finish (R, t);
+      report (R, i + 1);
     }
   for (guint32 i = 0; i < ctx->n_tasks; i++)
     if (ctx->tasks[i].virtual_composite)
@@ -458,6 +471,7 @@ iter_replay (Run *R, gboolean *coordinated)
       if (R->failure)
         break;
       issue (R, t);
+      report (R, i + 1);
       if (t->in_flight)
         g_ptr_array_add (flying, t);
       g_hash_table_insert (last_on_stream, GUINT_TO_POINTER (t->op->stream + 1), t);
@@ -524,12 +538,18 @@ sp_exec_loop_run (SpExecLoop *L, GError **error)
       sp_exec_recorder_set_iter (L->rec, R.iter);
       if (R.iter == 0)
         L->epoch_ns = now (&R);
+      R.pass_base = (guint64) it * L->ctx->n_tasks;
       ok = o->mode == SP_EXEC_MODE_ISOLATED ? iter_isolated (&R, &coordinated)
                                             : iter_replay (&R, &coordinated);
       sp_exec_recorder_flush (L->rec);
+      if (ok)
+        report (&R, L->ctx->n_tasks);
     }
+  R.pass_base = ((guint64) o->warmup + o->iters) * L->ctx->n_tasks;
   if (ok && o->check == SP_EXEC_CHECK_AFTER)
     ok = validate (&R, &coordinated);
+  if (ok && o->check == SP_EXEC_CHECK_AFTER)
+    report (&R, L->ctx->n_tasks);
   wd_stop (&R);
   g_clear_pointer (&R.filled, g_free);
   sp_exec_recorder_set_iter (L->rec, -1);

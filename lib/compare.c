@@ -73,9 +73,24 @@ sample_cmp (const void *a, const void *b)
   return 0;
 }
 
+/* The caller's progress callback and the count so far. */
+typedef struct {
+  SpCompareProgressFn fn;
+  gpointer data;
+  guint64 done, total;
+} Progress;
+
+static void
+progress_add (Progress *p, guint64 n)
+{
+  p->done += n;
+  if (p->fn)
+    p->fn (MIN (p->done, p->total), p->total, p->data);
+}
+
 /* Every row of a trace, sorted by key; duplicates are an error. */
 static GArray *
-read_samples (SpTrace *trace, const char *name, GError **error)
+read_samples (SpTrace *trace, const char *name, Progress *progress, GError **error)
 {
   guint64 n = sp_trace_n_rows (trace);
   g_autoptr (GArray) out = g_array_sized_new (FALSE, FALSE, sizeof (Sample), (guint) MIN (n, G_MAXUINT));
@@ -95,6 +110,7 @@ read_samples (SpTrace *trace, const char *name, GError **error)
                        .composite = (r->flags & SP_TRACE_FLAG_COMPOSITE) != 0 };
           g_array_append_val (out, s);
         }
+      progress_add (progress, k);
     }
   qsort (out->data, out->len, sizeof (Sample), sample_cmp);
   for (guint i = 1; i < out->len; i++)
@@ -204,7 +220,8 @@ spread_iterations (GArray **sim, const GArray *meas)
 }
 
 static void
-join (SpCompare *cmp, GArray *sim, GArray *meas, const SpPlan *plan, SpTrace *measured)
+join (SpCompare *cmp, GArray *sim, GArray *meas, const SpPlan *plan, SpTrace *measured,
+      Progress *progress)
 {
   SpCompareCounts *c = &cmp->counts;
   OpAcc acc = { g_array_new (FALSE, FALSE, sizeof (double)),
@@ -212,8 +229,11 @@ join (SpCompare *cmp, GArray *sim, GArray *meas, const SpPlan *plan, SpTrace *me
                 g_array_new (FALSE, FALSE, sizeof (double)), 0 };
   const Sample *cur = NULL;  /* measured sample of the op being accumulated */
   guint i = 0, j = 0;
+  guint64 steps = 0;
   while (i < sim->len || j < meas->len)
     {
+      if (++steps % READ_CHUNK == 0)
+        progress_add (progress, READ_CHUNK);
       const Sample *s = i < sim->len ? &g_array_index (sim, Sample, i) : NULL;
       const Sample *m = j < meas->len ? &g_array_index (meas, Sample, j) : NULL;
       int order = s == NULL ? 1 : m == NULL ? -1 : sample_cmp (s, m);
@@ -392,6 +412,14 @@ SpCompare *
 sp_compare_traces (SpTrace *sim, const char *sim_name, SpTrace *measured,
                    const char *measured_name, GError **error)
 {
+  return sp_compare_traces_full (sim, sim_name, measured, measured_name, NULL, NULL, error);
+}
+
+SpCompare *
+sp_compare_traces_full (SpTrace *sim, const char *sim_name, SpTrace *measured,
+                        const char *measured_name, SpCompareProgressFn progress_fn,
+                        gpointer progress_data, GError **error)
+{
   g_return_val_if_fail (sim != NULL && measured != NULL, NULL);
   sim_name = sim_name ? sim_name : "simulated trace";
   measured_name = measured_name ? measured_name : "measured trace";
@@ -427,10 +455,13 @@ sp_compare_traces (SpTrace *sim, const char *sim_name, SpTrace *measured,
                    sim_name, ds, measured_name, dm);
       return NULL;
     }
-  g_autoptr (GArray) s = read_samples (sim, sim_name, error);
+  /* reading both, then the join's steps (set once its arrays are known) */
+  Progress progress = { progress_fn, progress_data, 0,
+                        sp_trace_n_rows (sim) + sp_trace_n_rows (measured) };
+  g_autoptr (GArray) s = read_samples (sim, sim_name, &progress, error);
   if (s == NULL)
     return NULL;
-  g_autoptr (GArray) m = read_samples (measured, measured_name, error);
+  g_autoptr (GArray) m = read_samples (measured, measured_name, &progress, error);
   if (m == NULL)
     return NULL;
 
@@ -457,7 +488,9 @@ sp_compare_traces (SpTrace *sim, const char *sim_name, SpTrace *measured,
     plan = sp_plan_from_json (text, -1, 0, NULL);
 
   spread_iterations (&s, m);
-  join (cmp, s, m, plan, measured);
+  progress.total = progress.done + s->len + m->len;
+  join (cmp, s, m, plan, measured, &progress);
+  progress_add (&progress, progress.total - MIN (progress.done, progress.total)); /* the rest */
   if (cmp->ops->len == 0)
     {
       const SpCompareCounts *c = &cmp->counts;

@@ -207,6 +207,9 @@ typedef struct {
   guint idx[P];      /* fitted parameters, in order */
   guint n_free;
   guint32 world;
+  SpCalibProgressFn progress;
+  gpointer progress_data;
+  guint64 *estimates;  /* count of sp_sim_estimate calls, for progress */
 } Fit;
 
 static void
@@ -254,6 +257,8 @@ simulate (const Fit *f, const SpTopoSpec *spec, gboolean fit_only, double *out_n
           return FALSE;
         }
       out_ns[i] = MAX (1.0, (double) est.time_ns);
+      if (f->progress != NULL)
+        f->progress (++*f->estimates, 0, f->progress_data);
       if (protos != NULL && !pt->holdout && (guint) est.proto < 3)
         *protos |= 1u << est.proto;
     }
@@ -684,8 +689,10 @@ sp_calibrate_fit (const SpTopo *topo, const SpCalibData *data, const SpCalibOpti
   else
     sp_calib_options_init (&opt);
   const SpTopoSpec *spec = sp_topo_spec (topo);
+  guint64 estimates = 0;
   Fit f = { .base = spec, .data = data, .model = opt.model, .loss = opt.loss,
-            .world = sp_topo_world_size (topo) };
+            .world = sp_topo_world_size (topo), .progress = opt.progress,
+            .progress_data = opt.progress_data, .estimates = &estimates };
   f.pts = sp_calib_data_points (data, &f.n_pts);
   if (sp_calib_data_n_fit (data) == 0)
     {

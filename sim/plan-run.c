@@ -379,6 +379,8 @@ schedule (SpPlanCtx *c, SpSimResult *res, gboolean zero_comm, const guint32 *str
       if (parent != NULL && (gint64) o == last_sub[parent->id]
           && !sp_plan_composite_spans (c, res, parent, o, error))
         return FALSE;
+      if (!zero_comm)
+        sp_plan_progress (c, res->off[o + 1] - res->off[o]);
     }
   if (zero_comm)
     res->compute_only_ns = step;
@@ -594,6 +596,14 @@ sp_sim_run_plan_full (const SpTopo *topo, SpSimModel model, const SpPlan *plan,
                   NULL, NULL, 0 };
   c.cache = g_array_new (FALSE, FALSE, sizeof (CostEntry));
   g_array_set_clear_func (c.cache, cost_entry_clear);
+  if (options != NULL && options->progress != NULL)
+    {
+      c.progress = options->progress;
+      c.progress_data = options->progress_data;
+      for (guint32 o = 0; o < n_ops; o++)
+        if (!sp_coll_is_composite (sp_plan_op (plan, o)->kind))
+          c.progress_total += res->off[o + 1] - res->off[o];
+    }
   /* compute-only pass first, then the real one (whose spans are kept) */
   gboolean ok = schedule (&c, res, TRUE, stream_of, n_streams, last_sub, error);
   if (ok && contention == SP_SIM_CONTENTION_STEP)
@@ -601,6 +611,8 @@ sp_sim_run_plan_full (const SpTopo *topo, SpSimModel model, const SpPlan *plan,
   else if (ok)
     ok = schedule (&c, res, FALSE, stream_of, n_streams, last_sub, error);
   ok = ok && check (&c, res, error);
+  if (ok && c.progress != NULL)
+    c.progress (c.progress_total, c.progress_total, c.progress_data);
   g_array_free (c.cache, TRUE);
   sp_net_free (c.net);
   if (!ok)

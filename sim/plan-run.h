@@ -43,7 +43,27 @@ typedef struct {
   GArray *cache;              /* plan-run.c's per-shape cost cache */
   SpNet *net;                 /* built on first use, freed by the caller */
   guint32 contention_fallbacks;
+  /* SpSimPlanOptions.progress: instances done / in both passes, and the
+   * count at the last call */
+  SpSimProgressFn progress;
+  gpointer progress_data;
+  guint64 progress_done, progress_total, progress_last;
 } SpPlanCtx;
+
+/* `n` more op instances simulated: a counter, and the options' progress
+ * callback every SP_SIM_PROGRESS_EVERY of them. */
+static inline void
+sp_plan_progress (SpPlanCtx *c, guint64 n)
+{
+  c->progress_done += n;
+  if (G_UNLIKELY (c->progress != NULL
+                  && c->progress_done - c->progress_last >= SP_SIM_PROGRESS_EVERY))
+    {
+      c->progress_last = c->progress_done;
+      c->progress (MIN (c->progress_done, c->progress_total), c->progress_total,
+                   c->progress_data);
+    }
+}
 
 /* Duration of a kernel op (compute / quantize / dequantize / quant_reduce), ns. */
 guint64 sp_plan_kernel_ns (const SpPlanCtx *c, const SpOp *op);

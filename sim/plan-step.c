@@ -250,6 +250,7 @@ group_done (Step *s, guint32 o, guint32 g)
   const guint32 *m = sp_groups_members (s->c->groups, op->family, g, &n);
   for (guint32 i = 0; i < n; i++)
     on_done (s, o, m[i]);
+  sp_plan_progress (s->c, 1);
 }
 
 /* Complete the zero-duration instances queued at the current time (and
@@ -264,6 +265,7 @@ drain (Step *s)
         {
           s->res->spans[s->res->off[w.op] + w.index].end = sp_engine_now (s->eng);
           on_done (s, w.op, w.index);
+          sp_plan_progress (s->c, 1);
         }
       else
         group_done (s, w.op, w.index);
@@ -344,6 +346,7 @@ job_done (SpEngine *engine, guint32 job, gpointer data)
         s->res->spans[s->res->off[ji.op] + rk[i]].end = now;
       for (guint i = 0; i < b->len; i++)
         on_done (s, ji.op, rk[i]);
+      sp_plan_progress (s->c, b->len);
       g_array_free (b, TRUE);
     }
   else

@@ -25,8 +25,10 @@ int sp_chakra_cmd_write (const char *command, const SpPlan *plan, const SpTopo *
  * the trace carries, each node with the duration_micros the trace measured
  * or simulated for it on that rank (the mean over the timed iterations of
  * the rows with status ok; a kernel without rows gets the time the trace's
- * own topology models for it).  Checks the files itself.  Exit status. */
-int sp_chakra_cmd_write_trace (const char *command, const char *trace_path, const char *prefix);
+ * own topology models for it).  Checks the files itself.  `quiet` as in
+ * sp_chakra_cmd_write().  Exit status. */
+int sp_chakra_cmd_write_trace (const char *command, const char *trace_path, const char *prefix,
+                               gboolean quiet);
 
 /* `shardplan chakra import` and `shardplan trace import-chakra`; argv[0] is
  * the command's full name. */

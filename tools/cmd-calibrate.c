@@ -5,6 +5,7 @@
 #include "config.h"
 #include "cli.h"
 #include "commands.h"
+#include "progress.h"
 #include "shardplan/shardplan.h"
 #include "shardplan/calibrate.h"
 #include "shardplan/calibrate-fit.h"
@@ -286,11 +287,20 @@ calibrated_ini (const SpCalibData *data, const SpCalibResult *res, const char *t
   return g_string_free (s, FALSE);
 }
 
+/* SpCalibProgressFn: the fit's estimates into the progress line. */
+static void
+calibrate_progress (guint64 done, guint64 total, gpointer data)
+{
+  (void) total; /* not known: the line shows the count */
+  sp_progress_set (data, done);
+}
+
 int
 sp_cmd_calibrate (int argc, char **argv)
 {
   g_autofree char *topology = NULL, *nodes_s = NULL, *output = NULL, *holdout_s = NULL,
                   *model_s = NULL, *format_s = NULL, *loss_s = NULL;
+  gboolean quiet = FALSE;
   GOptionEntry entries[] = {
     { "topology", 't', 0, G_OPTION_ARG_FILENAME, &topology,
       "Topology INI file or preset the traces were measured on (required)", "FILE|PRESET" },
@@ -308,6 +318,7 @@ sp_cmd_calibrate (int argc, char **argv)
       "least-squares (default) or soft-l1 (robust to a few outlying ops)", "LOSS" },
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format_s, "Report as text (default) or json",
       "text|json" },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, SP_PROGRESS_QUIET_HELP, NULL },
     { NULL },
   };
   int status = SP_EXIT_OK;
@@ -384,7 +395,14 @@ sp_cmd_calibrate (int argc, char **argv)
   g_autofree char *holdout_text = sp_calib_holdout_to_string (&holdout);
 
   gint64 t0 = g_get_monotonic_time ();
+  SpProgress *progress = sp_progress_new (CMD, 0, "collective estimates", quiet);
+  if (sp_progress_active (progress))
+    {
+      opt.progress = calibrate_progress;
+      opt.progress_data = progress;
+    }
   g_autoptr (SpCalibResult) res = sp_calibrate_fit (topo, data, &opt, &error);
+  sp_progress_free (progress);
   if (res == NULL)
     return sp_cli_error (CMD, g_steal_pointer (&error));
   double seconds = (double) (g_get_monotonic_time () - t0) / 1e6;
@@ -410,6 +428,7 @@ sp_cmd_calibrate (int argc, char **argv)
     report_text (out, data, res, topology, holdout_text, &opt, seconds, output);
   if (fflush (out) != 0)
     return sp_cli_fail (CMD, SP_EXIT_FAILURE, "cannot write the report");
-  sp_cli_wrote (CMD, output, "calibrated topology");
+  if (!quiet)
+    sp_cli_wrote (CMD, output, "calibrated topology");
   return SP_EXIT_OK;
 }

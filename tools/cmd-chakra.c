@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "chakra-cmd.h"
 #include "commands.h"
+#include "progress.h"
 #include "trace-cmd.h"
 #include "shardplan/shardplan.h"
 #ifdef HAVE_PROTOBUF_C
@@ -56,7 +57,8 @@ sp_chakra_cmd_write (const char *command, const SpPlan *plan, const SpTopo *topo
 }
 
 int
-sp_chakra_cmd_write_trace (const char *command, const char *trace_path, const char *prefix)
+sp_chakra_cmd_write_trace (const char *command, const char *trace_path, const char *prefix,
+                           gboolean quiet)
 {
   return not_built (command);
 }
@@ -71,24 +73,31 @@ sp_chakra_cmd_import (int argc, char **argv)
 
 typedef struct {
   const char *command;
-  gboolean tty;
+  SpProgress *bar;    /* the progress line (drawn on a terminal only) */
   gint64 t0;
   gint64 last;
 } Progress;
 
+/* On a terminal, the progress line; otherwise (a log), for an export of
+ * 1024 files or more, one line every 5 s and one at the end. */
 static void
 export_progress (guint32 rank, guint32 world, gpointer data)
 {
   Progress *p = data;
+  if (sp_progress_active (p->bar))
+    {
+      sp_progress_set (p->bar, (guint64) rank + 1);
+      return;
+    }
   gint64 now = g_get_monotonic_time ();
   gboolean last = rank + 1 == world;
-  if (!p->tty && world < 1024)
+  if (world < 1024)
     return;
-  if (!last && now - p->last < (p->tty ? 200000 : 5000000))
+  if (!last && now - p->last < 5000000)
     return;
   p->last = now;
-  fprintf (stderr, "%sshardplan %s: %u / %u files (%.1f s)%s", p->tty ? "\r" : "", p->command,
-           rank + 1, world, (now - p->t0) / 1e6, last || !p->tty ? "\n" : "");
+  fprintf (stderr, "shardplan %s: %u / %u files (%.1f s)\n", p->command, rank + 1, world,
+           (now - p->t0) / 1e6);
   fflush (stderr);
 }
 
@@ -112,11 +121,14 @@ write_export (const char *command, const SpPlan *plan, const SpTopo *topo,
     fprintf (stderr, "shardplan %s: writing %u files %s.0.et .. %s.%u.et and %s.groups.json "
              "(%u ops in the plan)\n", command, world, prefix, prefix, world - 1, prefix,
              sp_plan_n_ops (plan));
-  Progress p = { command, sp_cli_stderr_is_tty () && !quiet, g_get_monotonic_time (), 0 };
+  Progress p = { command, sp_progress_new (command, world, "files", quiet),
+                 g_get_monotonic_time (), 0 };
   SpChakraExportStats st;
   GError *error = NULL;
-  if (!sp_chakra_export (plan, topo, durations, durations_data, prefix,
-                         quiet ? NULL : export_progress, &p, &st, &error))
+  gboolean ok = sp_chakra_export (plan, topo, durations, durations_data, prefix,
+                                  quiet ? NULL : export_progress, &p, &st, &error);
+  sp_progress_free (p.bar);
+  if (!ok)
     return sp_cli_error (command, error);
   if (!quiet)
     fprintf (stderr, "shardplan %s: %u files, %" G_GUINT64_FORMAT " nodes, %.1f MB, "
@@ -161,7 +173,8 @@ cmd_export (int argc, char **argv)
     { "nodes", 'n', 0, G_OPTION_ARG_STRING, &nodes_s, "Node count of the topology", "N" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &prefix,
       "Output prefix: PREFIX.<rank>.et and PREFIX.groups.json (required)", "PREFIX" },
-    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No announcement or summary on stderr", NULL },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
+      "No announcement, progress line or summary on stderr", NULL },
     { NULL },
   };
   int status;
@@ -235,7 +248,8 @@ trace_rank_durations (guint32 rank, guint64 *out_us, gpointer data, GError **err
 #define TRACE_BATCH 65536
 
 int
-sp_chakra_cmd_write_trace (const char *command, const char *trace_path, const char *prefix)
+sp_chakra_cmd_write_trace (const char *command, const char *trace_path, const char *prefix,
+                           gboolean quiet)
 {
   g_autoptr (SpTrace) t = sp_trace_cmd_open (command, trace_path);
   if (t == NULL)
@@ -314,7 +328,7 @@ sp_chakra_cmd_write_trace (const char *command, const char *trace_path, const ch
     fprintf (stderr, "shardplan %s: %s: no usable topology in the trace: kernels without rows "
              "get no duration_micros\n", command, trace_path);
   if (rc == SP_EXIT_OK)
-    rc = write_export (command, plan, topo, trace_rank_durations, &d, prefix, FALSE);
+    rc = write_export (command, plan, topo, trace_rank_durations, &d, prefix, quiet);
   g_free (d.sum_ns);
   g_free (d.n);
   return rc;

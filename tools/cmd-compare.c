@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "plot.h"
+#include "progress.h"
 #include "shardplan/shardplan.h"
 #include "shardplan/compare.h"
 
@@ -233,10 +234,19 @@ write_plot (const SpCompare *cmp, const char *path, GError **error)
   return sp_plot_save (plot, path, error);
 }
 
+/* SpCompareProgressFn: the join's count into the progress line. */
+static void
+compare_progress (guint64 done, guint64 total, gpointer data)
+{
+  sp_progress_set_total (data, total);
+  sp_progress_set (data, done);
+}
+
 int
 sp_cmd_compare (int argc, char **argv)
 {
   g_autofree char *format_text = NULL, *plot_path = NULL, *top_text = NULL;
+  gboolean quiet = FALSE;
   GOptionEntry entries[] = {
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format_text,
       "text (aggregates + worst ops, default), csv (one row per op) or json (everything)",
@@ -246,6 +256,7 @@ sp_cmd_compare (int argc, char **argv)
       "FILE" },
     { "top", 0, 0, G_OPTION_ARG_STRING, &top_text, "how many of the worst ops to list (default 10)",
       "N" },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, SP_PROGRESS_QUIET_HELP, NULL },
     { NULL },
   };
   int status = SP_EXIT_OK;
@@ -289,7 +300,10 @@ sp_cmd_compare (int argc, char **argv)
   g_autoptr (SpTrace) measured = sp_trace_open (argv[2], &error);
   if (measured == NULL)
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
-  g_autoptr (SpCompare) cmp = sp_compare_traces (sim, argv[1], measured, argv[2], &error);
+  SpProgress *progress = sp_progress_new (CMD, 0, "rows read and joined", quiet);
+  g_autoptr (SpCompare) cmp = sp_compare_traces_full (sim, argv[1], measured, argv[2],
+                                                      compare_progress, progress, &error);
+  sp_progress_free (progress);
   if (cmp == NULL)
     return sp_cli_error (CMD, g_steal_pointer (&error));
   for (int i = 1; i <= 2; i++)
@@ -318,7 +332,8 @@ sp_cmd_compare (int argc, char **argv)
     return sp_cli_fail (CMD, SP_EXIT_FAILURE, "cannot write to standard output");
   gsize n_ops = 0;
   sp_compare_ops (cmp, &n_ops);
-  sp_cli_wrote (CMD, plot_path, "plot of %" G_GSIZE_FORMAT " %s", n_ops,
-                sp_cli_plural (n_ops, "op", "ops"));
+  if (!quiet)
+    sp_cli_wrote (CMD, plot_path, "plot of %" G_GSIZE_FORMAT " %s", n_ops,
+                  sp_cli_plural (n_ops, "op", "ops"));
   return SP_EXIT_OK;
 }

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "cli.h"
 #include "commands.h"
+#include "progress.h"
 #include "shardplan/shardplan.h"
 
 #ifdef HAVE_MPI
@@ -53,9 +54,38 @@ static const char *description =
   "  --deepspeed-compat       qgZ returns D x the mean, as DeepSpeed's code does;\n"
   "                           the default is the true mean.\n"
   "\n"
+  "On a terminal, rank 0 shows the progress of a run that takes more than a second\n"
+  "on stderr (op steps of every warm-up, timed and check pass; --quiet: never, and\n"
+  "no closing line).\n"
+  "\n"
   "On a failure (timeout, backend error, wrong result) every rank exits non-zero and\n"
   "rank 0 writes a partial trace (attribute complete = 0 with the reason).\n"
   "Exit status: 0 ok, 1 the run failed, 2 bad input (nothing written).";
+
+#ifdef HAVE_MPI
+/* TRUE when this process's parent — the launcher, when mpirun starts the
+ * rank itself (Open MPI does for the ranks of its own host) — has a
+ * terminal as its stderr.  The rank's stderr is then a pipe that the
+ * launcher copies there, so the person at that terminal sees what rank 0
+ * draws.  Linux (/proc); FALSE elsewhere, and under srun (the parent is
+ * slurmstepd) or a remote rank 0. */
+static gboolean
+launcher_stderr_is_tty (void)
+{
+  g_autofree char *fd2 = g_strdup_printf ("/proc/%ld/fd/2", (long) getppid ());
+  g_autofree char *target = g_file_read_link (fd2, NULL);
+  return target != NULL && (g_str_has_prefix (target, "/dev/pts/")
+                            || g_str_has_prefix (target, "/dev/tty"));
+}
+
+/* SpExecOptions.progress: the executor's count into rank 0's line. */
+static void
+run_progress (guint64 done, guint64 total, gpointer data)
+{
+  sp_progress_set_total (data, total);
+  sp_progress_set (data, done);
+}
+#endif
 
 /* Put stderr back once the options are checked (saved < 0: untouched). */
 static void
@@ -74,7 +104,7 @@ run_main (int argc, char **argv, int saved_stderr)
   const char *cmd = "run";
   g_autofree char *plan = NULL, *topology = NULL, *output = NULL, *backend = NULL, *mode = NULL;
   g_autofree char *iters = NULL, *warmup = NULL, *timeout = NULL, *check = NULL;
-  gboolean no_check = FALSE, compat = FALSE;
+  gboolean no_check = FALSE, compat = FALSE, quiet = FALSE;
   GOptionEntry entries[] = {
     { "plan", 'p', 0, G_OPTION_ARG_FILENAME, &plan, "Plan JSON (required)", "FILE" },
     { "topology", 't', 0, G_OPTION_ARG_FILENAME, &topology,
@@ -90,6 +120,7 @@ run_main (int argc, char **argv, int saved_stderr)
     { "no-check", 0, 0, G_OPTION_ARG_NONE, &no_check, "Do not verify results (= --check none)", NULL },
     { "deepspeed-compat", 0, 0, G_OPTION_ARG_NONE, &compat,
       "qgZ returns DeepSpeed's D x mean instead of the mean", NULL },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, SP_PROGRESS_QUIET_HELP, NULL },
     { NULL },
   };
   int status;
@@ -102,6 +133,7 @@ run_main (int argc, char **argv, int saved_stderr)
   (void) no_check;
   (void) check;
   (void) compat;
+  (void) quiet;
   (void) saved_stderr;
   return sp_cli_fail (cmd, SP_EXIT_USAGE, "this build has no MPI (configure found no working mpicc): "
                       "the executor needs MPI to start its ranks");
@@ -142,15 +174,30 @@ run_main (int argc, char **argv, int saved_stderr)
         return sp_cli_error (cmd, e);
     }
   restore_stderr (saved_stderr);
+  /* Rank 0 only (as the launcher numbers it; -1: no launcher, a
+   * singleton): the others never draw, and where nothing can be drawn the
+   * executor gets no callback at all. */
+  SpProgress *progress = NULL;
+  if (launcher_rank () <= 0)
+    progress = sp_progress_new_full (cmd, 0, "op steps", quiet,
+                                     sp_cli_stderr_is_tty ()
+                                     || (launcher_rank () == 0 && launcher_stderr_is_tty ()));
+  if (progress != NULL && sp_progress_active (progress))
+    {
+      o.progress = run_progress;
+      o.progress_data = progress;
+    }
   SpExecResult res;
   GError *error = NULL;
-  if (!sp_exec_run (&o, &res, &error))
+  gboolean ok = sp_exec_run (&o, &res, &error);
+  sp_progress_free (progress);
+  if (!ok)
     {
       if (res.report_error && error)
         fprintf (stderr, "shardplan %s: %s\n", cmd, error->message);
       g_clear_error (&error);
     }
-  else if (res.rank == 0)
+  else if (res.rank == 0 && !quiet)
     sp_cli_wrote (cmd, output, "measured trace, %" G_GUINT64_FORMAT " %s, %s backend", res.rows,
                   sp_cli_plural (res.rows, "row", "rows"), res.backend ? res.backend : "?");
   sp_exec_exit (&res);

@@ -3,6 +3,7 @@
 #include "config.h"
 #include "cli.h"
 #include "commands.h"
+#include "progress.h"
 #include "shardplan/shardplan.h"
 #include "shardplan/sim.h"
 #include "shardplan/trace.h"
@@ -28,6 +29,8 @@ static const char description[] =
   "of one plan on one topology give byte-identical files.  The summary lists the longest ops,\n"
   "totals per family and kind, the step time and the communication exposed\n"
   "after overlap with compute (step time minus the compute-only critical path).\n"
+  "On a terminal, a simulation or a trace that takes more than a second shows\n"
+  "its progress on stderr (--quiet: never, and no closing line).\n"
   "\n"
   "Example: shardplan sim --plan plan.json --topology dgx-h100 --nodes 16 -o sim.h5";
 
@@ -67,9 +70,17 @@ set_cluster (SpTraceWriter *w, const SpTopo *topo, GError **error)
   return ok;
 }
 
+/* SpSimProgressFn: the simulator's count into the progress line. */
+static void
+sim_progress (guint64 done, guint64 total, gpointer data)
+{
+  sp_progress_set_total (data, total);
+  sp_progress_set (data, done);
+}
+
 static gboolean
 write_trace (const char *path, const SpTopo *topo, const SpPlan *plan, const SpGroups *groups,
-             const SpSimResult *res, guint64 *out_rows, GError **error)
+             const SpSimResult *res, SpProgress *progress, guint64 *out_rows, GError **error)
 {
   guint64 n_rows = 0;
   guint32 W = sp_topo_world_size (topo);
@@ -102,6 +113,7 @@ write_trace (const char *path, const SpTopo *topo, const SpPlan *plan, const SpG
   guint32 n_ops = sp_plan_n_ops (plan);
   for (guint32 o = 0; o < n_ops && ok; o++)
     {
+      sp_progress_set (progress, o);
       const SpOp *op = sp_plan_op (plan, o);
       gboolean comp = sp_coll_is_composite (op->kind);
       gboolean kernel = op->family == SP_FAMILY_NONE;
@@ -157,6 +169,8 @@ write_trace (const char *path, const SpTopo *topo, const SpPlan *plan, const SpG
     }
   if (ok && buf->len)
     ok = sp_trace_writer_append (w, (SpTraceRow *) buf->data, buf->len, error);
+  if (ok)
+    sp_progress_set (progress, n_ops);
   g_array_free (buf, TRUE);
   for (guint f = 0; f < SP_FAMILY_N; f++)
     g_free (seq[f]);
@@ -320,6 +334,7 @@ sp_cmd_sim (int argc, char **argv)
 {
   g_autofree char *plan_s = NULL, *topology = NULL, *nodes_s = NULL, *sim_s = NULL,
                   *output = NULL, *format_s = NULL, *contention_s = NULL;
+  gboolean quiet = FALSE;
   GOptionEntry entries[] = {
     { "plan", 'p', 0, G_OPTION_ARG_FILENAME, &plan_s, "Plan JSON (from 'shardplan plan')", "FILE" },
     { "topology", 't', 0, G_OPTION_ARG_FILENAME, &topology,
@@ -334,6 +349,7 @@ sp_cmd_sim (int argc, char **argv)
       "FILE" },
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format_s, "Summary as text (default) or json",
       "text|json" },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, SP_PROGRESS_QUIET_HELP, NULL },
     { NULL },
   };
   int status;
@@ -380,12 +396,25 @@ sp_cmd_sim (int argc, char **argv)
   g_autoptr (SpGroups) groups = sp_groups_build (sp_plan_groups_options (plan), &error);
   if (groups == NULL)
     return sp_cli_error (CMD, error);
+  SpProgress *progress = sp_progress_new (CMD, 0, "op instances", quiet);
+  if (sp_progress_active (progress))
+    {
+      sim_opts.progress = sim_progress;
+      sim_opts.progress_data = progress;
+    }
   g_autoptr (SpSimResult) res = sp_sim_run_plan_full (topo, model, plan, groups, &sim_opts, &error);
+  sp_progress_free (progress);
   if (res == NULL)
     return sp_cli_error (CMD, error);
   guint64 rows = 0;
-  if (output && !write_trace (output, topo, plan, groups, res, &rows, &error))
-    return sp_cli_error (CMD, error);
+  if (output)
+    {
+      progress = sp_progress_new (CMD, sp_plan_n_ops (plan), "ops written", quiet);
+      gboolean ok = write_trace (output, topo, plan, groups, res, progress, &rows, &error);
+      sp_progress_free (progress);
+      if (!ok)
+        return sp_cli_error (CMD, error);
+    }
   g_autoptr (GString) out = g_string_new (NULL);
   if (format == SP_FORMAT_JSON)
     {
@@ -396,8 +425,9 @@ sp_cmd_sim (int argc, char **argv)
     print_text (out, plan, topo, model, res);
   if (!sp_cli_write_output (NULL, out->str, out->len, &error))
     return sp_cli_error (CMD, error);
-  sp_cli_wrote (CMD, output, "simulated trace, %" G_GUINT64_FORMAT " %s of %u %s", rows,
-                sp_cli_plural (rows, "row", "rows"), sp_plan_n_ops (plan),
-                sp_cli_plural (sp_plan_n_ops (plan), "op", "ops"));
+  if (!quiet)
+    sp_cli_wrote (CMD, output, "simulated trace, %" G_GUINT64_FORMAT " %s of %u %s", rows,
+                  sp_cli_plural (rows, "row", "rows"), sp_plan_n_ops (plan),
+                  sp_cli_plural (sp_plan_n_ops (plan), "op", "ops"));
   return SP_EXIT_OK;
 }

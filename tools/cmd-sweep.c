@@ -7,6 +7,7 @@
 #include "config.h"
 #include "cli.h"
 #include "commands.h"
+#include "progress.h"
 #include "sweep.h"
 #include "shardplan/memory.h"
 #include "shardplan/shardplan.h"
@@ -85,7 +86,7 @@ typedef struct {
   SpSimModel sim_model;
   SpSimPlanOptions sim_opts;
   SpSweepRow *rows;
-  gint done;
+  SpProgress *progress; /* configurations simulated */
 } Sweep;
 
 gboolean
@@ -181,7 +182,7 @@ simulate_row (gpointer data, gpointer user_data)
   sp_sim_result_free (res);
   sp_groups_free (groups);
   sp_plan_free (plan);
-  g_atomic_int_inc (&sw->done);
+  sp_progress_add (sw->progress, 1);
 }
 
 /* A comma-separated list of u32 into `out`, each value once ("16,16" is
@@ -485,7 +486,7 @@ sp_cmd_sweep (int argc, char **argv)
       "the recommendation marked (.png or .svg)", "FILE" },
     { "jobs", 'j', 0, G_OPTION_ARG_STRING, &jobs_s,
       "Configurations simulated at once (default: the number of processors)", "N" },
-    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress bar on stderr", NULL },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, SP_PROGRESS_QUIET_HELP, NULL },
     { NULL },
   };
   int status;
@@ -635,33 +636,14 @@ sp_cmd_sweep (int argc, char **argv)
                         "no configuration to sweep: the global batch %u is not a multiple of any "
                         "micro-batch x GPUs (--global-batch, --micro-batch)",
                         global_batch);
+  SpProgress *progress = sp_progress_new (CMD, rows->len, "configurations", quiet);
   Sweep sw = { &model, &knobs, global_batch, efficiency, sim_model, sim_opts,
-               (SpSweepRow *) rows->data, 0 };
+               (SpSweepRow *) rows->data, progress };
   GThreadPool *pool = g_thread_pool_new (simulate_row, &sw, (gint) jobs, FALSE, NULL);
   for (guint i = 0; i < rows->len; i++)
     g_thread_pool_push (pool, GUINT_TO_POINTER (i + 1), NULL);
-  gboolean tty = !quiet && sp_cli_stderr_is_tty ();
-  const gint64 t0 = g_get_monotonic_time ();
-  gboolean drawn = FALSE;
-  while (tty && (guint) g_atomic_int_get (&sw.done) < rows->len)
-    {
-      /* only for a sweep that takes more than a second */
-      if (g_get_monotonic_time () - t0 < G_USEC_PER_SEC)
-        {
-          g_usleep (20000);
-          continue;
-        }
-      drawn = TRUE;
-      guint d = (guint) g_atomic_int_get (&sw.done);
-      guint w = 40, f = rows->len ? d * w / rows->len : w;
-      fprintf (stderr, "\r[%.*s%*s] %u/%u", (int) f, "########################################",
-               (int) (w - f), "", d, rows->len);
-      fflush (stderr);
-      g_usleep (100000);
-    }
   g_thread_pool_free (pool, FALSE, TRUE);
-  if (drawn)
-    fprintf (stderr, "\r%*s\r", 60, "");
+  sp_progress_free (progress);
   int rc = SP_EXIT_OK;
   SpSweepRow *all = (SpSweepRow *) rows->data;
   for (guint i = 0; i < rows->len; i++)

@@ -17,13 +17,18 @@
 #include "config.h"
 #include "chakra-cmd.h"
 #include "cli.h"
+#include "progress.h"
 #include "trace-cmd.h"
 #include "shardplan/shardplan.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #define CMD "trace export"
 #define BATCH_ROWS 65536
+
+/* Rows read so far, for the progress line (NULL: none; set by the command). */
+static SpProgress *rows_progress;
 
 /* JSON string literal of `s` (quotes included). */
 static void
@@ -64,6 +69,8 @@ for_each_batch (SpTrace *t, FILE *fp, RowFunc fn, gpointer data, GError **error)
       gsize k = (gsize) MIN ((guint64) BATCH_ROWS, n - start);
       if (!sp_trace_read_rows (t, start, k, rows, error) || !fn (t, rows, k, fp, data, error))
         return FALSE;
+      if (rows_progress)
+        sp_progress_set (rows_progress, start + k);
     }
   return TRUE;
 }
@@ -224,6 +231,7 @@ int
 sp_trace_cmd_export (int argc, char **argv)
 {
   g_autofree char *format = NULL, *output = NULL;
+  gboolean quiet = FALSE;
   GOptionEntry entries[] = {
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format,
       "csv (every row), chrome (Chrome/Perfetto trace JSON) or chakra (Chakra ET files "
@@ -231,6 +239,7 @@ sp_trace_cmd_export (int argc, char **argv)
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
       "write here (atomically) instead of standard output; chakra: PREFIX.<rank>.et and "
       "PREFIX.groups.json", "OUT" },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, SP_PROGRESS_QUIET_HELP, NULL },
     { NULL },
   };
   int status = SP_EXIT_OK;
@@ -254,7 +263,7 @@ sp_trace_cmd_export (int argc, char **argv)
   if (chakra && (output == NULL || *output == '\0' || strcmp (output, "-") == 0))
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--format chakra writes files: give -o PREFIX");
   if (chakra)
-    return sp_chakra_cmd_write_trace (CMD, argv[1], output);
+    return sp_chakra_cmd_write_trace (CMD, argv[1], output, quiet);
   g_autoptr (SpCliFiles) files = sp_cli_files_new (CMD);
   sp_cli_files_input (files, "FILE argument", argv[1]);
   sp_cli_files_output (files, "-o/--output", output);
@@ -267,7 +276,11 @@ sp_trace_cmd_export (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   if (!sp_trace_out_open (&out, output, &error))
     return sp_cli_fail (CMD, SP_EXIT_FAILURE, "%s", error->message);
+  /* rows streaming to the terminal are their own progress: no line over them */
+  gboolean rows_on_tty = (output == NULL || strcmp (output, "-") == 0) && isatty (STDOUT_FILENO);
+  rows_progress = sp_progress_new (CMD, sp_trace_n_rows (t), "rows", quiet || rows_on_tty);
   gboolean ok = csv ? export_csv (t, out.fp, &error) : export_chrome (t, out.fp, &error);
+  g_clear_pointer (&rows_progress, sp_progress_free);
   if (!ok)
     {
       sp_trace_out_discard (&out);
@@ -275,7 +288,8 @@ sp_trace_cmd_export (int argc, char **argv)
     }
   if (!sp_trace_out_commit (&out, &error))
     return sp_cli_fail (CMD, SP_EXIT_FAILURE, "%s", error->message);
-  sp_cli_wrote (CMD, output, "%s, %" G_GUINT64_FORMAT " %s", csv ? "CSV" : "Chrome trace JSON",
-                sp_trace_n_rows (t), sp_cli_plural (sp_trace_n_rows (t), "row", "rows"));
+  if (!quiet)
+    sp_cli_wrote (CMD, output, "%s, %" G_GUINT64_FORMAT " %s", csv ? "CSV" : "Chrome trace JSON",
+                  sp_trace_n_rows (t), sp_cli_plural (sp_trace_n_rows (t), "row", "rows"));
   return SP_EXIT_OK;
 }

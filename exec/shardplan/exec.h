@@ -157,6 +157,15 @@ typedef struct {
   gpointer (*buffer_alloc) (gsize bytes, gpointer data);
   void (*buffer_free) (gpointer buffer, gpointer data);
   gpointer buffer_data;
+  /* Progress, on rank 0 only (NULL: none): `done` of `total` op steps —
+   * the plan's ops (composites and sub-ops included) once per warm-up and
+   * timed iteration and once for the validation pass of check "after" —
+   * called after each op rank 0 issues (replay) or completes (isolated)
+   * and at the end of each pass, on the calling thread.  It must be cheap
+   * and must not block (`shardplan run` stores the count for its progress
+   * line, tools/progress.h). */
+  void (*progress) (guint64 done, guint64 total, gpointer data);
+  gpointer progress_data;
 } SpExecOptions;
 
 /* Defaults: auto, isolated, warmup 5, iters 20, timeout 300 s, check after. */

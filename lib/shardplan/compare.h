@@ -143,6 +143,19 @@ typedef struct _SpCompare SpCompare;
  * bytes of memory per row).  Free with sp_compare_free(). */
 SpCompare *sp_compare_traces (SpTrace *sim, const char *sim_name, SpTrace *measured,
                               const char *measured_name, GError **error);
+/* Progress of sp_compare_traces_full(): `done` of `total` steps — every
+ * row read from either trace, then every step of the join (a row of
+ * either side, the simulated one once per measured iteration it stands
+ * for); total grows to include the join once the rows are read.  Called
+ * on the calling thread after every batch of 65,536 rows or steps and
+ * once at the end; it must be cheap (`shardplan compare` stores the count
+ * for its progress line, tools/progress.h). */
+typedef void (*SpCompareProgressFn) (guint64 done, guint64 total, gpointer data);
+
+/* sp_compare_traces() with a progress callback (`progress` NULL: none). */
+SpCompare *sp_compare_traces_full (SpTrace *sim, const char *sim_name, SpTrace *measured,
+                                   const char *measured_name, SpCompareProgressFn progress,
+                                   gpointer progress_data, GError **error);
 void sp_compare_free (SpCompare *cmp);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpCompare, sp_compare_free)
 

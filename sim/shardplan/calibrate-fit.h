@@ -70,10 +70,19 @@ typedef enum {
 const char *sp_calib_loss_name (SpCalibLoss loss);
 gboolean sp_calib_loss_from_name (const char *name, SpCalibLoss *out_loss);
 
+/* Progress of sp_calibrate_fit(): `done` collective estimates (forward
+ * model evaluations of one point) so far; `total` is 0, the count not
+ * being known in advance (the fit stops when it converges).  Called on the
+ * calling thread after every estimate; it must be cheap (`shardplan
+ * calibrate` stores the count for its progress line, tools/progress.h). */
+typedef void (*SpCalibProgressFn) (guint64 done, guint64 total, gpointer data);
+
 typedef struct {
   SpSimModel model;       /* forward model (default SP_SIM_ANALYTIC) */
   SpCalibLoss loss;       /* default SP_CALIB_LOSS_LEAST_SQUARES */
   guint32 max_iterations; /* Levenberg–Marquardt iterations (default 200) */
+  SpCalibProgressFn progress; /* NULL (default): no progress calls */
+  gpointer progress_data;
 } SpCalibOptions;
 
 /* Defaults above. */

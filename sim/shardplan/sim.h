@@ -138,8 +138,22 @@ SpSimContention sp_sim_contention_default (SpSimModel model);
 
 /* Options of sp_sim_run_plan_full().  Initialise with
  * sp_sim_plan_options_init() (every field its default) and set fields. */
+/* Progress of sp_sim_run_plan_full(): `done` of `total` op instances
+ * simulated — an instance is a collective op on one group of its family,
+ * or a kernel op on one rank (composites excluded), counted in the real
+ * pass (the compute-only pass before it, a list schedule with every
+ * collective costing 0, is quick and not counted).  Called on the calling
+ * thread every SP_SIM_PROGRESS_EVERY instances and once at the end with
+ * done = total; never for a run that fails before it starts.  It must be
+ * cheap (an atomic store: `shardplan sim` hands it to tools/progress.h)
+ * and must not call the simulator. */
+typedef void (*SpSimProgressFn) (guint64 done, guint64 total, gpointer data);
+#define SP_SIM_PROGRESS_EVERY 1024
+
 typedef struct {
   SpSimContention contention;
+  SpSimProgressFn progress;    /* NULL (default): no progress calls */
+  gpointer progress_data;      /* passed to progress */
 } SpSimPlanOptions;
 
 void sp_sim_plan_options_init (SpSimPlanOptions *options);
