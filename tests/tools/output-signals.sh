@@ -97,8 +97,28 @@ if [ "$HAVE_MPI" = yes ] && [ -n "${MPIRUN:-}" ] && [ -x "$SP_BUILDDIR/tests/exe
       fail "run: no rank process found under mpirun ($pid)"
       kill -KILL $pid
     else
-      # shellcheck disable=SC2086
-      kill -TERM $ranks
+      # Rank 0 (the one that writes the note) first, the others a second
+      # later: when every rank gets SIGTERM at once, mpirun sometimes ends
+      # rank 0 before it forwards what rank 0 wrote (1 of 14 runs here).
+      r0=
+      rest=
+      for p in $ranks; do
+        if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null \
+            | grep -qx 'OMPI_COMM_WORLD_RANK=0\|PMI_RANK=0'; then
+          r0=$p
+        else
+          rest="$rest $p"
+        fi
+      done
+      if [ -n "$r0" ]; then
+        kill -TERM "$r0"
+        sleep 1
+        # shellcheck disable=SC2086
+        kill -TERM $rest 2>/dev/null
+      else
+        # shellcheck disable=SC2086
+        kill -TERM $ranks
+      fi
     fi
     wait $pid
     st=$?
