@@ -127,8 +127,12 @@ load_keyfile (GKeyFile *kf, const char *prefix, GError **error)
   for (guint s = 0; s < 3; s++) /* cluster, gpu, intra are required */
     if (!g_key_file_has_group (kf, sp_topo_sections[s]))
       {
-        const char *keys[SP_TOPO_N_FIELDS];
-        guint n = section_keys (sp_topo_sections[s], keys);
+        const char *all[SP_TOPO_N_FIELDS], *keys[SP_TOPO_N_FIELDS];
+        guint n_all = section_keys (sp_topo_sections[s], all), n = 0;
+        for (guint k = 0; k < n_all; k++) /* the keys the section needs */
+          for (guint i = 0; i < SP_TOPO_N_FIELDS; i++)
+            if (sp_topo_fields[i].key == all[k] && sp_topo_fields[i].need == SP_NEED_ALWAYS)
+              keys[n++] = all[k];
         g_autofree char *list = sp_topo_join_words (keys, n, " and ");
         g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
                      "%s[%s] section is missing: expected %s", prefix, sp_topo_sections[s], list);
@@ -340,6 +344,9 @@ sp_topo_to_ini (const SpTopo *topo)
         case SP_FIELD_DOUBLE:
           if (f->need == SP_NEED_UNSET && *(const double *) slot == SP_TOPO_LATENCY_UNSET)
             break; /* not given: left out, so it reads back unset */
+          if (f->offset == offsetof (SpTopoSpec, gpu_memory_bandwidth_gbs)
+              && *(const double *) slot == 0)
+            break; /* not given: left out (the model's datasheet figure) */
           format_double (buf, sizeof buf, *(const double *) slot);
           g_key_file_set_value (kf, f->section, f->key, buf);
           break;

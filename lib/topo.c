@@ -32,6 +32,7 @@ const SpTopoField sp_topo_fields[] = {
   { "gpu", "model", SP_FIELD_STRING, offsetof (SpTopoSpec, gpu_model), 0, 0, FALSE, SP_NEED_ALWAYS },
   DBL ("gpu", "memory_gib", gpu_memory_gib, 0, 65536, TRUE, SP_NEED_ALWAYS),
   DBL ("gpu", "tflops", gpu_tflops, 0, 1e6, TRUE, SP_NEED_ALWAYS),
+  DBL ("gpu", "memory_bandwidth_gbs", gpu_memory_bandwidth_gbs, 0, 1e6, TRUE, SP_NEED_OPTIONAL),
   { "intra", "kind", SP_FIELD_INTRA, offsetof (SpTopoSpec, intra_kind), 0, 0, FALSE, SP_NEED_ALWAYS },
   DBL ("intra", "bandwidth_gbs", intra_bandwidth_gbs, 0, 1e5, TRUE, SP_NEED_ALWAYS),
   DBL ("intra", "latency_us", intra_latency_us, 0, 1e6, FALSE, SP_NEED_UNSET),
@@ -76,6 +77,30 @@ const char *
 sp_mnnvl_name (SpMnnvl mnnvl)
 {
   return (guint) mnnvl < G_N_ELEMENTS (mnnvl_names) ? mnnvl_names[mnnvl] : NULL;
+}
+
+double
+sp_topo_spec_memory_bandwidth_gbs (const SpTopoSpec *spec)
+{
+  g_return_val_if_fail (spec != NULL, SP_TOPO_MEMORY_BANDWIDTH_FALLBACK_GBS);
+  if (spec->gpu_memory_bandwidth_gbs > 0)
+    return spec->gpu_memory_bandwidth_gbs;
+  /* NVIDIA datasheets: H100 SXM5 3.35 TB/s, H200 4.8 TB/s, B200 / GB200
+   * 8 TB/s, B300 / GB300 8 TB/s, A100 80GB SXM4 2.039 TB/s, A100 40GB
+   * 1.555 TB/s, V100 SXM2 900 GB/s.  Names as sp_sim_arch_of reads them:
+   * case-insensitive substrings. */
+  g_autofree char *m = g_ascii_strup (spec->gpu_model, -1);
+  if (strstr (m, "H100") != NULL)
+    return 3350.0;
+  if (strstr (m, "H200") != NULL)
+    return 4800.0;
+  if (strstr (m, "B200") != NULL || strstr (m, "B300") != NULL)
+    return 8000.0;
+  if (strstr (m, "A100") != NULL)
+    return strstr (m, "80") != NULL ? 2039.0 : 1555.0;
+  if (strstr (m, "V100") != NULL)
+    return 900.0;
+  return SP_TOPO_MEMORY_BANDWIDTH_FALLBACK_GBS;
 }
 
 guint32
@@ -388,6 +413,9 @@ check_spec (const SpTopoSpec *spec, GError **error)
         case SP_FIELD_DOUBLE:
           if (f->need == SP_NEED_UNSET && *(const double *) slot == SP_TOPO_LATENCY_UNSET)
             break; /* not given: the simulator's default */
+          if (f->offset == offsetof (SpTopoSpec, gpu_memory_bandwidth_gbs)
+              && *(const double *) slot == 0)
+            break; /* not given: the model's datasheet figure */
           g_ascii_formatd (buf, sizeof buf, "%.17g", *(const double *) slot);
           if (!sp_topo_parse_field (f, buf, prefix, &scratch, error))
             return FALSE;
@@ -505,6 +533,7 @@ sp_topo_spec_equal (const SpTopoSpec *a, const SpTopoSpec *b)
          && a->fabric == b->fabric && a->oversubscription == b->oversubscription
          && a->transport == b->transport && a->host_cpu == b->host_cpu
          && a->nvlink_domain == b->nvlink_domain && a->mnnvl == b->mnnvl
+         && a->gpu_memory_bandwidth_gbs == b->gpu_memory_bandwidth_gbs
          && a->cal_intra_efficiency == b->cal_intra_efficiency
          && a->cal_nic_efficiency == b->cal_nic_efficiency
          && memcmp (a->cal_overhead_us, b->cal_overhead_us, sizeof a->cal_overhead_us) == 0;

@@ -14,29 +14,6 @@
 #include <math.h>
 #include <string.h>
 
-/* HBM bandwidth (GB/s) by GPU model, for kernels given by bytes only
- * (quantize / dequantize / quant_reduce with 0 FLOPs).  NVIDIA datasheets:
- * H100 SXM5 3.35 TB/s, H200 4.8 TB/s, A100 80GB SXM4 2.039 TB/s, A100 40GB
- * 1.555 TB/s, V100 SXM2 900 GB/s, B200 8 TB/s.  Unknown models (and CPU
- * runs): SP_SIM_HBM_FALLBACK_GBS. */
-#define SP_SIM_HBM_FALLBACK_GBS 1000.0
-
-static double
-hbm_gbs (const char *model)
-{
-  if (strstr (model, "H100") != NULL)
-    return 3350.0;
-  if (strstr (model, "H200") != NULL)
-    return 4800.0;
-  if (strstr (model, "B200") != NULL)
-    return 8000.0;
-  if (strstr (model, "A100") != NULL)
-    return strstr (model, "80") != NULL ? 2039.0 : 1555.0;
-  if (strstr (model, "V100") != NULL)
-    return 900.0;
-  return SP_SIM_HBM_FALLBACK_GBS;
-}
-
 typedef struct {
   SpColl coll;
   guint64 bytes;
@@ -236,7 +213,7 @@ sp_plan_kernel_ns (const SpPlanCtx *c, const SpOp *op)
   if (op->flops > 0)
     return (guint64) llround ((double) op->flops / (c->spec->gpu_tflops * 1e3 * c->efficiency));
   if (op->kind != SP_COLL_COMPUTE && op->bytes > 0)
-    return (guint64) llround ((double) op->bytes / hbm_gbs (c->spec->gpu_model));
+    return (guint64) llround ((double) op->bytes / sp_topo_spec_memory_bandwidth_gbs (c->spec));
   return 0;
 }
 

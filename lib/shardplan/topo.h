@@ -10,6 +10,7 @@
  *              gpus_per_node; 72 for a GB200 NVL72 rack), mnnvl = on|off
  *              (optional, default on: NCCL's multi-node NVLink)
  *   [gpu]      model, memory_gib, tflops            (dense bf16 peak, TFLOP/s)
+ *              memory_bandwidth_gbs (optional: HBM, GB/s; default by model)
  *   [intra]    kind = nvswitch|nvlink|pcie|shm, bandwidth_gbs (per GPU, one
  *              direction, GB/s = 1e9 B/s), latency_us (optional)
  *   [inter]    nics_per_node, nic_gbps (per NIC, one direction, Gbit/s),
@@ -142,7 +143,20 @@ typedef struct {
   double cal_intra_efficiency; /* [0, 4]; 0 = the model's own */
   double cal_nic_efficiency;   /* [0, 4]; 0 = the model's own */
   double cal_overhead_us[3];   /* [-1000, 1e6] µs, indexed by SpProto LL, LL128, SIMPLE */
+  /* [gpu] memory_bandwidth_gbs: HBM bandwidth, GB/s = 1e9 B/s, (0, 1e6];
+   * 0 = not given: the datasheet figure of the GPU model
+   * (sp_topo_spec_memory_bandwidth_gbs).  What the simulator charges a
+   * kernel given by bytes only (ZeRO++'s quantize / dequantize). */
+  double gpu_memory_bandwidth_gbs;
 } SpTopoSpec;
+
+/* The HBM bandwidth the simulator uses, GB/s: [gpu] memory_bandwidth_gbs
+ * when given, else the NVIDIA datasheet figure of the model named in
+ * [gpu] model (V100 900, A100 40GB 1555, A100 80GB 2039, H100 3350, H200
+ * 4800, B200 / GB200 8000, B300 / GB300 8000), else
+ * SP_TOPO_MEMORY_BANDWIDTH_FALLBACK_GBS. */
+#define SP_TOPO_MEMORY_BANDWIDTH_FALLBACK_GBS 1000.0
+double sp_topo_spec_memory_bandwidth_gbs (const SpTopoSpec *spec);
 
 /* TRUE when any [calibration] value is set (non-zero). */
 gboolean sp_topo_spec_calibrated (const SpTopoSpec *spec);

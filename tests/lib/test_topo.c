@@ -180,6 +180,7 @@ START_TEST (test_valid_file)
   ck_assert_uint_eq (sp_topo_world_size (topo), 32);
   ck_assert_str_eq (s->gpu_model, "H100-SXM5-80GB");
   ck_assert_double_eq (s->gpu_memory_gib, 79.5);
+  ck_assert_double_eq (s->gpu_memory_bandwidth_gbs, 3350.5);
   ck_assert_double_eq (s->gpu_tflops, 989.5);
   ck_assert_int_eq (s->intra_kind, SP_INTRA_NVSWITCH);
   ck_assert_double_eq (s->intra_bandwidth_gbs, 450);
@@ -450,6 +451,8 @@ static const BadValue bad_values[] = {
   { "inter", "fabric", "" },            { "inter", "oversubscription", "0" },
   { "inter", "oversubscription", "0.5" }, { "inter", "oversubscription", "1025" },
   { "inter", "oversubscription", "-2" }, { "inter", "oversubscription", "two" },
+  { "gpu", "memory_bandwidth_gbs", "0" }, { "gpu", "memory_bandwidth_gbs", "-3350" },
+  { "gpu", "memory_bandwidth_gbs", "1000001" }, { "gpu", "memory_bandwidth_gbs", "3.35TB" },
 };
 
 START_TEST (test_bad_value)
@@ -816,6 +819,56 @@ START_TEST (test_calibration_round_trip)
 }
 END_TEST
 
+/* [gpu] memory_bandwidth_gbs: absent = the model's datasheet figure (by
+ * name, case-insensitive), given = that number; written back only when
+ * given, and sp_topo_spec_equal sees it. */
+START_TEST (test_memory_bandwidth)
+{
+  static const struct {
+    const char *model;
+    double gbs;
+  } by_model[] = {
+    { "H100-SXM5-80GB", 3350 }, { "nvidia h200", 4800 }, { "GB200", 8000 }, { "B300", 8000 },
+    { "A100-SXM4-80GB", 2039 }, { "A100-SXM4-40GB", 1555 }, { "V100-SXM2-32GB", 900 },
+    { "cpu-core", SP_TOPO_MEMORY_BANDWIDTH_FALLBACK_GBS },
+  };
+  GError *error = NULL;
+  g_autoptr (SpTopo) p = sp_topo_new_preset ("dgx-h100", 1, &error);
+  SP_ASSERT_NO_ERROR (error);
+  SpTopoSpec s = *sp_topo_spec (p);
+  ck_assert (s.gpu_memory_bandwidth_gbs == 0);
+  for (guint i = 0; i < G_N_ELEMENTS (by_model); i++)
+    {
+      g_strlcpy (s.gpu_model, by_model[i].model, sizeof s.gpu_model);
+      ck_assert_msg (sp_topo_spec_memory_bandwidth_gbs (&s) == by_model[i].gbs, "%s: %g",
+                     by_model[i].model, sp_topo_spec_memory_bandwidth_gbs (&s));
+    }
+  g_autofree char *plain = sp_topo_to_ini (p);
+  ck_assert_ptr_null (strstr (plain, "memory_bandwidth_gbs"));
+  const char *gpu = strstr (plain, "[gpu]\n");
+  ck_assert_ptr_nonnull (gpu);
+  g_autofree char *given = g_strdup_printf ("%.*s[gpu]\nmemory_bandwidth_gbs = 2900.5\n%s",
+                                            (int) (gpu - plain), plain, gpu + strlen ("[gpu]\n"));
+  g_autoptr (SpTopo) g = sp_topo_load_data (given, -1, "g.ini", &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert (sp_topo_spec (g)->gpu_memory_bandwidth_gbs == 2900.5);
+  ck_assert (sp_topo_spec_memory_bandwidth_gbs (sp_topo_spec (g)) == 2900.5);
+  ck_assert (!sp_topo_spec_equal (sp_topo_spec (p), sp_topo_spec (g)));
+  g_autofree char *ini = sp_topo_to_ini (g);
+  ck_assert_ptr_nonnull (strstr (ini, "memory_bandwidth_gbs=2900.5\n"));
+  g_autoptr (SpTopo) back = sp_topo_load_data (ini, -1, "back.ini", &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert (sp_topo_spec_equal (sp_topo_spec (g), sp_topo_spec (back)));
+  /* a spec built in code is checked like a file */
+  SpTopoSpec bad = *sp_topo_spec (p);
+  bad.gpu_memory_bandwidth_gbs = -1;
+  ck_assert_ptr_null (sp_topo_new (&bad, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_msg (strstr (error->message, "memory_bandwidth_gbs") != NULL, "%s", error->message);
+  g_clear_error (&error);
+}
+END_TEST
+
 static const struct {
   const char *line;
   const char *message;
@@ -885,6 +938,7 @@ topo_suite (void)
 
   tc = tcase_create ("calibration");
   tcase_add_test (tc, test_calibration_round_trip);
+  tcase_add_test (tc, test_memory_bandwidth);
   tcase_add_loop_test (tc, test_calibration_range_errors, 0, G_N_ELEMENTS (bad_calibration));
   suite_add_tcase (s, tc);
   return s;

@@ -230,6 +230,32 @@ START_TEST (test_deterministic)
 }
 END_TEST
 
+/* A byte-only kernel (quantize) costs bytes / the HBM bandwidth: the H100's
+ * datasheet 3350 GB/s unless [gpu] memory_bandwidth_gbs says otherwise. */
+START_TEST (test_quantize_memory_bandwidth)
+{
+  const guint64 bytes = 67000000; /* 20,000 ns at 3350 GB/s, 33,500 at 2000 */
+  for (guint k = 0; k < 2; k++)
+    {
+      g_autoptr (SpTopo) base = topo_2x4 ();
+      SpTopoSpec s = *sp_topo_spec (base);
+      s.gpu_memory_bandwidth_gbs = k == 0 ? 0 : 2000;
+      GError *error = NULL;
+      g_autoptr (SpTopo) t = sp_topo_new (&s, &error);
+      SP_ASSERT_NO_ERROR (error);
+      g_autoptr (SpPlan) p = new_plan (FALSE);
+      guint32 q = add (p, SP_COLL_QUANTIZE, SP_FAMILY_NONE, bytes, 0, 0, NULL, 0, -1);
+      SpGroups *g = NULL;
+      SpSimResult *res = run (t, SP_SIM_DES, p, &g);
+      guint64 want = k == 0 ? 20000 : 33500;
+      ck_assert_uint_eq (sp_sim_result_op_duration (res, q), want);
+      ck_assert_uint_eq (sp_sim_kernel_ns (t, 1.0, sp_plan_op (p, q)), want);
+      sp_sim_result_free (res);
+      sp_groups_free (g);
+    }
+}
+END_TEST
+
 START_TEST (test_fail_loud)
 {
   g_autoptr (SpTopo) t = topo_2x4 ();
@@ -266,6 +292,7 @@ suite (void)
   tcase_add_test (tc, test_composite_span);
   tcase_add_test (tc, test_deterministic);
   tcase_add_test (tc, test_fail_loud);
+  tcase_add_test (tc, test_quantize_memory_bandwidth);
   suite_add_tcase (s, tc);
   return s;
 }
