@@ -312,8 +312,11 @@ select_rows (SpTrace *t, const char *ranks, const char *iters, const char *ops, 
   if (ops && sp_trace_plan_text (t))
     plan = sp_plan_from_json (sp_trace_plan_text (t), -1, 0, NULL);
   if (globs->len && plan == NULL)
-    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--ops '%s': the trace has no readable plan, so its "
-                        "ops have no names: give op ids", (const char *) globs->pdata[0]), FALSE;
+    {
+      sp_cli_fail (CMD, SP_EXIT_USAGE, "--ops '%s': the trace has no readable plan, so its ops "
+                   "have no names: give op ids", (const char *) globs->pdata[0]);
+      return FALSE;
+    }
   if (plan && !check_spans ("--ops", f->ops, sp_plan_n_ops (plan) == 0,
                             (guint64) sp_plan_n_ops (plan) - 1, "op ids"))
     return FALSE;
@@ -327,17 +330,25 @@ select_rows (SpTrace *t, const char *ranks, const char *iters, const char *ops, 
   Count c = { .f = f };
   g_autoptr (GError) error = NULL;
   if (!for_each_batch (t, NULL, count_rows, &c, &error))
-    return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message), FALSE;
+    {
+      sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
+      return FALSE;
+    }
   /* Without a plan, the op ids are those the rows have. */
   if (ops && plan == NULL && !check_spans ("--ops", f->ops, !c.any, c.max_op,
                                            "op ids"))
     return FALSE;
   if (c.selected == 0)
-    return sp_cli_fail (CMD, SP_EXIT_USAGE, "the selection %s%s%s%s%s%s matches none of the trace's %"
-                        G_GUINT64_FORMAT " rows; nothing written", ranks ? "--ranks " : "",
-                        ranks ? ranks : "", iters ? (ranks ? " --iters " : "--iters ") : "",
-                        iters ? iters : "", ops ? (ranks || iters ? " --ops " : "--ops ") : "",
-                        ops ? ops : "", sp_trace_n_rows (t)), FALSE;
+    {
+      g_autoptr (GString) what = g_string_new (NULL);
+      const char *opt[] = { "--ranks", "--iters", "--ops" }, *val[] = { ranks, iters, ops };
+      for (guint i = 0; i < G_N_ELEMENTS (opt); i++)
+        if (val[i])
+          g_string_append_printf (what, "%s%s %s", what->len ? " " : "", opt[i], val[i]);
+      sp_cli_fail (CMD, SP_EXIT_USAGE, "the selection %s matches none of the trace's %"
+                   G_GUINT64_FORMAT " rows; nothing written", what->str, sp_trace_n_rows (t));
+      return FALSE;
+    }
   *out_selected = c.selected;
   return TRUE;
 }
@@ -561,7 +572,10 @@ chrome_size_warning (SpTrace *t, const Filter *f, guint64 selected)
   const char *env = g_getenv (CHROME_WARN_ENV);
   g_autoptr (GError) error = NULL;
   if (env && !sp_parse_bytes (CHROME_WARN_ENV, env, 0, G_MAXUINT64, &limit, &error))
-    return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message), FALSE;
+    {
+      sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
+      return FALSE;
+    }
   guint64 size = chrome_estimate (t, f, selected);
   if (limit == 0 || size <= limit)
     return TRUE;
