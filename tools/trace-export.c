@@ -31,9 +31,10 @@
 #define BATCH_ROWS 65536
 
 /* Bytes of Chrome JSON per row, for the size warning: 246 B per row
- * measured on a simulated gpt-1b trace (102 ops, plan op names), 281 B on
- * tests' sample trace, 277 B in issue 16's export (2.3 GB of 8.3 M rows);
- * plus about 150 B of metadata per rank track. */
+ * measured on a simulated gpt-1b trace (102 ops, plan op names), 260 B on
+ * a simulated gpt-13b one of 7.3 M rows, 281 B on tests' sample trace,
+ * 277 B in issue 16's export (2.3 GB of 8.3 M rows); plus about 150 B of
+ * metadata per rank track. */
 #define CHROME_ROW_BYTES 280
 #define CHROME_TRACK_BYTES 150
 
