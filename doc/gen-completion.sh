@@ -17,7 +17,9 @@ set -eu
 bin=${1:?usage: gen-completion.sh BIN}
 here=$(dirname "$0")
 
-sh "$here/help-scan.sh" "$bin" | awk '
+# (a variable, not a pipe: set -e then stops on a failing --help)
+scan=$(sh "$here/help-scan.sh" "$bin")
+printf '%s\n' "$scan" | awk '
 # The words of a list at the start of an option description:
 # "des, analytic or nccl (default des)" -> "des analytic nccl"; "" if none.
 function choices(desc,   d, n, parts, i, w, out) {

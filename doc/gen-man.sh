@@ -12,7 +12,9 @@ bin=${1:?usage: gen-man.sh BIN}
 here=$(dirname "$0")
 version=$("$bin" --version 2>/dev/null | awk 'NR == 1 { print $NF }')
 
-sh "$here/help-scan.sh" "$bin" |
+# (a variable, not a pipe: set -e then stops on a failing --help)
+scan=$(sh "$here/help-scan.sh" "$bin")
+printf '%s\n' "$scan" |
   awk -v version="${version:-unknown}" '
 # Escape help text for roff: backslashes, hyphens as \- (so options copy
 # and paste), a leading . or '"'"'.
@@ -144,7 +146,7 @@ mode == "presets" {
 END {
   end_command()
 }
-' | LC_ALL=C sed -e 's/…/\\\&.../g' -e 's/×/\\(mu/g' -e 's/µ/\\(*m/g' -e 's/−/\\-/g' \
+' | LC_ALL=C sed -e 's/…/\\\&.../g' -e 's/OPTION?]/OPTION\\\&...]/g' -e 's/×/\\(mu/g' -e 's/µ/\\(*m/g' -e 's/−/\\-/g' \
         -e 's/≤/\\(<=/g' -e 's/≥/\\(>=/g' -e 's/→/\\(->/g'
 
 cat <<'EOF'
