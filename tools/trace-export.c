@@ -40,12 +40,13 @@
 
 /* Warn above this Chrome JSON size (SP_CHROME_WARN_BYTES overrides; 0
  * never warns).  512 MiB is an assumption from two limits, not a
- * measurement: chrome://tracing reads the file into one JavaScript string,
- * and V8 caps a string at 2^29 - 24 characters (64-bit, since V8 6.2);
- * Perfetto's UI parses in WebAssembly, a 32-bit heap of at most 4 GiB that
- * must hold the file and the tables built from it, and Perfetto's
- * documentation on large traces sends bigger ones to the native
- * trace_processor (--httpd) instead. */
+ * measurement (and the figures are recalled, not re-checked for this
+ * change): chrome://tracing reads the file into one JavaScript string, and
+ * V8 caps a string at 2^29 - 24 characters on 64-bit builds (Node's
+ * buffer.constants.MAX_STRING_LENGTH); Perfetto's UI parses in
+ * WebAssembly, a 32-bit heap of at most 4 GiB that must hold the file and
+ * the tables built from it, and Perfetto's documentation on large traces
+ * sends bigger ones to the native trace_processor (--httpd) instead. */
 #define CHROME_WARN_BYTES_DEFAULT (G_GUINT64_CONSTANT (512) << 20)
 #define CHROME_WARN_ENV "SP_CHROME_WARN_BYTES"
 
