@@ -179,6 +179,12 @@ filter_row (const Filter *f, const SpTraceRow *r)
 static gboolean
 parse_list (const char *option, const char *text, GArray **out_spans, GPtrArray *globs)
 {
+  if (*text == '\0')
+    {
+      sp_cli_fail (CMD, SP_EXIT_USAGE, "%s '': an empty list (expected N or A-B, "
+                   "comma-separated%s)", option, globs ? ", or a name glob" : "");
+      return FALSE;
+    }
   g_autoptr (GArray) spans = g_array_new (FALSE, FALSE, sizeof (Span));
   g_auto (GStrv) items = g_strsplit (text, ",", -1);
   for (guint i = 0; items[i]; i++)

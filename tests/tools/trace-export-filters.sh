@@ -98,6 +98,7 @@ refused '--iters 2: the trace has timed iterations 0-1'  --format chrome --steps
 refused '--ops 3: the trace has op ids 0-2'              --format csv --ops 3 "$trace"
 refused "--ops 'nosuch*' matches no op name"             --format csv --ops 'nosuch*' "$trace"
 refused "--ranks '1,,2': an empty item"                  --format csv --ranks 1,,2 "$trace"
+refused "--ops '': an empty list"                       --format csv --ops '' "$trace"
 refused "'-1' is not a number N or a range A-B"          --format csv --ranks -1 "$trace"
 refused "'x' is not a number N or a range A-B"           --format csv --iters x "$trace"
 refused "the range 5-2 runs backwards"                   --format csv --ranks 5-2 "$trace"
