@@ -447,7 +447,8 @@ typedef struct {
 
 static const TraceCommand trace_commands[] = {
   { "show", "summary: source, producer, ranks, ops, totals per kind and family", trace_show },
-  { "export", "all rows as CSV, or Chrome/Perfetto trace JSON", sp_trace_cmd_export },
+  { "export", "rows (all, or --ranks/--iters/--ops) as CSV or Chrome/Perfetto JSON",
+    sp_trace_cmd_export },
   { "import-nccl-tests", "an nccl-tests log as a measured trace", sp_cmd_trace_import_nccl_tests },
   { "import-chakra", "Chakra execution traces as a plan (= chakra import)", sp_chakra_cmd_import },
   { "recover", "a partial trace from the spill files of a failed run", sp_cmd_trace_recover },

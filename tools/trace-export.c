@@ -13,7 +13,12 @@
  * its args.
  *
  * Both stream row batches to the output, written under a temporary name and
- * renamed when complete (-o), so a failure never leaves a half file. */
+ * renamed when complete (-o), so a failure never leaves a half file.
+ *
+ * --ranks, --iters (= --steps) and --ops select rows for both: a first pass
+ * counts the rows selected (so an empty selection writes nothing, and the
+ * size of a Chrome JSON is known before it is written), the second writes
+ * them. */
 #include "config.h"
 #include "chakra-cmd.h"
 #include "cli.h"
@@ -29,6 +34,25 @@
 
 /* Rows read so far, for the progress line (NULL: none; set by the command). */
 static SpProgress *rows_progress;
+/* Bytes of Chrome JSON per row, for the size warning: 246 B per row
+ * measured on a simulated gpt-1b trace (102 ops, plan op names), 260 B on
+ * a simulated gpt-13b one of 7.3 M rows, 281 B on tests' sample trace,
+ * 277 B in issue 16's export (2.3 GB of 8.3 M rows); plus about 150 B of
+ * metadata per rank track. */
+#define CHROME_ROW_BYTES 280
+#define CHROME_TRACK_BYTES 150
+
+/* Warn above this Chrome JSON size (SP_CHROME_WARN_BYTES overrides; 0
+ * never warns).  512 MiB is an assumption from two limits, not a
+ * measurement (and the figures are recalled, not re-checked for this
+ * change): chrome://tracing reads the file into one JavaScript string, and
+ * V8 caps a string at 2^29 - 24 characters on 64-bit builds (Node's
+ * buffer.constants.MAX_STRING_LENGTH); Perfetto's UI parses in
+ * WebAssembly, a 32-bit heap of at most 4 GiB that must hold the file and
+ * the tables built from it, and Perfetto's documentation on large traces
+ * sends bigger ones to the native trace_processor (--httpd) instead. */
+#define CHROME_WARN_BYTES_DEFAULT (G_GUINT64_CONSTANT (512) << 20)
+#define CHROME_WARN_ENV "SP_CHROME_WARN_BYTES"
 
 /* JSON string literal of `s` (quotes included). */
 static void
@@ -75,6 +99,310 @@ for_each_batch (SpTrace *t, FILE *fp, RowFunc fn, gpointer data, GError **error)
   return TRUE;
 }
 
+/* --------------------------------------------------------------- filters */
+
+/* An inclusive range of values: "3" is {3, 3}, "0-7" {0, 7}. */
+typedef struct {
+  guint64 lo, hi;
+} Span;
+
+/* The rows --ranks, --iters and --ops select: each a sorted array of
+ * disjoint Spans, or NULL for every value. */
+typedef struct {
+  GArray *ranks, *iters, *ops;
+} Filter;
+
+static void
+filter_clear (Filter *f)
+{
+  g_clear_pointer (&f->ranks, g_array_unref);
+  g_clear_pointer (&f->iters, g_array_unref);
+  g_clear_pointer (&f->ops, g_array_unref);
+}
+
+static gboolean
+filter_active (const Filter *f)
+{
+  return f->ranks || f->iters || f->ops;
+}
+
+static int
+span_cmp (gconstpointer a, gconstpointer b)
+{
+  const Span *x = a, *y = b;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Sort, then merge spans that overlap or touch. */
+static void
+spans_normalise (GArray *spans)
+{
+  g_array_sort (spans, span_cmp);
+  guint w = 0;
+  for (guint i = 0; i < spans->len; i++)
+    {
+      Span s = g_array_index (spans, Span, i);
+      Span *last = w ? &g_array_index (spans, Span, w - 1) : NULL;
+      if (last && (s.lo <= last->hi || s.lo - 1 == last->hi))
+        last->hi = MAX (last->hi, s.hi);
+      else
+        g_array_index (spans, Span, w++) = s;
+    }
+  g_array_set_size (spans, w);
+}
+
+static gboolean
+spans_have (const GArray *spans, guint64 v)
+{
+  if (spans == NULL)
+    return TRUE;
+  guint lo = 0, hi = spans->len;
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      const Span *s = &g_array_index (spans, Span, mid);
+      if (v < s->lo)
+        hi = mid;
+      else if (v > s->hi)
+        lo = mid + 1;
+      else
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static gboolean
+filter_row (const Filter *f, const SpTraceRow *r)
+{
+  return spans_have (f->ranks, r->rank) && (f->iters == NULL || (r->iter >= 0
+         && spans_have (f->iters, (guint64) r->iter))) && spans_have (f->ops, r->op_id);
+}
+
+/* Parse `option`'s LIST ("0-7,16": numbers and inclusive ranges, comma-
+ * separated) into *out_spans.  With `globs`, an item that does not start
+ * with a digit is a name glob, added there instead.  Reports errors itself
+ * (exit 2). */
+static gboolean
+parse_list (const char *option, const char *text, GArray **out_spans, GPtrArray *globs)
+{
+  if (*text == '\0')
+    {
+      sp_cli_fail (CMD, SP_EXIT_USAGE, "%s '': an empty list (expected N or A-B, "
+                   "comma-separated%s)", option, globs ? ", or a name glob" : "");
+      return FALSE;
+    }
+  g_autoptr (GArray) spans = g_array_new (FALSE, FALSE, sizeof (Span));
+  g_auto (GStrv) items = g_strsplit (text, ",", -1);
+  for (guint i = 0; items[i]; i++)
+    {
+      const char *item = items[i];
+      if (*item == '\0')
+        {
+          sp_cli_fail (CMD, SP_EXIT_USAGE, "%s '%s': an empty item (expected N or A-B, "
+                       "comma-separated%s)", option, text, globs ? ", or a name glob" : "");
+          return FALSE;
+        }
+      if (globs && !g_ascii_isdigit (*item))
+        {
+          g_ptr_array_add (globs, g_strdup (item));
+          continue;
+        }
+      g_auto (GStrv) ends = g_strsplit (item, "-", 2);
+      Span s;
+      if (!g_ascii_string_to_unsigned (ends[0], 10, 0, G_MAXUINT64, &s.lo, NULL)
+          || !g_ascii_string_to_unsigned (ends[1] ? ends[1] : ends[0], 10, 0, G_MAXUINT64, &s.hi,
+                                          NULL))
+        {
+          sp_cli_fail (CMD, SP_EXIT_USAGE, "%s '%s': '%s' is not a number N or a range A-B "
+                       "(comma-separated%s)", option, text, item, globs ? ", or a name glob" : "");
+          return FALSE;
+        }
+      if (s.hi < s.lo)
+        {
+          sp_cli_fail (CMD, SP_EXIT_USAGE, "%s '%s': the range %s runs backwards (expected A-B "
+                       "with A <= B)", option, text, item);
+          return FALSE;
+        }
+      g_array_append_val (spans, s);
+    }
+  spans_normalise (spans);
+  *out_spans = g_steal_pointer (&spans);
+  return TRUE;
+}
+
+/* TRUE when every value of `spans` is at most `max`; else one line naming
+ * the last span (the one past it) and the valid range 0..max, or saying the
+ * trace has no such values at all when `none`. */
+static gboolean
+check_spans (const char *option, const GArray *spans, gboolean none, guint64 max,
+             const char *what)
+{
+  if (spans == NULL || spans->len == 0)
+    return TRUE;
+  const Span *last = &g_array_index (spans, Span, spans->len - 1);
+  if (!none && last->hi <= max)
+    return TRUE;
+  g_autofree char *bad = last->lo == last->hi
+    ? g_strdup_printf ("%" G_GUINT64_FORMAT, last->lo)
+    : g_strdup_printf ("%" G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT, last->lo, last->hi);
+  if (none)
+    sp_cli_fail (CMD, SP_EXIT_USAGE, "%s %s: the trace has no %s", option, bad, what);
+  else
+    sp_cli_fail (CMD, SP_EXIT_USAGE, "%s %s: the trace has %s 0-%" G_GUINT64_FORMAT, option, bad,
+                 what, max);
+  return FALSE;
+}
+
+/* --ops name globs: the ids of the plan's ops whose name matches one.
+ * Every glob must match an op. */
+static gboolean
+resolve_globs (const SpPlan *plan, GPtrArray *globs, GArray *spans)
+{
+  for (guint g = 0; g < globs->len; g++)
+    {
+      g_autoptr (GPatternSpec) spec = g_pattern_spec_new (globs->pdata[g]);
+      guint found = 0;
+      for (guint32 i = 0; i < sp_plan_n_ops (plan); i++)
+        {
+          const char *name = sp_plan_op (plan, i)->name;
+          if (name && g_pattern_spec_match_string (spec, name))
+            {
+              Span s = { i, i };
+              g_array_append_val (spans, s);
+              found++;
+            }
+        }
+      if (found == 0)
+        {
+          const char *example = sp_plan_n_ops (plan) ? sp_plan_op (plan, 0)->name : NULL;
+          sp_cli_fail (CMD, SP_EXIT_USAGE, "--ops '%s' matches no op name of the trace's plan "
+                       "(%u ops, the first named '%s')", (const char *) globs->pdata[g],
+                       sp_plan_n_ops (plan), example ? example : "");
+          return FALSE;
+        }
+    }
+  spans_normalise (spans);
+  return TRUE;
+}
+
+typedef struct {
+  const Filter *f;
+  guint64 selected;
+  guint32 max_op;             /* largest op id of any row */
+  gboolean any;
+} Count;
+
+static gboolean
+count_rows (SpTrace *t, const SpTraceRow *rows, gsize n, FILE *fp, gpointer data, GError **error)
+{
+  Count *c = data;
+  for (gsize i = 0; i < n; i++)
+    {
+      c->max_op = c->any ? MAX (c->max_op, rows[i].op_id) : rows[i].op_id;
+      c->any = TRUE;
+      c->selected += filter_row (c->f, &rows[i]);
+    }
+  return TRUE;
+}
+
+/* Parse the filters into *f, check them against the trace and count the
+ * rows they select (*out_selected; the trace's row count without filters).
+ * Reports errors itself: FALSE means exit 2. */
+static gboolean
+select_rows (SpTrace *t, const char *ranks, const char *iters, const char *ops, Filter *f,
+             guint64 *out_selected)
+{
+  const SpTraceHeader *h = sp_trace_header (t);
+  g_autoptr (GPtrArray) globs = g_ptr_array_new_with_free_func (g_free);
+  if ((ranks && !parse_list ("--ranks", ranks, &f->ranks, NULL))
+      || (iters && !parse_list ("--iters", iters, &f->iters, NULL))
+      || (ops && !parse_list ("--ops", ops, &f->ops, globs)))
+    return FALSE;
+  if (!check_spans ("--ranks", f->ranks, h->world_size == 0, (guint64) h->world_size - 1, "ranks")
+      || !check_spans ("--iters", f->iters, h->iters == 0, (guint64) h->iters - 1,
+                       "timed iterations"))
+    return FALSE;
+  g_autoptr (SpPlan) plan = NULL;
+  if (ops && sp_trace_plan_text (t))
+    plan = sp_plan_from_json (sp_trace_plan_text (t), -1, 0, NULL);
+  if (globs->len && plan == NULL)
+    {
+      sp_cli_fail (CMD, SP_EXIT_USAGE, "--ops '%s': the trace has no readable plan, so its ops "
+                   "have no names: give op ids", (const char *) globs->pdata[0]);
+      return FALSE;
+    }
+  if (plan && !check_spans ("--ops", f->ops, sp_plan_n_ops (plan) == 0,
+                            (guint64) sp_plan_n_ops (plan) - 1, "op ids"))
+    return FALSE;
+  if (globs->len && !resolve_globs (plan, globs, f->ops))
+    return FALSE;
+  if (!filter_active (f))
+    {
+      *out_selected = sp_trace_n_rows (t);
+      return TRUE;
+    }
+  Count c = { .f = f };
+  g_autoptr (GError) error = NULL;
+  if (!for_each_batch (t, NULL, count_rows, &c, &error))
+    {
+      sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
+      return FALSE;
+    }
+  /* Without a plan, the op ids are those the rows have. */
+  if (ops && plan == NULL && !check_spans ("--ops", f->ops, !c.any, c.max_op,
+                                           "op ids"))
+    return FALSE;
+  if (c.selected == 0)
+    {
+      g_autoptr (GString) what = g_string_new (NULL);
+      const char *opt[] = { "--ranks", "--iters", "--ops" }, *val[] = { ranks, iters, ops };
+      for (guint i = 0; i < G_N_ELEMENTS (opt); i++)
+        if (val[i])
+          g_string_append_printf (what, "%s%s %s", what->len ? " " : "", opt[i], val[i]);
+      sp_cli_fail (CMD, SP_EXIT_USAGE, "the selection %s matches none of the trace's %"
+                   G_GUINT64_FORMAT " rows; nothing written", what->str, sp_trace_n_rows (t));
+      return FALSE;
+    }
+  *out_selected = c.selected;
+  return TRUE;
+}
+
+typedef struct {
+  const Filter *f;
+  RowFunc fn;
+  gpointer data;
+} Selected;
+
+/* Hand the runs of selected rows of a batch to the exporter. */
+static gboolean
+selected_rows (SpTrace *t, const SpTraceRow *rows, gsize n, FILE *fp, gpointer data,
+               GError **error)
+{
+  Selected *s = data;
+  gsize i = 0;
+  while (i < n)
+    {
+      while (i < n && !filter_row (s->f, &rows[i]))
+        i++;
+      gsize start = i;
+      while (i < n && filter_row (s->f, &rows[i]))
+        i++;
+      if (i > start && !s->fn (t, rows + start, i - start, fp, s->data, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+for_each_selected (SpTrace *t, FILE *fp, const Filter *f, RowFunc fn, gpointer data,
+                   GError **error)
+{
+  if (!filter_active (f))
+    return for_each_batch (t, fp, fn, data, error);
+  Selected s = { f, fn, data };
+  return for_each_batch (t, fp, selected_rows, &s, error);
+}
+
 /* ------------------------------------------------------------------- csv */
 
 static gboolean
@@ -99,7 +427,7 @@ csv_rows (SpTrace *t, const SpTraceRow *rows, gsize n, FILE *fp, gpointer data, 
 }
 
 static gboolean
-export_csv (SpTrace *t, FILE *fp, GError **error)
+export_csv (SpTrace *t, FILE *fp, const Filter *f, GError **error)
 {
   gsize nf = 0;
   const SpTraceField *fields = sp_trace_row_fields (&nf);
@@ -107,7 +435,7 @@ export_csv (SpTrace *t, FILE *fp, GError **error)
     fprintf (fp, "%s%s", i ? "," : "", fields[i].name);
   fputc ('\n', fp);
   g_autoptr (GString) line = g_string_new (NULL);
-  return for_each_batch (t, fp, csv_rows, line, error);
+  return for_each_selected (t, fp, f, csv_rows, line, error);
 }
 
 /* ---------------------------------------------------------------- chrome */
@@ -173,7 +501,7 @@ chrome_rows (SpTrace *t, const SpTraceRow *rows, gsize n, FILE *fp, gpointer dat
 }
 
 static gboolean
-export_chrome (SpTrace *t, FILE *fp, GError **error)
+export_chrome (SpTrace *t, FILE *fp, const Filter *f, GError **error)
 {
   Chrome c = { .node_of_rank = g_hash_table_new (NULL, NULL),
                .group_labels = g_ptr_array_new_with_free_func (g_free) };
@@ -211,6 +539,8 @@ export_chrome (SpTrace *t, FILE *fp, GError **error)
   for (guint32 i = 0; i < n_tracks; i++)
     {
       guint32 rank = n_ranks ? ranks[i].rank : i;
+      if (!spans_have (f->ranks, rank))
+        continue;
       guint32 pid = chrome_pid (&c, rank);
       begin_event (&c, fp);
       fprintf (fp, "\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
@@ -219,7 +549,7 @@ export_chrome (SpTrace *t, FILE *fp, GError **error)
       fprintf (fp, "\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
                    "\"args\":{\"sort_index\":%u}}", pid, rank, rank);
     }
-  gboolean ok = for_each_batch (t, fp, chrome_rows, &c, error);
+  gboolean ok = for_each_selected (t, fp, f, chrome_rows, &c, error);
   fputs ("\n]}\n", fp);
   g_hash_table_unref (c.node_of_rank);
   g_ptr_array_unref (c.group_labels);
@@ -227,11 +557,57 @@ export_chrome (SpTrace *t, FILE *fp, GError **error)
   return ok;
 }
 
+/* The Chrome JSON's size for `selected` rows, bytes (saturating). */
+static guint64
+chrome_estimate (SpTrace *t, const Filter *f, guint64 selected)
+{
+  gsize n_ranks = 0;
+  sp_trace_ranks (t, &n_ranks);
+  guint64 tracks = n_ranks ? n_ranks : sp_trace_header (t)->world_size;
+  if (f->ranks)
+    {
+      guint64 picked = 0;
+      for (guint i = 0; i < f->ranks->len; i++)
+        picked += g_array_index (f->ranks, Span, i).hi - g_array_index (f->ranks, Span, i).lo + 1;
+      tracks = MIN (tracks, picked);
+    }
+  if (selected > (G_MAXUINT64 - tracks * CHROME_TRACK_BYTES) / CHROME_ROW_BYTES)
+    return G_MAXUINT64;
+  return selected * CHROME_ROW_BYTES + tracks * CHROME_TRACK_BYTES;
+}
+
+/* Warn on stderr when the Chrome JSON will be larger than Perfetto's UI
+ * opens (CHROME_WARN_BYTES_DEFAULT).  FALSE after a bad SP_CHROME_WARN_BYTES
+ * (exit 2). */
+static gboolean
+chrome_size_warning (SpTrace *t, const Filter *f, guint64 selected)
+{
+  guint64 limit = CHROME_WARN_BYTES_DEFAULT;
+  const char *env = g_getenv (CHROME_WARN_ENV);
+  g_autoptr (GError) error = NULL;
+  if (env && !sp_parse_bytes (CHROME_WARN_ENV, env, 0, G_MAXUINT64, &limit, &error))
+    {
+      sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
+      return FALSE;
+    }
+  guint64 size = chrome_estimate (t, f, selected);
+  if (limit == 0 || size <= limit)
+    return TRUE;
+  g_autofree char *size_text = g_format_size_full (size, G_FORMAT_SIZE_IEC_UNITS);
+  g_autofree char *limit_text = g_format_size_full (limit, G_FORMAT_SIZE_IEC_UNITS);
+  fprintf (stderr, "shardplan " CMD ": warning: the Chrome JSON of %" G_GUINT64_FORMAT " %s will "
+                   "be about %s, more than Perfetto's UI opens (about %s, " CHROME_WARN_ENV "); "
+                   "select fewer with --ranks, --iters or --ops\n",
+           selected, sp_cli_plural (selected, "row", "rows"), size_text, limit_text);
+  return TRUE;
+}
+
 int
 sp_trace_cmd_export (int argc, char **argv)
 {
   g_autofree char *format = NULL, *output = NULL;
   gboolean quiet = FALSE;
+  g_autofree char *ranks = NULL, *iters = NULL, *steps = NULL, *ops = NULL;
   GOptionEntry entries[] = {
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format,
       "csv (every row), chrome (Chrome/Perfetto trace JSON) or chakra (Chakra ET files "
@@ -240,6 +616,15 @@ sp_trace_cmd_export (int argc, char **argv)
       "write here (atomically) instead of standard output; chakra: PREFIX.<rank>.et and "
       "PREFIX.groups.json", "OUT" },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, SP_PROGRESS_QUIET_HELP, NULL },
+    { "ranks", 0, 0, G_OPTION_ARG_STRING, &ranks,
+      "only the rows of these global ranks, e.g. 0-7,16 (csv, chrome)", "LIST" },
+    { "iters", 0, 0, G_OPTION_ARG_STRING, &iters,
+      "only these timed iterations, 0 .. iters-1, e.g. 0,5-9 (csv, chrome)", "LIST" },
+    { "steps", 0, 0, G_OPTION_ARG_STRING, &steps,
+      "the same as --iters: one timed iteration runs the whole plan, one training step", "LIST" },
+    { "ops", 0, 0, G_OPTION_ARG_STRING, &ops,
+      "only these op ids (e.g. 0-99,120) or ops whose plan name matches a glob "
+      "(e.g. 'mb0.*.fwd*'; items not starting with a digit) (csv, chrome)", "LIST" },
     { NULL },
   };
   int status = SP_EXIT_OK;
@@ -248,7 +633,17 @@ sp_trace_cmd_export (int argc, char **argv)
                      "per op instance; open it in https://ui.perfetto.dev or chrome://tracing.\n"
                      "chakra writes the trace's plan as 'shardplan chakra export' does, each\n"
                      "node with the duration_micros the trace has for it on that rank (the\n"
-                     "mean over the timed iterations, rows with status ok).",
+                     "mean over the timed iterations, rows with status ok).\n\n"
+                     "--ranks, --iters (--steps) and --ops select rows (csv and chrome; chakra\n"
+                     "writes the whole plan for every rank and takes none): a row is kept when\n"
+                     "it matches all of them.  A LIST is comma-separated numbers and ranges\n"
+                     "A-B (inclusive); --ops also takes globs (* and ?) over the plan's op\n"
+                     "names.  A value outside the trace (ranks 0 .. world size-1, iterations\n"
+                     "0 .. iters-1, op ids of its plan) or a selection of no rows exits 2 and\n"
+                     "writes nothing.  Before writing Chrome JSON the size is estimated\n"
+                     "(280 bytes a row); above 512 MiB, about what Perfetto's UI and\n"
+                     "chrome://tracing load in a browser, a warning suggests the filters\n"
+                     "(" CHROME_WARN_ENV "=SIZE sets that threshold, 0 never warns).",
                      entries, &argc, &argv, &status))
     return status;
   if (format == NULL)
@@ -257,6 +652,16 @@ sp_trace_cmd_export (int argc, char **argv)
   if (!csv && !chakra && strcmp (format, "chrome") != 0)
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--format '%s' is not one of: csv, chrome, chakra",
                         format);
+  if (steps && iters)
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--steps '%s' and --iters '%s': give one of them "
+                        "(--steps is --iters)", steps, iters);
+  if (steps)
+    iters = g_steal_pointer (&steps);
+  const char *filter_opt = ranks ? "--ranks" : iters ? "--iters" : ops ? "--ops" : NULL;
+  if (chakra && filter_opt)
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s: --format chakra takes no row filters (it writes "
+                        "the whole plan for every rank, as ASTRA-sim needs); they apply to csv "
+                        "and chrome", filter_opt);
   if (argc != 2)
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "expected one trace file, got %d arguments "
                         "(see 'shardplan trace export --help')", argc - 1);
@@ -272,15 +677,28 @@ sp_trace_cmd_export (int argc, char **argv)
   g_autoptr (SpTrace) t = sp_trace_cmd_open (CMD, argv[1]);
   if (t == NULL)
     return SP_EXIT_USAGE;
+  Filter f = { 0 };
+  guint64 selected = 0, total = sp_trace_n_rows (t);
+  if (!select_rows (t, ranks, iters, ops, &f, &selected) || (!csv
+      && !chrome_size_warning (t, &f, selected)))
+    {
+      filter_clear (&f);
+      return SP_EXIT_USAGE;
+    }
   SpTraceOut out;
   g_autoptr (GError) error = NULL;
   if (!sp_trace_out_open (&out, output, &error))
-    return sp_cli_fail (CMD, SP_EXIT_FAILURE, "%s", error->message);
+    {
+      filter_clear (&f);
+      return sp_cli_fail (CMD, SP_EXIT_FAILURE, "%s", error->message);
+    }
   /* rows streaming to the terminal are their own progress: no line over them */
   gboolean rows_on_tty = (output == NULL || strcmp (output, "-") == 0) && isatty (STDOUT_FILENO);
   rows_progress = sp_progress_new (CMD, sp_trace_n_rows (t), "rows", quiet || rows_on_tty);
-  gboolean ok = csv ? export_csv (t, out.fp, &error) : export_chrome (t, out.fp, &error);
+  gboolean ok = csv ? export_csv (t, out.fp, &f, &error) : export_chrome (t, out.fp, &f, &error);
   g_clear_pointer (&rows_progress, sp_progress_free);
+  gboolean filtered = filter_active (&f);
+  filter_clear (&f);
   if (!ok)
     {
       sp_trace_out_discard (&out);
@@ -288,8 +706,14 @@ sp_trace_cmd_export (int argc, char **argv)
     }
   if (!sp_trace_out_commit (&out, &error))
     return sp_cli_fail (CMD, SP_EXIT_FAILURE, "%s", error->message);
-  if (!quiet)
+  if (quiet)
+    return SP_EXIT_OK;
+  if (filtered)
+    sp_cli_wrote (CMD, output, "%s, %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " %s selected",
+                  csv ? "CSV" : "Chrome trace JSON", selected, total,
+                  sp_cli_plural (total, "row", "rows"));
+  else
     sp_cli_wrote (CMD, output, "%s, %" G_GUINT64_FORMAT " %s", csv ? "CSV" : "Chrome trace JSON",
-                  sp_trace_n_rows (t), sp_cli_plural (sp_trace_n_rows (t), "row", "rows"));
+                  total, sp_cli_plural (total, "row", "rows"));
   return SP_EXIT_OK;
 }
