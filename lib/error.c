@@ -243,3 +243,101 @@ sp_did_you_mean (const char *word, const char *const *candidates, gssize n)
     }
   return best ? g_strdup_printf (" (did you mean %s?)", best) : g_strdup ("");
 }
+
+static int
+span_cmp (gconstpointer a, gconstpointer b)
+{
+  const SpRange *x = a, *y = b;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+void
+sp_ranges_normalise (GArray *spans)
+{
+  g_return_if_fail (spans != NULL);
+  g_array_sort (spans, span_cmp);
+  guint w = 0;
+  for (guint i = 0; i < spans->len; i++)
+    {
+      SpRange s = g_array_index (spans, SpRange, i);
+      SpRange *last = w ? &g_array_index (spans, SpRange, w - 1) : NULL;
+      if (last && (s.lo <= last->hi || s.lo - 1 == last->hi))
+        last->hi = MAX (last->hi, s.hi);
+      else
+        g_array_index (spans, SpRange, w++) = s;
+    }
+  g_array_set_size (spans, w);
+}
+
+GArray *
+sp_parse_ranges (const char *what, const char *text, GPtrArray *globs, GError **error)
+{
+  g_return_val_if_fail (what != NULL && text != NULL, NULL);
+  const char *or_glob = globs ? ", or a name glob" : "";
+  if (*text == '\0')
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "%s '': an empty list (expected N or A-B, comma-separated%s)", what, or_glob);
+      return NULL;
+    }
+  g_autoptr (GArray) spans = g_array_new (FALSE, FALSE, sizeof (SpRange));
+  g_auto (GStrv) items = g_strsplit (text, ",", -1);
+  for (guint i = 0; items[i]; i++)
+    {
+      const char *item = items[i];
+      if (*item == '\0')
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                       "%s '%s': an empty item (expected N or A-B, comma-separated%s)", what,
+                       text, or_glob);
+          return NULL;
+        }
+      if (globs && !g_ascii_isdigit (*item))
+        {
+          g_ptr_array_add (globs, g_strdup (item));
+          continue;
+        }
+      g_auto (GStrv) ends = g_strsplit (item, "-", 2);
+      SpRange s;
+      if (!g_ascii_isdigit (ends[0][0]) || (ends[1] && !g_ascii_isdigit (ends[1][0]))
+          || !g_ascii_string_to_unsigned (ends[0], 10, 0, G_MAXUINT64, &s.lo, NULL)
+          || !g_ascii_string_to_unsigned (ends[1] ? ends[1] : ends[0], 10, 0, G_MAXUINT64, &s.hi,
+                                          NULL))
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                       "%s '%s': '%s' is not a number N or a range A-B (comma-separated%s)", what,
+                       text, item, or_glob);
+          return NULL;
+        }
+      if (s.hi < s.lo)
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                       "%s '%s': the range %s runs backwards (expected A-B with A <= B)", what,
+                       text, item);
+          return NULL;
+        }
+      g_array_append_val (spans, s);
+    }
+  sp_ranges_normalise (spans);
+  return g_steal_pointer (&spans);
+}
+
+gboolean
+sp_ranges_contain (const GArray *spans, guint64 v)
+{
+  if (spans == NULL)
+    return TRUE;
+  guint lo = 0, hi = spans->len;
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      const SpRange *s = &g_array_index (spans, SpRange, mid);
+      if (v < s->lo)
+        hi = mid;
+      else if (v > s->hi)
+        lo = mid + 1;
+      else
+        return TRUE;
+    }
+  return FALSE;
+}

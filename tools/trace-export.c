@@ -101,11 +101,6 @@ for_each_batch (SpTrace *t, FILE *fp, RowFunc fn, gpointer data, GError **error)
 
 /* --------------------------------------------------------------- filters */
 
-/* An inclusive range of values: "3" is {3, 3}, "0-7" {0, 7}. */
-typedef struct {
-  guint64 lo, hi;
-} Span;
-
 /* The rows --ranks, --iters and --ops select: each a sorted array of
  * disjoint Spans, or NULL for every value. */
 typedef struct {
@@ -126,107 +121,25 @@ filter_active (const Filter *f)
   return f->ranks || f->iters || f->ops;
 }
 
-static int
-span_cmp (gconstpointer a, gconstpointer b)
-{
-  const Span *x = a, *y = b;
-  return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
-/* Sort, then merge spans that overlap or touch. */
-static void
-spans_normalise (GArray *spans)
-{
-  g_array_sort (spans, span_cmp);
-  guint w = 0;
-  for (guint i = 0; i < spans->len; i++)
-    {
-      Span s = g_array_index (spans, Span, i);
-      Span *last = w ? &g_array_index (spans, Span, w - 1) : NULL;
-      if (last && (s.lo <= last->hi || s.lo - 1 == last->hi))
-        last->hi = MAX (last->hi, s.hi);
-      else
-        g_array_index (spans, Span, w++) = s;
-    }
-  g_array_set_size (spans, w);
-}
-
-static gboolean
-spans_have (const GArray *spans, guint64 v)
-{
-  if (spans == NULL)
-    return TRUE;
-  guint lo = 0, hi = spans->len;
-  while (lo < hi)
-    {
-      guint mid = lo + (hi - lo) / 2;
-      const Span *s = &g_array_index (spans, Span, mid);
-      if (v < s->lo)
-        hi = mid;
-      else if (v > s->hi)
-        lo = mid + 1;
-      else
-        return TRUE;
-    }
-  return FALSE;
-}
-
 static gboolean
 filter_row (const Filter *f, const SpTraceRow *r)
 {
-  return spans_have (f->ranks, r->rank) && (f->iters == NULL || (r->iter >= 0
-         && spans_have (f->iters, (guint64) r->iter))) && spans_have (f->ops, r->op_id);
+  return sp_ranges_contain (f->ranks, r->rank) && (f->iters == NULL || (r->iter >= 0
+         && sp_ranges_contain (f->iters, (guint64) r->iter))) && sp_ranges_contain (f->ops, r->op_id);
 }
 
-/* Parse `option`'s LIST ("0-7,16": numbers and inclusive ranges, comma-
- * separated) into *out_spans.  With `globs`, an item that does not start
- * with a digit is a name glob, added there instead.  Reports errors itself
- * (exit 2). */
+/* Parse `option`'s LIST into *out_spans (sp_parse_ranges; with `globs`,
+ * name globs go there).  Reports errors itself (exit 2). */
 static gboolean
 parse_list (const char *option, const char *text, GArray **out_spans, GPtrArray *globs)
 {
-  if (*text == '\0')
+  g_autoptr (GError) error = NULL;
+  *out_spans = sp_parse_ranges (option, text, globs, &error);
+  if (*out_spans == NULL)
     {
-      sp_cli_fail (CMD, SP_EXIT_USAGE, "%s '': an empty list (expected N or A-B, "
-                   "comma-separated%s)", option, globs ? ", or a name glob" : "");
+      sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
       return FALSE;
     }
-  g_autoptr (GArray) spans = g_array_new (FALSE, FALSE, sizeof (Span));
-  g_auto (GStrv) items = g_strsplit (text, ",", -1);
-  for (guint i = 0; items[i]; i++)
-    {
-      const char *item = items[i];
-      if (*item == '\0')
-        {
-          sp_cli_fail (CMD, SP_EXIT_USAGE, "%s '%s': an empty item (expected N or A-B, "
-                       "comma-separated%s)", option, text, globs ? ", or a name glob" : "");
-          return FALSE;
-        }
-      if (globs && !g_ascii_isdigit (*item))
-        {
-          g_ptr_array_add (globs, g_strdup (item));
-          continue;
-        }
-      g_auto (GStrv) ends = g_strsplit (item, "-", 2);
-      Span s;
-      if (!g_ascii_string_to_unsigned (ends[0], 10, 0, G_MAXUINT64, &s.lo, NULL)
-          || !g_ascii_string_to_unsigned (ends[1] ? ends[1] : ends[0], 10, 0, G_MAXUINT64, &s.hi,
-                                          NULL))
-        {
-          sp_cli_fail (CMD, SP_EXIT_USAGE, "%s '%s': '%s' is not a number N or a range A-B "
-                       "(comma-separated%s)", option, text, item, globs ? ", or a name glob" : "");
-          return FALSE;
-        }
-      if (s.hi < s.lo)
-        {
-          sp_cli_fail (CMD, SP_EXIT_USAGE, "%s '%s': the range %s runs backwards (expected A-B "
-                       "with A <= B)", option, text, item);
-          return FALSE;
-        }
-      g_array_append_val (spans, s);
-    }
-  spans_normalise (spans);
-  *out_spans = g_steal_pointer (&spans);
   return TRUE;
 }
 
@@ -239,7 +152,7 @@ check_spans (const char *option, const GArray *spans, gboolean none, guint64 max
 {
   if (spans == NULL || spans->len == 0)
     return TRUE;
-  const Span *last = &g_array_index (spans, Span, spans->len - 1);
+  const SpRange *last = &g_array_index (spans, SpRange, spans->len - 1);
   if (!none && last->hi <= max)
     return TRUE;
   g_autofree char *bad = last->lo == last->hi
@@ -267,7 +180,7 @@ resolve_globs (const SpPlan *plan, GPtrArray *globs, GArray *spans)
           const char *name = sp_plan_op (plan, i)->name;
           if (name && g_pattern_spec_match_string (spec, name))
             {
-              Span s = { i, i };
+              SpRange s = { i, i };
               g_array_append_val (spans, s);
               found++;
             }
@@ -281,7 +194,7 @@ resolve_globs (const SpPlan *plan, GPtrArray *globs, GArray *spans)
           return FALSE;
         }
     }
-  spans_normalise (spans);
+  sp_ranges_normalise (spans);
   return TRUE;
 }
 
@@ -539,7 +452,7 @@ export_chrome (SpTrace *t, FILE *fp, const Filter *f, GError **error)
   for (guint32 i = 0; i < n_tracks; i++)
     {
       guint32 rank = n_ranks ? ranks[i].rank : i;
-      if (!spans_have (f->ranks, rank))
+      if (!sp_ranges_contain (f->ranks, rank))
         continue;
       guint32 pid = chrome_pid (&c, rank);
       begin_event (&c, fp);
@@ -568,7 +481,7 @@ chrome_estimate (SpTrace *t, const Filter *f, guint64 selected)
     {
       guint64 picked = 0;
       for (guint i = 0; i < f->ranks->len; i++)
-        picked += g_array_index (f->ranks, Span, i).hi - g_array_index (f->ranks, Span, i).lo + 1;
+        picked += g_array_index (f->ranks, SpRange, i).hi - g_array_index (f->ranks, SpRange, i).lo + 1;
       tracks = MIN (tracks, picked);
     }
   if (selected > (G_MAXUINT64 - tracks * CHROME_TRACK_BYTES) / CHROME_ROW_BYTES)

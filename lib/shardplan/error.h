@@ -46,6 +46,30 @@ gboolean sp_parse_double (const char *what, const char *text, double min, double
 gboolean sp_parse_bytes (const char *what, const char *text, guint64 min, guint64 max,
                          guint64 *out_value, GError **error);
 
+/* An inclusive range of unsigned values: "3" is {3, 3}, "0-7" {0, 7}. */
+typedef struct {
+  guint64 lo, hi;
+} SpRange;
+
+/* Parse the LIST of option `what` — comma-separated numbers N and
+ * inclusive ranges A-B, each end in [0, 2^64 - 1] (sp_parse_u64's rules) —
+ * into a new GArray of SpRange sorted by lo, spans that overlap or touch
+ * merged (so the spans are disjoint with gaps between them).  With `globs`
+ * non-NULL, an item that does not start with an ASCII digit is a name
+ * glob, appended there (g_strdup) instead; a list of globs only gives an
+ * empty array.  An empty list, an empty item, a non-number or a range
+ * running backwards is SP_ERROR_INVALID_ARGUMENT naming `what`, the list
+ * and the item (NULL returned).  Memory is linear in the text. */
+GArray *sp_parse_ranges (const char *what, const char *text, GPtrArray *globs, GError **error);
+
+/* Sort an array of SpRange by lo and merge spans that overlap or touch (what
+ * sp_parse_ranges returns; for spans added afterwards). */
+void sp_ranges_normalise (GArray *spans);
+
+/* TRUE when `v` lies in one of `spans` (as sp_parse_ranges makes them);
+ * `spans` NULL holds every value.  O(log n). */
+gboolean sp_ranges_contain (const GArray *spans, guint64 v);
+
 /* " (did you mean NAME?)" for the candidate closest to `word` that a typo
  * could explain (at most two letters inserted, removed or changed, ASCII case
  * ignored, and fewer changes than `word` has letters; on a tie, a candidate

@@ -99,6 +99,77 @@ START_TEST (test_sizes)
 }
 END_TEST
 
+/* "A,B-C,…" lists (trace export --ranks / --iters / --ops): sorted, merged
+ * where they overlap or touch, globs apart; every malformed list refused. */
+static char *
+ranges_text (const char *list, gboolean globs_ok)
+{
+  g_autoptr (GPtrArray) globs = globs_ok ? g_ptr_array_new_with_free_func (g_free) : NULL;
+  GError *error = NULL;
+  g_autoptr (GArray) r = sp_parse_ranges ("--ranks", list, globs, &error);
+  if (r == NULL)
+    {
+      ck_assert (error != NULL && error->code == SP_ERROR_INVALID_ARGUMENT);
+      char *m = g_strdup (error->message);
+      g_error_free (error);
+      return m;
+    }
+  ck_assert (error == NULL);
+  GString *out = g_string_new (NULL);
+  for (guint i = 0; i < r->len; i++)
+    g_string_append_printf (out, "%s%" G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT, i ? " " : "",
+                            g_array_index (r, SpRange, i).lo, g_array_index (r, SpRange, i).hi);
+  for (guint i = 0; globs && i < globs->len; i++)
+    g_string_append_printf (out, "%sglob:%s", out->len ? " " : "", (const char *) globs->pdata[i]);
+  return g_string_free (out, FALSE);
+}
+
+START_TEST (test_ranges)
+{
+  static const struct {
+    const char *list;
+    gboolean globs;
+    const char *want;
+  } cases[] = {
+    { "3", FALSE, "3-3" },
+    { "16,0-7", FALSE, "0-7 16-16" },
+    { "0-3,4-5,9,8", FALSE, "0-5 8-9" },     /* touching ranges merge */
+    { "2-9,3-4,1", FALSE, "1-9" },           /* overlapping and inside */
+    { "18446744073709551615,0", FALSE, "0-0 18446744073709551615-18446744073709551615" },
+    { "0-18446744073709551615,5", FALSE, "0-18446744073709551615" },
+    { "mb0.*,4,L?.fwd", TRUE, "4-4 glob:mb0.* glob:L?.fwd" },
+    { "mb0.*", TRUE, "glob:mb0.*" },
+    { "", FALSE, "--ranks '': an empty list (expected N or A-B, comma-separated)" },
+    { "1,,2", FALSE, "--ranks '1,,2': an empty item (expected N or A-B, comma-separated)" },
+    { "7-3", FALSE, "--ranks '7-3': the range 7-3 runs backwards (expected A-B with A <= B)" },
+    { "x", FALSE, "--ranks 'x': 'x' is not a number N or a range A-B (comma-separated)" },
+    { "1-", FALSE, "--ranks '1-': '1-' is not a number N or a range A-B (comma-separated)" },
+    { "1-2-3", FALSE, "--ranks '1-2-3': '1-2-3' is not a number N or a range A-B (comma-separated)" },
+    { "1- 2", FALSE, "--ranks '1- 2': '1- 2' is not a number N or a range A-B (comma-separated)" },
+    { "1-+2", FALSE, "--ranks '1-+2': '1-+2' is not a number N or a range A-B (comma-separated)" },
+    { "18446744073709551616", FALSE, "--ranks '18446744073709551616': '18446744073709551616' "
+                                     "is not a number N or a range A-B (comma-separated)" },
+    { "4x", TRUE, "--ranks '4x': '4x' is not a number N or a range A-B (comma-separated, or a "
+                  "name glob)" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *got = ranges_text (cases[i].list, cases[i].globs);
+      ck_assert_msg (strcmp (got, cases[i].want) == 0, "'%s': got '%s', want '%s'", cases[i].list,
+                     got, cases[i].want);
+    }
+  /* membership: in, between, past both ends */
+  g_autoptr (GArray) r = sp_parse_ranges ("--ops", "10-20,40,0", NULL, NULL);
+  ck_assert (r != NULL);
+  static const guint64 in[] = { 0, 10, 15, 20, 40 }, out[] = { 1, 9, 21, 39, 41, G_MAXUINT64 };
+  for (guint i = 0; i < G_N_ELEMENTS (in); i++)
+    ck_assert (sp_ranges_contain (r, in[i]));
+  for (guint i = 0; i < G_N_ELEMENTS (out); i++)
+    ck_assert (!sp_ranges_contain (r, out[i]));
+  ck_assert (sp_ranges_contain (NULL, 12345));
+}
+END_TEST
+
 static Suite *
 error_suite (void)
 {
@@ -106,6 +177,7 @@ error_suite (void)
   TCase *tc = tcase_create ("names");
   tcase_add_test (tc, test_did_you_mean);
   tcase_add_test (tc, test_sizes);
+  tcase_add_test (tc, test_ranges);
   suite_add_tcase (s, tc);
   return s;
 }
