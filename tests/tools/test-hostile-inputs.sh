@@ -220,18 +220,22 @@ done
 ## sanitizers a failed allocation must return NULL as it does without
 ## them (allocator_may_return_null), and the datatype message is skipped:
 ## ASan's interceptors stop libhdf5's own read past the message, which
-## only an instrumented libhdf5 could fix.
+## only an instrumented libhdf5 could fix.  libhdf5's reason for the
+## header sizes depends on whether the allocation succeeds (the address
+## space left: "memory allocation failed for on disk image buffer" or, when
+## it does, "addr overflow" once it reads), so only the file and the part
+## that names the damage are checked.
 old_asan_options=${ASAN_OPTIONS-}
 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1
 export ASAN_OPTIONS
 for cmd in "trace show" "trace export --format csv"; do
   # shellcheck disable=SC2086 # $cmd is words on purpose
   refused "R3 cache allocates a damaged header's size ($cmd)" \
-    "trace-fuzz-cache-alloc-header.h5: damaged or truncated HDF5 file: memory allocation failed for on disk image buffer" \
+    "trace-fuzz-cache-alloc-header.h5: damaged or truncated HDF5 file: " \
     $cmd "$fx/trace-fuzz-cache-alloc-header.h5"
   # shellcheck disable=SC2086
   refused "R3 /meta/software's header of a damaged size ($cmd)" \
-    "trace-fuzz-cache-alloc-software.h5: cannot read the object header of /meta/software: memory allocation failed" \
+    "trace-fuzz-cache-alloc-software.h5: cannot read the object header of /meta/software: " \
     $cmd "$fx/trace-fuzz-cache-alloc-software.h5"
   # shellcheck disable=SC2086
   refused "R3 cache ring mismatch ($cmd)" \
@@ -239,7 +243,7 @@ for cmd in "trace show" "trace export --format csv"; do
     $cmd "$fx/trace-fuzz-cache-ring-mismatch.h5"
   # shellcheck disable=SC2086
   refused "R3 header address past the end ($cmd)" \
-    "trace-fuzz-addr-overflow.h5: damaged or truncated HDF5 file: addr overflow" \
+    "trace-fuzz-addr-overflow.h5: damaged or truncated HDF5 file: " \
     $cmd "$fx/trace-fuzz-addr-overflow.h5"
   if [ "$limit_kb" = unlimited ]; then
     echo "R3 damaged datatype message ($cmd): skipped under the sanitizers (libhdf5 reads past it)"
