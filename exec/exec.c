@@ -473,6 +473,8 @@ stuck_exit (SpExecLoop *L, const GError *failure, gpointer data)
   s->info->partial_reason = L->partial_reason;
   SpExecResult res = { .rank = s->ctx->rank };
   GError *e = g_error_copy (failure);
+  if (s->ctx->opts->progress_end)
+    s->ctx->opts->progress_end (s->ctx->opts->progress_data);
   write_partial_alone (s->ctx, s->rec, s->info, &res, &e);
   fprintf (stderr, "shardplan run: %s\n", e->message);
   fflush (stderr);
@@ -586,12 +588,15 @@ note_spill_files (const SpExecCtx *ctx, gboolean kept)
   if (ctx->rank != 0)
     return;
   g_autofree char *note = NULL;
+  /* a progress line on the terminal (rank 0 draws one only there) is
+   * erased first ("\r\033[K"): the signal ends the process before the
+   * line could be cleared the usual way */
   if (kept)
-    note = g_strdup_printf ("shardplan run: interrupted: the spill files %s.rank*.spill are kept; "
+    note = g_strdup_printf ("%sshardplan run: interrupted: the spill files %s.rank*.spill are kept; "
                             "'shardplan trace recover %s.rank*.spill -o FILE.h5' turns them into "
                             "a partial trace (do that before running again with -o %s, which "
-                            "overwrites them)\n", ctx->opts->output, ctx->opts->output,
-                            ctx->opts->output);
+                            "overwrites them)\n", ctx->opts->progress ? "\r\033[K" : "",
+                            ctx->opts->output, ctx->opts->output, ctx->opts->output);
   sp_file_set_interrupt_note (note);
 }
 

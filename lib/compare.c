@@ -455,9 +455,12 @@ sp_compare_traces_full (SpTrace *sim, const char *sim_name, SpTrace *measured,
                    sim_name, ds, measured_name, dm);
       return NULL;
     }
-  /* reading both, then the join's steps (set once its arrays are known) */
+  /* reading both, then the join's steps: at most one a row read, so the
+   * total starts at twice the rows (never 100 % before the join) and
+   * shrinks to the join's real count once its arrays are known */
+  guint64 n_rows = sp_trace_n_rows (sim) + sp_trace_n_rows (measured);
   Progress progress = { progress_fn, progress_data, 0,
-                        sp_trace_n_rows (sim) + sp_trace_n_rows (measured) };
+                        n_rows > G_MAXUINT64 / 2 ? G_MAXUINT64 : 2 * n_rows };
   g_autoptr (GArray) s = read_samples (sim, sim_name, &progress, error);
   if (s == NULL)
     return NULL;

@@ -85,6 +85,12 @@ run_progress (guint64 done, guint64 total, gpointer data)
   sp_progress_set_total (data, total);
   sp_progress_set (data, done);
 }
+
+static void
+run_progress_end (gpointer data)
+{
+  sp_progress_abandon (data);
+}
 #endif
 
 /* Put stderr back once the options are checked (saved < 0: untouched). */
@@ -185,6 +191,7 @@ run_main (int argc, char **argv, int saved_stderr)
   if (progress != NULL && sp_progress_active (progress))
     {
       o.progress = run_progress;
+      o.progress_end = run_progress_end;
       o.progress_data = progress;
     }
   SpExecResult res;

@@ -613,11 +613,18 @@ sp_cmd_sweep (int argc, char **argv)
   if (global_batch == 0)
     global_batch = (guint32) MIN ((guint64) model.micro_batch * model.grad_accum * lcm, 1u << 30);
   g_autoptr (GArray) eps = g_array_new (FALSE, FALSE, sizeof (guint32));
+  guint32 any_ep = 0; /* node counts with an expert-parallel size DeepSpeed accepts */
+  g_autofree char *ep_why = NULL;
   for (guint k = 0; k < topos->len; k++)
     {
       const SpTopo *t = g_ptr_array_index (topos, k);
       guint32 W = sp_topo_world_size (t);
       expert_sizes (&model, W, ep_want, eps, &tally);
+      if (eps->len)
+        any_ep++;
+      else if (ep_why == NULL && ep_want->len)
+        sp_expert_parallel_deepspeed_verdict (g_array_index (ep_want, guint32, 0), &model, W,
+                                              &ep_why);
       for (guint i = 0; i < mbs->len; i++)
         {
           guint32 mb = g_array_index (mbs, guint32, i);
@@ -632,6 +639,14 @@ sp_cmd_sweep (int argc, char **argv)
                      zeropp, rows, &tally);
         }
     }
+  if (rows->len == 0 && any_ep == 0)
+    return sp_cli_fail (CMD, SP_EXIT_USAGE,
+                        "no configuration to sweep: DeepSpeed accepts none of the expert-parallel "
+                        "sizes --expert-parallel %s for %s (%u experts) on these node counts "
+                        "(%u: %s)", ep_s ? ep_s : "all", model.name, model.moe_experts,
+                        ep_want->len ? g_array_index (ep_want, guint32, 0) : 0,
+                        ep_why ? ep_why : "an expert-parallel size must divide the experts and "
+                        "the world");
   if (rows->len == 0)
     return sp_cli_fail (CMD, SP_EXIT_USAGE,
                         "no configuration to sweep: the global batch %u is not a multiple of any "

@@ -28,6 +28,7 @@ struct SpProgress {
   GCond wake;
   gboolean stop;      /* under lock */
   gboolean drawn;     /* under lock: a line is on the terminal */
+  gboolean abandoned; /* under lock: sp_progress_abandon() cleared it for good */
 };
 
 void
@@ -221,6 +222,23 @@ sp_progress_active (const SpProgress *p)
 }
 
 void
+sp_progress_abandon (SpProgress *p)
+{
+  if (p == NULL || p->thread == NULL)
+    return;
+  g_mutex_lock (&p->lock);
+  p->stop = TRUE;
+  p->abandoned = TRUE;
+  if (p->drawn)
+    {
+      fputs ("\r\033[K", stderr);
+      fflush (stderr);
+    }
+  g_cond_signal (&p->wake);
+  g_mutex_unlock (&p->lock);
+}
+
+void
 sp_progress_free (SpProgress *p)
 {
   if (p == NULL)
@@ -234,7 +252,7 @@ sp_progress_free (SpProgress *p)
       g_thread_join (p->thread);
       /* the test hook's "nodelay" promises a line: work that ended before
        * the thread first woke still draws its final count */
-      if (p->drawn || p->delay_us == 0)
+      if (!p->abandoned && (p->drawn || p->delay_us == 0))
         {
           /* the final count once (a glance at 100 %), then an empty line */
           draw (p, g_get_monotonic_time ());

@@ -76,6 +76,13 @@ void sp_progress_set_total (SpProgress *progress, guint64 total);
  * hook): callers may skip the work of counting otherwise. */
 gboolean sp_progress_active (const SpProgress *progress);
 
+/* Stop drawing now and clear the line if one was drawn, without waiting
+ * for the drawing thread: for a command about to print a message and
+ * _exit() from another thread (`run`'s watchdog on a timeout).  No line is
+ * drawn after it returns; sp_progress_free() still frees (and draws
+ * nothing).  NULL is ignored. */
+void sp_progress_abandon (SpProgress *progress);
+
 /* Stop drawing and clear the line if one was drawn (the cursor is left at
  * the start of an empty line).  NULL is ignored. */
 void sp_progress_free (SpProgress *progress);

@@ -223,7 +223,7 @@ count_rows (SpTrace *t, const SpTraceRow *rows, gsize n, FILE *fp, gpointer data
  * Reports errors itself: FALSE means exit 2. */
 static gboolean
 select_rows (SpTrace *t, const char *ranks, const char *iters, const char *ops, Filter *f,
-             guint64 *out_selected)
+             gboolean no_progress, guint64 *out_selected)
 {
   const SpTraceHeader *h = sp_trace_header (t);
   g_autoptr (GPtrArray) globs = g_ptr_array_new_with_free_func (g_free);
@@ -256,7 +256,13 @@ select_rows (SpTrace *t, const char *ranks, const char *iters, const char *ops, 
     }
   Count c = { .f = f };
   g_autoptr (GError) error = NULL;
-  if (!for_each_batch (t, NULL, count_rows, &c, &error))
+  /* the counting pass reads every row too: a line of its own, cleared
+   * before anything below prints */
+  rows_progress = sp_progress_new (CMD, sp_trace_n_rows (t), "rows read to count the selection",
+                                   no_progress);
+  gboolean counted = for_each_batch (t, NULL, count_rows, &c, &error);
+  g_clear_pointer (&rows_progress, sp_progress_free);
+  if (!counted)
     {
       sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
       return FALSE;
@@ -592,7 +598,9 @@ sp_trace_cmd_export (int argc, char **argv)
     return SP_EXIT_USAGE;
   Filter f = { 0 };
   guint64 selected = 0, total = sp_trace_n_rows (t);
-  if (!select_rows (t, ranks, iters, ops, &f, &selected) || (!csv
+  /* rows streaming to the terminal are their own progress: no line over them */
+  gboolean rows_on_tty = (output == NULL || strcmp (output, "-") == 0) && isatty (STDOUT_FILENO);
+  if (!select_rows (t, ranks, iters, ops, &f, quiet || rows_on_tty, &selected) || (!csv
       && !chrome_size_warning (t, &f, selected)))
     {
       filter_clear (&f);
@@ -605,8 +613,6 @@ sp_trace_cmd_export (int argc, char **argv)
       filter_clear (&f);
       return sp_cli_fail (CMD, SP_EXIT_FAILURE, "%s", error->message);
     }
-  /* rows streaming to the terminal are their own progress: no line over them */
-  gboolean rows_on_tty = (output == NULL || strcmp (output, "-") == 0) && isatty (STDOUT_FILENO);
   rows_progress = sp_progress_new (CMD, sp_trace_n_rows (t), "rows", quiet || rows_on_tty);
   gboolean ok = csv ? export_csv (t, out.fp, &f, &error) : export_chrome (t, out.fp, &f, &error);
   g_clear_pointer (&rows_progress, sp_progress_free);

@@ -165,6 +165,11 @@ typedef struct {
    * and must not block (`shardplan run` stores the count for its progress
    * line, tools/progress.h). */
   void (*progress) (guint64 done, guint64 total, gpointer data);
+  /* Called (with progress_data) before a run that ends without returning
+   * — a missed deadline, from the watchdog thread, just before its message
+   * and _exit() — prints anything, so that the progress line is cleared
+   * first.  NULL: none. */
+  void (*progress_end) (gpointer data);
   gpointer progress_data;
 } SpExecOptions;
 

@@ -191,6 +191,12 @@ for args in "--expert-parallel 0" "--expert-parallel x" "-m gpt-1b --expert-para
   [ "$st" -eq 2 ] || fail "sweep $args: exit $st, expected 2"
   [ "$(wc -l <"$tmp/e")" -eq 1 ] || fail "sweep $args: stderr is not one line: $(cat "$tmp/e")"
 done
+# every size asked for rejected: the reason, not the batch (12 experts, 8 GPUs)
+"$SHARDPLAN" sweep -m "$tmp/moe12.json" -t "$topo" -n 2 --expert-parallel 8,5 -q >/dev/null 2>"$tmp/e"
+st=$?
+{ [ "$st" -eq 2 ] && [ "$(wc -l <"$tmp/e")" -eq 1 ] \
+  && grep -q "DeepSpeed accepts none of the expert-parallel sizes --expert-parallel 8,5 .* (12 experts) .*(8: expert-parallel size must divide the number of experts" "$tmp/e"; } \
+  || fail "sweep --expert-parallel 8,5: exit $st, $(cat "$tmp/e")"
 # an unreadable file: as plan -c, exit 1 (I/O), one line naming it
 "$SHARDPLAN" sweep -t "$topo" -n 2 -c "$tmp/nosuch.json" >/dev/null 2>"$tmp/e"
 st=$?
