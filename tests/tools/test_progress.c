@@ -145,6 +145,40 @@ START_TEST (test_not_a_terminal)
 }
 END_TEST
 
+/* sp_progress_abandon (run's timeout, from another thread, before its
+ * message and _exit): the line is cleared at once, nothing is drawn
+ * after it, and the free that may follow draws nothing either. */
+START_TEST (test_abandon)
+{
+  g_autofree char *dir = sp_test_tmpdir ();
+  g_autofree char *path = g_build_filename (dir, "err", NULL);
+  fflush (stderr);
+  int saved = dup (2);
+  FILE *f = freopen (path, "w", stderr);
+  ck_assert (f != NULL);
+  g_setenv ("SP_TEST_PROGRESS", "tty", TRUE);
+  SpProgress *p = sp_progress_new ("run", 10, "op steps", FALSE);
+  ck_assert (sp_progress_active (p));
+  sp_progress_set (p, 3);
+  g_usleep (SP_PROGRESS_REDRAW_US * 2); /* drawn at least once */
+  sp_progress_abandon (p);
+  fputs ("MESSAGE\n", stderr);
+  sp_progress_set (p, 7);
+  g_usleep (SP_PROGRESS_REDRAW_US * 2);
+  sp_progress_free (p);
+  g_unsetenv ("SP_TEST_PROGRESS");
+  fflush (stderr);
+  dup2 (saved, 2);
+  close (saved);
+  g_autofree char *text = NULL;
+  ck_assert (g_file_get_contents (path, &text, NULL, NULL));
+  ck_assert_msg (strstr (text, " 3/10 op steps") != NULL, "got '%s'", text);
+  ck_assert_msg (g_str_has_suffix (text, "\r\033[KMESSAGE\n"), "got '%s'", text);
+  ck_assert (strstr (text, " 7/10") == NULL);
+  sp_progress_abandon (NULL);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -154,6 +188,7 @@ main (void)
   tcase_add_test (tc, test_line_with_total);
   tcase_add_test (tc, test_line_without_total);
   tcase_add_test (tc, test_not_a_terminal);
+  tcase_add_test (tc, test_abandon);
   suite_add_tcase (s, tc);
   return sp_test_run (s);
 }
