@@ -519,23 +519,33 @@ START_TEST (test_ds_config_equals_options)
 }
 END_TEST
 
+/* The small model (tests/fixtures/workload/small.json) on W 8, D 2, MiCS
+ * S 4 hierarchical, nothing persistent. */
+static void
+hierarchical_small (SpModel *m, SpShardingOptions *o, SpWorkloadPlanOptions *p)
+{
+  g_autofree char *path = sp_test_fixture ("workload/small.json");
+  GError *error = NULL;
+  ck_assert (sp_model_load_file (path, m, &error));
+  SP_ASSERT_NO_ERROR (error);
+  sp_sharding_options_init (o);
+  o->shard_size = 4;
+  o->hierarchical = TRUE;
+  o->param_persistence_threshold = 0;
+  sp_workload_plan_options_init (p);
+  p->world_size = 8;
+  p->devices_per_node = 2;
+}
+
 START_TEST (test_hierarchical)
 {
   /* small model, W 8, D 2, S 4 hierarchical: m = S/D = 2 node blocks.
    * Layer: inter all_gather m·ΣP·2 = 2·2801·2 = 11204 bytes, intra S·ΣP·2 = 22408. */
-  g_autofree char *path = sp_test_fixture ("workload/small.json");
   SpModel m;
-  GError *error = NULL;
-  ck_assert (sp_model_load_file (path, &m, &error));
   SpShardingOptions o;
-  sp_sharding_options_init (&o);
-  o.shard_size = 4;
-  o.hierarchical = TRUE;
-  o.param_persistence_threshold = 0;
   SpWorkloadPlanOptions p;
-  sp_workload_plan_options_init (&p);
-  p.world_size = 8;
-  p.devices_per_node = 2;
+  hierarchical_small (&m, &o, &p);
+  GError *error = NULL;
   g_autoptr (SpPlan) plan = sp_workload_build_plan (&m, &o, &p, &error);
   SP_ASSERT_NO_ERROR (error);
   const SpOp *c = find_op (plan, "mb0.L0.fwd.allgather");
@@ -575,22 +585,14 @@ has_dep (const SpOp *op, guint32 id)
  * micro-step at the first use (embed.fwd), its own first. */
 START_TEST (test_hierarchical_sync)
 {
-  g_autofree char *path = sp_test_fixture ("workload/small.json");
   SpModel m;
-  GError *error = NULL;
-  ck_assert (sp_model_load_file (path, &m, &error));
-  m.grad_accum = 1;
   SpShardingOptions o;
-  sp_sharding_options_init (&o);
-  o.shard_size = 4;
-  o.hierarchical = TRUE;
-  o.param_persistence_threshold = 0;
+  SpWorkloadPlanOptions p;
+  hierarchical_small (&m, &o, &p);
+  m.grad_accum = 1;
   o.max_reuse_distance = 0;
   o.prefetch_bucket_size = 1000000000;
-  SpWorkloadPlanOptions p;
-  sp_workload_plan_options_init (&p);
-  p.world_size = 8;
-  p.devices_per_node = 2;
+  GError *error = NULL;
   g_autoptr (SpPlan) plan = sp_workload_build_plan (&m, &o, &p, &error);
   SP_ASSERT_NO_ERROR (error);
   const char *uses[] = { "embed.fwd", "L0.fwd", "L1.fwd", "head.fwd",

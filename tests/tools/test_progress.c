@@ -101,16 +101,37 @@ START_TEST (test_line_without_total)
 }
 END_TEST
 
+/* Send stderr to a new file of the test's scratch directory; returns the
+ * saved descriptor for stderr_end(), which puts stderr back and returns
+ * what was written. */
+static int
+stderr_begin (char **out_path)
+{
+  g_autofree char *dir = sp_test_tmpdir ();
+  *out_path = g_build_filename (dir, "err", NULL);
+  fflush (stderr);
+  int saved = dup (2);
+  ck_assert (saved >= 0 && freopen (*out_path, "w", stderr) != NULL);
+  return saved;
+}
+
+static char *
+stderr_end (int saved, const char *path)
+{
+  fflush (stderr);
+  dup2 (saved, 2);
+  close (saved);
+  char *text = NULL;
+  ck_assert (g_file_get_contents (path, &text, NULL, NULL));
+  return text;
+}
+
 /* stderr into a file (not a terminal): never a thread, never a byte, even
  * with the test hook that removes the delay; --quiet even with "tty". */
 START_TEST (test_not_a_terminal)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
-  g_autofree char *path = g_build_filename (dir, "err", NULL);
-  fflush (stderr);
-  int saved = dup (2);
-  FILE *f = freopen (path, "w", stderr);
-  ck_assert (f != NULL);
+  g_autofree char *path = NULL;
+  int saved = stderr_begin (&path);
   g_setenv ("SP_TEST_PROGRESS", "nodelay", TRUE);
   SpProgress *p = sp_progress_new ("sim", 100, "ops", FALSE);
   ck_assert (!sp_progress_active (p));
@@ -131,12 +152,7 @@ START_TEST (test_not_a_terminal)
   g_usleep (SP_PROGRESS_REDRAW_US * 2);
   sp_progress_free (p);
   g_unsetenv ("SP_TEST_PROGRESS");
-  fflush (stderr);
-  dup2 (saved, 2);
-  close (saved);
-  g_autofree char *text = NULL;
-  gsize len = 0;
-  ck_assert (g_file_get_contents (path, &text, &len, NULL));
+  g_autofree char *text = stderr_end (saved, path);
   ck_assert_msg (g_str_has_prefix (text, "\rshardplan sim: ["), "got '%s'", text);
   ck_assert (strstr (text, "100/100 ops") != NULL);
   ck_assert (g_str_has_suffix (text, "\r\033[K"));
@@ -150,12 +166,8 @@ END_TEST
  * after it, and the free that may follow draws nothing either. */
 START_TEST (test_abandon)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
-  g_autofree char *path = g_build_filename (dir, "err", NULL);
-  fflush (stderr);
-  int saved = dup (2);
-  FILE *f = freopen (path, "w", stderr);
-  ck_assert (f != NULL);
+  g_autofree char *path = NULL;
+  int saved = stderr_begin (&path);
   g_setenv ("SP_TEST_PROGRESS", "tty", TRUE);
   SpProgress *p = sp_progress_new ("run", 10, "op steps", FALSE);
   ck_assert (sp_progress_active (p));
@@ -167,11 +179,7 @@ START_TEST (test_abandon)
   g_usleep (SP_PROGRESS_REDRAW_US * 2);
   sp_progress_free (p);
   g_unsetenv ("SP_TEST_PROGRESS");
-  fflush (stderr);
-  dup2 (saved, 2);
-  close (saved);
-  g_autofree char *text = NULL;
-  ck_assert (g_file_get_contents (path, &text, NULL, NULL));
+  g_autofree char *text = stderr_end (saved, path);
   ck_assert_msg (strstr (text, " 3/10 op steps") != NULL, "got '%s'", text);
   ck_assert_msg (g_str_has_suffix (text, "\r\033[KMESSAGE\n"), "got '%s'", text);
   ck_assert (strstr (text, " 7/10") == NULL);
