@@ -471,7 +471,6 @@ iter_replay (Run *R, gboolean *coordinated)
       if (R->failure)
         break;
       issue (R, t);
-      report (R, i + 1);
       if (t->in_flight)
         g_ptr_array_add (flying, t);
       g_hash_table_insert (last_on_stream, GUINT_TO_POINTER (t->op->stream + 1), t);

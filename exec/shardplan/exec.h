@@ -160,8 +160,10 @@ typedef struct {
   /* Progress, on rank 0 only (NULL: none): `done` of `total` op steps —
    * the plan's ops (composites and sub-ops included) once per warm-up and
    * timed iteration and once for the validation pass of check "after" —
-   * called after each op rank 0 issues (replay) or completes (isolated)
-   * and at the end of each pass, on the calling thread.  It must be cheap
+   * called after each op rank 0 completes (isolated: outside the op's
+   * timed span) and at the end of each pass (replay: never inside the
+   * timed step, where ops are issued back to back), on the calling
+   * thread.  It must be cheap
    * and must not block (`shardplan run` stores the count for its progress
    * line, tools/progress.h). */
   void (*progress) (guint64 done, guint64 total, gpointer data);
