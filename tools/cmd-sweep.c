@@ -337,9 +337,11 @@ recommend (const SpSweepRow *rows, guint n, double uncertainty_pct, SpSweepPick 
 
 /* The expert-parallel sizes of the grid on W GPUs: 1 for a dense model;
  * for a MoE model every divisor of W (or each of `want`) that DeepSpeed
- * accepts, the others tallied. */
+ * accepts, the others tallied (*first_reason: "EP: why" of the first one
+ * rejected, when still NULL; g_free it). */
 static void
-expert_sizes (const SpModel *m, guint32 W, const GArray *want, GArray *out, SpSweepTally *tally)
+expert_sizes (const SpModel *m, guint32 W, const GArray *want, GArray *out, SpSweepTally *tally,
+              char **first_reason)
 {
   g_array_set_size (out, 0);
   guint32 one = 1;
@@ -358,7 +360,11 @@ expert_sizes (const SpModel *m, guint32 W, const GArray *want, GArray *out, SpSw
       if (v == SP_DS_RUNS)
         g_array_append_val (out, ep);
       else
-        tally_add (tally, v, why);
+        {
+          tally_add (tally, v, why);
+          if (*first_reason == NULL)
+            *first_reason = g_strdup_printf ("%u: %s", ep, why);
+        }
     }
 }
 
@@ -619,12 +625,9 @@ sp_cmd_sweep (int argc, char **argv)
     {
       const SpTopo *t = g_ptr_array_index (topos, k);
       guint32 W = sp_topo_world_size (t);
-      expert_sizes (&model, W, ep_want, eps, &tally);
+      expert_sizes (&model, W, ep_want, eps, &tally, &ep_why);
       if (eps->len)
         any_ep++;
-      else if (ep_why == NULL && ep_want->len)
-        sp_expert_parallel_deepspeed_verdict (g_array_index (ep_want, guint32, 0), &model, W,
-                                              &ep_why);
       for (guint i = 0; i < mbs->len; i++)
         {
           guint32 mb = g_array_index (mbs, guint32, i);
@@ -643,8 +646,7 @@ sp_cmd_sweep (int argc, char **argv)
     return sp_cli_fail (CMD, SP_EXIT_USAGE,
                         "no configuration to sweep: DeepSpeed accepts none of the expert-parallel "
                         "sizes --expert-parallel %s for %s (%u experts) on these node counts "
-                        "(%u: %s)", ep_s ? ep_s : "all", model.name, model.moe_experts,
-                        ep_want->len ? g_array_index (ep_want, guint32, 0) : 0,
+                        "(%s)", ep_s ? ep_s : "all", model.name, model.moe_experts,
                         ep_why ? ep_why : "an expert-parallel size must divide the experts and "
                         "the world");
   if (rows->len == 0)
