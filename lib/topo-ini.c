@@ -336,7 +336,7 @@ sp_topo_to_ini (const SpTopo *topo)
       switch (f->type)
         {
         case SP_FIELD_U32:
-          if (f->offset == offsetof (SpTopoSpec, nvlink_domain) && *(const guint32 *) slot == 0)
+          if (f->need == SP_NEED_ZERO && *(const guint32 *) slot == 0)
             break; /* not given: left out */
           g_snprintf (buf, sizeof buf, "%u", *(const guint32 *) slot);
           g_key_file_set_value (kf, f->section, f->key, buf);
@@ -344,9 +344,8 @@ sp_topo_to_ini (const SpTopo *topo)
         case SP_FIELD_DOUBLE:
           if (f->need == SP_NEED_UNSET && *(const double *) slot == SP_TOPO_LATENCY_UNSET)
             break; /* not given: left out, so it reads back unset */
-          if (f->offset == offsetof (SpTopoSpec, gpu_memory_bandwidth_gbs)
-              && *(const double *) slot == 0)
-            break; /* not given: left out (the model's datasheet figure) */
+          if (f->need == SP_NEED_ZERO && *(const double *) slot == 0)
+            break; /* not given: left out */
           format_double (buf, sizeof buf, *(const double *) slot);
           g_key_file_set_value (kf, f->section, f->key, buf);
           break;

@@ -26,6 +26,7 @@ typedef enum {
   SP_NEED_OPTIONAL, /* default from sp_topo_defaults */
   SP_NEED_INTER,    /* required when the file has an [inter] section */
   SP_NEED_UNSET,    /* optional; absent = SP_TOPO_LATENCY_UNSET (not written back) */
+  SP_NEED_ZERO,     /* optional; absent = 0, "not given" (not checked, not written back) */
 } SpFieldNeed;
 
 /* One INI key: where it lives in SpTopoSpec, its range and whether it is

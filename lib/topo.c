@@ -27,12 +27,12 @@ const SpTopoField sp_topo_fields[] = {
   U32 ("cluster", "nodes", nodes, 1, 16777216, SP_NEED_ALWAYS),
   U32 ("cluster", "gpus_per_node", gpus_per_node, 1, 1024, SP_NEED_ALWAYS),
   { "cluster", "host_cpu", SP_FIELD_HOST_CPU, offsetof (SpTopoSpec, host_cpu), 0, 0, FALSE, SP_NEED_OPTIONAL },
-  U32 ("cluster", "nvlink_domain", nvlink_domain, 1, 1024, SP_NEED_OPTIONAL),
+  U32 ("cluster", "nvlink_domain", nvlink_domain, 1, 1024, SP_NEED_ZERO),
   { "cluster", "mnnvl", SP_FIELD_MNNVL, offsetof (SpTopoSpec, mnnvl), 0, 0, FALSE, SP_NEED_OPTIONAL },
   { "gpu", "model", SP_FIELD_STRING, offsetof (SpTopoSpec, gpu_model), 0, 0, FALSE, SP_NEED_ALWAYS },
   DBL ("gpu", "memory_gib", gpu_memory_gib, 0, 65536, TRUE, SP_NEED_ALWAYS),
   DBL ("gpu", "tflops", gpu_tflops, 0, 1e6, TRUE, SP_NEED_ALWAYS),
-  DBL ("gpu", "memory_bandwidth_gbs", gpu_memory_bandwidth_gbs, 0, 1e6, TRUE, SP_NEED_OPTIONAL),
+  DBL ("gpu", "memory_bandwidth_gbs", gpu_memory_bandwidth_gbs, 0, 1e6, TRUE, SP_NEED_ZERO),
   { "intra", "kind", SP_FIELD_INTRA, offsetof (SpTopoSpec, intra_kind), 0, 0, FALSE, SP_NEED_ALWAYS },
   DBL ("intra", "bandwidth_gbs", intra_bandwidth_gbs, 0, 1e5, TRUE, SP_NEED_ALWAYS),
   DBL ("intra", "latency_us", intra_latency_us, 0, 1e6, FALSE, SP_NEED_UNSET),
@@ -404,8 +404,8 @@ check_spec (const SpTopoSpec *spec, GError **error)
       switch (f->type)
         {
         case SP_FIELD_U32:
-          if (f->offset == offsetof (SpTopoSpec, nvlink_domain) && *(const guint32 *) slot == 0)
-            break; /* not given: the host is the domain */
+          if (f->need == SP_NEED_ZERO && *(const guint32 *) slot == 0)
+            break; /* not given */
           g_snprintf (buf, sizeof buf, "%u", *(const guint32 *) slot);
           if (!sp_topo_parse_field (f, buf, prefix, &scratch, error))
             return FALSE;
@@ -413,9 +413,8 @@ check_spec (const SpTopoSpec *spec, GError **error)
         case SP_FIELD_DOUBLE:
           if (f->need == SP_NEED_UNSET && *(const double *) slot == SP_TOPO_LATENCY_UNSET)
             break; /* not given: the simulator's default */
-          if (f->offset == offsetof (SpTopoSpec, gpu_memory_bandwidth_gbs)
-              && *(const double *) slot == 0)
-            break; /* not given: the model's datasheet figure */
+          if (f->need == SP_NEED_ZERO && *(const double *) slot == 0)
+            break; /* not given */
           g_ascii_formatd (buf, sizeof buf, "%.17g", *(const double *) slot);
           if (!sp_topo_parse_field (f, buf, prefix, &scratch, error))
             return FALSE;
