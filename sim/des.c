@@ -210,6 +210,28 @@ phase_nvls (SpDesColl *dc)
   guint32 N = dc->n_nodes;
   if (dc->coll != SP_COLL_ALL_REDUCE || N < 2)
     return;
+  if (dc->cost.algo == SP_ALGO_NVLS_TREE)
+    {
+      /* NVLSTree across nodes: member j of every node is the head of its
+       * 1/k of the buffer, reduced up and broadcast down NCCL's double
+       * binary tree over the nodes (half the share on each tree) through
+       * its own NICs */
+      for (int t = 0; t < 2; t++)
+        for (guint32 v = 0; v < N; v++)
+          {
+            gint64 p = t == 0 ? btree_parent (N, v) : dtree_parent (N, v);
+            if (p < 0)
+              continue;
+            for (guint32 j = 0; j < (guint32) k; j++)
+              {
+                guint32 a = dc->node_members[dc->node_off[v] + j];
+                guint32 b = dc->node_members[dc->node_off[p] + j];
+                add_transfer (dc, a, b, S / k / 2, 1.0, FALSE, FALSE, 1.0);
+                add_transfer (dc, b, a, S / k / 2, 1.0, FALSE, FALSE, 1.0);
+              }
+          }
+      return;
+    }
   /* across nodes: member j of every node in a ring over the nodes, each
    * all-reducing its 1/k of the buffer through its own NICs */
   double edge = S / k * 2.0 * (N - 1) / N;
@@ -280,6 +302,7 @@ des_phase (SpEngine *engine, guint32 job, guint32 phase, gpointer data)
       phase_tree (dc);
       break;
     case SP_ALGO_NVLS:
+    case SP_ALGO_NVLS_TREE:
       phase_nvls (dc);
       break;
     case SP_ALGO_PAT:
@@ -306,6 +329,7 @@ expected_wire_bytes (const SpDesColl *dc)
     case SP_ALGO_TREE:
       return (2 * (n - N) + 2 * (N - 1)) * S / eff;
     case SP_ALGO_NVLS:
+    case SP_ALGO_NVLS_TREE: /* the tree's 2 (N − 1) edges carry S/k each way, k heads */
       if (dc->coll == SP_COLL_ALL_REDUCE)
         return 2 * n * S * (k + 1) / k / eff + (N > 1 ? 2 * (N - 1) * S : 0);
       return n * (S + S / n) / eff;
@@ -447,6 +471,8 @@ sp_des_flow_bound (const SpNet *net, const SpShape *sh, const SpCost *cost, SpCo
       return (2 * nn + 4 * N) * split;
     case SP_ALGO_NVLS:
       return 2 * nn + N * sh->ppn * MAX (1, sh->gpu_nics);
+    case SP_ALGO_NVLS_TREE:
+      return 2 * nn + 4 * N * sh->ppn * MAX (1, sh->gpu_nics);
     default:
       if (coll == SP_COLL_SEND)
         return MAX (1, sh->gpu_nics);

@@ -154,6 +154,11 @@ message_efficiency (const SpTopoSpec *s, double m)
 #define SP_NVLS_CHUNK_BYTES 131072.0
 #define SP_NVLS_CHANNELS_SM90 16
 #define SP_NVLS_CHANNELS_SM100 24
+#define SP_NVLS_CHANNELS_SM100_NODES 32 /* sm100 across nodes (search.cc) */
+#define SP_NVLS_MAX_ARITY 32 /* NCCL_MAX_NVLS_ARITY (src/include/device.h) */
+/* NVLSTree's chunk ceiling, NCCL_NVLSTREE_MAX_CHUNKSIZE's default from 4
+ * nodes on (src/enqueue.cc; reference/nccl-transports.md §2.6). */
+#define SP_NVLS_TREE_CHUNK_4NODES 65536.0
 
 SpArch
 sp_sim_arch_of (const char *m)
@@ -541,31 +546,71 @@ sp_cost_enabled (const SpShape *sh, SpColl coll, SpAlgo algo, SpProto proto, con
       *why = "tree is an all_reduce algorithm";
       return coll == SP_COLL_ALL_REDUCE;
     case SP_ALGO_NVLS:
+    case SP_ALGO_NVLS_TREE:
       if (sh->spec->intra_kind != SP_INTRA_NVSWITCH || sp_nccl_nvls_efficiency (sh->arch) <= 0)
         {
-          *why = "nvls needs NVSwitch nodes of Hopper or Blackwell GPUs";
+          *why = "nvls and nvls_tree need NVSwitch nodes of Hopper or Blackwell GPUs";
           return FALSE;
         }
       if (proto != SP_PROTO_SIMPLE || sh->ppn < 2 || sh->n_channels < 2
           || sh->n != sh->nodes * sh->ppn)
         {
-          *why = "nvls needs the simple protocol and the same number (>= 2) of ranks on each node";
+          *why = "nvls and nvls_tree need the simple protocol and the same number (>= 2) of ranks "
+                 "on each node";
           return FALSE;
         }
-      /* Across nodes NCCL runs NVLS only with CollNet (SHARP) and
-       * otherwise NVLSTree (reference/nccl-transports.md §5), neither of
-       * which this model implements. */
+      if (algo == SP_ALGO_NVLS_TREE)
+        {
+          /* NVLS inside each node, a tree over the nodes' NICs
+           * (reference/nccl-transports.md §2.6; all-reduce only). */
+          *why = "nvls_tree serves all_reduce over several nodes";
+          return sh->nodes > 1 && coll == SP_COLL_ALL_REDUCE;
+        }
+      /* Across nodes NCCL runs NVLS only with CollNet (SHARP), which this
+       * model does not implement; without it an all-reduce runs NVLSTree. */
       *why = "nvls serves all_reduce, all_gather and reduce_scatter within one node "
-             "(across nodes NCCL needs CollNet / SHARP for it)";
+             "(across nodes NCCL needs CollNet / SHARP for it; all_reduce runs nvls_tree)";
       return sh->nodes == 1 && (coll == SP_COLL_ALL_REDUCE || rs_ag);
     case SP_ALGO_PAT:
       *why = "pat serves all_gather / reduce_scatter with one rank per node over several nodes, "
              "simple protocol";
       return rs_ag && sh->ppn == 1 && sh->nodes > 1 && proto == SP_PROTO_SIMPLE;
     default:
-      *why = "this model implements ring, tree, nvls, pat and direct";
+      *why = "this model implements ring, tree, nvls, nvls_tree, pat and direct";
       return FALSE;
     }
+}
+
+/* NCCL's NVLS channel count (search.cc; reference/nccl-transports.md
+ * §2.6): 16 on sm90, 24 on sm100 within a node, 32 across nodes. */
+static double
+nvls_channels (const SpShape *sh)
+{
+  if (sh->arch >= SP_ARCH_BLACKWELL)
+    return sh->nodes > 1 ? SP_NVLS_CHANNELS_SM100_NODES : SP_NVLS_CHANNELS_SM100;
+  return SP_NVLS_CHANNELS_SM90;
+}
+
+/* The chunk NCCL's NVLS / NVLSTree pipeline moves per step for S bytes
+ * (src/enqueue.cc; reference/nccl-transports.md §2.6), heads = the node's
+ * GPUs.  NVLS: 128 KiB, 64 / 32 / 16 KiB below 64 / 8 / 2 × C × heads ×
+ * 128 KiB.  NVLSTree: at most 64 KiB from 4 nodes on (else 128 KiB), and
+ * 128 / 64 / 32 KiB below 16 / 4 / 1 × C × heads × that. */
+static double
+nvls_chunk (const SpShape *sh, double S, gboolean tree)
+{
+  double C = nvls_channels (sh), k = sh->ppn;
+  if (!tree)
+    {
+      double unit = C * k * SP_NVLS_CHUNK_BYTES;
+      return S < 2 * unit ? SP_NVLS_CHUNK_BYTES / 8
+             : S < 8 * unit ? SP_NVLS_CHUNK_BYTES / 4
+             : S < 64 * unit ? SP_NVLS_CHUNK_BYTES / 2 : SP_NVLS_CHUNK_BYTES;
+    }
+  double chunk = sh->nodes >= 4 ? SP_NVLS_TREE_CHUNK_4NODES : SP_NVLS_CHUNK_BYTES;
+  double unit = C * k * chunk;
+  double want = S < unit ? 32768.0 : S < 4 * unit ? 65536.0 : S < 16 * unit ? 131072.0 : 262144.0;
+  return MIN (chunk, want);
 }
 
 static void
@@ -668,13 +713,14 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
         return;
       }
     case SP_ALGO_NVLS:
+    case SP_ALGO_NVLS_TREE:
       {
         double e = sh->nccl ? sp_nccl_nvls_efficiency (sh->arch) : SP_NVLS_EFF;
         double k = sh->ppn;
-        double nvls_ch = sh->arch >= SP_ARCH_BLACKWELL ? SP_NVLS_CHANNELS_SM100
-                                                       : SP_NVLS_CHANNELS_SM90;
+        double nvls_ch = nvls_channels (sh);
+        gboolean tree = algo == SP_ALGO_NVLS_TREE;
         double alg = coll == SP_COLL_ALL_REDUCE ? e * sh->intra_gbs * k / (k + 1) : e * sh->intra_gbs;
-        if (sh->nccl)
+        if (sh->nccl && !tree)
           {
             /* NCCL's own (tuning.cc, 2.28+; reference/nccl-cost-model.md
              * §1.3): per channel bwIntra·e·(C−1)/C, ×2 for all-reduce,
@@ -684,25 +730,45 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
             double per = e * (nvls_ch - 1) / nvls_ch * sh->intra_gbs;
             alg = coll == SP_COLL_ALL_REDUCE ? per * k / (k - 1) : per * (k - 1) / k;
           }
+        else if (sh->nccl)
+          {
+            /* NVLSTree in NCCL's formula (same section): busBw =
+             * nChannels · min(2·bwIntra·e·(C−1)/C, bwInter (×2 on at most
+             * 2 nodes), perChMaxNVLSTreeBw); algBw = busBw · n / (2(n−1)).
+             * The NVLS graph has one head per local GPU, at most
+             * NCCL_MAX_NVLS_ARITY (src/graph/search.cc), each with its
+             * share of the node's NICs as NCCL rates them: the network
+             * side is heads × min(share, perChMaxNVLSTreeBw). */
+            double intra = 2 * e * (nvls_ch - 1) / nvls_ch * sh->intra_gbs;
+            double heads = MIN (k, SP_NVLS_MAX_ARITY);
+            double per_head = sh->node_net_gbs / heads * (sh->nodes <= 2 ? 2 : 1);
+            double inter = heads * MIN (per_head, sp_nccl_nvls_tree_per_ch_bw (sh->arch, sh->nodes));
+            alg = MIN (intra, inter) * n / (2 * (n - 1));
+          }
         else
           {
             /* the per-chunk cost as a rate factor: t_chunk per chunk of
              * each channel against the chunk's bytes at the full rate */
-            double unit = nvls_ch * k * SP_NVLS_CHUNK_BYTES, chunk = SP_NVLS_CHUNK_BYTES;
-            if (S < 2 * unit)
-              chunk /= 8;
-            else if (S < 8 * unit)
-              chunk /= 4;
-            else if (S < 64 * unit)
-              chunk /= 2;
+            double chunk = nvls_chunk (sh, S, tree);
             double m = 1.0 / (1.0 + SP_NVLS_CHUNK_US * 1000.0 * alg / (nvls_ch * chunk));
             e *= m;
             alg *= m;
+            if (tree)
+              {
+                /* the tree over the nodes: every GPU is a head that sends
+                 * its 1/k of the buffer through its own NICs; a node's
+                 * NICs together carry what a tree node of NCCL's double
+                 * binary tree does (1, 1.5 or 2 × S, as for tree) */
+                double load = sh->nodes >= 4 ? 2 : sh->nodes == 3 ? 1.5 : 1;
+                alg = MIN (alg, sh->node_net_gbs / load);
+              }
           }
         c->eff = e;
-        if (coll == SP_COLL_ALL_REDUCE && sh->nodes > 1)
-          alg = MIN (alg, sh->node_net_gbs * nodes / (2 * (nodes - 1)));
-        lat = hop_intra (sh, SP_ALGO_NVLS, proto) + (sh->nodes > 1 ? hop_net (sh, SP_ALGO_NVLS, proto) : 0);
+        if (tree)
+          lat = sp_nccl_base_latency_us (algo, proto) + hop_intra (sh, algo, proto)
+                + 2 * log2_floor (sh->nodes) * hop_net (sh, algo, proto);
+        else
+          lat = hop_intra (sh, algo, proto) + (sh->nodes > 1 ? hop_net (sh, algo, proto) : 0);
         c->latency_us = lat;
         c->algbw = alg;
         c->time_us = lat + S / (1000.0 * alg);
@@ -863,8 +929,8 @@ static gboolean
 cost_choose_nccl (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpProto proto,
                   SpCost *out, GError **error)
 {
-  static const SpAlgo algos[] = { SP_ALGO_TREE, SP_ALGO_RING, SP_ALGO_NVLS, SP_ALGO_PAT,
-                                  SP_ALGO_DIRECT };
+  static const SpAlgo algos[] = { SP_ALGO_TREE, SP_ALGO_RING, SP_ALGO_NVLS, SP_ALGO_NVLS_TREE,
+                                  SP_ALGO_PAT, SP_ALGO_DIRECT };
   static const SpProto protos[] = { SP_PROTO_LL, SP_PROTO_LL128, SP_PROTO_SIMPLE };
   gboolean found = FALSE;
   const char *why = NULL;

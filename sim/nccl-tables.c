@@ -56,6 +56,9 @@ static const double per_ch_tree_ll128[4][3] = {
 static const double per_ch_tree[4][3] = {
   { 26.5, 18.5, 10.0 }, { 24.0, 23.6, 17.8 }, { 38.7, 41.4, 36.0 }, { 70.0, 42.8, 24.0 }
 };
+static const double per_ch_nvls_tree[4][3] = {
+  { 26.5, 18.5, 10.0 }, { 24.0, 23.6, 17.8 }, { 0.0, 57.7, 45.5 }, { 0.0, 96.0, 80.0 }
+};
 static const double nvls_efficiency[4] = { 0, 0, 0.85, 0.74 };
 
 /* treeCorrectionFactor[proto][log2(nBytes/64)], 64 B … 512 MB. */
@@ -144,6 +147,12 @@ double
 sp_nccl_tree_ll128_per_ch_bw (SpArch arch, guint32 nodes)
 {
   return per_ch_tree_ll128[arch_row (arch)][nodes_col (nodes)];
+}
+
+double
+sp_nccl_nvls_tree_per_ch_bw (SpArch arch, guint32 nodes)
+{
+  return per_ch_nvls_tree[arch_row (arch)][nodes_col (nodes)];
 }
 
 double

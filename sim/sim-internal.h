@@ -40,6 +40,7 @@ double sp_nccl_ring_ll128_per_ch_bw (SpArch arch, guint32 nodes);
 double sp_nccl_tree_per_ch_bw (SpArch arch, guint32 nodes);
 double sp_nccl_tree_ll128_per_ch_bw (SpArch arch, guint32 nodes);
 double sp_nccl_nvls_efficiency (SpArch arch);
+double sp_nccl_nvls_tree_per_ch_bw (SpArch arch, guint32 nodes);
 double sp_nccl_tree_correction (SpProto proto, guint64 bytes);
 /* NCCL's NVLink per-link bandwidth for the arch over the datasheet's
  * per-link rate: how much of a datasheet NVLink number NCCL expects. */

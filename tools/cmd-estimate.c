@@ -115,7 +115,7 @@ sp_cmd_estimate (int argc, char **argv)
      * command's name for it (--model is the workload in plan and sweep) */
     { "model", 'm', G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &model_s, NULL, NULL },
     { "algorithm", 'a', 0, G_OPTION_ARG_STRING, &algo_s,
-      "ring, tree, nvls, pat, direct (default: chosen like NCCL)", "ALGO" },
+      "ring, tree, nvls, nvls_tree, pat, direct (default: chosen like NCCL)", "ALGO" },
     { "protocol", 'p', 0, G_OPTION_ARG_STRING, &proto_s,
       "ll, ll128, simple (default: chosen like NCCL)", "PROTO" },
     { "dtype", 'd', 0, G_OPTION_ARG_STRING, &dtype_s,
@@ -154,7 +154,7 @@ sp_cmd_estimate (int argc, char **argv)
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--sim-model '%s' is not one of: des, analytic, nccl", model_s);
   if (algo_s && !sp_algo_from_name (algo_s, &req.algo))
     return sp_cli_fail (CMD, SP_EXIT_USAGE,
-                        "--algorithm '%s' is not one of: auto, ring, tree, nvls, pat, direct", algo_s);
+                        "--algorithm '%s' is not one of: auto, ring, tree, nvls, nvls_tree, pat, direct", algo_s);
   if (proto_s && !sp_proto_from_name (proto_s, &req.proto))
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--protocol '%s' is not one of: auto, ll, ll128, simple",
                         proto_s);

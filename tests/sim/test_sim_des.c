@@ -229,7 +229,8 @@ START_TEST (des_agrees_with_analytic)
   static const SpColl colls[] = { SP_COLL_ALL_REDUCE, SP_COLL_ALL_GATHER, SP_COLL_REDUCE_SCATTER,
                                   SP_COLL_BROADCAST, SP_COLL_REDUCE, SP_COLL_ALL_TO_ALL };
   static const guint64 sizes[] = { 4096, 1 << 20, 64 << 20, (guint64) 1 << 30 };
-  static const SpAlgo algos[] = { SP_ALGO_TREE, SP_ALGO_RING, SP_ALGO_NVLS, SP_ALGO_PAT, SP_ALGO_DIRECT };
+  static const SpAlgo algos[] = { SP_ALGO_TREE, SP_ALGO_RING, SP_ALGO_NVLS, SP_ALGO_NVLS_TREE,
+                                  SP_ALGO_PAT, SP_ALGO_DIRECT };
   static const SpProto protos[] = { SP_PROTO_LL, SP_PROTO_LL128, SP_PROTO_SIMPLE };
   guint checked = 0;
   double worst = 0;

@@ -169,12 +169,67 @@ START_TEST (protocols_and_caps)
 }
 END_TEST
 
+/* NVLSTree (NVLS inside each node, NCCL's double binary tree over the
+ * nodes' NICs) by hand, 4 × H100 nodes of 8 GPUs and 8 × 400 Gb/s IB. */
+START_TEST (worked_example_nvls_tree)
+{
+  SpTopoSpec s = spec_h100 (4);
+  SpShape sh = shape_all (&s);
+  SpCost c;
+  /* IB: 0.30 µs per 512 KiB message on a 50 GB/s line */
+  double nic = 50.0 * 524288 / (524288 + 0.30 * 50000);
+  /* 1 GiB from 4 nodes on: 64 KiB chunks (1 GiB = 128 × 16 channels × 8
+   * heads × 64 KiB); NVLS inside the node at 0.95 × 370.8 × 8/9 less 1.1 µs
+   * per chunk: 235.7 GB/s, above the tree's 8 NICs carrying 2 × S: the
+   * NICs bound it */
+  double alg0 = 0.95 * 370.8 * 8 / 9;
+  double nvls = alg0 / (1 + 1.1e3 * alg0 / (16 * 65536.0));
+  ck_assert (nvls > 8 * nic / 2);
+  sp_cost_compute (&sh, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_NVLS_TREE, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.algbw, 8 * nic / 2, 1e-9);
+  /* NCCL's latency: NVLink NVLSTree 25 + 2 log2(4) × NET NVLSTree 20.9 */
+  ASSERT_NEAR (c.latency_us, 25 + 2 * 2 * 20.9, 1e-9);
+  /* two nodes: a node of the tree carries S once: NVLS is the bound, with
+   * 128 KiB chunks again */
+  SpTopoSpec s2 = spec_h100 (2);
+  SpShape sh2 = shape_all (&s2);
+  sp_cost_compute (&sh2, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_NVLS_TREE, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.algbw, alg0 / (1 + 1.1e3 * alg0 / (16 * 131072.0)), 1e-9);
+  ASSERT_NEAR (c.latency_us, 25 + 2 * 1 * 20.9, 1e-9);
+  /* NCCL's own formula: 8 heads × min(48 GB/s of NIC each, Hopper's
+   * perChMaxNVLSTreeBw 45.5 from 3 nodes) = 364, below the NVLS side
+   * 2 × 0.85 × 15/16 × 370.8; algBw = busBw × 32 / 62 */
+  SpShape shn = shape_nccl (&s);
+  sp_cost_compute (&shn, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_NVLS_TREE, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.algbw, 8 * 45.5 * 32 / 62, 1e-9);
+  /* ... which is below the ring's 8 × 48 = 384: NCCL takes the ring for
+   * the largest sizes and NVLSTree where its latency wins */
+  GError *error = NULL;
+  ck_assert (sp_cost_choose (&shn, SP_COLL_ALL_REDUCE, (guint64) 16 << 30, SP_ALGO_AUTO,
+                             SP_PROTO_AUTO, &c, &error));
+  ck_assert_int_eq (c.algo, SP_ALGO_RING);
+  ck_assert (sp_cost_choose (&shn, SP_COLL_ALL_REDUCE, (guint64) 256 << 20, SP_ALGO_AUTO,
+                             SP_PROTO_AUTO, &c, &error));
+  ck_assert_int_eq (c.algo, SP_ALGO_NVLS_TREE);
+  /* only all-reduce, only across nodes, only NVSwitch Hopper / Blackwell */
+  ck_assert (!sp_cost_enabled (&sh, SP_COLL_ALL_GATHER, SP_ALGO_NVLS_TREE, SP_PROTO_SIMPLE, NULL));
+  ck_assert (!sp_cost_enabled (&sh, SP_COLL_ALL_REDUCE, SP_ALGO_NVLS_TREE, SP_PROTO_LL128, NULL));
+  SpTopoSpec one = spec_h100 (1);
+  SpShape sh1 = shape_all (&one);
+  ck_assert (!sp_cost_enabled (&sh1, SP_COLL_ALL_REDUCE, SP_ALGO_NVLS_TREE, SP_PROTO_SIMPLE, NULL));
+  SpTopoSpec a100 = spec_h100 (4);
+  g_strlcpy (a100.gpu_model, "A100-SXM4-80GB", sizeof a100.gpu_model);
+  SpShape sha = shape_all (&a100);
+  ck_assert (!sp_cost_enabled (&sha, SP_COLL_ALL_REDUCE, SP_ALGO_NVLS_TREE, SP_PROTO_SIMPLE, NULL));
+}
+END_TEST
+
 START_TEST (automatic_choice_is_the_minimum)
 {
   /* NCCL picks the minimum of ITS estimate (topoGetAlgoInfo) */
   SpTopoSpec s = spec_h100 (4);
   SpShape sh = shape_nccl (&s);
-  static const SpAlgo algos[] = { SP_ALGO_TREE, SP_ALGO_RING, SP_ALGO_NVLS };
+  static const SpAlgo algos[] = { SP_ALGO_TREE, SP_ALGO_RING, SP_ALGO_NVLS, SP_ALGO_NVLS_TREE };
   static const SpProto protos[] = { SP_PROTO_LL, SP_PROTO_LL128, SP_PROTO_SIMPLE };
   for (guint64 S = 64; S <= ((guint64) 1 << 32); S *= 16)
     {
@@ -182,8 +237,8 @@ START_TEST (automatic_choice_is_the_minimum)
       GError *error = NULL;
       ck_assert (sp_cost_choose (&sh, SP_COLL_ALL_REDUCE, S, SP_ALGO_AUTO, SP_PROTO_AUTO, &best,
                                  &error));
-      for (guint a = 0; a < 3; a++)
-        for (guint p = 0; p < 3; p++)
+      for (guint a = 0; a < G_N_ELEMENTS (algos); a++)
+        for (guint p = 0; p < G_N_ELEMENTS (protos); p++)
           if (sp_cost_enabled (&sh, SP_COLL_ALL_REDUCE, algos[a], protos[p], NULL))
             {
               SpCost c;
@@ -462,6 +517,7 @@ main (void)
   Suite *s = suite_create ("sim_model");
   TCase *tc = tcase_create ("analytic");
   tcase_add_test (tc, worked_example_single_node_latency);
+  tcase_add_test (tc, worked_example_nvls_tree);
   tcase_add_test (tc, calibrated_nic_sets_p2p);
   tcase_add_test (tc, worked_example_16gib_gather);
   tcase_add_test (tc, worked_example_two_nodes_allreduce);
