@@ -70,6 +70,17 @@ static const SpTransportModel transport_models[] = {
 };
 #define SP_EFA_LATENCY_BLACKWELL_US 35.0
 #define SP_EFA_LATENCY_VOLTA_US 150.0 /* p3dn */
+/* What a network hop really takes on Hopper EFA instances (p5, p5e): the
+ * 75 µs above is what the plugin REPORTS to NCCL (and so what NCCL's
+ * formula, the nccl model, uses); these instances run aws-ofi-nccl's RDMA
+ * protocol, whose own tuner models the hop as an 8-byte RDMA write with
+ * immediate, 20 µs between two nodes (src/tuner/nccl_ofi_model.cpp,
+ * reference/nccl-transports.md §2.8), and chooses the algorithm with it.
+ * A vendor figure, NOT fitted: the development set has no Hopper EFA run.
+ * The A100 instances (p4d, p4de) keep the SENDRECV protocol and 75 µs,
+ * which their measured small all-reduce bears out (8 B on 2 x p4de:
+ * 164 µs measured, 170 µs with 75 µs per hop). */
+#define SP_EFA_LATENCY_HOPPER_REAL_US 20.0
 
 static const SpTransportModel *
 transport_model (const SpTopoSpec *s)
@@ -86,6 +97,8 @@ transport_latency_us (const SpTopoSpec *s, gboolean nccl)
     return SP_EFA_LATENCY_BLACKWELL_US;
   if (s->transport == SP_TRANSPORT_EFA && sp_sim_arch_of (s->gpu_model) == SP_ARCH_VOLTA)
     return SP_EFA_LATENCY_VOLTA_US;
+  if (!nccl && s->transport == SP_TRANSPORT_EFA && sp_sim_arch_of (s->gpu_model) == SP_ARCH_HOPPER)
+    return SP_EFA_LATENCY_HOPPER_REAL_US;
   if (nccl && s->transport == SP_TRANSPORT_TCP)
     return 0.0; /* the socket plugin reports 0: NCCL does not know */
   return transport_model (s)->latency_us;
@@ -911,7 +924,16 @@ sp_cost_choose (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpPr
   shape_ring_rates (&view);
   view.p2p_net_factor = 1.0;
   SpCost pick;
-  if (!cost_choose_nccl (&view, coll, bytes, algo, proto, &pick, error))
+  /* On EFA the algorithm is not NCCL's formula's: aws-ofi-nccl ships a
+   * tuner plugin that fills NCCL's cost table from its own model of the
+   * EFA network (src/tuner/nccl_ofi_model.cpp; reference/nccl-transports.md
+   * §2.8), so the choice follows what the network really costs — ours.
+   * The development set's EFA run shows it: p4de's 2-node all-reduce moves
+   * 78 GB/s of bus bandwidth over 50 GB/s of NICs from 1 MiB up, which only
+   * the tree (each node sends S once) can, where NCCL's formula picks the
+   * ring. */
+  const SpShape *chooser = sh->spec->transport == SP_TRANSPORT_EFA ? sh : &view;
+  if (!cost_choose_nccl (chooser, coll, bytes, algo, proto, &pick, error))
     return FALSE;
   /* p2p has no cost model in NCCL: LL below NCCL_P2P_LL_THRESHOLD where the
    * connection has LL buffers — only inside a node: network p2p

@@ -224,6 +224,40 @@ START_TEST (worked_example_nvls_tree)
 }
 END_TEST
 
+/* On EFA aws-ofi-nccl's tuner chooses from its own model of the network,
+ * so we choose by our cost there; elsewhere NCCL's formula chooses.  Two
+ * p4de-like nodes (8 x A100, 4 x 100 Gb/s): a 1 GiB all-reduce by NCCL's
+ * formula is a ring (algBw = busBw x 16/30 beats the tree's busBw / 2); by
+ * the network's cost the tree, whose nodes send S once where the ring's
+ * send 2 S x 15/16 (the development set's p4de run moves 78 GB/s of bus
+ * bandwidth over 50 GB/s of NICs: a tree). */
+START_TEST (efa_chooses_by_the_network)
+{
+  SpTopoSpec s = spec_h100 (2);
+  g_strlcpy (s.gpu_model, "A100-SXM4-80GB", sizeof s.gpu_model);
+  s.intra_bandwidth_gbs = 300;
+  s.nics_per_node = 4;
+  s.nic_gbps = 100;
+  s.fabric = SP_FABRIC_FAT_TREE;
+  SpCost c;
+  GError *error = NULL;
+  SpShape ib = shape_all (&s);
+  ck_assert (sp_cost_choose (&ib, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_AUTO, SP_PROTO_AUTO, &c, &error));
+  ck_assert_int_eq (c.algo, SP_ALGO_RING);
+  s.transport = SP_TRANSPORT_EFA;
+  SpShape efa = shape_all (&s);
+  ck_assert (sp_cost_choose (&efa, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_AUTO, SP_PROTO_AUTO, &c, &error));
+  ck_assert_int_eq (c.algo, SP_ALGO_TREE);
+  SpCost ring;
+  sp_cost_compute (&efa, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_RING, c.proto, &ring);
+  ck_assert (c.time_us < ring.time_us);
+  /* NCCL's own model keeps its formula's ring */
+  SpShape n = shape_nccl (&s);
+  ck_assert (sp_cost_choose (&n, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_AUTO, SP_PROTO_AUTO, &c, &error));
+  ck_assert_int_eq (c.algo, SP_ALGO_RING);
+}
+END_TEST
+
 START_TEST (automatic_choice_is_the_minimum)
 {
   /* NCCL picks the minimum of ITS estimate (topoGetAlgoInfo) */
@@ -458,8 +492,10 @@ END_TEST
  * 2 nodes x 8 H100, ring LL all-gather (16 ranks, 15 steps, 1 crossing
  * the network): NCCL's latency is 6.6 + 14 x max(0.6, netOverhead 1) +
  * 1 x hop_net, with hop_net = 2.7 (NCCL NET Ring LL) + the transport's
- * latency: 0 on ib, 75 µs on efa (aws-ofi-nccl's reported latency on
- * p4d/p5), once for LL.  A given [inter] latency_us replaces the 2.7. */
+ * latency: 0 on ib; on efa 75 µs as aws-ofi-nccl reports it on p4d / p5
+ * (NCCL's view, and the real hop on A100 instances), 20 µs as its tuner
+ * models a Hopper instance's real hop; once for LL.  A given [inter]
+ * latency_us replaces the 2.7. */
 START_TEST (transport_costs_by_hand)
 {
   SpTopoSpec s = spec_h100 (2);
@@ -472,15 +508,24 @@ START_TEST (transport_costs_by_hand)
   s.transport = SP_TRANSPORT_EFA;
   sh = shape_all (&s);
   sp_cost_compute (&sh, SP_COLL_ALL_GATHER, 1024, SP_ALGO_RING, SP_PROTO_LL, &c);
+  ASSERT_NEAR (c.latency_us, 6.6 + 14 * 1.0 + 2.7 + 20, 1e-9);
+  SpShape shn = shape_nccl (&s);
+  sp_cost_compute (&shn, SP_COLL_ALL_GATHER, 1024, SP_ALGO_RING, SP_PROTO_LL, &c);
   ASSERT_NEAR (c.latency_us, 6.6 + 14 * 1.0 + 2.7 + 75, 1e-9);
   /* Simple pays the plugin latency twice (tuning.cc) on top of NET Ring
    * Simple 14 µs, and 3 x netOverhead per intra step */
   sp_cost_compute (&sh, SP_COLL_ALL_GATHER, 1024, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
-  ASSERT_NEAR (c.latency_us, 8.4 + 14 * 3.4 + 14.0 + 2 * 75, 1e-9);
+  ASSERT_NEAR (c.latency_us, 8.4 + 14 * 3.4 + 14.0 + 2 * 20, 1e-9);
+  /* an A100 instance (p4d, p4de): 75 µs in both */
+  SpTopoSpec a = s;
+  g_strlcpy (a.gpu_model, "A100-SXM4-80GB", sizeof a.gpu_model);
+  SpShape sha = shape_all (&a);
+  sp_cost_compute (&sha, SP_COLL_ALL_GATHER, 1024, SP_ALGO_RING, SP_PROTO_LL, &c);
+  ASSERT_NEAR (c.latency_us, 6.6 + 14 * 2.0 + 2.7 + 75, 1e-9); /* AMD host: netOverhead 2 */
   s.inter_latency_us = 10;
   sh = shape_all (&s);
   sp_cost_compute (&sh, SP_COLL_ALL_GATHER, 1024, SP_ALGO_RING, SP_PROTO_LL, &c);
-  ASSERT_NEAR (c.latency_us, 6.6 + 14 * 1.0 + 10 + 75, 1e-9);
+  ASSERT_NEAR (c.latency_us, 6.6 + 14 * 1.0 + 10 + 20, 1e-9);
 
   /* Bandwidth: an EFA NIC of 400 Gb/s (50,000 B/µs) with 1 MiB steps and
    * δ = 16.6 µs runs at 1048576 / (1048576 + 830000) of its line rate;
@@ -518,6 +563,7 @@ main (void)
   TCase *tc = tcase_create ("analytic");
   tcase_add_test (tc, worked_example_single_node_latency);
   tcase_add_test (tc, worked_example_nvls_tree);
+  tcase_add_test (tc, efa_chooses_by_the_network);
   tcase_add_test (tc, calibrated_nic_sets_p2p);
   tcase_add_test (tc, worked_example_16gib_gather);
   tcase_add_test (tc, worked_example_two_nodes_allreduce);
