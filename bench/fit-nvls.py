@@ -9,7 +9,8 @@ rows the model runs as NVLS, and grid-searches the two constants of
 
 (L = NCCL's NVLS latency, 25 us; intra = NCCL's NVLink rate per GPU; K the
 GPUs of the node or NVLink domain; C NCCL's nvlsChannels; chunk(S) NCCL's
-NVLS chunk rule) for the lowest mean |T / measured - 1|, then prints the
+NVLS chunk rule, its thresholds applied in order to the chunk as it
+shrinks) for the lowest mean |T / measured - 1|, then prints the
 per-dataset medians.  Usage:
 
   ./_build/bench/fidelity --rows --data bench/data/nccl-tests/dev.json \\
@@ -35,14 +36,12 @@ def shape(ds):
 
 
 def chunk(size, channels, heads):
-    unit = channels * heads * 131072
-    if size >= 64 * unit:
-        return 131072
-    if size >= 8 * unit:
-        return 65536
-    if size >= 2 * unit:
-        return 32768
-    return 16384
+    # src/enqueue.cc: each test against the chunk as already reduced
+    c = 131072
+    for factor, smaller in ((64, 65536), (8, 32768), (2, 16384)):
+        if size < factor * channels * heads * c and c > smaller:
+            c = smaller
+    return c
 
 
 def predict(row, eff, t_chunk):
@@ -54,7 +53,7 @@ def predict(row, eff, t_chunk):
 
 def main():
     rows = [r for r in csv.DictReader(sys.stdin)
-            if r["des_choice"].startswith("nvls") and shape(r["dataset"])]
+            if r["des_choice"] == "nvls/simple" and shape(r["dataset"])]
     if not rows:
         sys.exit("fit-nvls: no NVLS rows on stdin (see the usage)")
     best = None

@@ -149,8 +149,9 @@ message_efficiency (const SpTopoSpec *s, double m)
  * - NCCL's nvlsChannels: 16 on sm90, 24 on sm100 within one node
  *   (src/graph/search.cc; reference/nccl-transports.md §2.6);
  * - its chunk: NCCL_NVLS_CHUNKSIZE 128 KiB, 64/32/16 KiB when the size is
- *   below 64/8/2 x channels x heads x chunk (src/enqueue.cc), heads =
- *   the node's GPUs;
+ *   below 64/8/2 x channels x heads x chunk, each test against the chunk
+ *   as already reduced (src/enqueue.cc; nvls_chunk below), heads = the
+ *   node's GPUs;
  * - every chunk a channel moves costs SP_NVLS_CHUNK_US on top of its
  *   bytes (the multimem load/store handshake and flag exchange of one
  *   pipeline step), and the bytes move at SP_NVLS_EFF of NCCL's NVLink
@@ -159,16 +160,19 @@ message_efficiency (const SpTopoSpec *s, double m)
  * data (H100 1 node x 4 and x 8, GB200 2 hosts x 4 and 18 hosts x 4 in one
  * NVLink domain: 39 rows, two generations, 4 to 72 heads; the fit is
  * bench/fit-nvls.py on `bench/fidelity --rows`):
- * 1.1 us is a few NVLink round trips, 0.95 the rate the copy loop keeps
- * between them.  NCCL's own model (0.85 Hopper, 0.74 Blackwell, no chunk
+ * 1.5 us is a few NVLink round trips, 1.01 of NCCL's NVLink rate (20.6 of
+ * H100's 25 GB/s datasheet per link, 40.1 of Blackwell's 50: 0.83 and 0.81
+ * of the datasheet) the rate the copy loop keeps between them (mean
+ * |error| 5.7 % over the 39 rows; 6.4 % with 0.95 / 1.1 us, the fit when
+ * the chunk thresholds were wrongly all tested against 128 KiB).
+ * NCCL's own model (0.85 Hopper, 0.74 Blackwell, no chunk
  * term) stays in the nccl model. */
-#define SP_NVLS_EFF 0.95
-#define SP_NVLS_CHUNK_US 1.1
+#define SP_NVLS_EFF 1.01
+#define SP_NVLS_CHUNK_US 1.5
 #define SP_NVLS_CHUNK_BYTES 131072.0
 #define SP_NVLS_CHANNELS_SM90 16
 #define SP_NVLS_CHANNELS_SM100 24
 #define SP_NVLS_CHANNELS_SM100_NODES 32 /* sm100 across nodes (search.cc) */
-#define SP_NVLS_MAX_ARITY 32 /* NCCL_MAX_NVLS_ARITY (src/include/device.h) */
 /* NVLSTree's chunk ceiling, NCCL_NVLSTREE_MAX_CHUNKSIZE's default from 4
  * nodes on (src/enqueue.cc; reference/nccl-transports.md §2.6). */
 #define SP_NVLS_TREE_CHUNK_4NODES 65536.0
@@ -606,24 +610,23 @@ nvls_channels (const SpShape *sh)
 
 /* The chunk NCCL's NVLS / NVLSTree pipeline moves per step for S bytes
  * (src/enqueue.cc; reference/nccl-transports.md §2.6), heads = the node's
- * GPUs.  NVLS: 128 KiB, 64 / 32 / 16 KiB below 64 / 8 / 2 × C × heads ×
- * 128 KiB.  NVLSTree: at most 64 KiB from 4 nodes on (else 128 KiB), and
- * 128 / 64 / 32 KiB below 16 / 4 / 1 × C × heads × that. */
+ * GPUs, each threshold tested in order against the chunk as it has shrunk
+ * so far.  NVLS: from 128 KiB, 64 KiB below 64 × C × heads × chunk, then
+ * 32 KiB below 8 ×, 16 KiB below 2 ×.  NVLSTree: from 128 KiB (64 KiB from
+ * 4 nodes on), then 256 / 128 / 64 / 32 KiB below 32 / 16 / 4 / 1 ×. */
 static double
 nvls_chunk (const SpShape *sh, double S, gboolean tree)
 {
-  double C = nvls_channels (sh), k = sh->ppn;
-  if (!tree)
-    {
-      double unit = C * k * SP_NVLS_CHUNK_BYTES;
-      return S < 2 * unit ? SP_NVLS_CHUNK_BYTES / 8
-             : S < 8 * unit ? SP_NVLS_CHUNK_BYTES / 4
-             : S < 64 * unit ? SP_NVLS_CHUNK_BYTES / 2 : SP_NVLS_CHUNK_BYTES;
-    }
-  double chunk = sh->nodes >= 4 ? SP_NVLS_TREE_CHUNK_4NODES : SP_NVLS_CHUNK_BYTES;
-  double unit = C * k * chunk;
-  double want = S < unit ? 32768.0 : S < 4 * unit ? 65536.0 : S < 16 * unit ? 131072.0 : 262144.0;
-  return MIN (chunk, want);
+  static const double nvls_steps[][2] = { { 64, 65536 }, { 8, 32768 }, { 2, 16384 } };
+  static const double tree_steps[][2] = { { 32, 262144 }, { 16, 131072 }, { 4, 65536 }, { 1, 32768 } };
+  double unit = nvls_channels (sh) * sh->ppn;
+  double c = tree && sh->nodes >= 4 ? SP_NVLS_TREE_CHUNK_4NODES : SP_NVLS_CHUNK_BYTES;
+  const double (*steps)[2] = tree ? tree_steps : nvls_steps;
+  guint n = tree ? G_N_ELEMENTS (tree_steps) : G_N_ELEMENTS (nvls_steps);
+  for (guint i = 0; i < n; i++)
+    if (S < steps[i][0] * unit * c && c > steps[i][1])
+      c = steps[i][1];
+  return c;
 }
 
 static void
@@ -748,15 +751,19 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
             /* NVLSTree in NCCL's formula (same section): busBw =
              * nChannels · min(2·bwIntra·e·(C−1)/C, bwInter (×2 on at most
              * 2 nodes), perChMaxNVLSTreeBw); algBw = busBw · n / (2(n−1)).
-             * The NVLS graph has one head per local GPU, at most
-             * NCCL_MAX_NVLS_ARITY (src/graph/search.cc), each with its
-             * share of the node's NICs as NCCL rates them: the network
-             * side is heads × min(share, perChMaxNVLSTreeBw). */
+             * The NVLS graph has one head per local GPU (src/graph/
+             * search.cc), each with its share of the node's NICs as NCCL
+             * rates them: the network side is heads × min(share,
+             * perChMaxNVLSTreeBw). */
             double intra = 2 * e * (nvls_ch - 1) / nvls_ch * sh->intra_gbs;
-            double heads = MIN (k, SP_NVLS_MAX_ARITY);
-            double per_head = sh->node_net_gbs / heads * (sh->nodes <= 2 ? 2 : 1);
-            double inter = heads * MIN (per_head, sp_nccl_nvls_tree_per_ch_bw (sh->arch, sh->nodes));
-            alg = MIN (intra, inter) * n / (2 * (n - 1));
+            double per_head = sh->node_net_gbs / k * (sh->nodes <= 2 ? 2 : 1);
+            double inter = k * MIN (per_head, sp_nccl_nvls_tree_per_ch_bw (sh->arch, sh->nodes));
+            double busbw = MIN (intra, inter);
+            /* 2.29+: the tree's size correction also for NVLSTree on
+             * Blackwell with x86 hosts (reference/nccl-cost-model.md §1.2) */
+            if (sh->arch >= SP_ARCH_BLACKWELL && !sh->arm_host)
+              busbw *= sp_nccl_tree_correction (proto, bytes);
+            alg = busbw * n / (2 * (n - 1));
           }
         else
           {

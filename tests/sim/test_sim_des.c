@@ -232,7 +232,7 @@ START_TEST (des_agrees_with_analytic)
   static const SpAlgo algos[] = { SP_ALGO_TREE, SP_ALGO_RING, SP_ALGO_NVLS, SP_ALGO_NVLS_TREE,
                                   SP_ALGO_PAT, SP_ALGO_DIRECT };
   static const SpProto protos[] = { SP_PROTO_LL, SP_PROTO_LL128, SP_PROTO_SIMPLE };
-  guint checked = 0;
+  guint checked = 0, per_algo[G_N_ELEMENTS (algos)] = { 0 };
   double worst = 0;
   for (guint t = 0; t < G_N_ELEMENTS (specs); t++)
     for (guint ni = 0; ni < G_N_ELEMENTS (nodes); ni++)
@@ -274,10 +274,16 @@ START_TEST (des_agrees_with_analytic)
                                    sp_proto_name (r.proto), r.bytes, s.nodes, rpn, ed.time_ns,
                                    ea.time_ns);
                     checked++;
+                    per_algo[a]++;
                   }
         }
   ck_assert_uint_gt (checked, 1000);
+  /* every algorithm was exercised (nvls_tree: H100 at 2, 5, 16, 64 nodes) */
+  for (guint a = 0; a < G_N_ELEMENTS (algos); a++)
+    ck_assert_msg (per_algo[a] > 0, "no case of %s", sp_algo_name (algos[a]));
   g_test_message ("%u cases, worst relative difference %.4f", checked, worst);
+  for (guint a = 0; a < G_N_ELEMENTS (algos); a++)
+    g_test_message ("  %s: %u", sp_algo_name (algos[a]), per_algo[a]);
 }
 END_TEST
 

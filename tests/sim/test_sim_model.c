@@ -147,16 +147,24 @@ START_TEST (protocols_and_caps)
   /* LL128: 0.92 × 370.8 (cap 18 ch × 36.7 = 660.6 not reached) */
   sp_cost_compute (&sh, SP_COLL_ALL_GATHER, 1 << 20, SP_ALGO_RING, SP_PROTO_LL128, &c);
   ASSERT_NEAR (c.algbw, 0.92 * 370.8 * 8 / 7, 1e-9);
-  /* NVLS all-reduce of 1 GiB: 0.95 × 370.8 × 8/9 algBw, less 1.1 µs per
+  /* NVLS all-reduce of 1 GiB: 1.01 × 370.8 × 8/9 algBw, less 1.5 µs per
    * chunk of each of the 16 channels: 1 GiB is 64 × (16 channels × 8
    * heads × 128 KiB), so the chunk stays 128 KiB */
   sp_cost_compute (&sh, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_NVLS, SP_PROTO_SIMPLE, &c);
-  double alg0 = 0.95 * 370.8 * 8 / 9;
-  ASSERT_NEAR (c.algbw, alg0 / (1 + 1.1e3 * alg0 / (16 * 131072.0)), 1e-9);
+  double alg0 = 1.01 * 370.8 * 8 / 9;
+  ASSERT_NEAR (c.algbw, alg0 / (1 + 1.5e3 * alg0 / (16 * 131072.0)), 1e-9);
   ASSERT_NEAR (c.latency_us, 25.0, 1e-9);
   /* one byte less and the chunk halves: twice the chunks, twice the cost */
   sp_cost_compute (&sh, SP_COLL_ALL_REDUCE, (1 << 30) - 16, SP_ALGO_NVLS, SP_PROTO_SIMPLE, &c);
-  ASSERT_NEAR (c.algbw, alg0 / (1 + 1.1e3 * alg0 / (16 * 65536.0)), 1e-9);
+  ASSERT_NEAR (c.algbw, alg0 / (1 + 1.5e3 * alg0 / (16 * 65536.0)), 1e-9);
+  /* NCCL's thresholds apply in order to the chunk as it shrinks: below
+   * 64 × 16 × 8 × 128 KiB = 1 GiB it is 64 KiB, then below 8 × 16 × 8 ×
+   * 64 KiB = 64 MiB 32 KiB: 96 MiB runs 64 KiB chunks (against 128 KiB
+   * the second threshold would be 128 MiB and give 32 KiB), 48 MiB 32 KiB */
+  sp_cost_compute (&sh, SP_COLL_ALL_REDUCE, 96 << 20, SP_ALGO_NVLS, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.algbw, alg0 / (1 + 1.5e3 * alg0 / (16 * 65536.0)), 1e-9);
+  sp_cost_compute (&sh, SP_COLL_ALL_REDUCE, 48 << 20, SP_ALGO_NVLS, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.algbw, alg0 / (1 + 1.5e3 * alg0 / (16 * 32768.0)), 1e-9);
   /* NCCL's own model (tuning.cc 2.28+): busBw = 16 channels × 370.8/16 ×
    * 0.85 × 15/16 × 2, algBw = busBw × 8/14 */
   SpShape shn = sh;
@@ -179,11 +187,11 @@ START_TEST (worked_example_nvls_tree)
   /* IB: 0.30 µs per 512 KiB message on a 50 GB/s line */
   double nic = 50.0 * 524288 / (524288 + 0.30 * 50000);
   /* 1 GiB from 4 nodes on: 64 KiB chunks (1 GiB = 128 × 16 channels × 8
-   * heads × 64 KiB); NVLS inside the node at 0.95 × 370.8 × 8/9 less 1.1 µs
-   * per chunk: 235.7 GB/s, above the tree's 8 NICs carrying 2 × S: the
+   * heads × 64 KiB); NVLS inside the node at 1.01 × 370.8 × 8/9 less 1.5 µs
+   * per chunk: 225.5 GB/s, above the tree's 8 NICs carrying 2 × S: the
    * NICs bound it */
-  double alg0 = 0.95 * 370.8 * 8 / 9;
-  double nvls = alg0 / (1 + 1.1e3 * alg0 / (16 * 65536.0));
+  double alg0 = 1.01 * 370.8 * 8 / 9;
+  double nvls = alg0 / (1 + 1.5e3 * alg0 / (16 * 65536.0));
   ck_assert (nvls > 8 * nic / 2);
   sp_cost_compute (&sh, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_NVLS_TREE, SP_PROTO_SIMPLE, &c);
   ASSERT_NEAR (c.algbw, 8 * nic / 2, 1e-9);
@@ -194,8 +202,20 @@ START_TEST (worked_example_nvls_tree)
   SpTopoSpec s2 = spec_h100 (2);
   SpShape sh2 = shape_all (&s2);
   sp_cost_compute (&sh2, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_NVLS_TREE, SP_PROTO_SIMPLE, &c);
-  ASSERT_NEAR (c.algbw, alg0 / (1 + 1.1e3 * alg0 / (16 * 131072.0)), 1e-9);
+  ASSERT_NEAR (c.algbw, alg0 / (1 + 1.5e3 * alg0 / (16 * 131072.0)), 1e-9);
   ASSERT_NEAR (c.latency_us, 25 + 2 * 1 * 20.9, 1e-9);
+  /* 8 MiB on two nodes: below 4 × 16 × 8 × 128 KiB (64 KiB), not below
+   * 1 × 16 × 8 × 64 KiB = 8 MiB: the chunk stays 64 KiB */
+  sp_cost_compute (&sh2, SP_COLL_ALL_REDUCE, 8 << 20, SP_ALGO_NVLS_TREE, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.algbw, alg0 / (1 + 1.5e3 * alg0 / (16 * 65536.0)), 1e-9);
+  /* three nodes: a node carries 1.5 × S: 8 NICs / 1.5 = 259 GB/s, below
+   * NVLS's 268.9 with 128 KiB chunks */
+  SpTopoSpec s3 = spec_h100 (3);
+  SpShape sh3 = shape_all (&s3);
+  sp_cost_compute (&sh3, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_NVLS_TREE, SP_PROTO_SIMPLE, &c);
+  ck_assert (alg0 / (1 + 1.5e3 * alg0 / (16 * 131072.0)) > 8 * nic / 1.5);
+  ASSERT_NEAR (c.algbw, 8 * nic / 1.5, 1e-9);
+  ASSERT_NEAR (c.latency_us, 25 + 2 * 1 * 20.9, 1e-9); /* log2(3) rounds down */
   /* NCCL's own formula: 8 heads × min(48 GB/s of NIC each, Hopper's
    * perChMaxNVLSTreeBw 45.5 from 3 nodes) = 364, below the NVLS side
    * 2 × 0.85 × 15/16 × 370.8; algBw = busBw × 32 / 62 */

@@ -138,7 +138,8 @@ END_TEST
  * more than twice slower than on the 900 GB/s NVLink domain (on: NVLS,
  * 2.5 ms as the published run measured it; off: NVLSTree, NVLS inside each
  * host and its 1 GiB exchanged once over the 4 NICs, 1 GiB / ~194 GB/s
- * = 5.5 ms, which NCCL's formula prefers to a ring's 2 (n-1)/n of it). */
+ * = 5.5 ms, which NCCL's formula prefers to a ring, whose inter-host
+ * edges carry 2 (n-1)/n x 1 GiB = 1.75 GiB). */
 START_TEST (mnnvl_off_uses_the_nics)
 {
   g_autoptr (SpTopo) on = nvl72 (2, SP_MNNVL_ON);
