@@ -388,15 +388,13 @@ sp_shape_init_model (SpShape *sh, const SpTopoSpec *s, const guint32 *ranks, gui
       if (s->fabric == SP_FABRIC_RAIL)
         {
           sh->leaf_nodes = SP_LEAF_PORTS;
-          sh->leaf_ports = MIN (SP_LEAF_PORTS, s->nodes - (node0 / SP_LEAF_PORTS) * SP_LEAF_PORTS);
+          sh->leaf_ports = SP_LEAF_PORTS; /* the switch's uplinks, populated or not (net.c) */
           sh->leaf_active = group_nodes_in_leaf;
         }
       else
         {
-          guint64 total = (guint64) s->nodes * nics;
           sh->leaf_nodes = MAX (1, SP_LEAF_PORTS / nics);
-          sh->leaf_ports = (double) MIN ((guint64) SP_LEAF_PORTS,
-                                         total - (guint64) leaf0 * SP_LEAF_PORTS);
+          sh->leaf_ports = SP_LEAF_PORTS;
           sh->leaf_active = group_nodes_in_leaf * sh->nics_used;
         }
       if (f > 0)

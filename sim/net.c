@@ -6,7 +6,9 @@
  *   [2W, 4W)          PCIe up / down (NVLink mesh only: non-neighbours)
  *   then M NIC transmit, M NIC receive, L leaf uplinks, L leaf downlinks.
  * The spine and the switches themselves are non-blocking; what limits a
- * leaf is its uplink bundle: ports × NIC rate / oversubscription. */
+ * leaf is its uplink bundle: its SP_LEAF_PORTS down ports × NIC rate /
+ * oversubscription — a property of the switch, populated or not (a leaf
+ * with one node still has its 32 / r uplinks). */
 #include "config.h"
 #include "sim-internal.h"
 
@@ -56,22 +58,10 @@ sp_net_new (const SpTopoSpec *spec)
   net->base_leaf_down = net->base_leaf_up + net->n_leaves;
   net->n_links = net->base_leaf_down + net->n_leaves;
   net->leaf_cap = g_new0 (double, MAX (net->n_leaves, 1));
-  /* ports attached to each leaf */
-  if (spec->fabric == SP_FABRIC_RAIL)
-    for (guint32 l = 0; l < net->n_leaves; l++)
-      {
-        guint32 block = l % net->blocks;
-        guint32 first = block * SP_LEAF_PORTS;
-        guint32 ports = MIN (SP_LEAF_PORTS, spec->nodes - first);
-        net->leaf_cap[l] = ports * net->nic / spec->oversubscription;
-      }
-  else
-    for (guint32 l = 0; l < net->n_leaves; l++)
-      {
-        guint64 first = (guint64) l * SP_LEAF_PORTS;
-        guint64 ports = MIN ((guint64) SP_LEAF_PORTS, m - first);
-        net->leaf_cap[l] = (double) ports * net->nic / spec->oversubscription;
-      }
+  /* every leaf's uplinks: its full port count over the oversubscription
+   * (a partly populated last leaf keeps its uplinks) */
+  for (guint32 l = 0; l < net->n_leaves; l++)
+    net->leaf_cap[l] = SP_LEAF_PORTS * net->nic / spec->oversubscription;
   return net;
 }
 

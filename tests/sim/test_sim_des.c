@@ -104,6 +104,28 @@ START_TEST (oversubscription_halves_a_bisection)
 }
 END_TEST
 
+/* A partly populated last leaf keeps the switch's uplinks: 33 nodes x
+ * 1 GPU x 1 NIC at 4:1 are a full leaf of 32 NICs and a leaf with one.
+ * A ring whose edge 31 -> 32 and 32 -> 0 cross the spine runs at the NIC's
+ * rate: that leaf's uplinks are 32 / 4 = 8 NICs' worth, not 1 / 4 (the
+ * flow model once sized them by the populated ports and ran it at a
+ * quarter of the rate, 3x the closed form). */
+START_TEST (partial_leaf_keeps_its_uplinks)
+{
+  guint64 S = 1ull << 30;
+  SpTopoSpec s = spec_base ("A100", 33, 1, SP_INTRA_NVSWITCH, 300, 1, 100, SP_FABRIC_FAT_TREE, 4);
+  SpTopoSpec s1 = s;
+  s1.oversubscription = 1;
+  SpCollEstimate e4, e1;
+  estimate (&s, SP_SIM_DES, SP_COLL_ALL_GATHER, S, NULL, 0, 0, SP_ALGO_RING, SP_PROTO_SIMPLE, &e4);
+  estimate (&s1, SP_SIM_DES, SP_COLL_ALL_GATHER, S, NULL, 0, 0, SP_ALGO_RING, SP_PROTO_SIMPLE, &e1);
+  ck_assert_uint_eq (e4.time_ns, e1.time_ns);
+  s.fabric = SP_FABRIC_RAIL;
+  estimate (&s, SP_SIM_DES, SP_COLL_ALL_GATHER, S, NULL, 0, 0, SP_ALGO_RING, SP_PROTO_SIMPLE, &e4);
+  ck_assert_uint_eq (e4.time_ns, e1.time_ns);
+}
+END_TEST
+
 /* Two groups whose transfers share one NIC: p4d-like nodes with two GPUs
  * on one NIC.  Each send alone: S / 12 GB/s; together each gets half. */
 static void
@@ -296,6 +318,7 @@ main (void)
   tcase_add_test (tc, ring_all_gather_one_node);
   tcase_add_test (tc, two_nodes_one_nic);
   tcase_add_test (tc, oversubscription_halves_a_bisection);
+  tcase_add_test (tc, partial_leaf_keeps_its_uplinks);
   tcase_add_test (tc, two_groups_share_a_link);
   tcase_add_test (tc, deterministic);
   tcase_add_test (tc, fail_loud_unfinished);
