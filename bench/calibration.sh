@@ -142,9 +142,15 @@ def log_text(d):
             "#       size         count      type   redop    root     time   algbw   busbw #wrong",
             "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)       "]
     redop = "sum" if d["collective"] in ("allreduce", "reducescatter") else "none"
+    esize = {"int8": 1, "uint8": 1, "half": 2, "float16": 2, "bfloat16": 2, "float": 4,
+             "float32": 4, "int32": 4, "double": 8, "float64": 8, "int64": 8}
     for r in rows:
+        # nvl72.json's rows carry no count column: the size in elements
+        count = r.get("count_per_rank_or_total_elems")
+        if count is None:
+            count = r["bytes"] // esize.get(r["dtype"], 4)
         out.append("%12d  %12d  %8s  %6s  %6d  %7s  %6.2f  %6.2f  %6d"
-                   % (r["bytes"], r["count_per_rank_or_total_elems"], r["dtype"], redop, -1,
+                   % (r["bytes"], count, r["dtype"], redop, -1,
                       repr(float(r["time_us"])), r.get("algbw") or 0, r.get("busbw") or 0, 0))
     out += ["# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 0", "#", "",
             "# Collective test concluded: %s" % BINARY[d["collective"]], ""]
