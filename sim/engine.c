@@ -20,6 +20,7 @@
 #include "sim-internal.h"
 #include "sim-testing.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
@@ -71,6 +72,7 @@ struct _SpEngine {
   GArray *pool_share;  /* double: members crossing each of them */
   guint64 pool_live;   /* pool entries still referenced by active flows */
   double *rem, *wsum;
+  guint32 *nact;       /* unfrozen flows on each link during a solve */
   guint8 *bottleneck;
   guint32 *touched;
   guint32 n_touched;
@@ -95,6 +97,7 @@ sp_engine_new (const SpNet *net, SpJobDoneFn done, gpointer done_data)
   guint32 nl = sp_net_n_links (net);
   e->rem = g_new0 (double, nl);
   e->wsum = g_new0 (double, nl);
+  e->nact = g_new0 (guint32, nl);
   e->bottleneck = g_new0 (guint8, nl);
   e->touched = g_new (guint32, nl);
   e->adding_job = G_MAXUINT32;
@@ -119,6 +122,7 @@ sp_engine_free (SpEngine *e)
   g_array_free (e->pool_share, TRUE);
   g_free (e->rem);
   g_free (e->wsum);
+  g_free (e->nact);
   g_free (e->bottleneck);
   g_free (e->touched);
   g_clear_error (&e->error);
@@ -328,7 +332,12 @@ solve (SpEngine *e)
               e->rem[l] = sp_net_link_capacity (e->net, l);
               e->bottleneck[l] = 2; /* marks "touched" until reset */
             }
-          e->wsum[l] += fl[i].weight * (sh ? sh[k] : fl[i].mult);
+          double wm = fl[i].weight * (sh ? sh[k] : fl[i].mult);
+          if (wm > 0)
+            {
+              e->wsum[l] += wm;
+              e->nact[l]++;
+            }
         }
     }
   guint left = nf;
@@ -338,7 +347,7 @@ solve (SpEngine *e)
       for (guint t = 0; t < e->n_touched; t++)
         {
           guint32 l = e->touched[t];
-          if (e->wsum[l] > 1e-12)
+          if (e->nact[l] > 0)
             level = MIN (level, e->rem[l] / e->wsum[l]);
         }
       for (guint i = 0; i < nf; i++)
@@ -348,7 +357,7 @@ solve (SpEngine *e)
       for (guint t = 0; t < e->n_touched; t++)
         {
           guint32 l = e->touched[t];
-          e->bottleneck[l] = (e->wsum[l] > 1e-12 && e->rem[l] / e->wsum[l] <= thresh) ? 1 : 2;
+          e->bottleneck[l] = (e->nact[l] > 0 && e->rem[l] / e->wsum[l] <= thresh) ? 1 : 2;
         }
       guint frozen_now = 0;
       for (guint i = 0; i < nf; i++)
@@ -370,8 +379,16 @@ solve (SpEngine *e)
             {
               guint32 l = lk[k];
               double m = sh ? sh[k] : fl[i].mult;
+              if (fl[i].weight * m <= 0)
+                continue;
               e->rem[l] = MAX (0.0, e->rem[l] - fl[i].rate * m);
-              e->wsum[l] -= fl[i].weight * m;
+              /* a link whose last flow froze is done: no rounding residue
+               * of its weight sum may pose as a bottleneck (that froze
+               * nothing and stopped the fill) */
+              if (--e->nact[l] == 0)
+                e->wsum[l] = 0;
+              else
+                e->wsum[l] = MAX (e->wsum[l] - fl[i].weight * m, DBL_MIN);
             }
         }
       g_assert (frozen_now > 0); /* the minimum always freezes something */
@@ -381,6 +398,7 @@ solve (SpEngine *e)
     {
       guint32 l = e->touched[t];
       e->wsum[l] = 0;
+      e->nact[l] = 0;
       e->bottleneck[l] = 0;
     }
   if (sp_sim_testing_fault == SP_SIM_FAULT_OVERSPEED)

@@ -40,6 +40,16 @@ seeds () {
     json-scan) put "$2" "$fx"/plan/*.json "$fx"/workload/*.json ;;
     plan) put "$2" "$fx"/plan/*.json ;;
     topo) put "$2" "$fx"/topo/*.ini ;;
+    estimate) # the 8-byte request block (fuzz-estimate.c), then a topology
+      n=0
+      for f in "$fx"/topo/valid*.ini "$fx"/topo/datasheet-only.ini; do
+        for req in '\000\000\000\000\000\000\001\036' '\001\001\000\000\002\000\377\024' \
+                   '\000\003\006\000\000\000\001\020' '\002\000\004\003\000\000\001\032' \
+                   '\000\006\000\000\000\000\001\014'; do
+          n=$((n + 1))
+          { printf "$req"; cat "$f"; } >"$2/seed-$n"
+        done
+      done ;;
     model) for f in "$fx"/workload/*.json; do
              case ${f##*/} in ds-*|*-ds.json) ;; *) put "$2" "$f" ;; esac
            done ;;
