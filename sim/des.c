@@ -129,6 +129,14 @@ dtree_parent (guint32 nranks, guint32 rank)
   return u < 0 ? -1 : (gint64) nranks - 1 - u;
 }
 
+/* Parent of node v in tree t (0: ncclGetBtree, 1: ncclGetDtree) of NCCL's
+ * double binary tree over N nodes; -1 at a root. */
+static gint64
+dbtree_parent (guint32 N, int t, guint32 v)
+{
+  return t == 0 ? btree_parent (N, v) : dtree_parent (N, v);
+}
+
 static void
 phase_ring (SpDesColl *dc)
 {
@@ -172,7 +180,7 @@ phase_tree (SpDesColl *dc)
   for (int t = 0; t < 2; t++)
     for (guint32 v = 0; v < N; v++)
       {
-        gint64 p = t == 0 ? btree_parent (N, v) : dtree_parent (N, v);
+        gint64 p = dbtree_parent (N, t, v);
         if (p < 0)
           continue;
         guint32 child = dc->node_members[dc->node_off[v]];
@@ -207,40 +215,26 @@ phase_nvls (SpDesColl *dc)
       l = sp_net_port_down (dc->net, dc->ranks[i]);
       sp_engine_add_flow (dc->engine, dc->job, down / eff, &l, 1, 1.0, INFINITY);
     }
+  /* NVLS runs inside one node; NVLSTree also across nodes: member j of
+   * every node is the head of its 1/k of the buffer, reduced up and
+   * broadcast down NCCL's double binary tree over the nodes (half the share
+   * on each tree) through its own NICs */
   guint32 N = dc->n_nodes;
-  if (dc->coll != SP_COLL_ALL_REDUCE || N < 2)
+  if (dc->cost.algo != SP_ALGO_NVLS_TREE)
     return;
-  if (dc->cost.algo == SP_ALGO_NVLS_TREE)
-    {
-      /* NVLSTree across nodes: member j of every node is the head of its
-       * 1/k of the buffer, reduced up and broadcast down NCCL's double
-       * binary tree over the nodes (half the share on each tree) through
-       * its own NICs */
-      for (int t = 0; t < 2; t++)
-        for (guint32 v = 0; v < N; v++)
-          {
-            gint64 p = t == 0 ? btree_parent (N, v) : dtree_parent (N, v);
-            if (p < 0)
-              continue;
-            for (guint32 j = 0; j < (guint32) k; j++)
-              {
-                guint32 a = dc->node_members[dc->node_off[v] + j];
-                guint32 b = dc->node_members[dc->node_off[p] + j];
-                add_transfer (dc, a, b, S / k / 2, 1.0, FALSE, FALSE, 1.0);
-                add_transfer (dc, b, a, S / k / 2, 1.0, FALSE, FALSE, 1.0);
-              }
-          }
-      return;
-    }
-  /* across nodes: member j of every node in a ring over the nodes, each
-   * all-reducing its 1/k of the buffer through its own NICs */
-  double edge = S / k * 2.0 * (N - 1) / N;
-  for (guint32 v = 0; v < N; v++)
-    for (guint32 j = 0; j < (guint32) k; j++)
+  for (int t = 0; t < 2; t++)
+    for (guint32 v = 0; v < N; v++)
       {
-        guint32 a = dc->node_members[dc->node_off[v] + j];
-        guint32 b = dc->node_members[dc->node_off[(v + 1) % N] + j];
-        add_transfer (dc, a, b, edge, 1.0, FALSE, FALSE, 1.0);
+        gint64 p = dbtree_parent (N, t, v);
+        if (p < 0)
+          continue;
+        for (guint32 j = 0; j < (guint32) k; j++)
+          {
+            guint32 a = dc->node_members[dc->node_off[v] + j];
+            guint32 b = dc->node_members[dc->node_off[p] + j];
+            add_transfer (dc, a, b, S / k / 2, 1.0, FALSE, FALSE, 1.0);
+            add_transfer (dc, b, a, S / k / 2, 1.0, FALSE, FALSE, 1.0);
+          }
       }
 }
 
@@ -469,8 +463,8 @@ sp_des_flow_bound (const SpNet *net, const SpShape *sh, const SpCost *cost, SpCo
       return nn * split;
     case SP_ALGO_TREE:
       return (2 * nn + 4 * N) * split;
-    case SP_ALGO_NVLS:
-      return 2 * nn + N * sh->ppn * MAX (1, sh->gpu_nics);
+    case SP_ALGO_NVLS: /* one node: a flow up and one down per rank */
+      return 2 * nn;
     case SP_ALGO_NVLS_TREE:
       return 2 * nn + 4 * N * sh->ppn * MAX (1, sh->gpu_nics);
     default:

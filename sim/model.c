@@ -388,17 +388,15 @@ sp_shape_init_model (SpShape *sh, const SpTopoSpec *s, const guint32 *ranks, gui
       if (s->fabric == SP_FABRIC_RAIL)
         {
           sh->leaf_nodes = SP_LEAF_PORTS;
-          sh->leaf_ports = SP_LEAF_PORTS; /* the switch's uplinks, populated or not (net.c) */
           sh->leaf_active = group_nodes_in_leaf;
         }
       else
         {
           sh->leaf_nodes = MAX (1, SP_LEAF_PORTS / nics);
-          sh->leaf_ports = SP_LEAF_PORTS;
           sh->leaf_active = group_nodes_in_leaf * sh->nics_used;
         }
       if (f > 0)
-        sh->net_leaf_factor = MIN (1.0, sh->leaf_ports / (s->oversubscription * f * sh->leaf_active));
+        sh->net_leaf_factor = MIN (1.0, SP_LEAF_PORTS / (s->oversubscription * f * sh->leaf_active));
     }
 
   sh->nccl = model == SP_SIM_NCCL;
@@ -627,6 +625,16 @@ nvls_chunk (const SpShape *sh, double S, gboolean tree)
   return c;
 }
 
+/* The busiest node of NCCL's double binary tree over `nodes` nodes, in
+ * units of the buffer S it sends each way (README-model §4): every tree
+ * edge carries S/2; a node has 4 edges from 4 nodes on, 3 with 3 nodes, 2
+ * with 2 — so 2, 1.5 or 1 × S; none on one node. */
+static double
+tree_node_load (guint32 nodes)
+{
+  return nodes >= 4 ? 2 : nodes == 3 ? 1.5 : nodes == 2 ? 1 : 0;
+}
+
 static void
 cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpProto proto,
                     SpCost *c)
@@ -713,7 +721,7 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
          * edge: 2 from 4 nodes on, 1.5 for 3 nodes, 1 for 2.  NCCL's own
          * model always takes 2. */
         double load_intra = sh->ppn >= 3 ? 2 : sh->ppn == 2 ? 1 : 0;
-        double load_net = sh->nodes >= 4 ? 2 : sh->nodes == 3 ? 1.5 : sh->nodes == 2 ? 1 : 0;
+        double load_net = tree_node_load (sh->nodes);
         if (sh->nccl) /* NCCL's own model: algBw = busBw / 2 whatever the shape */
           load_intra = load_net = 2;
         double inv = 2.0 / c->cap_busbw; /* ns per byte at the capped rate */
@@ -775,10 +783,8 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
               {
                 /* the tree over the nodes: every GPU is a head that sends
                  * its 1/k of the buffer through its own NICs; a node's
-                 * NICs together carry what a tree node of NCCL's double
-                 * binary tree does (1, 1.5 or 2 × S, as for tree) */
-                double load = sh->nodes >= 4 ? 2 : sh->nodes == 3 ? 1.5 : 1;
-                alg = MIN (alg, sh->node_net_gbs / load);
+                 * NICs together carry what a node of the tree does */
+                alg = MIN (alg, sh->node_net_gbs / tree_node_load (sh->nodes));
               }
           }
         c->eff = e;
@@ -786,7 +792,7 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
           lat = sp_nccl_base_latency_us (algo, proto) + hop_intra (sh, algo, proto)
                 + 2 * log2_floor (sh->nodes) * hop_net (sh, algo, proto);
         else
-          lat = hop_intra (sh, algo, proto) + (sh->nodes > 1 ? hop_net (sh, algo, proto) : 0);
+          lat = hop_intra (sh, algo, proto); /* NVLS runs inside one node only */
         c->latency_us = lat;
         c->algbw = alg;
         c->time_us = lat + S / (1000.0 * alg);
@@ -813,7 +819,7 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
                   cross += ((i + nn - d) % nn) / sh->leaf_nodes != 0;
                 double fc = (double) cross / P;
                 if (fc > 0)
-                  factor = MIN (1.0, sh->leaf_ports / (sh->spec->oversubscription * fc * sh->leaf_active));
+                  factor = MIN (1.0, SP_LEAF_PORTS / (sh->spec->oversubscription * fc * sh->leaf_active));
               }
             t_ns += blocks * S / n / (c->eff * sh->ring_gbs * factor);
           }
@@ -899,22 +905,20 @@ sp_cost_compute (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpP
     }
 }
 
-/* NCCL's choice: the minimum of NCCL's own estimate (sh->nccl). */
+/* The minimum of `sh`'s estimate over the combinations NCCL enables:
+ * NCCL's own choice when `sh` is NCCL's view (sh->nccl). */
 static gboolean
-cost_choose_nccl (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpProto proto,
-                  SpCost *out, GError **error);
+cost_choose_min (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpProto proto,
+                 SpCost *out, GError **error);
 
-gboolean
-sp_cost_choose (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpProto proto,
-                SpCost *out, GError **error)
+/* NCCL's choice as NCCL makes it (topoGetAlgoInfo): the minimum of its
+ * own estimate, with NCCL's view of this group.  That view knows the
+ * hardware's shape and nothing measured: its own per-hop tables (not a
+ * given or calibrated latency_us), its link rates, no [calibration]. */
+static gboolean
+choose_in_nccl_view (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpProto proto,
+                     SpCost *out, GError **error)
 {
-  if (sh->nccl)
-    return cost_choose_nccl (sh, coll, bytes, algo, proto, out, error);
-  /* NCCL runs what ITS model picks (topoGetAlgoInfo), whatever that costs
-   * in reality: choose with NCCL's view of this group, cost with ours.
-   * NCCL's view knows the hardware's shape and nothing measured: its own
-   * per-hop tables (not a given or calibrated latency_us), its link rates,
-   * no [calibration]. */
   SpTopoSpec nspec = *sh->spec;
   nspec.intra_latency_us = SP_TOPO_LATENCY_UNSET;
   nspec.inter_latency_us = SP_TOPO_LATENCY_UNSET;
@@ -928,8 +932,17 @@ sp_cost_choose (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpPr
   view.nic_gbs = nspec.nic_gbps / 8.0 * SP_NET_EFFICIENCY;
   shape_ring_rates (&view);
   view.p2p_net_factor = 1.0;
-  SpCost pick;
-  /* On EFA the algorithm is not NCCL's formula's: aws-ofi-nccl ships a
+  return cost_choose_min (&view, coll, bytes, algo, proto, out, error);
+}
+
+gboolean
+sp_cost_choose (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpProto proto,
+                SpCost *out, GError **error)
+{
+  if (sh->nccl)
+    return cost_choose_min (sh, coll, bytes, algo, proto, out, error);
+  /* NCCL runs what ITS model picks, whatever that costs in reality: choose
+   * with NCCL's view, cost with ours.  Except on EFA: aws-ofi-nccl ships a
    * tuner plugin that fills NCCL's cost table from its own model of the
    * EFA network (src/tuner/nccl_ofi_model.cpp; reference/nccl-transports.md
    * §2.8), so the choice follows what the network really costs — ours.
@@ -937,8 +950,11 @@ sp_cost_choose (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpPr
    * 78 GB/s of bus bandwidth over 50 GB/s of NICs from 1 MiB up, which only
    * the tree (each node sends S once) can, where NCCL's formula picks the
    * ring. */
-  const SpShape *chooser = sh->spec->transport == SP_TRANSPORT_EFA ? sh : &view;
-  if (!cost_choose_nccl (chooser, coll, bytes, algo, proto, &pick, error))
+  SpCost pick;
+  gboolean ok = sh->spec->transport == SP_TRANSPORT_EFA
+                    ? cost_choose_min (sh, coll, bytes, algo, proto, &pick, error)
+                    : choose_in_nccl_view (sh, coll, bytes, algo, proto, &pick, error);
+  if (!ok)
     return FALSE;
   /* p2p has no cost model in NCCL: LL below NCCL_P2P_LL_THRESHOLD where the
    * connection has LL buffers — only inside a node: network p2p
@@ -953,8 +969,8 @@ sp_cost_choose (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpPr
 }
 
 static gboolean
-cost_choose_nccl (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpProto proto,
-                  SpCost *out, GError **error)
+cost_choose_min (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpProto proto,
+                 SpCost *out, GError **error)
 {
   static const SpAlgo algos[] = { SP_ALGO_TREE, SP_ALGO_RING, SP_ALGO_NVLS, SP_ALGO_NVLS_TREE,
                                   SP_ALGO_PAT, SP_ALGO_DIRECT };

@@ -37,7 +37,7 @@ sp_plan_shape_equal (const SpShape *a, const SpShape *b)
          && a->ring_gbs == b->ring_gbs && a->intra_near == b->intra_near
          && a->intra_far == b->intra_far && a->gpu_nics == b->gpu_nics
          && a->net_leaf_factor == b->net_leaf_factor && a->leaf_nodes == b->leaf_nodes
-         && a->leaf_ports == b->leaf_ports && a->leaf_active == b->leaf_active;
+         && a->leaf_active == b->leaf_active;
 }
 
 /* Every group alone (no contention between groups): sp_sim_estimate per

@@ -68,7 +68,6 @@ typedef struct {
   guint32 gpu_nics;    /* NICs attached to one GPU (≥ 1) */
   double net_leaf_factor; /* ≤ 1: leaf uplinks' limit on ranks[0]'s NIC rate (direct) */
   guint32 leaf_nodes;  /* nodes per leaf (0: single switch) */
-  double leaf_ports;   /* NIC ports on ranks[0]'s leaf */
   double leaf_active;  /* the group's NICs on that leaf */
   double p2p_net_factor; /* ≤ 1: NIC rate of p2p (all_to_all, send) traffic over that of
                           * ring / tree traffic (smaller messages, README-model §2) */

@@ -53,8 +53,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       return 0;
     }
   static const SpSimModel models[] = { SP_SIM_DES, SP_SIM_ANALYTIC, SP_SIM_NCCL };
-  if (models[data[0] % G_N_ELEMENTS (models)] == SP_SIM_DES
-      && sp_topo_spec (topo)->nics_per_node > MAX_DES_NICS)
+  SpSimModel model = models[data[0] % G_N_ELEMENTS (models)];
+  if (model == SP_SIM_DES && sp_topo_spec (topo)->nics_per_node > MAX_DES_NICS)
     {
       sp_topo_free (topo);
       return 0;
@@ -67,7 +67,6 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   static const SpProto protos[] = { SP_PROTO_AUTO, SP_PROTO_LL, SP_PROTO_LL128, SP_PROTO_SIMPLE };
   SpCollRequest r;
   sp_coll_request_init (&r);
-  SpSimModel model = models[data[0] % G_N_ELEMENTS (models)];
   r.coll = colls[data[1] % G_N_ELEMENTS (colls)];
   r.algo = algos[data[2] % G_N_ELEMENTS (algos)];
   r.proto = protos[data[3] % G_N_ELEMENTS (protos)];

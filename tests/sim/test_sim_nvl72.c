@@ -24,9 +24,10 @@ nvl72 (guint32 hosts, SpMnnvl mnnvl)
   return t;
 }
 
+/* ranks first .. first + n - 1, with `algo` (SP_ALGO_AUTO: NCCL's choice) */
 static SpCollEstimate
-estimate_group (const SpTopo *t, SpSimModel model, SpColl coll, guint64 bytes, guint32 first,
-                guint32 n)
+estimate_group_algo (const SpTopo *t, SpSimModel model, SpColl coll, guint64 bytes, guint32 first,
+                     guint32 n, SpAlgo algo)
 {
   g_autofree guint32 *r = g_new (guint32, n);
   for (guint32 i = 0; i < n; i++)
@@ -37,10 +38,18 @@ estimate_group (const SpTopo *t, SpSimModel model, SpColl coll, guint64 bytes, g
   req.bytes = bytes;
   req.ranks = r;
   req.n_ranks = n;
+  req.algo = algo;
   SpCollEstimate e;
   GError *error = NULL;
   ck_assert_msg (sp_sim_estimate (t, model, &req, &e, &error), "%s", error ? error->message : "");
   return e;
+}
+
+static SpCollEstimate
+estimate_group (const SpTopo *t, SpSimModel model, SpColl coll, guint64 bytes, guint32 first,
+                guint32 n)
+{
+  return estimate_group_algo (t, model, coll, bytes, first, n, SP_ALGO_AUTO);
 }
 
 /* The view: 36 hosts of 4 in domains of 72 are 2 NCCL nodes of 72 GPUs and
@@ -111,19 +120,7 @@ START_TEST (two_racks_run_nvls_tree)
   ck_assert_int_eq (two.algo, SP_ALGO_NVLS_TREE);
   ck_assert_msg (two.time_ns < 1.1 * one.time_ns, "one %" G_GUINT64_FORMAT " two %" G_GUINT64_FORMAT,
                  one.time_ns, two.time_ns);
-  g_autofree guint32 *r = g_new (guint32, 144);
-  for (guint32 i = 0; i < 144; i++)
-    r[i] = i;
-  SpCollRequest req;
-  sp_coll_request_init (&req);
-  req.coll = SP_COLL_ALL_REDUCE;
-  req.bytes = S;
-  req.ranks = r;
-  req.n_ranks = 144;
-  req.algo = SP_ALGO_RING;
-  SpCollEstimate ring;
-  GError *error = NULL;
-  ck_assert (sp_sim_estimate (t, SP_SIM_DES, &req, &ring, &error));
+  SpCollEstimate ring = estimate_group_algo (t, SP_SIM_DES, SP_COLL_ALL_REDUCE, S, 0, 144, SP_ALGO_RING);
   ck_assert_msg (two.time_ns < ring.time_ns, "nvls_tree %" G_GUINT64_FORMAT " ring %" G_GUINT64_FORMAT,
                  two.time_ns, ring.time_ns);
   SpCollEstimate small = estimate_group (t, SP_SIM_ANALYTIC, SP_COLL_ALL_REDUCE, 1024, 0, 144);
