@@ -369,6 +369,10 @@ sp_topo_to_ini (const SpTopo *topo)
           if (spec->mnnvl != SP_MNNVL_ON)
             g_key_file_set_value (kf, f->section, f->key, sp_mnnvl_name (spec->mnnvl));
           break;
+        case SP_FIELD_NIC_PATH:
+          if (spec->nic_path != SP_NIC_PATH_DEFAULT)
+            g_key_file_set_value (kf, f->section, f->key, sp_nic_path_name (spec->nic_path));
+          break;
         }
     }
   g_key_file_set_comment (kf, NULL, NULL,

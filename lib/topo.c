@@ -42,6 +42,7 @@ const SpTopoField sp_topo_fields[] = {
   { "inter", "fabric", SP_FIELD_FABRIC, offsetof (SpTopoSpec, fabric), 0, 0, FALSE, SP_NEED_OPTIONAL },
   DBL ("inter", "oversubscription", oversubscription, 1, 1024, FALSE, SP_NEED_OPTIONAL),
   { "inter", "transport", SP_FIELD_TRANSPORT, offsetof (SpTopoSpec, transport), 0, 0, FALSE, SP_NEED_OPTIONAL },
+  { "inter", "nic_path", SP_FIELD_NIC_PATH, offsetof (SpTopoSpec, nic_path), 0, 0, FALSE, SP_NEED_OPTIONAL },
   DBL ("calibration", "intra_efficiency", cal_intra_efficiency, 0, 4, FALSE, SP_NEED_OPTIONAL),
   DBL ("calibration", "nic_efficiency", cal_nic_efficiency, 0, 4, FALSE, SP_NEED_OPTIONAL),
   DBL ("calibration", "ll_overhead_us", cal_overhead_us[0], -1000, 1e6, FALSE, SP_NEED_OPTIONAL),
@@ -72,6 +73,13 @@ static const char *const fabric_names[] = { "single-switch", "fat-tree", "rail" 
 static const char *const transport_names[] = { "ib", "roce", "efa", "slingshot", "tcp" };
 static const char *const host_cpu_names[] = { "default", "intel", "amd", "arm" };
 static const char *const mnnvl_names[] = { "on", "off" };
+static const char *const nic_path_names[] = { "default", "pix", "pxb", "phb", "node", "sys" };
+
+const char *
+sp_nic_path_name (SpNicPath path)
+{
+  return (guint) path < G_N_ELEMENTS (nic_path_names) ? nic_path_names[path] : NULL;
+}
 
 const char *
 sp_mnnvl_name (SpMnnvl mnnvl)
@@ -151,6 +159,9 @@ enum_names (SpFieldType type, guint *out_n)
     case SP_FIELD_MNNVL:
       *out_n = G_N_ELEMENTS (mnnvl_names);
       return mnnvl_names;
+    case SP_FIELD_NIC_PATH:
+      *out_n = G_N_ELEMENTS (nic_path_names);
+      return nic_path_names;
     default:
       *out_n = G_N_ELEMENTS (transport_names);
       return transport_names;
@@ -193,6 +204,7 @@ sp_topo_field_accepts (const SpTopoField *f)
     case SP_FIELD_TRANSPORT:
     case SP_FIELD_HOST_CPU:
     case SP_FIELD_MNNVL:
+    case SP_FIELD_NIC_PATH:
       {
         guint n;
         const char *const *names = enum_names (f->type, &n);
@@ -328,6 +340,7 @@ sp_topo_parse_field (const SpTopoField *f, const char *text, const char *prefix,
     case SP_FIELD_TRANSPORT:
     case SP_FIELD_HOST_CPU:
     case SP_FIELD_MNNVL:
+    case SP_FIELD_NIC_PATH:
       {
         guint n;
         const char *const *names = enum_names (f->type, &n);
@@ -436,6 +449,7 @@ check_spec (const SpTopoSpec *spec, GError **error)
         case SP_FIELD_TRANSPORT:
         case SP_FIELD_HOST_CPU:
         case SP_FIELD_MNNVL:
+        case SP_FIELD_NIC_PATH:
           {
             guint n;
             enum_names (f->type, &n);
@@ -532,6 +546,7 @@ sp_topo_spec_equal (const SpTopoSpec *a, const SpTopoSpec *b)
          && a->fabric == b->fabric && a->oversubscription == b->oversubscription
          && a->transport == b->transport && a->host_cpu == b->host_cpu
          && a->nvlink_domain == b->nvlink_domain && a->mnnvl == b->mnnvl
+         && a->nic_path == b->nic_path
          && a->gpu_memory_bandwidth_gbs == b->gpu_memory_bandwidth_gbs
          && a->cal_intra_efficiency == b->cal_intra_efficiency
          && a->cal_nic_efficiency == b->cal_nic_efficiency

@@ -246,6 +246,23 @@ sp_sim_host_cpu (const SpTopoSpec *s)
   return sp_sim_arch_of (s->gpu_model) == SP_ARCH_AMPERE ? SP_HOST_CPU_AMD : SP_HOST_CPU_INTEL;
 }
 
+SpNicPath
+sp_sim_nic_path (const SpTopoSpec *s)
+{
+  if (s->nic_path != SP_NIC_PATH_DEFAULT)
+    return s->nic_path;
+  /* Boards with PCIe switches put each NIC beside its GPUs (HGX / DGX
+   * 8-GPU, DGX-1: PXB).  The 4-GPU NVLink-mesh boards (HGX A100 4-GPU as in
+   * ALCF Polaris and NERSC Perlmutter, HGX H100 4-GPU, IBM AC922) have none:
+   * GPUs and NICs hang off the CPU's root ports (PHB).  Grace superchips
+   * reach their NICs over C2C, which NCCL ranks with PXN (NCCL_LL128_C2C). */
+  gboolean grace = strstr (s->gpu_model, "GH200") || strstr (s->gpu_model, "GB200")
+                   || strstr (s->gpu_model, "GB300");
+  if (s->intra_kind == SP_INTRA_NVLINK && s->gpus_per_node < 8 && !grace)
+    return SP_NIC_PATH_PHB;
+  return SP_NIC_PATH_PXB;
+}
+
 static int
 cmp_u32 (const void *a, const void *b)
 {
@@ -547,6 +564,14 @@ sp_cost_enabled (const SpShape *sh, SpColl coll, SpAlgo algo, SpProto proto, con
   if (proto == SP_PROTO_LL128 && !nvlink_class)
     {
       *why = "ll128 needs an NVLink-class intra-node fabric (NCCL enables it only there)";
+      return FALSE;
+    }
+  /* graph/tuning.cc: LL128 only while the GPU-NIC path is <= PXB (PXN and
+   * C2C too on sm90+, which the default of a Grace part stands for). */
+  if (proto == SP_PROTO_LL128 && sh->nodes > 1 && sp_sim_nic_path (sh->spec) > SP_NIC_PATH_PXB)
+    {
+      *why = "ll128 across nodes needs NICs under the GPUs' PCIe switches ([inter] nic_path pix "
+             "or pxb; NCCL enables it only there)";
       return FALSE;
     }
   switch (algo)

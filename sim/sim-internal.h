@@ -30,6 +30,8 @@ gboolean sp_sim_nccl_topo (const SpTopo *topo, SpTopo **out_view, GError **error
 
 /* The host CPU vendor: the topology's host_cpu, or by GPU generation. */
 SpHostCpu sp_sim_host_cpu (const SpTopoSpec *spec);
+/* [inter] nic_path, or the board's default (model.c). */
+SpNicPath sp_sim_nic_path (const SpTopoSpec *spec);
 
 /* ---- NCCL tables (nccl-tables.c; reference/nccl-cost-model.md §1.6) --- */
 typedef enum { SP_HW_NVLINK = 0, SP_HW_PCI = 1, SP_HW_NET = 2 } SpHwLink;

@@ -96,6 +96,21 @@ typedef enum {
   SP_HOST_CPU_ARM = 3,
 } SpHostCpu;
 
+/* [inter] nic_path: how each GPU reaches its NIC, in nvidia-smi topo -m's
+ * words.  NCCL enables LL128 across nodes only when that path stays under
+ * PCIe switches (<= PXB; graph/tuning.cc), so PHB / NODE / SYS NICs run LL
+ * and Simple only.  DEFAULT: PXB, except an NVLink mesh without NVSwitch on
+ * fewer than 8 GPUs (HGX A100 / H100 4-GPU boards, IBM AC922): those boards
+ * have no PCIe switches and their NICs hang off the host (PHB). */
+typedef enum {
+  SP_NIC_PATH_DEFAULT = 0,
+  SP_NIC_PATH_PIX = 1,
+  SP_NIC_PATH_PXB = 2,
+  SP_NIC_PATH_PHB = 3,
+  SP_NIC_PATH_NODE = 4,
+  SP_NIC_PATH_SYS = 5,
+} SpNicPath;
+
 /* [cluster] mnnvl: whether NCCL uses multi-node NVLink (NCCL_MNNVL_ENABLE)
  * inside an NVLink domain that spans hosts. */
 typedef enum {
@@ -131,6 +146,7 @@ typedef struct {
   SpFabric fabric;
   double oversubscription;     /* [1, 1024]; 1 = non-blocking */
   SpTransport transport;       /* [inter] transport, default ib */
+  SpNicPath nic_path;          /* [inter] nic_path, default: by board (above) */
   SpHostCpu host_cpu;          /* [cluster] host_cpu, default: by GPU generation */
   /* [cluster] nvlink_domain: GPUs that share one NVLink (switch) domain,
    * a multiple of gpus_per_node in [1, 1024]; 0 = gpus_per_node (the
@@ -228,6 +244,7 @@ const char *sp_fabric_name (SpFabric fabric);
 const char *sp_transport_name (SpTransport transport);
 const char *sp_host_cpu_name (SpHostCpu cpu); /* "default", "intel", "amd", "arm" */
 const char *sp_mnnvl_name (SpMnnvl mnnvl);     /* "on", "off" */
+const char *sp_nic_path_name (SpNicPath path); /* "default", "pix", "pxb", "phb", "node", "sys" */
 /* GPUs per NVLink domain: nvlink_domain, or gpus_per_node when 0. */
 guint32 sp_topo_spec_nvlink_domain (const SpTopoSpec *spec);
 

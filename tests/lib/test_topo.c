@@ -276,6 +276,33 @@ START_TEST (test_datasheet_only)
   ck_assert_ptr_null (sp_transport_name ((SpTransport) 5));
   ck_assert_str_eq (sp_host_cpu_name (SP_HOST_CPU_ARM), "arm");
   ck_assert_ptr_null (sp_host_cpu_name ((SpHostCpu) 4));
+
+  /* [inter] nic_path: nvidia-smi topo -m's words, any case, kept by a
+   * round trip and written only when given */
+  ck_assert_int_eq (s->nic_path, SP_NIC_PATH_DEFAULT);
+  ck_assert_ptr_null (strstr (ini, "nic_path"));
+  static const char *const paths[] = { "pix", "PXB", "phb", "Node", "sys" };
+  for (guint i = 0; i < G_N_ELEMENTS (paths); i++)
+    {
+      g_autofree char *with = g_strdup_printf ("%s\nnic_path = %s\n", text, paths[i]);
+      g_autoptr (SpTopo) u = sp_topo_load_data (with, -1, "p.ini", &error);
+      SP_ASSERT_NO_ERROR (error);
+      ck_assert_int_eq (sp_topo_spec (u)->nic_path, (int) (SP_NIC_PATH_PIX + i));
+      g_autofree char *out = sp_topo_to_ini (u);
+      g_autofree char *line = g_ascii_strdown (paths[i], -1);
+      g_autofree char *want = g_strdup_printf ("nic_path=%s\n", line);
+      ck_assert_ptr_nonnull (strstr (out, want));
+      g_autoptr (SpTopo) again = sp_topo_load_data (out, -1, "again", &error);
+      SP_ASSERT_NO_ERROR (error);
+      ck_assert (sp_topo_spec_equal (sp_topo_spec (u), sp_topo_spec (again)));
+    }
+  g_autofree char *bad = g_strdup_printf ("%s\nnic_path = pcie\n", text);
+  ck_assert_ptr_null (sp_topo_load_data (bad, -1, "bad.ini", &error));
+  ck_assert_str_eq (error->message, "bad.ini: [inter] nic_path 'pcie' is not one of default, pix, "
+                                    "pxb, phb, node or sys");
+  g_clear_error (&error);
+  ck_assert_str_eq (sp_nic_path_name (SP_NIC_PATH_SYS), "sys");
+  ck_assert_ptr_null (sp_nic_path_name ((SpNicPath) 6));
 }
 END_TEST
 

@@ -136,6 +136,55 @@ START_TEST (ring_bandwidth_from_topology)
 }
 END_TEST
 
+/* LL128 across nodes as NCCL enables it: only while the GPU reaches its
+ * NIC under a PCIe switch (graph/tuning.cc).  Polaris' board (4 × A100 in
+ * an NVLink mesh, NICs on the host) runs LL and Simple only; an 8-GPU
+ * NVSwitch board or a stated pxb keeps LL128; one node needs no NIC. */
+START_TEST (ll128_needs_nics_under_the_gpus_switches)
+{
+  SpTopoSpec s = spec_h100 (8);
+  g_strlcpy (s.gpu_model, "A100", sizeof s.gpu_model);
+  s.gpus_per_node = 4;
+  s.intra_kind = SP_INTRA_NVLINK;
+  s.nics_per_node = 2;
+  s.nic_gbps = 200;
+  s.transport = SP_TRANSPORT_SLINGSHOT;
+  ck_assert_int_eq (sp_sim_nic_path (&s), SP_NIC_PATH_PHB);
+  const char *why = NULL;
+  for (int nccl = 0; nccl < 2; nccl++)
+    {
+      SpShape sh = nccl ? shape_nccl (&s) : shape_all (&s);
+      ck_assert (!sp_cost_enabled (&sh, SP_COLL_ALL_GATHER, SP_ALGO_RING, SP_PROTO_LL128, &why));
+      ck_assert_ptr_nonnull (strstr (why, "nic_path"));
+      ck_assert (sp_cost_enabled (&sh, SP_COLL_ALL_GATHER, SP_ALGO_RING, SP_PROTO_LL, &why));
+      ck_assert (sp_cost_enabled (&sh, SP_COLL_ALL_GATHER, SP_ALGO_RING, SP_PROTO_SIMPLE, &why));
+      SpCost c;
+      for (guint64 b = 1 << 10; b <= G_GUINT64_CONSTANT (1) << 32; b <<= 2)
+        {
+          ck_assert (sp_cost_choose (&sh, SP_COLL_ALL_REDUCE, b, SP_ALGO_AUTO, SP_PROTO_AUTO, &c, NULL));
+          ck_assert_int_ne (c.proto, SP_PROTO_LL128);
+        }
+    }
+  s.nic_path = SP_NIC_PATH_PXB; /* a user who knows better */
+  SpShape shp = shape_all (&s);
+  ck_assert (sp_cost_enabled (&shp, SP_COLL_ALL_GATHER, SP_ALGO_RING, SP_PROTO_LL128, &why));
+  s.nic_path = SP_NIC_PATH_DEFAULT;
+  s.nodes = 1;
+  SpShape sh1 = shape_all (&s);
+  ck_assert (sp_cost_enabled (&sh1, SP_COLL_ALL_GATHER, SP_ALGO_RING, SP_PROTO_LL128, &why));
+  SpTopoSpec h = spec_h100 (8);
+  ck_assert_int_eq (sp_sim_nic_path (&h), SP_NIC_PATH_PXB);
+  h.nic_path = SP_NIC_PATH_SYS;
+  SpShape shs = shape_all (&h);
+  ck_assert (!sp_cost_enabled (&shs, SP_COLL_ALL_REDUCE, SP_ALGO_TREE, SP_PROTO_LL128, &why));
+  SpTopoSpec g = spec_h100 (2); /* a GH200 quad: NVLink mesh of 4, NICs over C2C */
+  g_strlcpy (g.gpu_model, "GH200", sizeof g.gpu_model);
+  g.gpus_per_node = 4;
+  g.intra_kind = SP_INTRA_NVLINK;
+  ck_assert_int_eq (sp_sim_nic_path (&g), SP_NIC_PATH_PXB);
+}
+END_TEST
+
 START_TEST (protocols_and_caps)
 {
   SpTopoSpec s = spec_h100 (1);
@@ -589,6 +638,7 @@ main (void)
   tcase_add_test (tc, worked_example_two_nodes_allreduce);
   tcase_add_test (tc, ring_bandwidth_from_topology);
   tcase_add_test (tc, protocols_and_caps);
+  tcase_add_test (tc, ll128_needs_nics_under_the_gpus_switches);
   tcase_add_test (tc, automatic_choice_is_the_minimum);
   tcase_add_test (tc, refusals);
   tcase_add_test (tc, arch_detection);
