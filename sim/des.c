@@ -264,7 +264,11 @@ phase_direct (SpDesColl *dc)
 {
   if (dc->coll == SP_COLL_SEND)
     {
-      add_transfer (dc, dc->ranks[0], dc->ranks[1], dc->S, 1.0, TRUE, FALSE, dc->cost.eff);
+      /* the exchange around the group: each member sends S to the next
+       * (two ranks: both ways, as nccl-tests' sendrecv and the executor) */
+      for (guint32 g = 0; g < dc->n; g++)
+        add_transfer (dc, dc->ranks[g], dc->ranks[(g + 1) % dc->n], dc->S, 1.0, TRUE, FALSE,
+                      dc->cost.eff);
       return;
     }
   double per_peer = dc->S / dc->n;
@@ -330,7 +334,7 @@ expected_wire_bytes (const SpDesColl *dc)
     case SP_ALGO_PAT:
       return (n - 1) * S / eff;
     default:
-      return dc->coll == SP_COLL_SEND ? S / eff : (n - 1) * S / eff;
+      return dc->coll == SP_COLL_SEND ? n * S / eff : (n - 1) * S / eff;
     }
 }
 
@@ -469,7 +473,7 @@ sp_des_flow_bound (const SpNet *net, const SpShape *sh, const SpCost *cost, SpCo
       return 2 * nn + 4 * N * sh->ppn * MAX (1, sh->gpu_nics);
     default:
       if (coll == SP_COLL_SEND)
-        return MAX (1, sh->gpu_nics);
+        return (guint64) n * MAX (1, sh->gpu_nics);
       {
         SpA2a *a = sp_a2a_new (net, sh->spec, ranks, n);
         guint64 f = sp_a2a_flows (a);

@@ -136,10 +136,10 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
   guint32 n = 0;
   if (!sp_sim_group_ranks (topo, r, &ranks, &n, error))
     return FALSE;
-  if (r->coll == SP_COLL_SEND && n != 2)
+  if (r->coll == SP_COLL_SEND && n < 2)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
-                   "send needs exactly 2 ranks (sender, receiver), got %u", n);
+                   "send needs at least 2 ranks (each sends to the next), got %u", n);
       return FALSE;
     }
   /* the ranks are the hosts' (K per host); the network is NCCL's view */
@@ -165,6 +165,22 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
   SpCost cost;
   if (!sp_cost_choose (&sh, r->coll, r->bytes, r->algo, r->proto, &cost, error))
     return FALSE;
+  if (r->coll == SP_COLL_SEND && n > 2 && model != SP_SIM_DES)
+    {
+      /* an exchange around the group (each member sends to the next): the
+       * closed form has its pairs share nothing, so the slowest pair */
+      for (guint32 g = 0; g < n; g++)
+        {
+          guint32 pair[2] = { ranks[g], ranks[(g + 1) % n] };
+          SpShape ps;
+          SpCost pc;
+          if (!sp_shape_init_model (&ps, s, pair, 2, model, error)
+              || !sp_cost_choose (&ps, r->coll, r->bytes, r->algo, r->proto, &pc, error))
+            return FALSE;
+          if (g == 0 || pc.time_us > cost.time_us)
+            cost = pc;
+        }
+    }
   est.algo = cost.algo;
   est.proto = cost.proto;
   if (model != SP_SIM_DES)

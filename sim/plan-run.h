@@ -74,6 +74,15 @@ const SpSpan *sp_plan_span_at (const SpSimResult *res, const SpPlan *plan, guint
  * (its algorithm hint kept), ns; errors are prefixed with the op. */
 gboolean sp_plan_op_estimate (const SpTopo *topo, SpSimModel model, const SpOp *op,
                               const guint32 *m, guint32 n, guint64 *out_ns, GError **error);
+/* The kind the network simulates for an op: recv (each member sends to
+ * the previous one of its group) is send's flows reversed, and every link
+ * of the model has the same rate both ways (NIC tx / rx, leaf up / down,
+ * GPU ports), so its max-min shares, hence its time, are send's. */
+static inline SpColl
+sp_plan_sim_kind (SpColl kind)
+{
+  return kind == SP_COLL_RECV ? SP_COLL_SEND : kind;
+}
 /* FALSE + SP_ERROR_UNSUPPORTED naming the op when its kind is not simulated. */
 gboolean sp_plan_check_supported (const SpOp *op, GError **error);
 /* TRUE when two group shapes cost the same (every field the model reads). */

@@ -348,8 +348,11 @@ static const char import_description[] =
   "with the same id in several files are one op; collectives map to shardplan's\n"
   "kinds and their groups (pg_name) to the DeepSpeed family with exactly those\n"
   "groups; compute nodes take duration_micros (needs --topology: its peak turns\n"
-  "time into FLOPs) or num_ops; node types shardplan does not model are counted\n"
-  "on stderr and bridged in the deps.\n"
+  "time into FLOPs) or num_ops; a send node and the receive node that move the\n"
+  "same bytes between the same peers (comm_src, comm_dst) become a send / recv op\n"
+  "when together they exchange data around every group of a family; one-way\n"
+  "sends and node types shardplan does not model are counted on stderr and\n"
+  "bridged in the deps.\n"
   "'shardplan trace import-chakra' is the same command.\n"
   "\n"
   "Example: shardplan chakra import et/step -o plan.json --topology dgx-h100";
@@ -462,6 +465,13 @@ sp_chakra_cmd_import (int argc, char **argv)
     if (st.skipped[t])
       fprintf (stderr, "shardplan %s: %" G_GUINT64_FORMAT " %s node(s) not modelled "
                "(dependencies bridged)\n", cmd, st.skipped[t], type_names[t]);
+  if (st.p2p_mapped)
+    fprintf (stderr, "shardplan %s: %u send / receive node pair(s) mapped to send / recv ops\n",
+             cmd, st.p2p_mapped);
+  if (!st.shardplan && (st.skipped[5] || st.skipped[6]))
+    fprintf (stderr, "shardplan %s: (a send or receive is modelled only as part of an exchange "
+             "around every group of a family, paired with a receive or send of the same bytes "
+             "and peers; one-way sends, a pipeline's say, are not)\n", cmd);
   if (st.compute_spread)
     fprintf (stderr, "shardplan %s: %u compute op(s) with different durations on "
              "different ranks: the longest kept\n", cmd, st.compute_spread);

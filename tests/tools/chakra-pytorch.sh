@@ -63,3 +63,73 @@ cat > odd.json <<'J'
 J
 refuse odd.json "odd.json: node '## process_group:init ##': process group 0: no \"pg_name\" string"
 ! grep -q CRITICAL err || { cat err >&2; echo "FAIL: GLib critical" >&2; exit 1; }
+
+# send / recv in Chakra's layout (ring.*, make_fixtures.py): the exchange
+# around each group of 4 becomes a send op on the shard family, the one the
+# other way round a recv op, the pipeline's one-way sends (ranks 0-3 to
+# 4-7) are counted and bridged.  The plan simulates, exports and imports
+# back exactly, and its recv costs what the same exchange as a send does
+# (every link of the model has one rate both ways), on one node and across
+# nodes, with each contention mode.
+"$SHARDPLAN" chakra import "$fx/ring" --topology dgx-h100 --nodes 1 -o ring.json 2>err \
+  || { cat err >&2; exit 1; }
+for w in "2 send / receive node pair(s) mapped to send / recv ops" \
+         "4 comm_send node(s) not modelled" "4 comm_recv node(s) not modelled"; do
+  grep -qF "$w" err || { cat err >&2; echo "FAIL: ring: expected '$w'" >&2; exit 1; }
+done
+sed 's/"source": "[^"]*"/"source": ""/' ring.json > got.json
+sed 's/"source": "[^"]*"/"source": ""/' "$fx/ring.plan.json" > want.json
+cmp want.json got.json || { diff want.json got.json >&2; echo "FAIL: ring: plan" >&2; exit 1; }
+grep -q '"name": "nccl:send kv".*"kind": "send", "family": "shard"' ring.json \
+  && grep -q '"name": "nccl:send grad".*"kind": "recv", "family": "shard"' ring.json \
+  || { cat ring.json >&2; echo "FAIL: ring: send / recv ops" >&2; exit 1; }
+"$SHARDPLAN" sim --plan ring.json --topology dgx-h100 --nodes 1 > sim.txt || exit 1
+grep -Eq '^compute-only path: *300\.0 (µs|us)$' sim.txt || { cat sim.txt >&2; exit 1; }
+"$SHARDPLAN" chakra export -q --plan ring.json --topology dgx-h100 --nodes 1 -o et/ring || exit 1
+"$SHARDPLAN" chakra import et/ring -o ring.back.json 2>/dev/null || exit 1
+cmp ring.json ring.back.json || { echo "FAIL: ring: export -> import" >&2; exit 1; }
+echo "send / recv in Chakra's layout: exchanges mapped, one-way sends bridged, round trip exact"
+cat > x4.ini <<'INI'
+[cluster]
+nodes = 4
+gpus_per_node = 2
+[gpu]
+model = H100
+memory_gib = 80
+tflops = 989
+[intra]
+kind = nvswitch
+bandwidth_gbs = 450
+[inter]
+nics_per_node = 1
+nic_gbps = 400
+INI
+sed 's/"kind": "recv"/"kind": "send"/' ring.json > ring-send.json
+for t in "--topology dgx-h100 --nodes 1" "--topology x4.ini"; do
+  for m in "--sim-model des --contention step" "--sim-model des --contention family" \
+           "--sim-model analytic"; do
+    # shellcheck disable=SC2086
+    for p in ring ring-send; do
+      "$SHARDPLAN" sim --plan $p.json $t $m --format json > $p.sim || exit 1
+    done
+    a=$(grep -o '"id":4,[^}]*' ring.sim) b=$(grep -o '"id":4,[^}]*' ring-send.sim)
+    [ -n "$a" ] && [ "${a#*duration}" = "${b#*duration}" ] \
+      || { echo "FAIL: recv vs send ($t $m): $a / $b" >&2; exit 1; }
+  done
+done
+echo "recv: the same time as send on the same groups ($(grep -o '"id":4,[^}]*' ring.sim))"
+# an exchange around 4 ranks on 2 nodes: des (each member's flow, alone or
+# with the other group's) and the closed form (the slowest pair) agree
+for m in "--sim-model des --contention none" "--sim-model des --contention family" "--sim-model analytic"; do
+  # shellcheck disable=SC2086
+  "$SHARDPLAN" sim --plan ring.json --topology x4.ini $m --format json | grep -o '"id":[14],[^}]*'
+done > modes.txt || exit 1
+[ "$(sort -u modes.txt | wc -l)" -eq 2 ] || { cat modes.txt >&2; echo "FAIL: des vs analytic on send / recv" >&2; exit 1; }
+echo "send / recv over 2 nodes: des and analytic agree ($(sort -u modes.txt | tr '\n' ' '))"
+# a send on rank 0 and a receive on rank 1 with one node id (an SPMD
+# program's dist.send / dist.recv): a one-way send, bridged, not a clash
+"$SHARDPLAN" chakra import "$fx/oneway" -o oneway.json 2>err || { cat err >&2; exit 1; }
+grep -qF "1 comm_send node(s) not modelled" err && grep -qF "1 comm_recv node(s) not modelled" err \
+  && grep -q '"name": "bwd".*"deps": \[0\]' oneway.json \
+  || { cat err oneway.json >&2; echo "FAIL: oneway" >&2; exit 1; }
+echo "a one-way send sharing its id with the receive: bridged, the deps kept"

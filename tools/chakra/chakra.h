@@ -96,6 +96,7 @@ typedef struct {
   gboolean shardplan;      /* the files came from sp_chakra_export (exact) */
   guint64 skipped[8];      /* nodes not modelled, by Chakra NodeType */
   guint32 compute_spread;  /* compute ops whose durations differ by rank (max kept) */
+  guint32 p2p_mapped;      /* other producers' send + recv node pairs made send / recv ops */
 } SpChakraImportStats;
 
 /* Read "<prefix>.<r>.et" for r = 0, 1, … (until the first missing rank;
@@ -111,9 +112,13 @@ typedef struct {
  * kinds and the group of each (pg_name: a group of the group file, or "" /
  * "0" for every rank) to the DeepSpeed family whose groups are exactly
  * those; compute nodes take duration_micros (needs `topo`, whose peak turns
- * time into FLOPs at efficiency 1) or num_ops; other node types (send /
- * recv included) are counted in out_stats->skipped and bridged in the
- * dependencies.  Every error names the file, the node id and the field
+ * time into FLOPs at efficiency 1) or num_ops; a COMM_SEND_NODE and the
+ * COMM_RECV_NODE that move the same bytes between the same peers (comm_src,
+ * comm_dst) become one send / recv op when the pairs are exactly the ring
+ * exchange of one family's groups (each member to the next: send, to the
+ * previous: recv); send / recv nodes that pair with nothing or form no
+ * exchange (a pipeline's one-way sends) and other node types are counted
+ * in out_stats->skipped and bridged in the dependencies.  Every error names the file, the node id and the field
  * (SP_ERROR_INVALID_TRACE): truncated stream, bad varint, undecodable
  * message, unknown node type or comm_type, a dependency on a node not in
  * the file, a cycle (in a file or across files), files that disagree on a

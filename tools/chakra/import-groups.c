@@ -131,6 +131,78 @@ candidates (guint32 world, guint32 dpn)
   return t;
 }
 
+/* The rings an exchange's (src, dst) pairs form (a permutation of its
+ * ranks: p2p_is_exchange in import.c), each from its smallest rank. */
+static void
+p2p_rings (const GArray *peers, guint32 world, GPtrArray *parts)
+{
+  g_autofree guint32 *to = g_new (guint32, world);
+  g_autofree guint8 *seen = g_new0 (guint8, world);
+  for (guint32 r = 0; r < world; r++)
+    to[r] = G_MAXUINT32;
+  for (guint p = 0; p < peers->len; p += 2)
+    to[g_array_index (peers, guint32, p)] = g_array_index (peers, guint32, p + 1);
+  for (guint32 r = 0; r < world; r++)
+    {
+      if (to[r] == G_MAXUINT32 || seen[r])
+        continue;
+      GArray *a = g_array_new (FALSE, FALSE, sizeof (guint32));
+      for (guint32 x = r; !seen[x]; x = to[x])
+        {
+          seen[x] = 1;
+          g_array_append_val (a, x);
+        }
+      g_ptr_array_add (parts, a);
+    }
+}
+
+/* An exchange on `fam`'s groups: send when every rank sends to the next
+ * member of its group, recv when to the previous one (the plan's send /
+ * recv op); anything else is an error naming the first pair off the ring. */
+static gboolean
+p2p_kind (const SpChakraForeign *f, const SpGroups *groups, SpFamily fam,
+          const SpChakraForeignOp *o, SpColl *out, GError **error)
+{
+  gboolean fwd = TRUE, bwd = TRUE;
+  guint off = G_MAXUINT, first_fwd = G_MAXUINT, first_bwd = G_MAXUINT;
+  for (guint p = 0; p < o->peers->len; p += 2)
+    {
+      guint32 s = g_array_index (o->peers, guint32, p), d = g_array_index (o->peers, guint32, p + 1);
+      guint32 idx = 0, g = 0, n = 0;
+      if (!sp_groups_find (groups, fam, s, &idx, &g))
+        g_return_val_if_reached (FALSE); /* the rings were matched to this family's groups */
+      const guint32 *m = sp_groups_members (groups, fam, idx, &n);
+      gboolean f1 = d == m[(g + 1) % n], b1 = d == m[(g + n - 1) % n];
+      if (!f1 && !b1 && off == G_MAXUINT)
+        off = p;
+      if (f1 && !b1 && first_fwd == G_MAXUINT)
+        first_fwd = p;
+      if (b1 && !f1 && first_bwd == G_MAXUINT)
+        first_bwd = p;
+      fwd &= f1;
+      bwd &= b1;
+    }
+  if (fwd || bwd)
+    {
+      *out = fwd ? SP_COLL_SEND : SP_COLL_RECV;
+      return TRUE;
+    }
+  /* a pair off the ring, else one going the other way than the first */
+  guint bad = off != G_MAXUINT ? off : MAX (first_fwd, first_bwd);
+  guint32 s = g_array_index (o->peers, guint32, bad), d = g_array_index (o->peers, guint32, bad + 1);
+  guint32 idx = 0, g = 0, n = 0;
+  sp_groups_find (groups, fam, s, &idx, &g);
+  const guint32 *m = sp_groups_members (groups, fam, idx, &n);
+  g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+               "%s.%u.et: node %" G_GUINT64_FORMAT " ('%s'): field comm_dst %u: the exchange runs "
+               "on %s's groups but %s: rank %u's neighbours in %s group %u are %u (next) and %u "
+               "(previous); shardplan's send / recv moves every member's data the same way around "
+               "its group", f->prefix, s, o->id, o->name, d, sp_family_name (fam),
+               off != G_MAXUINT ? "not around them" : "both ways round", s, sp_family_name (fam),
+               idx, m[(g + 1) % n], m[(g + n - 1) % n]);
+  return FALSE;
+}
+
 static gboolean
 merge (guint32 *have, guint32 want)
 {
@@ -161,13 +233,14 @@ sp_chakra_build_foreign (const SpChakraForeign *f, GPtrArray *ops, GError **erro
   opts.world_size = world;
   opts.devices_per_node = dpn;
   SpPlan *plan = NULL;
+  SpGroups *built = NULL;
   guint64 shard_from = G_MAXUINT64;
 
   for (guint i = 0; i < ops->len; i++)
     {
       SpChakraForeignOp *o = ops->pdata[i];
       g_autofree char *file = g_strdup_printf ("%s.%u.et", f->prefix, o->file_rank);
-      if (!o->coll)
+      if (!o->coll && !o->peers)
         {
           fam_of[i] = SP_FAMILY_NONE;
           if (o->n_ranks != world)
@@ -175,6 +248,11 @@ sp_chakra_build_foreign (const SpChakraForeign *f, GPtrArray *ops, GError **erro
                   "shardplan's compute runs on every rank", file, o->id, o->name, o->n_ranks, world);
           continue;
         }
+      g_autoptr (GPtrArray) parts = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+      if (o->peers)
+        p2p_rings (o->peers, world, parts);
+      else
+        {
       /* the groups this collective uses, checked against the group file */
       g_autoptr (GHashTable) by_pg = g_hash_table_new (NULL, NULL);
       guint32 n_all = 0;
@@ -190,7 +268,6 @@ sp_chakra_build_foreign (const SpChakraForeign *f, GPtrArray *ops, GError **erro
       if (n_all > 0 && g_hash_table_size (by_pg) > 0)
         FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name: some files give the node every rank "
               "(pg_name \"\" or \"0\"), others a group", file, o->id);
-      g_autoptr (GPtrArray) parts = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
       if (n_all > 0)
         {
           if (n_all != world)
@@ -238,10 +315,15 @@ sp_chakra_build_foreign (const SpChakraForeign *f, GPtrArray *ops, GError **erro
               g_ptr_array_add (parts, g_array_copy ((GArray *) m));
             }
         }
+        }
       g_autofree char *pkey = partition_key (parts);
       if (cands == NULL)
         cands = candidates (world, dpn);
       const Match *m = g_hash_table_lookup (cands, pkey);
+      if (m == NULL && o->peers)
+        FAIL ("%s: node %" G_GUINT64_FORMAT " ('%s'): fields comm_src / comm_dst: the rings its "
+              "sends and receives form are not the groups of any DeepSpeed family shardplan builds "
+              "for %u ranks (%u per node)", file, o->id, o->name, world, dpn);
       if (m == NULL)
         FAIL ("%s: node %" G_GUINT64_FORMAT " ('%s'): field pg_name: its groups are not the groups "
               "of any DeepSpeed family shardplan builds for %u ranks (%u per node)", file, o->id,
@@ -263,8 +345,8 @@ sp_chakra_build_foreign (const SpChakraForeign *f, GPtrArray *ops, GError **erro
   plan = sp_plan_new (&opts);
   {
     GError *e = NULL;
-    g_autoptr (SpGroups) check = sp_groups_build (&opts, &e);
-    if (check == NULL)
+    built = sp_groups_build (&opts, &e);
+    if (built == NULL)
       {
         g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
                      "%s: the families the collectives use make no DeepSpeed layout together: %s",
@@ -290,7 +372,17 @@ sp_chakra_build_foreign (const SpChakraForeign *f, GPtrArray *ops, GError **erro
       op.phase = SP_PHASE_NONE;
       op.n_deps = o->n_deps;
       op.deps = o->deps;
-      if (o->coll)
+      if (o->peers)
+        {
+          if (!p2p_kind (f, built, fam_of[i], o, &op.kind, error))
+            goto fail;
+          op.stream = 1;
+          op.bytes = o->comm_size;
+          op.dtype = SP_DTYPE_UINT8;
+          op.count = op.bytes;
+          op.redop = SP_REDOP_NONE;
+        }
+      else if (o->coll)
         {
           op.kind = (SpColl) o->comm_type;
           op.stream = 1;
@@ -331,9 +423,12 @@ sp_chakra_build_foreign (const SpChakraForeign *f, GPtrArray *ops, GError **erro
   g_free (fam_of);
   if (cands)
     g_hash_table_destroy (cands);
+  sp_groups_free (built);
   return plan;
 
 fail:
+  if (built)
+    sp_groups_free (built);
   g_free (fam_of);
   if (cands)
     g_hash_table_destroy (cands);

@@ -44,6 +44,7 @@ typedef struct {
   guint64 comm_size;
   guint64 dur_us, num_ops;
   const GArray *rank_pg;       /* collectives: guint32 pairs (rank, pg number; 0 = every rank) */
+  const GArray *peers;         /* send / recv (an exchange): guint32 pairs (src, dst); else NULL */
   guint32 n_ranks;             /* files that have the node */
   guint32 n_deps;
   guint32 *deps;

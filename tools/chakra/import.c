@@ -93,13 +93,36 @@ arena_free (void *data, void *p)
 }
 
 /* The node types that become ops.  In shardplan's own files a send / recv
- * op is its COMM_SEND_NODE; its COMM_RECV_NODE half stands for it. */
+ * op is its COMM_SEND_NODE; its COMM_RECV_NODE half stands for it.  In
+ * other files both are folded, then paired (p2p_resolve): a send and a
+ * receive that move the same bytes between the same peers become one op,
+ * and what pairs with nothing is bridged like any node not modelled. */
 static gboolean
 modelled (gboolean sp, int type)
 {
   return type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE
          || type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE
-         || (sp && type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE);
+         || type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE
+         || (!sp && type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE);
+}
+
+/* Other producers may give a receive node the id of a send (or another
+ * node) of another rank: an SPMD program's dist.send on one rank and
+ * dist.recv on the other sit at the same place.  So their receive nodes
+ * are keyed apart, with the top bit set (such files' ids stay below 2^63). */
+#define RECV_KEY_BIT (G_GUINT64_CONSTANT (1) << 63)
+
+static guint64
+node_key (gboolean sp, guint64 id, int type)
+{
+  return !sp && type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE ? id | RECV_KEY_BIT : id;
+}
+
+static gboolean
+is_p2p (int type)
+{
+  return type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE
+         || type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE;
 }
 
 /* One op over all files. */
@@ -113,6 +136,9 @@ typedef struct {
   GArray *deps;         /* guint64, unique */
   GHashTable *dep_set;
   GArray *rank_pg;      /* foreign collectives: guint32 pairs (rank, pg id) */
+  GArray *peers;        /* foreign send / recv: guint32 pairs (src, dst), one per file */
+  gboolean gone;        /* foreign send / recv folded into another op, or bridged */
+  guint64 key;          /* the op table's key: node_key() */
   guint32 plan_id;
 } GOp;
 
@@ -132,6 +158,8 @@ gop_free (gpointer p)
   g_hash_table_destroy (g->dep_set);
   if (g->rank_pg)
     g_array_free (g->rank_pg, TRUE);
+  if (g->peers)
+    g_array_free (g->peers, TRUE);
   g_free (g);
 }
 
@@ -426,10 +454,30 @@ fold_node (Ctx *c, guint32 rank, const char *path, RNode *n, const GArray *deps,
         FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name '%s': rank %u is not in that group",
               path, id, n->pg_name, rank);
     }
+  if (!c->sp && is_p2p (n->type))
+    {
+      /* Chakra's feeder hands ASTRA-sim comm_src / comm_dst / comm_size */
+      gboolean snd = n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
+      const char *tn = type_name (n->type);
+      if (!n->has_comm_size)
+        FAIL ("%s: node %" G_GUINT64_FORMAT ": field comm_size missing on a %s", path, id, tn);
+      if (snd ? !n->has_comm_dst : !n->has_comm_src)
+        FAIL ("%s: node %" G_GUINT64_FORMAT ": field %s missing on a %s (its peer)", path, id,
+              snd ? "comm_dst" : "comm_src", tn);
+      gint64 peer = snd ? n->comm_dst : n->comm_src;
+      if ((guint64) peer == rank)
+        FAIL ("%s: node %" G_GUINT64_FORMAT ": field %s %" G_GINT64_FORMAT " is the file's own "
+              "rank", path, id, snd ? "comm_dst" : "comm_src", peer);
+      if (snd ? n->has_comm_src && n->comm_src != rank : n->has_comm_dst && n->comm_dst != rank)
+        FAIL ("%s: node %" G_GUINT64_FORMAT ": field %s %" G_GINT64_FORMAT " is not the file's "
+              "rank %u", path, id, snd ? "comm_src" : "comm_dst",
+              snd ? n->comm_src : n->comm_dst, rank);
+    }
   if (c->sp && !check_sp_node (path, n, error))
     return FALSE;
 
-  GOp *g = g_hash_table_lookup (c->ops, &id);
+  guint64 key = node_key (c->sp, id, n->type);
+  GOp *g = g_hash_table_lookup (c->ops, &key);
   if (g == NULL)
     {
       g = g_new0 (GOp, 1);
@@ -449,7 +497,8 @@ fold_node (Ctx *c, guint32 rank, const char *path, RNode *n, const GArray *deps,
       g->max_dur_us = n->dur_us;
       g->deps = g_array_new (FALSE, FALSE, sizeof (guint64));
       g->dep_set = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
-      g_hash_table_insert (c->ops, &g->n.id, g);
+      g->key = key;
+      g_hash_table_insert (c->ops, &g->key, g);
     }
   else
     {
@@ -509,8 +558,8 @@ fold_node (Ctx *c, guint32 rank, const char *path, RNode *n, const GArray *deps,
       if (c->pg && n->pg_name && *n->pg_name)
         {
           /* checked once per (family, index) and pg_name */
-          guint64 key = ((guint64) fam << 32) | idx;
-          char *seen_name = g_hash_table_lookup (c->pg_checked, &key);
+          guint64 pk = ((guint64) fam << 32) | idx;
+          char *seen_name = g_hash_table_lookup (c->pg_checked, &pk);
           if (seen_name == NULL || strcmp (seen_name, n->pg_name) != 0)
             {
               guint32 size = 0;
@@ -523,10 +572,18 @@ fold_node (Ctx *c, guint32 rank, const char *path, RNode *n, const GArray *deps,
                 FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name '%s': its ranks in %s "
                       "are not the plan's %s group %u", path, id, n->pg_name, c->pg->path,
                       n->sp_family, idx);
-              g_hash_table_insert (c->pg_checked, g_memdup2 (&key, sizeof key),
+              g_hash_table_insert (c->pg_checked, g_memdup2 (&pk, sizeof pk),
                                    g_strdup (n->pg_name));
             }
         }
+    }
+  else if (is_p2p (n->type) && !c->sp)
+    {
+      if (g->peers == NULL)
+        g->peers = g_array_new (FALSE, FALSE, sizeof (guint32));
+      gboolean snd = n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
+      guint32 pair[2] = { snd ? rank : (guint32) n->comm_src, snd ? (guint32) n->comm_dst : rank };
+      g_array_append_vals (g->peers, pair, 2);
     }
   else if (n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE)
     {
@@ -708,6 +765,9 @@ read_rank (Ctx *c, guint32 rank, const char *path, GError **error)
       if (g_hash_table_contains (index, &r->id))
         FAIL ("%s: node %" G_GUINT64_FORMAT ": field id: the file has two nodes with this id",
               path, r->id);
+      if (!c->sp && (r->id & RECV_KEY_BIT))
+        FAIL ("%s: node %" G_GUINT64_FORMAT ": field id is 2^63 or more (node ids of traces "
+              "shardplan did not write stay below 2^63)", path, r->id);
       g_hash_table_insert (index, &r->id, GUINT_TO_POINTER (i + 1));
       if (!read_attrs (path, r, error))
         return FALSE;
@@ -751,7 +811,10 @@ read_rank (Ctx *c, guint32 rank, const char *path, GError **error)
               guint64 d = f ? r->msg->ctrl_deps[k] : r->msg->data_deps[k];
               guint j = GPOINTER_TO_UINT (g_hash_table_lookup (index, &d)) - 1;
               if (modelled (c->sp, nodes[j].type))
-                g_array_append_val (deps, d);
+                {
+                  guint64 kd = node_key (c->sp, d, nodes[j].type);
+                  g_array_append_val (deps, kd);
+                }
               else if (eff[j])
                 g_array_append_vals (deps, eff[j]->data, eff[j]->len);
             }
@@ -785,6 +848,241 @@ cmp_u64 (gconstpointer a, gconstpointer b)
   return x < y ? -1 : x > y;
 }
 
+static int
+cmp_u64_plain (gconstpointer a, gconstpointer b)
+{
+  guint64 x = *(const guint64 *) a, y = *(const guint64 *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* The bytes and the (src, dst) pairs a foreign send / recv moves. */
+static char *
+p2p_key (const GOp *g)
+{
+  guint n = g->peers->len / 2;
+  g_autofree guint64 *v = g_new (guint64, n ? n : 1);
+  for (guint i = 0; i < n; i++)
+    v[i] = ((guint64) g_array_index (g->peers, guint32, 2 * i) << 32)
+           | g_array_index (g->peers, guint32, 2 * i + 1);
+  qsort (v, n, sizeof *v, cmp_u64_plain);
+  GString *s = g_string_new (NULL);
+  g_string_append_printf (s, "%" G_GINT64_FORMAT ":", g->n.comm_size);
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (s, "%u>%u;", (guint32) (v[i] >> 32), (guint32) v[i]);
+  return g_string_free (s, FALSE);
+}
+
+/* Each source sends once and each destination receives once, and the
+ * two are the same ranks: the pairs are a permutation (an exchange around
+ * rings), which is what shardplan's send / recv op moves. */
+static gboolean
+p2p_is_exchange (const GOp *g, guint32 world)
+{
+  g_autofree guint8 *seen = g_new0 (guint8, world);
+  guint n = g->peers->len / 2;
+  for (guint i = 0; i < n; i++)
+    seen[g_array_index (g->peers, guint32, 2 * i)] |= 1;
+  for (guint i = 0; i < n; i++)
+    {
+      guint32 d = g_array_index (g->peers, guint32, 2 * i + 1);
+      if (seen[d] != 1)
+        return FALSE;
+      seen[d] |= 2;
+    }
+  return TRUE;
+}
+
+/* g's deps with each bridged node (pos: id → index + 1 in `removed`,
+ * whose deps are already final) replaced by its deps and each merged
+ * receive (alias) by its send; g itself dropped, duplicates too. */
+static void
+p2p_rewrite_deps (GOp *g, GHashTable *pos, GPtrArray *removed, GHashTable *alias)
+{
+  gboolean touch = FALSE;
+  for (guint d = 0; d < g->deps->len && !touch; d++)
+    {
+      guint64 *dep = &g_array_index (g->deps, guint64, d);
+      touch = g_hash_table_contains (pos, dep) || g_hash_table_contains (alias, dep);
+    }
+  if (!touch)
+    return;
+  g_autoptr (GArray) nd = g_array_new (FALSE, FALSE, sizeof (guint64));
+  g_hash_table_remove_all (g->dep_set);
+  for (guint d = 0; d < g->deps->len; d++)
+    {
+      guint64 dep = g_array_index (g->deps, guint64, d);
+      guint j = GPOINTER_TO_UINT (g_hash_table_lookup (pos, &dep));
+      GArray *src = j ? ((GOp *) removed->pdata[j - 1])->deps : NULL;
+      for (guint x = 0; x < (src ? src->len : 1); x++)
+        {
+          guint64 e = src ? g_array_index (src, guint64, x) : dep;
+          GOp *a = g_hash_table_lookup (alias, &e);
+          if (a)
+            e = a->key;
+          if (e != g->key && !g_hash_table_contains (g->dep_set, &e))
+            {
+              g_array_append_val (nd, e);
+              g_hash_table_add (g->dep_set, g_memdup2 (&e, sizeof e));
+            }
+        }
+    }
+  g_array_set_size (g->deps, 0);
+  g_array_append_vals (g->deps, nd->data, nd->len);
+}
+
+/* Other producers' send / recv nodes: a COMM_SEND_NODE whose pairs are an
+ * exchange, and the COMM_RECV_NODE with the same pairs and bytes (the
+ * first such by id, in id order), become one op under the send's id; what
+ * pairs with nothing (a pipeline's one-way sends, say) is bridged like a
+ * node not modelled and counted.  Then every op's deps are rewritten: a
+ * merged receive is its send, a bridged node its own deps. */
+static gboolean
+p2p_resolve (Ctx *c, guint32 world, GError **error)
+{
+  g_autoptr (GPtrArray) ids = g_ptr_array_new ();
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init (&it, c->ops);
+  while (g_hash_table_iter_next (&it, &k, &v))
+    if (((GOp *) v)->peers)
+      g_ptr_array_add (ids, k);
+  if (ids->len == 0)
+    return TRUE;
+  g_ptr_array_sort (ids, cmp_u64);
+  g_autoptr (GHashTable) sends = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                        (GDestroyNotify) g_queue_free);
+  g_autoptr (GHashTable) alias = g_hash_table_new (g_int64_hash, g_int64_equal); /* recv id → send GOp */
+  for (guint i = 0; i < ids->len; i++)
+    {
+      GOp *g = g_hash_table_lookup (c->ops, ids->pdata[i]);
+      gboolean snd = g->n.type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
+      for (guint p = 0; p < g->peers->len; p += 2)
+        {
+          guint32 src = g_array_index (g->peers, guint32, p);
+          guint32 dst = g_array_index (g->peers, guint32, p + 1);
+          guint32 peer = snd ? dst : src;
+          if (peer >= world)
+            {
+              g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                           "%s.%u.et: node %" G_GUINT64_FORMAT ": field %s %u: the rank files "
+                           "stop at %s.%u.et", c->prefix, snd ? src : dst, g->n.id,
+                           snd ? "comm_dst" : "comm_src", peer, c->prefix, world - 1);
+              return FALSE;
+            }
+        }
+      if (!snd)
+        continue;
+      if (!p2p_is_exchange (g, world))
+        {
+          g->gone = TRUE;
+          continue;
+        }
+      char *key = p2p_key (g);
+      GQueue *q = g_hash_table_lookup (sends, key);
+      if (q == NULL)
+        g_hash_table_insert (sends, key, q = g_queue_new ());
+      else
+        g_free (key);
+      g_queue_push_tail (q, g);
+    }
+  for (guint i = 0; i < ids->len; i++)
+    {
+      GOp *g = g_hash_table_lookup (c->ops, ids->pdata[i]);
+      if (g->n.type != CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE)
+        continue;
+      g_autofree char *key = p2p_key (g);
+      GQueue *q = g_hash_table_lookup (sends, key);
+      GOp *s = q ? g_queue_pop_head (q) : NULL;
+      g->gone = TRUE;
+      if (s == NULL)
+        continue;
+      g_hash_table_insert (alias, &g->key, s);
+      for (guint d = 0; d < g->deps->len; d++)
+        {
+          guint64 dep = g_array_index (g->deps, guint64, d);
+          if (!g_hash_table_contains (s->dep_set, &dep))
+            {
+              g_array_append_val (s->deps, dep);
+              g_hash_table_add (s->dep_set, g_memdup2 (&dep, sizeof dep));
+            }
+        }
+      c->st.p2p_mapped++;
+    }
+  /* bridged: unpaired receives, sends left in the queues, one-way sends */
+  g_hash_table_iter_init (&it, sends);
+  while (g_hash_table_iter_next (&it, &k, &v))
+    for (GList *l = ((GQueue *) v)->head; l; l = l->next)
+      ((GOp *) l->data)->gone = TRUE;
+  g_autoptr (GPtrArray) removed = g_ptr_array_new ();
+  for (guint i = 0; i < ids->len; i++)
+    {
+      GOp *g = g_hash_table_lookup (c->ops, ids->pdata[i]);
+      if (g->gone && !g_hash_table_contains (alias, &g->key))
+        {
+          g_ptr_array_add (removed, g);
+          c->st.skipped[g->n.type] += g->n_ranks;
+        }
+    }
+
+  /* what a dep on a bridged node stands for, bridged nodes in dep order
+   * (Kahn over the bridged nodes alone; a cycle among them is one across
+   * the files) */
+  g_autoptr (GHashTable) pos = g_hash_table_new (g_int64_hash, g_int64_equal); /* id → index + 1 */
+  for (guint i = 0; i < removed->len; i++)
+    g_hash_table_insert (pos, &((GOp *) removed->pdata[i])->key, GUINT_TO_POINTER (i + 1));
+  guint nr = removed->len;
+  g_autofree guint *indeg = g_new0 (guint, nr ? nr : 1);
+  g_autofree guint *order = g_new (guint, nr ? nr : 1);
+  g_autoptr (GPtrArray) users = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+  for (guint i = 0; i < nr; i++)
+    g_ptr_array_add (users, g_array_new (FALSE, FALSE, sizeof (guint)));
+  for (guint i = 0; i < nr; i++)
+    {
+      GOp *g = removed->pdata[i];
+      for (guint d = 0; d < g->deps->len; d++)
+        {
+          guint j = GPOINTER_TO_UINT (g_hash_table_lookup (pos, &g_array_index (g->deps, guint64, d)));
+          if (j)
+            {
+              g_array_append_val (g_ptr_array_index (users, j - 1), i);
+              indeg[i]++;
+            }
+        }
+    }
+  guint head = 0, tail = 0;
+  for (guint i = 0; i < nr; i++)
+    if (indeg[i] == 0)
+      order[tail++] = i;
+  while (head < tail)
+    {
+      GArray *u = g_ptr_array_index (users, order[head++]);
+      for (guint x = 0; x < u->len; x++)
+        if (--indeg[g_array_index (u, guint, x)] == 0)
+          order[tail++] = g_array_index (u, guint, x);
+    }
+  if (tail < nr)
+    for (guint i = 0; i < nr; i++)
+      if (indeg[i] > 0)
+        {
+          GOp *g = removed->pdata[i];
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                       "%s.%u.et: node %" G_GUINT64_FORMAT ": field data_deps: a cycle across "
+                       "the files (each file alone is acyclic; their union is not)", c->prefix,
+                       g->first_rank, g->n.id);
+          return FALSE;
+        }
+  /* each bridged node's deps, rewritten in place in that order; then
+   * every op that stays (a dep on a bridged node is that node's deps, on a
+   * merged receive its send, never the op itself) */
+  for (guint oi = 0; oi < nr; oi++)
+    p2p_rewrite_deps (removed->pdata[order[oi]], pos, removed, alias);
+  g_hash_table_iter_init (&it, c->ops);
+  while (g_hash_table_iter_next (&it, &k, &v))
+    if (!((GOp *) v)->gone)
+      p2p_rewrite_deps (v, pos, removed, alias);
+  return TRUE;
+}
+
 /* The ops in an order where every dep comes first (smallest id first
  * among the ready ones); FALSE on a cycle across files. */
 static GPtrArray *
@@ -795,7 +1093,8 @@ global_order (Ctx *c, GError **error)
   gpointer k, v;
   g_hash_table_iter_init (&it, c->ops);
   while (g_hash_table_iter_next (&it, &k, &v))
-    g_ptr_array_add (ids, k);
+    if (!((GOp *) v)->gone)
+      g_ptr_array_add (ids, k);
   g_ptr_array_sort (ids, cmp_u64);
   GPtrArray *out = g_ptr_array_new ();
   g_autoptr (GHashTable) placed = g_hash_table_new (g_int64_hash, g_int64_equal);
@@ -817,7 +1116,7 @@ global_order (Ctx *c, GError **error)
             continue;
           g->plan_id = out->len;
           g_ptr_array_add (out, g);
-          g_hash_table_add (placed, &g->n.id);
+          g_hash_table_add (placed, &g->key);
           done[i] = TRUE;
           progress = TRUE;
         }
@@ -989,6 +1288,8 @@ sp_chakra_import (const char *prefix, const char *groups_path, const SpTopo *top
       }
   }
   c.st.files = world;
+  if (!c.sp && !p2p_resolve (&c, world, error))
+    goto out;
   order = global_order (&c, error);
   if (order == NULL)
     goto out;
@@ -1011,6 +1312,7 @@ sp_chakra_import (const char *prefix, const char *groups_path, const SpTopo *top
           fo->dur_us = g->max_dur_us;
           fo->num_ops = g->n.has_num_ops ? (guint64) g->n.num_ops : 0;
           fo->rank_pg = g->rank_pg;
+          fo->peers = g->peers;
           fo->n_ranks = g->n_ranks;
           fo->n_deps = g->deps->len;
           fo->deps = g_new (guint32, g->deps->len ? g->deps->len : 1);
