@@ -28,6 +28,7 @@ struct _SpDesColl {
                       * NVL72 domain is one node of 72 NICs) */
   guint32 n_nics;
   double t_cap_ns;   /* INFINITY: no cap */
+  double net_factor; /* ring / tree transfers between nodes: eff × this (sp_cost_net_factor) */
   guint32 job;
   guint32 n_phases;
   /* tree / nvls: nodes in order of first appearance, members per node */
@@ -76,6 +77,8 @@ add_transfer (SpDesColl *dc, guint32 src, guint32 dst, double payload, double we
       return;
     }
   guint32 first_s, first_d, count;
+  wire /= dc->net_factor;
+  cap = isfinite (dc->t_cap_ns) ? wire / dc->t_cap_ns : INFINITY;
   if (group_nics)
     {
       for (guint32 k = 0; k < dc->n_nics; k++)
@@ -318,14 +321,26 @@ static double
 expected_wire_bytes (const SpDesColl *dc)
 {
   double n = dc->n, S = dc->S, N = dc->n_nodes, eff = dc->cost.eff, k = dc->sh.ppn;
+  double f = dc->net_factor;
   switch (dc->cost.algo)
     {
     case SP_ALGO_RING:
-      if (dc->coll == SP_COLL_BROADCAST || dc->coll == SP_COLL_REDUCE)
-        return (n - 1) * S / eff;
-      return (dc->coll == SP_COLL_ALL_REDUCE ? 2 * (n - 1) : n - 1) * S / eff;
+      {
+        /* the ring's edges between nodes carry their bytes at eff × f */
+        guint32 g = dc->sh.spec->gpus_per_node, cross_chain = 0, cross_ring = 0;
+        for (guint32 i = 0; i < dc->n; i++)
+          {
+            gboolean x = dc->ranks[i] / g != dc->ranks[(i + 1) % dc->n] / g;
+            cross_ring += x;
+            cross_chain += x && i + 1 < dc->n;
+          }
+        if (dc->coll == SP_COLL_BROADCAST || dc->coll == SP_COLL_REDUCE)
+          return (n - 1 - cross_chain + cross_chain / f) * S / eff;
+        double steps = dc->coll == SP_COLL_ALL_REDUCE ? 2 * (n - 1) : n - 1;
+        return steps * S / n * (n - cross_ring + cross_ring / f) / eff;
+      }
     case SP_ALGO_TREE:
-      return (2 * (n - N) + 2 * (N - 1)) * S / eff;
+      return (2 * (n - N) + 2 * (N - 1) / f) * S / eff;
     case SP_ALGO_NVLS:
     case SP_ALGO_NVLS_TREE: /* the tree's 2 (N − 1) edges carry S/k each way, k heads */
       if (dc->coll == SP_COLL_ALL_REDUCE)
@@ -397,6 +412,8 @@ sp_des_coll_new (SpEngine *engine, const SpNet *net, const SpShape *shape, const
   dc->net = net;
   dc->sh = *shape;
   dc->cost = *cost;
+  dc->net_factor = cost->algo == SP_ALGO_RING || cost->algo == SP_ALGO_TREE
+                       ? sp_cost_net_factor (shape, cost->proto) : 1.0;
   dc->coll = coll;
   dc->S = (double) bytes;
   dc->n = n;

@@ -111,6 +111,24 @@ message_efficiency (const SpTopoSpec *s, double m)
   double line = s->nic_gbps / 8.0 * 1000.0; /* bytes per µs */
   return m / (m + transport_model (s)->msg_overhead_us * line);
 }
+
+/* LL's network message: one step of its connection buffer, 8 lines × 512
+ * threads × 16 B = 64 KiB (32 KiB of payload beside its flags), against
+ * Simple's 512 KiB step the NIC rates are set at (NCCL src/include/device.h;
+ * reference/nccl-transports.md §2.1).  Each pays the transport's per-message
+ * cost δ (§2.1 of README-model), so LL crosses the network at
+ * eff(64 KiB) / eff(512 KiB) of the Simple rate: 0.84 on InfiniBand, 0.34 on
+ * Slingshot.  LL128's 600 KB steps are Simple's within 2 %: not charged. */
+#define SP_LL_STEP_WIRE_BYTES (8.0 * 512 * 16)
+
+double
+sp_cost_net_factor (const SpShape *sh, SpProto proto)
+{
+  if (proto != SP_PROTO_LL || sh->nodes <= 1 || sh->nccl || sh->spec->cal_nic_efficiency > 0)
+    return 1.0;
+  return message_efficiency (sh->spec, SP_LL_STEP_WIRE_BYTES)
+         / message_efficiency (sh->spec, transport_model (sh->spec)->step_bytes);
+}
 /* PCIe: NCCL's PCI_BW (12 GB/s, topo.h) for a Gen3 x16 link whose
  * datasheet rate is 15.75 GB/s per direction. */
 #define SP_PCIE_EFFICIENCY (12.0 / 15.75)
@@ -916,6 +934,16 @@ void
 sp_cost_compute (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpProto proto,
                  SpCost *c)
 {
+  /* LL across nodes: the network at LL's message size (above) */
+  SpShape ll_view;
+  double f = algo == SP_ALGO_RING || algo == SP_ALGO_TREE ? sp_cost_net_factor (sh, proto) : 1.0;
+  if (f != 1.0)
+    {
+      ll_view = *sh;
+      ll_view.nic_gbs *= f;
+      shape_ring_rates (&ll_view);
+      sh = &ll_view;
+    }
   cost_compute_model (sh, coll, bytes, algo, proto, c);
   /* a calibrated topology's per-protocol overhead (topo.h [calibration]) */
   double extra = (guint) proto < G_N_ELEMENTS (sh->spec->cal_overhead_us)

@@ -123,6 +123,11 @@ double sp_sim_inter_hop_us (const SpTopoSpec *spec);
 gboolean sp_cost_enabled (const SpShape *shape, SpColl coll, SpAlgo algo, SpProto proto,
                           const char **why);
 /* The analytic cost of an enabled combination. */
+/* What a ring's or tree's network transfers run at in `proto`, relative to
+ * the shape's NIC rate: LL's smaller messages pay the transport's
+ * per-message cost more often (model.c); 1 for the others, inside a node,
+ * for NCCL's view and for a calibrated nic_efficiency. */
+double sp_cost_net_factor (const SpShape *shape, SpProto proto);
 void sp_cost_compute (const SpShape *shape, SpColl coll, guint64 bytes, SpAlgo algo,
                       SpProto proto, SpCost *out_cost);
 /* Pick (algo, proto) like NCCL (minimum time over the enabled combinations,
