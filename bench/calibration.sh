@@ -366,7 +366,7 @@ def cmd_score(path, work, spec):
                   % (pct(f["before"]["median_abs_error"]).strip(), pct(med(fb)).strip()))
         moved = ["%s %.4g -> %.4g" % (p["name"], p["before"], p["after"])
                  for p in r["parameters"] if p["moved"]]
-        kept = ["%s (%s)" % (p["name"], p["reason"]) for p in r["parameters"] if not p["moved"]]
+        kept = ["%s (%s)" % (p["name"], p["reason"] or "fitted, unchanged: the median guard or the fit kept it") for p in r["parameters"] if not p["moved"]]
         print("      moved: " + ("; ".join(moved) or "none"))
         print("      kept:  " + ("; ".join(kept) or "none"))
     ok = ma == ma and ma <= s["threshold"] if s.get("kind") != "no-worse" else \
