@@ -77,13 +77,14 @@ sp_calib_data_counts (const SpCalibData *d)
   return &d->counts;
 }
 
-/* The kinds sp_sim_estimate() costs on a whole group (send needs a
- * sender/receiver pair, which a family's group is not). */
+/* The kinds sp_sim_estimate() costs on a whole group (send and recv: the
+ * exchange around it, as nccl-tests' sendrecv and the executor run it). */
 static gboolean
 kind_is_group_collective (SpColl c)
 {
   return c == SP_COLL_ALL_REDUCE || c == SP_COLL_ALL_GATHER || c == SP_COLL_REDUCE_SCATTER
-         || c == SP_COLL_ALL_TO_ALL || c == SP_COLL_BROADCAST || c == SP_COLL_REDUCE;
+         || c == SP_COLL_ALL_TO_ALL || c == SP_COLL_BROADCAST || c == SP_COLL_REDUCE
+         || c == SP_COLL_SEND || c == SP_COLL_RECV;
 }
 
 static int

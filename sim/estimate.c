@@ -123,7 +123,7 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
     {
       g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,
                    "collective '%s' is not simulated (accepted: all_reduce, all_gather, "
-                   "reduce_scatter, all_to_all, broadcast, reduce, send)",
+                   "reduce_scatter, all_to_all, broadcast, reduce, send, recv)",
                    sp_coll_name (r->coll) ? sp_coll_name (r->coll) : "?");
       return FALSE;
     }
@@ -136,11 +136,24 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
   guint32 n = 0;
   if (!sp_sim_group_ranks (topo, r, &ranks, &n, error))
     return FALSE;
-  if (r->coll == SP_COLL_SEND && n < 2)
+  SpColl coll = r->coll;
+  if ((coll == SP_COLL_SEND || coll == SP_COLL_RECV) && n < 2)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
-                   "send needs at least 2 ranks (each sends to the next), got %u", n);
+                   "%s needs at least 2 ranks (each sends to the %s), got %u", sp_coll_name (coll),
+                   coll == SP_COLL_SEND ? "next" : "previous", n);
       return FALSE;
+    }
+  if (coll == SP_COLL_RECV)
+    {
+      /* each member sends to the previous one: send around the reversed group */
+      for (guint32 i = 0; i < n / 2; i++)
+        {
+          guint32 t = ranks[i];
+          ranks[i] = ranks[n - 1 - i];
+          ranks[n - 1 - i] = t;
+        }
+      coll = SP_COLL_SEND;
     }
   /* the ranks are the hosts' (K per host); the network is NCCL's view */
   SpTopoSpec view;
@@ -156,16 +169,16 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
   est.n_channels = sh.n_channels;
   if (n == 1 || r->bytes == 0)
     {
-      est.algo = r->algo == SP_ALGO_AUTO ? (r->coll == SP_COLL_ALL_TO_ALL || r->coll == SP_COLL_SEND
+      est.algo = r->algo == SP_ALGO_AUTO ? (coll == SP_COLL_ALL_TO_ALL || coll == SP_COLL_SEND
                                               ? SP_ALGO_DIRECT : SP_ALGO_RING) : r->algo;
       est.proto = r->proto == SP_PROTO_AUTO ? SP_PROTO_SIMPLE : r->proto;
       *out = est;
       return TRUE;
     }
   SpCost cost;
-  if (!sp_cost_choose (&sh, r->coll, r->bytes, r->algo, r->proto, &cost, error))
+  if (!sp_cost_choose (&sh, coll, r->bytes, r->algo, r->proto, &cost, error))
     return FALSE;
-  if (r->coll == SP_COLL_SEND && n > 2 && model != SP_SIM_DES)
+  if (coll == SP_COLL_SEND && n > 2 && model != SP_SIM_DES)
     {
       /* an exchange around the group (each member sends to the next): the
        * closed form has its pairs share nothing, so the slowest pair */
@@ -175,7 +188,7 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
           SpShape ps;
           SpCost pc;
           if (!sp_shape_init_model (&ps, s, pair, 2, model, error)
-              || !sp_cost_choose (&ps, r->coll, r->bytes, r->algo, r->proto, &pc, error))
+              || !sp_cost_choose (&ps, coll, r->bytes, r->algo, r->proto, &pc, error))
             return FALSE;
           if (g == 0 || pc.time_us > cost.time_us)
             cost = pc;
@@ -188,13 +201,13 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
       double t_us = cost.time_us;
       if (sp_sim_testing_fault == SP_SIM_FAULT_OVERSPEED)
         t_us = cost.latency_us + (t_us - cost.latency_us) / 1e3;
-      double lb = lower_bound_us (&sh, r->coll, (double) r->bytes);
+      double lb = lower_bound_us (&sh, coll, (double) r->bytes);
       if (t_us - cost.latency_us < lb * (1 - 1e-9))
         {
           g_set_error (error, SP_ERROR, SP_ERROR_SIMULATION,
                        "analytic %s of %" G_GUINT64_FORMAT " bytes: %.3f us of transfer is below "
                        "the alpha-beta lower bound of %.3f us",
-                       sp_coll_name (r->coll), r->bytes, t_us - cost.latency_us, lb);
+                       sp_coll_name (coll), r->bytes, t_us - cost.latency_us, lb);
           return FALSE;
         }
       est.time_ns = (guint64) llround (t_us * 1000.0);
@@ -210,8 +223,8 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
       SpNet *net = sp_net_new (s);
       SpEngine *eng = sp_engine_new (net, NULL, NULL);
       g_autofree char *label = g_strdup_printf ("%s of %" G_GUINT64_FORMAT " bytes over %u ranks",
-                                                sp_coll_name (r->coll), r->bytes, n);
-      SpDesColl *dc = sp_des_coll_new (eng, net, &sh, &cost, r->coll, r->bytes, ranks, n, 0,
+                                                sp_coll_name (coll), r->bytes, n);
+      SpDesColl *dc = sp_des_coll_new (eng, net, &sh, &cost, coll, r->bytes, ranks, n, 0,
                                        label, error);
       gboolean ok = dc != NULL && sp_engine_run (eng, error);
       if (ok)
@@ -223,7 +236,7 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
       if (!ok)
         return FALSE;
     }
-  sp_coll_bandwidths (r->coll == SP_COLL_SEND ? SP_COLL_SEND : r->coll, r->bytes, n, est.time_ns,
+  sp_coll_bandwidths (coll == SP_COLL_SEND ? SP_COLL_SEND : coll, r->bytes, n, est.time_ns,
                       &est.algbw_gbs, &est.busbw_gbs);
   *out = est;
   return TRUE;

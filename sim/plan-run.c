@@ -105,7 +105,9 @@ cost_concurrent (SpPlanCtx *c, const SpOp *op, guint64 *dur, gboolean *out_fallb
           break;
         }
       GError *local = NULL;
-      dc[g] = sp_des_coll_new (eng, c->net, &sh, &cost, sp_plan_sim_kind (op->kind), op->bytes, m,
+      g_autofree guint32 *rev = NULL;
+      const guint32 *sm = sp_plan_sim_members (op->kind, m, n, &rev);
+      dc[g] = sp_des_coll_new (eng, c->net, &sh, &cost, sp_plan_sim_kind (op->kind), op->bytes, sm,
                                n, 0, op->name, &local);
       if (dc[g] == NULL)
         {
@@ -144,7 +146,7 @@ sp_plan_op_estimate (const SpTopo *topo, SpSimModel model, const SpOp *op, const
 {
   SpCollRequest r;
   sp_coll_request_init (&r);
-  r.coll = sp_plan_sim_kind (op->kind);
+  r.coll = op->kind; /* recv: sp_sim_estimate runs send around the reversed group */
   r.bytes = op->bytes;
   r.n_ranks = n;
   r.ranks = m;

@@ -307,8 +307,10 @@ launch_group (Step *s, guint32 o, guint32 g)
     flows = sp_des_flow_bound (s->c->net, sh, &e->cost[k], op->kind, m, n);
   if (s->in_flight_flows + flows <= max_flows ())
     {
+      g_autofree guint32 *rev = NULL;
+      const guint32 *sm = sp_plan_sim_members (op->kind, m, n, &rev);
       SpDesColl *dc = sp_des_coll_new (s->eng, s->c->net, sh, &e->cost[k],
-                                       sp_plan_sim_kind (op->kind), op->bytes, m, n, now,
+                                       sp_plan_sim_kind (op->kind), op->bytes, sm, n, now,
                                        op->name, NULL);
       if (dc != NULL)
         {

@@ -16,7 +16,9 @@
  *   [inter]    nics_per_node, nic_gbps (per NIC, one direction, Gbit/s),
  *              latency_us (optional), fabric = single-switch|fat-tree|rail,
  *              oversubscription (>= 1; 2 means 2:1 at the leaf uplinks),
- *              transport = ib|roce|efa|slingshot|tcp (default ib)
+ *              transport = ib|roce|efa|slingshot|tcp (default ib),
+ *              nic_path = pix|pxb|phb|node|sys (optional: how a GPU reaches
+ *              its NIC, nvidia-smi's words; default by board, SpNicPath)
  *   [calibration] (optional; written by `shardplan calibrate`)
  *              intra_efficiency, nic_efficiency: the fraction of [intra]
  *              bandwidth_gbs and of [inter] nic_gbps a transfer achieves, in

@@ -133,3 +133,18 @@ grep -qF "1 comm_send node(s) not modelled" err && grep -qF "1 comm_recv node(s)
   && grep -q '"name": "bwd".*"deps": \[0\]' oneway.json \
   || { cat err oneway.json >&2; echo "FAIL: oneway" >&2; exit 1; }
 echo "a one-way send sharing its id with the receive: bridged, the deps kept"
+# two ranks exchanging, in three orders (make_fixtures.py orders()):
+# the receive depending on its send is one op; with a compute node between
+# them they cannot be one op and are bridged (no false cycle); send nodes
+# of one id and different sizes on the two ranks are no exchange: bridged
+ops_of () { sed -n 's/.*"name": "\([^"]*\)".*"kind": "\([^"]*\)".*"deps": \[\([0-9, ]*\)\].*/\1:\2:\3/p' "$1" | tr '\n' ' '; }
+"$SHARDPLAN" chakra import "$fx/sendfirst" -o o.json 2>err || { cat err >&2; exit 1; }
+[ "$(ops_of o.json)" = "fwd:compute: send:send:0 bwd:compute:1 " ] && grep -qF "1 send / receive node pair(s) mapped" err \
+  || { cat err o.json >&2; echo "FAIL: sendfirst: $(ops_of o.json)" >&2; exit 1; }
+"$SHARDPLAN" chakra import "$fx/between" -o o.json 2>err || { cat err >&2; exit 1; }
+[ "$(ops_of o.json)" = "fwd:compute: mid:compute:0 bwd:compute:1 " ] && grep -qF "2 comm_send node(s) not modelled" err \
+  || { cat err o.json >&2; echo "FAIL: between: $(ops_of o.json)" >&2; exit 1; }
+"$SHARDPLAN" chakra import "$fx/mixed" -o o.json 2>err || { cat err >&2; exit 1; }
+[ "$(ops_of o.json)" = "fwd:compute: bwd:compute:0 " ] && grep -qF "2 comm_recv node(s) not modelled" err \
+  || { cat err o.json >&2; echo "FAIL: mixed: $(ops_of o.json)" >&2; exit 1; }
+echo "send before receive: one op; work between them, or sizes that differ: bridged"

@@ -90,4 +90,34 @@ done
 [ $? -eq 2 ] || fail "missing plan: expected exit 2"
 [ "$(wc -l <"$tmp/e")" -eq 1 ] || fail "missing plan: stderr is not one line"
 "$SHARDPLAN" sim --help >/dev/null || fail "--help"
+
+# send and recv around every group: a recv's flows run the other way round.
+# 16 ranks on 2 dgx-h100 nodes, 64 MiB around the world group, where the
+# NICs bind: a send and a recv at the same time (two streams) cross the
+# network in opposite directions and each takes what it takes alone; two
+# sends share their NICs' direction and take about twice as long.  (Inside
+# a node a send and a recv do share each GPU's port out, one flow to each
+# neighbour, and the model charges that.)
+p2p_plan () {  # p2p_plan KIND1 KIND2
+  printf '{"schema": "shardplan-plan", "schema_version": 1, "world_size": 16, "groups": {"world_size": 16, "devices_per_node": 8}, "meta": {}, "ops": [%s, %s]}\n' \
+    "{\"id\": 0, \"name\": \"a\", \"kind\": \"$1\", \"family\": \"world\", \"bytes\": 67108864, \"count\": 67108864, \"dtype\": \"uint8\", \"redop\": \"none\", \"stream\": 1, \"deps\": []}" \
+    "{\"id\": 1, \"name\": \"b\", \"kind\": \"$2\", \"family\": \"world\", \"bytes\": 67108864, \"count\": 67108864, \"dtype\": \"uint8\", \"redop\": \"none\", \"stream\": 2, \"deps\": []}"
+}
+dur () {  # dur PLAN CONTENTION OP: the op's duration, µs
+  "$SHARDPLAN" sim --plan "$1" -t dgx-h100 --nodes 2 --contention "$2" --format json \
+    | sed -n "s/.*\"id\":$3,[^}]*\"duration_us\":\([0-9.]*\).*/\1/p"
+}
+p2p_plan send recv > "$tmp/sr.json"
+p2p_plan send send > "$tmp/ss.json"
+alone=$(dur "$tmp/sr.json" none 0)
+[ -n "$alone" ] && [ "$(dur "$tmp/sr.json" none 1)" = "$alone" ] || fail "send / recv alone differ"
+for c in step family; do
+  for o in 0 1; do
+    got=$(dur "$tmp/sr.json" $c $o)
+    [ -n "$got" ] && [ "$got" = "$alone" ] || fail "send + recv, $c: op $o $got us, alone $alone us"
+  done
+done
+both=$(dur "$tmp/ss.json" step 0)
+awk -v a="$alone" -v b="$both" 'BEGIN { exit !(b > 1.8 * a) }' \
+  || fail "two sends at once: $both us, alone $alone us (they share the NICs' direction)"
 [ "$failures" -eq 0 ]

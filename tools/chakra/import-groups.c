@@ -331,9 +331,10 @@ sp_chakra_build_foreign (const SpChakraForeign *f, GPtrArray *ops, GError **erro
       fam_of[i] = m->family;
       if (!merge (&opts.shard_size, m->shard_size) || !merge (&opts.zero_param_group_size, m->zero_param)
           || !merge (&opts.tensor_parallel, m->tensor))
-        FAIL ("%s: node %" G_GUINT64_FORMAT " ('%s'): field pg_name: its groups (family %s) and "
+        FAIL ("%s: node %" G_GUINT64_FORMAT " ('%s'): %s: its groups (family %s) and "
               "those of node %" G_GUINT64_FORMAT " need different layouts (shard size %u vs %u, "
-              "hpZ %u, tensor %u)", file, o->id, o->name, sp_family_name (m->family),
+              "hpZ %u, tensor %u)", file, o->id, o->name,
+              o->peers ? "fields comm_src / comm_dst" : "field pg_name", sp_family_name (m->family),
               shard_from == G_MAXUINT64 ? o->id : shard_from, m->shard_size, opts.shard_size,
               opts.zero_param_group_size, opts.tensor_parallel);
       if (m->shard_size && shard_from == G_MAXUINT64)

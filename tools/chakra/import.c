@@ -106,16 +106,22 @@ modelled (gboolean sp, int type)
          || (!sp && type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE);
 }
 
-/* Other producers may give a receive node the id of a send (or another
- * node) of another rank: an SPMD program's dist.send on one rank and
- * dist.recv on the other sit at the same place.  So their receive nodes
- * are keyed apart, with the top bit set (such files' ids stay below 2^63). */
+/* Other producers may give a send or receive node the id of another node
+ * of another rank: an SPMD program's dist.send on one rank and dist.recv on
+ * the other sit at the same place, and a pipeline's stages number their
+ * nodes each their own way.  So their send and receive nodes are keyed
+ * apart, with one of the top two bits set (such files' ids stay below 2^62). */
 #define RECV_KEY_BIT (G_GUINT64_CONSTANT (1) << 63)
+#define SEND_KEY_BIT (G_GUINT64_CONSTANT (1) << 62)
 
 static guint64
 node_key (gboolean sp, guint64 id, int type)
 {
-  return !sp && type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE ? id | RECV_KEY_BIT : id;
+  if (sp)
+    return id;
+  return type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE   ? id | RECV_KEY_BIT
+         : type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE ? id | SEND_KEY_BIT
+                                                                : id;
 }
 
 static gboolean
@@ -138,6 +144,7 @@ typedef struct {
   GArray *rank_pg;      /* foreign collectives: guint32 pairs (rank, pg id) */
   GArray *peers;        /* foreign send / recv: guint32 pairs (src, dst), one per file */
   gboolean gone;        /* foreign send / recv folded into another op, or bridged */
+  gboolean p2p_mixed;   /* foreign send / recv whose files disagree on comm_size: bridged */
   guint64 key;          /* the op table's key: node_key() */
   guint32 plan_id;
 } GOp;
@@ -511,8 +518,13 @@ fold_node (Ctx *c, guint32 rank, const char *path, RNode *n, const GArray *deps,
       SAME (!c->sp || strcmp (n->name, g->name) == 0, "name", "'%s'", n->name, g->name);
       SAME (n->comm_type == g->n.comm_type, "comm_type", "%" G_GINT64_FORMAT, n->comm_type,
             g->n.comm_type);
-      SAME (n->comm_size == g->n.comm_size, "comm_size", "%" G_GINT64_FORMAT, n->comm_size,
-            g->n.comm_size);
+      /* other producers' send / recv nodes of one id but different sizes
+       * are no one exchange: bridged (a pipeline's, numbered by position) */
+      if (!c->sp && is_p2p (n->type) && n->comm_size != g->n.comm_size)
+        g->p2p_mixed = TRUE;
+      else
+        SAME (n->comm_size == g->n.comm_size, "comm_size", "%" G_GINT64_FORMAT, n->comm_size,
+              g->n.comm_size);
       SAME (g_strcmp0 (n->sp_kind, g->n.sp_kind) == 0, "sp_kind", "'%s'", n->sp_kind, g->n.sp_kind);
       SAME (g_strcmp0 (n->sp_family, g->n.sp_family) == 0, "sp_family", "'%s'", n->sp_family,
             g->n.sp_family);
@@ -765,9 +777,9 @@ read_rank (Ctx *c, guint32 rank, const char *path, GError **error)
       if (g_hash_table_contains (index, &r->id))
         FAIL ("%s: node %" G_GUINT64_FORMAT ": field id: the file has two nodes with this id",
               path, r->id);
-      if (!c->sp && (r->id & RECV_KEY_BIT))
-        FAIL ("%s: node %" G_GUINT64_FORMAT ": field id is 2^63 or more (node ids of traces "
-              "shardplan did not write stay below 2^63)", path, r->id);
+      if (!c->sp && (r->id & (RECV_KEY_BIT | SEND_KEY_BIT)))
+        FAIL ("%s: node %" G_GUINT64_FORMAT ": field id is 2^62 or more (node ids of traces "
+              "shardplan did not write stay below 2^62)", path, r->id);
       g_hash_table_insert (index, &r->id, GUINT_TO_POINTER (i + 1));
       if (!read_attrs (path, r, error))
         return FALSE;
@@ -930,6 +942,112 @@ p2p_rewrite_deps (GOp *g, GHashTable *pos, GPtrArray *removed, GHashTable *alias
   g_array_append_vals (g->deps, nd->data, nd->len);
 }
 
+/* Whether the ops, with each pair's receive folded into its send, still
+ * form no cycle: Kahn over every op (a receive standing for its send) from
+ * the sources and, backwards, from the sinks; what neither reaches lies on
+ * a cycle (or between two).  The pairs there are dropped — their entries
+ * set to NULL, the send marked gone — and the check runs again.  A cycle
+ * with no pair on it is the files' own, left for global_order() to report. */
+static void
+p2p_drop_cycles (Ctx *c, GPtrArray *pairs)
+{
+  if (pairs->len == 0)
+    return;
+  guint n = g_hash_table_size (c->ops);
+  g_autofree GOp **node = g_new (GOp *, n);
+  g_autoptr (GHashTable) index = g_hash_table_new (g_int64_hash, g_int64_equal); /* key → i + 1 */
+  GHashTableIter it;
+  gpointer k, v;
+  guint i = 0;
+  g_hash_table_iter_init (&it, c->ops);
+  while (g_hash_table_iter_next (&it, &k, &v))
+    {
+      node[i] = v;
+      g_hash_table_insert (index, k, GUINT_TO_POINTER (i + 1));
+      i++;
+    }
+  g_autofree guint *rep = g_new (guint, n);
+  g_autofree guint *indeg = g_new (guint, n);
+  g_autofree guint *outdeg = g_new (guint, n);
+  g_autofree guint *queue = g_new (guint, n);
+  g_autofree gboolean *done = g_new (gboolean, n);
+  g_autoptr (GPtrArray) users = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+  g_autoptr (GPtrArray) preds = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+  for (i = 0; i < n; i++)
+    {
+      g_ptr_array_add (users, g_array_new (FALSE, FALSE, sizeof (guint)));
+      g_ptr_array_add (preds, g_array_new (FALSE, FALSE, sizeof (guint)));
+    }
+  for (;;)
+    {
+      for (i = 0; i < n; i++)
+        {
+          rep[i] = i;
+          indeg[i] = outdeg[i] = 0;
+          done[i] = FALSE;
+          g_array_set_size (g_ptr_array_index (users, i), 0);
+          g_array_set_size (g_ptr_array_index (preds, i), 0);
+        }
+      for (guint p = 0; p < pairs->len; p += 2)
+        if (pairs->pdata[p])
+          {
+            guint si = GPOINTER_TO_UINT (g_hash_table_lookup (index, &((GOp *) pairs->pdata[p])->key)) - 1;
+            guint ri = GPOINTER_TO_UINT (g_hash_table_lookup (index, &((GOp *) pairs->pdata[p + 1])->key)) - 1;
+            rep[ri] = si;
+          }
+      for (i = 0; i < n; i++)
+        {
+          guint to = rep[i];
+          for (guint d = 0; d < node[i]->deps->len; d++)
+            {
+              guint j = GPOINTER_TO_UINT (g_hash_table_lookup (index, &g_array_index (node[i]->deps, guint64, d)));
+              if (j == 0 || rep[j - 1] == to)
+                continue;
+              guint from = rep[j - 1];
+              g_array_append_val (g_ptr_array_index (users, from), to);
+              g_array_append_val (g_ptr_array_index (preds, to), from);
+              indeg[to]++;
+              outdeg[from]++;
+            }
+        }
+      for (int dir = 0; dir < 2; dir++)
+        {
+          guint *deg = dir ? outdeg : indeg;
+          GPtrArray *next = dir ? preds : users;
+          guint head = 0, tail = 0;
+          for (i = 0; i < n; i++)
+            if (rep[i] == i && deg[i] == 0)
+              queue[tail++] = i;
+          while (head < tail)
+            {
+              guint x = queue[head++];
+              done[x] = TRUE;
+              GArray *u = g_ptr_array_index (next, x);
+              for (guint y = 0; y < u->len; y++)
+                if (--deg[g_array_index (u, guint, y)] == 0)
+                  queue[tail++] = g_array_index (u, guint, y);
+            }
+        }
+      gboolean dropped = FALSE;
+      for (guint p = 0; p < pairs->len; p += 2)
+        {
+          GOp *snd = pairs->pdata[p];
+          if (snd == NULL)
+            continue;
+          guint si = GPOINTER_TO_UINT (g_hash_table_lookup (index, &snd->key)) - 1;
+          if (!done[si])
+            {
+              snd->gone = TRUE;
+              pairs->pdata[p] = NULL;
+              pairs->pdata[p + 1] = NULL;
+              dropped = TRUE;
+            }
+        }
+      if (!dropped)
+        return;
+    }
+}
+
 /* Other producers' send / recv nodes: a COMM_SEND_NODE whose pairs are an
  * exchange, and the COMM_RECV_NODE with the same pairs and bytes (the
  * first such by id, in id order), become one op under the send's id; what
@@ -972,7 +1090,7 @@ p2p_resolve (Ctx *c, guint32 world, GError **error)
         }
       if (!snd)
         continue;
-      if (!p2p_is_exchange (g, world))
+      if (g->p2p_mixed || !p2p_is_exchange (g, world))
         {
           g->gone = TRUE;
           continue;
@@ -985,22 +1103,40 @@ p2p_resolve (Ctx *c, guint32 world, GError **error)
         g_free (key);
       g_queue_push_tail (q, g);
     }
+  g_autoptr (GPtrArray) pairs = g_ptr_array_new (); /* send, receive, send, receive … */
   for (guint i = 0; i < ids->len; i++)
     {
       GOp *g = g_hash_table_lookup (c->ops, ids->pdata[i]);
       if (g->n.type != CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE)
         continue;
+      g->gone = TRUE;
+      if (g->p2p_mixed)
+        continue;
       g_autofree char *key = p2p_key (g);
       GQueue *q = g_hash_table_lookup (sends, key);
       GOp *s = q ? g_queue_pop_head (q) : NULL;
-      g->gone = TRUE;
       if (s == NULL)
         continue;
+      g_ptr_array_add (pairs, s);
+      g_ptr_array_add (pairs, g);
+    }
+  /* a pair whose send and receive have other work between them (send,
+   * compute on its result, then the receive) cannot be one op: merged, it
+   * would depend on itself.  Such pairs stay apart and are bridged. */
+  p2p_drop_cycles (c, pairs);
+  for (guint i = 0; i < pairs->len; i += 2)
+    {
+      GOp *s = pairs->pdata[i], *g = pairs->pdata[i + 1];
+      if (s == NULL)
+        {
+          /* dropped: the send goes back to the bridged */
+          continue;
+        }
       g_hash_table_insert (alias, &g->key, s);
       for (guint d = 0; d < g->deps->len; d++)
         {
           guint64 dep = g_array_index (g->deps, guint64, d);
-          if (!g_hash_table_contains (s->dep_set, &dep))
+          if (dep != s->key && !g_hash_table_contains (s->dep_set, &dep))
             {
               g_array_append_val (s->deps, dep);
               g_hash_table_add (s->dep_set, g_memdup2 (&dep, sizeof dep));
