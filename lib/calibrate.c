@@ -265,8 +265,9 @@ add_trace_mapped (SpCalibData *d, SpTrace *trace, const char *name, guint32 worl
             c.not_ok++;
           else if (r->flags & SP_TRACE_FLAG_COMPOSITE)
             c.composite++;
-          else if (!kind_is_group_collective (r->coll) || r->group_id == SP_TRACE_NO_GROUP)
-            c.not_collective++;
+          else if (!kind_is_group_collective (r->coll) || r->group_id == SP_TRACE_NO_GROUP
+                   || ((r->coll == SP_COLL_SEND || r->coll == SP_COLL_RECV) && r->group_size < 2))
+            c.not_collective++; /* a send / recv needs a peer */
           else if (r->flags & SP_TRACE_FLAG_MODELLED)
             c.modelled++;
           else if (r->dur_ns <= 0)

@@ -147,4 +147,12 @@ ops_of () { sed -n 's/.*"name": "\([^"]*\)".*"kind": "\([^"]*\)".*"deps": \[\([0
 "$SHARDPLAN" chakra import "$fx/mixed" -o o.json 2>err || { cat err >&2; exit 1; }
 [ "$(ops_of o.json)" = "fwd:compute: bwd:compute:0 " ] && grep -qF "2 comm_recv node(s) not modelled" err \
   || { cat err o.json >&2; echo "FAIL: mixed: $(ops_of o.json)" >&2; exit 1; }
-echo "send before receive: one op; work between them, or sizes that differ: bridged"
+"$SHARDPLAN" chakra import "$fx/layers" -o o.json 2>err || { cat err >&2; exit 1; }
+[ "$(ops_of o.json)" = "mid1:compute: sb:send:0 c6:compute:1 mid2:compute:2 end:compute:3 " ] \
+  && grep -qF "1 send / receive node pair(s) mapped" err \
+  || { cat err o.json >&2; echo "FAIL: layers: $(ops_of o.json)" >&2; exit 1; }
+rm -f o.json
+"$SHARDPLAN" chakra import "$fx/cycpair" -o o.json 2>err
+[ $? -eq 2 ] && [ ! -e o.json ] && grep -q "cycpair.0.et: node 1: field data_deps: a cycle across the files" err \
+  || { cat err >&2; echo "FAIL: cycpair" >&2; exit 1; }
+echo "send before receive: one op; work between them, or sizes that differ: bridged; real cycles reported"

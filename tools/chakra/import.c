@@ -906,9 +906,12 @@ p2p_is_exchange (const GOp *g, guint32 world)
 
 /* g's deps with each bridged node (pos: id → index + 1 in `removed`,
  * whose deps are already final) replaced by its deps and each merged
- * receive (alias) by its send; g itself dropped, duplicates too. */
-static void
-p2p_rewrite_deps (GOp *g, GHashTable *pos, GPtrArray *removed, GHashTable *alias)
+ * receive (alias) by its send; duplicates dropped, and g itself where a
+ * merged receive stands for it (its own receive).  g reached again through
+ * a bridged node is a cycle across the files: FALSE. */
+static gboolean
+p2p_rewrite_deps (Ctx *c, GOp *g, GHashTable *pos, GPtrArray *removed, GHashTable *alias,
+                  GError **error)
 {
   gboolean touch = FALSE;
   for (guint d = 0; d < g->deps->len && !touch; d++)
@@ -917,7 +920,7 @@ p2p_rewrite_deps (GOp *g, GHashTable *pos, GPtrArray *removed, GHashTable *alias
       touch = g_hash_table_contains (pos, dep) || g_hash_table_contains (alias, dep);
     }
   if (!touch)
-    return;
+    return TRUE;
   g_autoptr (GArray) nd = g_array_new (FALSE, FALSE, sizeof (guint64));
   g_hash_table_remove_all (g->dep_set);
   for (guint d = 0; d < g->deps->len; d++)
@@ -931,6 +934,14 @@ p2p_rewrite_deps (GOp *g, GHashTable *pos, GPtrArray *removed, GHashTable *alias
           GOp *a = g_hash_table_lookup (alias, &e);
           if (a)
             e = a->key;
+          if (e == g->key && src != NULL)
+            {
+              g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                           "%s.%u.et: node %" G_GUINT64_FORMAT ": field data_deps: a cycle across "
+                           "the files (each file alone is acyclic; their union is not)",
+                           c->prefix, g->first_rank, g->n.id);
+              return FALSE;
+            }
           if (e != g->key && !g_hash_table_contains (g->dep_set, &e))
             {
               g_array_append_val (nd, e);
@@ -940,14 +951,16 @@ p2p_rewrite_deps (GOp *g, GHashTable *pos, GPtrArray *removed, GHashTable *alias
     }
   g_array_set_size (g->deps, 0);
   g_array_append_vals (g->deps, nd->data, nd->len);
+  return TRUE;
 }
 
 /* Whether the ops, with each pair's receive folded into its send, still
- * form no cycle: Kahn over every op (a receive standing for its send) from
- * the sources and, backwards, from the sinks; what neither reaches lies on
- * a cycle (or between two).  The pairs there are dropped — their entries
- * set to NULL, the send marked gone — and the check runs again.  A cycle
- * with no pair on it is the files' own, left for global_order() to report. */
+ * form no cycle: the strongly connected components of that graph (Tarjan,
+ * iterative), a receive standing for its send.  The pairs in a component
+ * of two or more ops lie on a cycle the merge made: they are dropped —
+ * their entries set to NULL, the send marked gone — and the check runs
+ * again.  A cycle with no pair on it is the files' own, left for
+ * global_order() to report. */
 static void
 p2p_drop_cycles (Ctx *c, GPtrArray *pairs)
 {
@@ -966,27 +979,25 @@ p2p_drop_cycles (Ctx *c, GPtrArray *pairs)
       g_hash_table_insert (index, k, GUINT_TO_POINTER (i + 1));
       i++;
     }
+  const guint UNSET = G_MAXUINT;
   g_autofree guint *rep = g_new (guint, n);
-  g_autofree guint *indeg = g_new (guint, n);
-  g_autofree guint *outdeg = g_new (guint, n);
-  g_autofree guint *queue = g_new (guint, n);
-  g_autofree gboolean *done = g_new (gboolean, n);
+  g_autofree guint *num = g_new (guint, n);
+  g_autofree guint *low = g_new (guint, n);
+  g_autofree guint *stack = g_new (guint, n);
+  g_autofree guint *call = g_new (guint, 2 * (gsize) n); /* (node, next edge) */
+  g_autofree guint8 *on = g_new (guint8, n);
+  g_autofree guint8 *cyclic = g_new (guint8, n);
   g_autoptr (GPtrArray) users = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
-  g_autoptr (GPtrArray) preds = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
   for (i = 0; i < n; i++)
-    {
-      g_ptr_array_add (users, g_array_new (FALSE, FALSE, sizeof (guint)));
-      g_ptr_array_add (preds, g_array_new (FALSE, FALSE, sizeof (guint)));
-    }
+    g_ptr_array_add (users, g_array_new (FALSE, FALSE, sizeof (guint)));
   for (;;)
     {
       for (i = 0; i < n; i++)
         {
           rep[i] = i;
-          indeg[i] = outdeg[i] = 0;
-          done[i] = FALSE;
+          num[i] = UNSET;
+          on[i] = cyclic[i] = 0;
           g_array_set_size (g_ptr_array_index (users, i), 0);
-          g_array_set_size (g_ptr_array_index (preds, i), 0);
         }
       for (guint p = 0; p < pairs->len; p += 2)
         if (pairs->pdata[p])
@@ -996,36 +1007,59 @@ p2p_drop_cycles (Ctx *c, GPtrArray *pairs)
             rep[ri] = si;
           }
       for (i = 0; i < n; i++)
+        for (guint d = 0; d < node[i]->deps->len; d++)
+          {
+            guint j = GPOINTER_TO_UINT (g_hash_table_lookup (index, &g_array_index (node[i]->deps, guint64, d)));
+            if (j != 0 && rep[j - 1] != rep[i])
+              g_array_append_val (g_ptr_array_index (users, rep[j - 1]), rep[i]);
+          }
+      guint counter = 0, sp = 0;
+      for (guint r = 0; r < n; r++)
         {
-          guint to = rep[i];
-          for (guint d = 0; d < node[i]->deps->len; d++)
+          if (rep[r] != r || num[r] != UNSET)
+            continue;
+          guint cp = 0;
+          num[r] = low[r] = counter++;
+          stack[sp++] = r;
+          on[r] = 1;
+          call[0] = r, call[1] = 0, cp = 1;
+          while (cp > 0)
             {
-              guint j = GPOINTER_TO_UINT (g_hash_table_lookup (index, &g_array_index (node[i]->deps, guint64, d)));
-              if (j == 0 || rep[j - 1] == to)
-                continue;
-              guint from = rep[j - 1];
-              g_array_append_val (g_ptr_array_index (users, from), to);
-              g_array_append_val (g_ptr_array_index (preds, to), from);
-              indeg[to]++;
-              outdeg[from]++;
-            }
-        }
-      for (int dir = 0; dir < 2; dir++)
-        {
-          guint *deg = dir ? outdeg : indeg;
-          GPtrArray *next = dir ? preds : users;
-          guint head = 0, tail = 0;
-          for (i = 0; i < n; i++)
-            if (rep[i] == i && deg[i] == 0)
-              queue[tail++] = i;
-          while (head < tail)
-            {
-              guint x = queue[head++];
-              done[x] = TRUE;
-              GArray *u = g_ptr_array_index (next, x);
-              for (guint y = 0; y < u->len; y++)
-                if (--deg[g_array_index (u, guint, y)] == 0)
-                  queue[tail++] = g_array_index (u, guint, y);
+              guint x = call[2 * (cp - 1)];
+              GArray *u = g_ptr_array_index (users, x);
+              if (call[2 * (cp - 1) + 1] < u->len)
+                {
+                  guint w = g_array_index (u, guint, call[2 * (cp - 1) + 1]++);
+                  if (num[w] == UNSET)
+                    {
+                      num[w] = low[w] = counter++;
+                      stack[sp++] = w;
+                      on[w] = 1;
+                      call[2 * cp] = w, call[2 * cp + 1] = 0, cp++;
+                    }
+                  else if (on[w])
+                    low[x] = MIN (low[x], num[w]);
+                  continue;
+                }
+              cp--;
+              if (cp > 0)
+                {
+                  guint parent = call[2 * (cp - 1)];
+                  low[parent] = MIN (low[parent], low[x]);
+                }
+              if (low[x] == num[x])
+                {
+                  guint first = sp;
+                  do
+                    first--;
+                  while (stack[first] != x);
+                  for (guint y = first; y < sp; y++)
+                    {
+                      on[stack[y]] = 0;
+                      cyclic[stack[y]] = sp - first >= 2;
+                    }
+                  sp = first;
+                }
             }
         }
       gboolean dropped = FALSE;
@@ -1035,7 +1069,7 @@ p2p_drop_cycles (Ctx *c, GPtrArray *pairs)
           if (snd == NULL)
             continue;
           guint si = GPOINTER_TO_UINT (g_hash_table_lookup (index, &snd->key)) - 1;
-          if (!done[si])
+          if (cyclic[si])
             {
               snd->gone = TRUE;
               pairs->pdata[p] = NULL;
@@ -1211,68 +1245,130 @@ p2p_resolve (Ctx *c, guint32 world, GError **error)
    * every op that stays (a dep on a bridged node is that node's deps, on a
    * merged receive its send, never the op itself) */
   for (guint oi = 0; oi < nr; oi++)
-    p2p_rewrite_deps (removed->pdata[order[oi]], pos, removed, alias);
+    if (!p2p_rewrite_deps (c, removed->pdata[order[oi]], pos, removed, alias, error))
+      return FALSE;
   g_hash_table_iter_init (&it, c->ops);
   while (g_hash_table_iter_next (&it, &k, &v))
-    if (!((GOp *) v)->gone)
-      p2p_rewrite_deps (v, pos, removed, alias);
+    if (!((GOp *) v)->gone && !p2p_rewrite_deps (c, v, pos, removed, alias, error))
+      return FALSE;
   return TRUE;
 }
 
-/* The ops in an order where every dep comes first (smallest id first
- * among the ready ones); FALSE on a cycle across files. */
+/* Heap order of the ready ops: the node id, then the key (a send or a
+ * receive after the other nodes of its id). */
+static gboolean
+gop_before (const GOp *a, const GOp *b)
+{
+  return a->n.id != b->n.id ? a->n.id < b->n.id : a->key < b->key;
+}
+
+static void
+heap_push (GPtrArray *h, GOp *g)
+{
+  g_ptr_array_add (h, g);
+  for (guint i = h->len - 1; i > 0;)
+    {
+      guint p = (i - 1) / 2;
+      if (!gop_before (h->pdata[i], h->pdata[p]))
+        break;
+      gpointer t = h->pdata[i];
+      h->pdata[i] = h->pdata[p];
+      h->pdata[p] = t;
+      i = p;
+    }
+}
+
+static GOp *
+heap_pop (GPtrArray *h)
+{
+  GOp *top = h->pdata[0];
+  h->pdata[0] = h->pdata[h->len - 1];
+  g_ptr_array_set_size (h, h->len - 1);
+  for (guint i = 0;;)
+    {
+      guint l = 2 * i + 1, r = l + 1, m = i;
+      if (l < h->len && gop_before (h->pdata[l], h->pdata[m]))
+        m = l;
+      if (r < h->len && gop_before (h->pdata[r], h->pdata[m]))
+        m = r;
+      if (m == i)
+        break;
+      gpointer t = h->pdata[i];
+      h->pdata[i] = h->pdata[m];
+      h->pdata[m] = t;
+      i = m;
+    }
+  return top;
+}
+
+/* The ops in an order where every dep comes first, the smallest id first
+ * among the ready ones (Kahn with a heap: files in id order come back in
+ * id order, shardplan's own exactly); FALSE on a cycle across files. */
 static GPtrArray *
 global_order (Ctx *c, GError **error)
 {
-  GPtrArray *ids = g_ptr_array_new ();
+  g_autoptr (GPtrArray) all = g_ptr_array_new ();
+  g_autoptr (GHashTable) index = g_hash_table_new (g_int64_hash, g_int64_equal); /* key → i + 1 */
   GHashTableIter it;
   gpointer k, v;
   g_hash_table_iter_init (&it, c->ops);
   while (g_hash_table_iter_next (&it, &k, &v))
     if (!((GOp *) v)->gone)
-      g_ptr_array_add (ids, k);
-  g_ptr_array_sort (ids, cmp_u64);
-  GPtrArray *out = g_ptr_array_new ();
-  g_autoptr (GHashTable) placed = g_hash_table_new (g_int64_hash, g_int64_equal);
-  /* repeated sweeps: linear when ids are already in dependency order */
-  gboolean progress = TRUE;
-  g_autofree gboolean *done = g_new0 (gboolean, ids->len ? ids->len : 1);
-  while (out->len < ids->len && progress)
+      {
+        g_ptr_array_add (all, v);
+        g_hash_table_insert (index, k, GUINT_TO_POINTER (all->len));
+      }
+  guint n = all->len;
+  g_autofree guint *indeg = g_new0 (guint, n ? n : 1);
+  g_autoptr (GPtrArray) users = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+  for (guint i = 0; i < n; i++)
+    g_ptr_array_add (users, g_array_new (FALSE, FALSE, sizeof (guint)));
+  for (guint i = 0; i < n; i++)
     {
-      progress = FALSE;
-      for (guint i = 0; i < ids->len; i++)
+      GOp *g = all->pdata[i];
+      for (guint d = 0; d < g->deps->len; d++)
         {
-          if (done[i])
-            continue;
-          GOp *g = g_hash_table_lookup (c->ops, ids->pdata[i]);
-          gboolean ready = TRUE;
-          for (guint d = 0; d < g->deps->len && ready; d++)
-            ready = g_hash_table_contains (placed, &g_array_index (g->deps, guint64, d));
-          if (!ready)
-            continue;
-          g->plan_id = out->len;
-          g_ptr_array_add (out, g);
-          g_hash_table_add (placed, &g->key);
-          done[i] = TRUE;
-          progress = TRUE;
+          guint j = GPOINTER_TO_UINT (g_hash_table_lookup (index, &g_array_index (g->deps, guint64, d)));
+          if (j == 0) /* deps name ops that stay (p2p_resolve rewrote the rest) */
+            {
+              g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                           "%s.%u.et: node %" G_GUINT64_FORMAT ": field data_deps: a dependency "
+                           "on a node that is no op", c->prefix, g->first_rank, g->n.id);
+              return NULL;
+            }
+          g_array_append_val (g_ptr_array_index (users, j - 1), i);
+          indeg[i]++;
         }
     }
-  if (out->len < ids->len)
+  g_autoptr (GPtrArray) heap = g_ptr_array_new ();
+  for (guint i = 0; i < n; i++)
+    if (indeg[i] == 0)
+      heap_push (heap, all->pdata[i]);
+  GPtrArray *out = g_ptr_array_new ();
+  while (heap->len > 0)
     {
-      for (guint i = 0; i < ids->len; i++)
-        if (!done[i])
-          {
-            GOp *g = g_hash_table_lookup (c->ops, ids->pdata[i]);
-            g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                         "%s.%u.et: node %" G_GUINT64_FORMAT ": field data_deps: a cycle across "
-                         "the files (each file alone is acyclic; their union is not)", c->prefix,
-                         g->first_rank, g->n.id);
-            break;
-          }
-      g_ptr_array_free (out, TRUE);
-      out = NULL;
+      GOp *g = heap_pop (heap);
+      g->plan_id = out->len;
+      g_ptr_array_add (out, g);
+      GArray *u = g_ptr_array_index (users, GPOINTER_TO_UINT (g_hash_table_lookup (index, &g->key)) - 1);
+      for (guint x = 0; x < u->len; x++)
+        if (--indeg[g_array_index (u, guint, x)] == 0)
+          heap_push (heap, all->pdata[g_array_index (u, guint, x)]);
     }
-  g_ptr_array_free (ids, TRUE);
+  if (out->len < n)
+    {
+      /* name the smallest id left */
+      GOp *worst = NULL;
+      for (guint i = 0; i < n; i++)
+        if (indeg[i] > 0 && (worst == NULL || gop_before (all->pdata[i], worst)))
+          worst = all->pdata[i];
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s.%u.et: node %" G_GUINT64_FORMAT ": field data_deps: a cycle across "
+                   "the files (each file alone is acyclic; their union is not)", c->prefix,
+                   worst->first_rank, worst->n.id);
+      g_ptr_array_free (out, TRUE);
+      return NULL;
+    }
   return out;
 }
 
