@@ -607,6 +607,51 @@ fold_node (Ctx *c, guint32 rank, const char *path, RNode *n, const GArray *deps,
   return TRUE;
 }
 
+/* Kahn: order[] gets the nodes 0..n-1 whose indeg[] (their deps among
+ * them) reaches 0, users[i] the nodes that depend on i; returns how many
+ * (n when there is no cycle).  indeg[] is used up. */
+static guint
+kahn (guint n, GPtrArray *users, guint *indeg, guint *order)
+{
+  guint head = 0, tail = 0;
+  for (guint i = 0; i < n; i++)
+    if (indeg[i] == 0)
+      order[tail++] = i;
+  while (head < tail)
+    {
+      GArray *u = g_ptr_array_index (users, order[head++]);
+      for (guint k = 0; k < u->len; k++)
+        if (--indeg[g_array_index (u, guint, k)] == 0)
+          order[tail++] = g_array_index (u, guint, k);
+    }
+  return tail;
+}
+
+/* The deps among the GOps `ops` (index: key → i + 1): indeg[i] (zeroed
+ * here) and users (n empty arrays in, users[j] = the ops that depend on j
+ * out).  Deps outside the set are skipped, or with `strict` stop it: the
+ * op that has one is returned (else NULL). */
+static GOp *
+dep_graph (GPtrArray *ops, GHashTable *index, gboolean strict, guint *indeg, GPtrArray *users)
+{
+  for (guint i = 0; i < ops->len; i++)
+    {
+      GOp *g = ops->pdata[i];
+      indeg[i] = 0;
+      for (guint d = 0; d < g->deps->len; d++)
+        {
+          guint j = GPOINTER_TO_UINT (g_hash_table_lookup (index, &g_array_index (g->deps, guint64, d)));
+          if (j == 0 && strict)
+            return g;
+          if (j == 0)
+            continue;
+          g_array_append_val (g_ptr_array_index (users, j - 1), i);
+          indeg[i]++;
+        }
+    }
+  return NULL;
+}
+
 /* Topological order of a file's nodes (Kahn); FALSE on a cycle, naming a
  * node on it. */
 static gboolean
@@ -644,18 +689,7 @@ file_order (const char *path, RNode *nodes, guint n, GHashTable *index, guint *o
             indeg[i]++;
           }
     }
-  guint head = 0, tail = 0;
-  for (guint i = 0; i < n; i++)
-    if (indeg[i] == 0)
-      order[tail++] = i;
-  while (head < tail)
-    {
-      GArray *u = g_ptr_array_index (users, order[head++]);
-      for (guint k = 0; k < u->len; k++)
-        if (--indeg[g_array_index (u, guint, k)] == 0)
-          order[tail++] = g_array_index (u, guint, k);
-    }
-  if (tail < n)
+  if (kahn (n, users, indeg, order) < n)
     for (guint i = 0; i < n; i++)
       if (indeg[i] > 0)
         FAIL ("%s: node %" G_GUINT64_FORMAT ": fields data_deps/ctrl_deps: a cycle (the node "
@@ -1206,31 +1240,8 @@ p2p_resolve (Ctx *c, guint32 world, GError **error)
   g_autoptr (GPtrArray) users = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
   for (guint i = 0; i < nr; i++)
     g_ptr_array_add (users, g_array_new (FALSE, FALSE, sizeof (guint)));
-  for (guint i = 0; i < nr; i++)
-    {
-      GOp *g = removed->pdata[i];
-      for (guint d = 0; d < g->deps->len; d++)
-        {
-          guint j = GPOINTER_TO_UINT (g_hash_table_lookup (pos, &g_array_index (g->deps, guint64, d)));
-          if (j)
-            {
-              g_array_append_val (g_ptr_array_index (users, j - 1), i);
-              indeg[i]++;
-            }
-        }
-    }
-  guint head = 0, tail = 0;
-  for (guint i = 0; i < nr; i++)
-    if (indeg[i] == 0)
-      order[tail++] = i;
-  while (head < tail)
-    {
-      GArray *u = g_ptr_array_index (users, order[head++]);
-      for (guint x = 0; x < u->len; x++)
-        if (--indeg[g_array_index (u, guint, x)] == 0)
-          order[tail++] = g_array_index (u, guint, x);
-    }
-  if (tail < nr)
+  dep_graph (removed, pos, FALSE, indeg, users);
+  if (kahn (nr, users, indeg, order) < nr)
     for (guint i = 0; i < nr; i++)
       if (indeg[i] > 0)
         {
@@ -1323,22 +1334,14 @@ global_order (Ctx *c, GError **error)
   g_autoptr (GPtrArray) users = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
   for (guint i = 0; i < n; i++)
     g_ptr_array_add (users, g_array_new (FALSE, FALSE, sizeof (guint)));
-  for (guint i = 0; i < n; i++)
+  /* deps name ops that stay (p2p_resolve rewrote the rest) */
+  GOp *bad = dep_graph (all, index, TRUE, indeg, users);
+  if (bad)
     {
-      GOp *g = all->pdata[i];
-      for (guint d = 0; d < g->deps->len; d++)
-        {
-          guint j = GPOINTER_TO_UINT (g_hash_table_lookup (index, &g_array_index (g->deps, guint64, d)));
-          if (j == 0) /* deps name ops that stay (p2p_resolve rewrote the rest) */
-            {
-              g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                           "%s.%u.et: node %" G_GUINT64_FORMAT ": field data_deps: a dependency "
-                           "on a node that is no op", c->prefix, g->first_rank, g->n.id);
-              return NULL;
-            }
-          g_array_append_val (g_ptr_array_index (users, j - 1), i);
-          indeg[i]++;
-        }
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s.%u.et: node %" G_GUINT64_FORMAT ": field data_deps: a dependency on a node "
+                   "that is no op", c->prefix, bad->first_rank, bad->n.id);
+      return NULL;
     }
   g_autoptr (GPtrArray) heap = g_ptr_array_new ();
   for (guint i = 0; i < n; i++)
