@@ -15,7 +15,9 @@
 static const char description[] =
   "--bytes follows nccl-tests' size column: the whole gathered / scattered buffer\n"
   "for all_gather and reduce_scatter, the per-rank buffer for all_reduce,\n"
-  "all_to_all and broadcast.  Sizes follow nccl-tests' count arithmetic: whole\n"
+  "all_to_all, broadcast and send (nccl-tests' sendrecv_perf: every rank sends\n"
+  "the buffer to the next and receives one from the previous; also 'sendrecv').\n"
+  "Sizes follow nccl-tests' count arithmetic: whole\n"
   "elements of --dtype, and all_gather / reduce_scatter round each rank's share\n"
   "(all_to_all each peer's share) down to a multiple of 16 bytes; the size\n"
   "column shows the bytes moved, and a note on stderr says when they differ\n"
@@ -103,7 +105,7 @@ sp_cmd_estimate (int argc, char **argv)
     /* -N: this command's letter before -n was every command's (kept) */
     { "nodes-N", 'N', G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &nodes_s, NULL, NULL },
     { "collective", 'c', 0, G_OPTION_ARG_STRING, &coll_s,
-      "all_reduce, all_gather, reduce_scatter, all_to_all or broadcast", "NAME" },
+      "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast or send", "NAME" },
     { "bytes", 'b', 0, G_OPTION_ARG_STRING, &bytes_s,
       "Size in nccl-tests' convention (K/M/G/T and KiB… powers of 1024, KB… of 1000), "
       "or A:B for a sweep", "SIZE|A:B" },
@@ -137,7 +139,7 @@ sp_cmd_estimate (int argc, char **argv)
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--topology FILE|PRESET is required");
   if (coll_s == NULL)
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--collective is required (all_reduce, all_gather, "
-                                            "reduce_scatter, all_to_all, broadcast)");
+                                            "reduce_scatter, all_to_all, broadcast, send)");
   if (bytes_s == NULL)
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--bytes N or A:B is required");
 
@@ -146,9 +148,10 @@ sp_cmd_estimate (int argc, char **argv)
   if (!sp_coll_from_name (coll_s, &req.coll)
       || !(req.coll == SP_COLL_ALL_REDUCE || req.coll == SP_COLL_ALL_GATHER
            || req.coll == SP_COLL_REDUCE_SCATTER || req.coll == SP_COLL_ALL_TO_ALL
-           || req.coll == SP_COLL_BROADCAST))
+           || req.coll == SP_COLL_BROADCAST || req.coll == SP_COLL_SEND))
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--collective '%s' is not one of: all_reduce, "
-                                            "all_gather, reduce_scatter, all_to_all, broadcast", coll_s);
+                                            "all_gather, reduce_scatter, all_to_all, broadcast, send",
+                        coll_s);
   SpSimModel model = SP_SIM_DES;
   if (model_s && !sp_sim_model_from_name (model_s, &model))
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--sim-model '%s' is not one of: des, analytic, nccl", model_s);

@@ -113,4 +113,20 @@ grep -q "is negative" "$tmp/err" && ok "named negative (suffix)" || bad "-4K: $(
 # above ~2,048 before)
 expect_status 0 "des all_to_all 16384 ranks" "$SP" estimate -t dgx-h100 -N 2048 -c all_to_all -b 1G -f json
 grep -q '"ranks": 16384' "$tmp/out" && ok "16384 ranks answered" || bad "16384: $(cat "$tmp/out")"
+
+# send / sendrecv: nccl-tests' sendrecv_perf, every rank to the next around
+# all of them; busbw = algbw; des and the closed form agree; one rank has no
+# peer and is refused
+expect_status 0 "sendrecv" "$SP" estimate -t dgx-h100 -N 2 -c sendrecv -b 64M -f json
+grep -q '"collective": "send"' "$tmp/out" && ok "sendrecv is send" || bad "sendrecv: $(cat "$tmp/out")"
+alg=$(sed -n 's/.*"algbw_gbs": \([0-9.]*\).*/\1/p' "$tmp/out")
+bus=$(sed -n 's/.*"busbw_gbs": \([0-9.]*\).*/\1/p' "$tmp/out")
+[ -n "$alg" ] && [ "$alg" = "$bus" ] && ok "send busbw = algbw" || bad "send: algbw $alg busbw $bus"
+des=$(sed -n 's/.*"time_us": \([0-9.]*\).*/\1/p' "$tmp/out")
+expect_status 0 "send analytic" "$SP" estimate -t dgx-h100 -N 2 -c send -b 64M -f json --sim-model analytic
+ana=$(sed -n 's/.*"time_us": \([0-9.]*\).*/\1/p' "$tmp/out")
+awk -v a="$des" -v b="$ana" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 1e-4 * a) }' \
+  && ok "send: des $des = analytic $ana" || bad "send: des $des, analytic $ana"
+expect_status 2 "send over one rank" "$SP" estimate -t dgx-h100 -N 1 --ranks-per-node 1 -c send -b 1M
+grep -q "send needs at least 2 ranks" "$tmp/err" && ok "one rank refused" || bad "one rank: $(cat "$tmp/err")"
 exit $fail
