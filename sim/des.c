@@ -68,17 +68,16 @@ add_transfer (SpDesColl *dc, guint32 src, guint32 dst, double payload, double we
 {
   guint32 links[SP_PATH_MAX];
   guint32 g = dc->sh.spec->gpus_per_node;
-  double wire = payload / eff;
+  gboolean intra = src / g == dst / g;
+  double wire = payload / eff / (intra ? 1.0 : dc->net_factor);
   double cap = isfinite (dc->t_cap_ns) ? wire / dc->t_cap_ns : INFINITY;
-  if (src / g == dst / g)
+  if (intra)
     {
       guint nl = sp_net_path_intra (dc->net, src, dst, direct, links);
       sp_engine_add_flow (dc->engine, dc->job, wire, links, nl, weight, cap);
       return;
     }
   guint32 first_s, first_d, count;
-  wire /= dc->net_factor;
-  cap = isfinite (dc->t_cap_ns) ? wire / dc->t_cap_ns : INFINITY;
   if (group_nics)
     {
       for (guint32 k = 0; k < dc->n_nics; k++)
@@ -265,12 +264,14 @@ phase_pat (SpDesColl *dc, guint32 phase)
 static void
 phase_direct (SpDesColl *dc)
 {
-  if (dc->coll == SP_COLL_SEND)
+  if (sp_sim_is_p2p (dc->coll))
     {
       /* the exchange around the group: each member sends S to the next
-       * (two ranks: both ways, as nccl-tests' sendrecv and the executor) */
+       * (send) or the previous member (recv); two ranks: both ways, as
+       * nccl-tests' sendrecv and the executor */
+      guint32 step = dc->coll == SP_COLL_SEND ? 1 : dc->n - 1;
       for (guint32 g = 0; g < dc->n; g++)
-        add_transfer (dc, dc->ranks[g], dc->ranks[(g + 1) % dc->n], dc->S, 1.0, TRUE, FALSE,
+        add_transfer (dc, dc->ranks[g], dc->ranks[(g + step) % dc->n], dc->S, 1.0, TRUE, FALSE,
                       dc->cost.eff);
       return;
     }
@@ -349,7 +350,7 @@ expected_wire_bytes (const SpDesColl *dc)
     case SP_ALGO_PAT:
       return (n - 1) * S / eff;
     default:
-      return dc->coll == SP_COLL_SEND ? n * S / eff : (n - 1) * S / eff;
+      return sp_sim_is_p2p (dc->coll) ? n * S / eff : (n - 1) * S / eff;
     }
 }
 
@@ -412,8 +413,7 @@ sp_des_coll_new (SpEngine *engine, const SpNet *net, const SpShape *shape, const
   dc->net = net;
   dc->sh = *shape;
   dc->cost = *cost;
-  dc->net_factor = cost->algo == SP_ALGO_RING || cost->algo == SP_ALGO_TREE
-                       ? sp_cost_net_factor (shape, cost->proto) : 1.0;
+  dc->net_factor = sp_cost_net_factor (shape, cost->algo, cost->proto);
   dc->coll = coll;
   dc->S = (double) bytes;
   dc->n = n;
@@ -489,7 +489,7 @@ sp_des_flow_bound (const SpNet *net, const SpShape *sh, const SpCost *cost, SpCo
     case SP_ALGO_NVLS_TREE:
       return 2 * nn + 4 * N * sh->ppn * MAX (1, sh->gpu_nics);
     default:
-      if (coll == SP_COLL_SEND)
+      if (sp_sim_is_p2p (coll))
         return (guint64) n * MAX (1, sh->gpu_nics);
       {
         SpA2a *a = sp_a2a_new (net, sh->spec, ranks, n);

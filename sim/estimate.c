@@ -1,6 +1,7 @@
 /* sp_sim_estimate(): one collective with either model. */
 #include "config.h"
 #include "sim-internal.h"
+#include "plan-run.h"
 #include "sim-testing.h"
 
 #include <math.h>
@@ -137,23 +138,12 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
   if (!sp_sim_group_ranks (topo, r, &ranks, &n, error))
     return FALSE;
   SpColl coll = r->coll;
-  if ((coll == SP_COLL_SEND || coll == SP_COLL_RECV) && n < 2)
+  if (sp_sim_is_p2p (coll) && n < 2)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
                    "%s needs at least 2 ranks (each sends to the %s), got %u", sp_coll_name (coll),
                    coll == SP_COLL_SEND ? "next" : "previous", n);
       return FALSE;
-    }
-  if (coll == SP_COLL_RECV)
-    {
-      /* each member sends to the previous one: send around the reversed group */
-      for (guint32 i = 0; i < n / 2; i++)
-        {
-          guint32 t = ranks[i];
-          ranks[i] = ranks[n - 1 - i];
-          ranks[n - 1 - i] = t;
-        }
-      coll = SP_COLL_SEND;
     }
   /* the ranks are the hosts' (K per host); the network is NCCL's view */
   SpTopoSpec view;
@@ -169,7 +159,7 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
   est.n_channels = sh.n_channels;
   if (n == 1 || r->bytes == 0)
     {
-      est.algo = r->algo == SP_ALGO_AUTO ? (coll == SP_COLL_ALL_TO_ALL || coll == SP_COLL_SEND
+      est.algo = r->algo == SP_ALGO_AUTO ? (coll == SP_COLL_ALL_TO_ALL || sp_sim_is_p2p (coll)
                                               ? SP_ALGO_DIRECT : SP_ALGO_RING) : r->algo;
       est.proto = r->proto == SP_PROTO_AUTO ? SP_PROTO_SIMPLE : r->proto;
       *out = est;
@@ -178,19 +168,28 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
   SpCost cost;
   if (!sp_cost_choose (&sh, coll, r->bytes, r->algo, r->proto, &cost, error))
     return FALSE;
-  if (coll == SP_COLL_SEND && n > 2 && model != SP_SIM_DES)
+  if (sp_sim_is_p2p (coll) && n > 2 && model != SP_SIM_DES)
     {
-      /* an exchange around the group (each member sends to the next): the
-       * closed form has its pairs share nothing, so the slowest pair */
+      /* an exchange around the group (each member to its neighbour): the
+       * closed form has its pairs share nothing, so the slowest pair; pairs
+       * of one shape (inside a node, across nodes …) are costed once */
+      g_autoptr (GArray) seen = g_array_new (FALSE, FALSE, sizeof (SpShape));
       for (guint32 g = 0; g < n; g++)
         {
           guint32 pair[2] = { ranks[g], ranks[(g + 1) % n] };
           SpShape ps;
           SpCost pc;
-          if (!sp_shape_init_model (&ps, s, pair, 2, model, error)
-              || !sp_cost_choose (&ps, coll, r->bytes, r->algo, r->proto, &pc, error))
+          if (!sp_shape_init_model (&ps, s, pair, 2, model, error))
             return FALSE;
-          if (g == 0 || pc.time_us > cost.time_us)
+          guint i = 0;
+          while (i < seen->len && !sp_plan_shape_equal (&g_array_index (seen, SpShape, i), &ps))
+            i++;
+          if (i < seen->len)
+            continue;
+          g_array_append_val (seen, ps);
+          if (!sp_cost_choose (&ps, coll, r->bytes, r->algo, r->proto, &pc, error))
+            return FALSE;
+          if (i == 0 || pc.time_us > cost.time_us)
             cost = pc;
         }
     }
@@ -236,7 +235,7 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
       if (!ok)
         return FALSE;
     }
-  sp_coll_bandwidths (coll == SP_COLL_SEND ? SP_COLL_SEND : coll, r->bytes, n, est.time_ns,
+  sp_coll_bandwidths (coll, r->bytes, n, est.time_ns,
                       &est.algbw_gbs, &est.busbw_gbs);
   *out = est;
   return TRUE;

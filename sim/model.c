@@ -112,22 +112,36 @@ message_efficiency (const SpTopoSpec *s, double m)
   return m / (m + transport_model (s)->msg_overhead_us * line);
 }
 
+/* The rate of m-byte network messages over that of the ring step the NIC
+ * rate is set at (≤ 1): eff(m) / eff(step), with the transport's δ — or,
+ * on a calibrated topology, the δ its nic_efficiency e implies at the step,
+ * (step / line)(1/e − 1) (README-model §2.1), against e itself. */
+static double
+message_factor (const SpTopoSpec *s, double m)
+{
+  const SpTransportModel *t = transport_model (s);
+  double e = s->cal_nic_efficiency;
+  if (e <= 0)
+    return MIN (1.0, message_efficiency (s, m) / message_efficiency (s, t->step_bytes));
+  double delta_line = MAX (0.0, t->step_bytes * (1.0 / e - 1.0)); /* δ × line, bytes */
+  return MIN (1.0, m / (m + delta_line) / e);
+}
+
 /* LL's network message: one step of its connection buffer, 8 lines × 512
  * threads × 16 B = 64 KiB (32 KiB of payload beside its flags), against
- * Simple's 512 KiB step the NIC rates are set at (NCCL src/include/device.h;
- * reference/nccl-transports.md §2.1).  Each pays the transport's per-message
- * cost δ (§2.1 of README-model), so LL crosses the network at
- * eff(64 KiB) / eff(512 KiB) of the Simple rate: 0.84 on InfiniBand, 0.34 on
+ * Simple's 512 KiB step (NCCL src/include/device.h; reference/nccl-transports.md
+ * §2.1).  Each pays δ, so LL rings and trees cross the network at
+ * message_factor (64 KiB): 0.84 on 400 Gb/s InfiniBand, 0.34 on 200 Gb/s
  * Slingshot.  LL128's 600 KB steps are Simple's within 2 %: not charged. */
 #define SP_LL_STEP_WIRE_BYTES (8.0 * 512 * 16)
 
 double
-sp_cost_net_factor (const SpShape *sh, SpProto proto)
+sp_cost_net_factor (const SpShape *sh, SpAlgo algo, SpProto proto)
 {
-  if (proto != SP_PROTO_LL || sh->nodes <= 1 || sh->nccl || sh->spec->cal_nic_efficiency > 0)
+  if (proto != SP_PROTO_LL || (algo != SP_ALGO_RING && algo != SP_ALGO_TREE) || sh->nodes <= 1
+      || sh->nccl)
     return 1.0;
-  return message_efficiency (sh->spec, SP_LL_STEP_WIRE_BYTES)
-         / message_efficiency (sh->spec, transport_model (sh->spec)->step_bytes);
+  return message_factor (sh->spec, SP_LL_STEP_WIRE_BYTES);
 }
 /* PCIe: NCCL's PCI_BW (12 GB/s, topo.h) for a Gen3 x16 link whose
  * datasheet rate is 15.75 GB/s per direction. */
@@ -438,27 +452,13 @@ sp_shape_init_model (SpShape *sh, const SpTopoSpec *s, const guint32 *ranks, gui
   sh->amd_host = sp_sim_host_cpu (s) == SP_HOST_CPU_AMD;
   sh->arm_host = sp_sim_host_cpu (s) == SP_HOST_CPU_ARM;
   sp_sim_link_rates (s, &sh->intra_gbs, &sh->nic_gbs);
+  /* p2p traffic (all-to-all, send) moves NCCL_P2P_NET_CHUNKSIZE messages:
+   * its own rate, not the ring's larger steps' (calibrated or not) */
   sh->p2p_net_factor = 1.0;
   if (sh->nccl)
     sh->nic_gbs = s->nic_gbps / 8.0 * SP_NET_EFFICIENCY;
-  else if (s->cal_nic_efficiency <= 0)
-    {
-      const SpTransportModel *t = transport_model (s);
-      sh->p2p_net_factor = message_efficiency (s, t->p2p_chunk_bytes)
-                           / message_efficiency (s, t->step_bytes);
-    }
   else
-    {
-      /* A calibrated nic_efficiency e is the rate at the ring's step m:
-       * it fixes the per-message cost δ = (m / line)(1/e - 1) (§2.1), and
-       * that δ gives the p2p chunk's rate too — an all-to-all must not
-       * inherit the ring's larger messages. */
-      const SpTransportModel *t = transport_model (s);
-      double e = s->cal_nic_efficiency;
-      double delta_line = t->step_bytes * (1.0 / e - 1.0); /* δ × line, bytes */
-      double e_p2p = t->p2p_chunk_bytes / (t->p2p_chunk_bytes + MAX (0.0, delta_line));
-      sh->p2p_net_factor = MIN (1.0, e_p2p / e);
-    }
+    sh->p2p_net_factor = message_factor (s, transport_model (s)->p2p_chunk_bytes);
   shape_ring_rates (sh);
   /* channels: one per NVLink of the GPU (NCCL's search ends near that for
    * NVSwitch and mesh systems), 2 otherwise; clamped to [2, 32]. */
@@ -574,7 +574,7 @@ sp_cost_enabled (const SpShape *sh, SpColl coll, SpAlgo algo, SpProto proto, con
   gboolean nvlink_class = sh->spec->intra_kind == SP_INTRA_NVSWITCH
                           || sh->spec->intra_kind == SP_INTRA_NVLINK;
   gboolean rs_ag = coll == SP_COLL_ALL_GATHER || coll == SP_COLL_REDUCE_SCATTER;
-  if (coll == SP_COLL_ALL_TO_ALL || coll == SP_COLL_SEND)
+  if (coll == SP_COLL_ALL_TO_ALL || sp_sim_is_p2p (coll))
     {
       *why = "all_to_all and send use the direct algorithm with ll or simple";
       return algo == SP_ALGO_DIRECT && proto != SP_PROTO_LL128;
@@ -877,7 +877,7 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
         c->eff = proto == SP_PROTO_LL ? SP_EFF_LL : 1.0;
         double t; /* µs of pure transfer at full rate */
         gboolean remote;
-        if (coll == SP_COLL_SEND)
+        if (sp_sim_is_p2p (coll))
           {
             remote = sh->nodes > 1;
             double rate = remote ? sh->gpu_nics * sh->nic_gbs
@@ -936,7 +936,7 @@ sp_cost_compute (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpP
 {
   /* LL across nodes: the network at LL's message size (above) */
   SpShape ll_view;
-  double f = algo == SP_ALGO_RING || algo == SP_ALGO_TREE ? sp_cost_net_factor (sh, proto) : 1.0;
+  double f = sp_cost_net_factor (sh, algo, proto);
   if (f != 1.0)
     {
       ll_view = *sh;
@@ -1043,7 +1043,7 @@ cost_choose_min (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpP
           /* direct all_to_all / send: LL below NCCL's p2p threshold */
           if (algos[a] == SP_ALGO_DIRECT && proto == SP_PROTO_AUTO)
             {
-              guint64 per_peer = coll == SP_COLL_SEND ? bytes : bytes / MAX (sh->n, 1);
+              guint64 per_peer = sp_sim_is_p2p (coll) ? bytes : bytes / MAX (sh->n, 1);
               SpProto want = per_peer <= SP_P2P_LL_THRESHOLD ? SP_PROTO_LL : SP_PROTO_SIMPLE;
               if (protos[p] != want)
                 continue;

@@ -97,18 +97,16 @@ cost_concurrent (SpPlanCtx *c, const SpOp *op, guint64 *dur, gboolean *out_fallb
       SpShape sh;
       SpCost cost;
       if (!sp_shape_init (&sh, c->spec, m, n, error)
-          || !sp_cost_choose (&sh, sp_plan_sim_kind (op->kind), op->bytes, op->algorithm,
-                              SP_PROTO_AUTO, &cost, error))
+          || !sp_cost_choose (&sh, op->kind, op->bytes, op->algorithm, SP_PROTO_AUTO, &cost,
+                              error))
         {
           g_prefix_error (error, "op %u (%s): ", op->id, op->name);
           ok = FALSE;
           break;
         }
       GError *local = NULL;
-      g_autofree guint32 *rev = NULL;
-      const guint32 *sm = sp_plan_sim_members (op->kind, m, n, &rev);
-      dc[g] = sp_des_coll_new (eng, c->net, &sh, &cost, sp_plan_sim_kind (op->kind), op->bytes, sm,
-                               n, 0, op->name, &local);
+      dc[g] = sp_des_coll_new (eng, c->net, &sh, &cost, op->kind, op->bytes, m, n, 0, op->name,
+                               &local);
       if (dc[g] == NULL)
         {
           /* the DES cannot represent this many flows at once */
@@ -146,7 +144,7 @@ sp_plan_op_estimate (const SpTopo *topo, SpSimModel model, const SpOp *op, const
 {
   SpCollRequest r;
   sp_coll_request_init (&r);
-  r.coll = op->kind; /* recv: sp_sim_estimate runs send around the reversed group */
+  r.coll = op->kind;
   r.bytes = op->bytes;
   r.n_ranks = n;
   r.ranks = m;
@@ -164,7 +162,7 @@ sp_plan_op_estimate (const SpTopo *topo, SpSimModel model, const SpOp *op, const
 gboolean
 sp_plan_check_supported (const SpOp *op, GError **error)
 {
-  if (sp_sim_coll_supported (sp_plan_sim_kind (op->kind)))
+  if (sp_sim_coll_supported (op->kind))
     return TRUE;
   g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,
                "op %u (%s): collective '%s' is not simulated (accepted: all_reduce, "

@@ -74,30 +74,6 @@ const SpSpan *sp_plan_span_at (const SpSimResult *res, const SpPlan *plan, guint
  * (its algorithm hint kept), ns; errors are prefixed with the op. */
 gboolean sp_plan_op_estimate (const SpTopo *topo, SpSimModel model, const SpOp *op,
                               const guint32 *m, guint32 n, guint64 *out_ns, GError **error);
-/* What the network simulates for an op: recv (each member sends to the
- * previous one of its group) is send around the group in reverse order —
- * the same flows sp_sim_estimate() gives recv, so a recv crosses the
- * network the other way from a send on the same group running at the same
- * time (inside a node both leave through each GPU's port).
- * sp_plan_sim_members() returns m, or for recv m reversed in *scratch
- * (g_free it; NULL otherwise). */
-static inline SpColl
-sp_plan_sim_kind (SpColl kind)
-{
-  return kind == SP_COLL_RECV ? SP_COLL_SEND : kind;
-}
-
-static inline const guint32 *
-sp_plan_sim_members (SpColl kind, const guint32 *m, guint32 n, guint32 **scratch)
-{
-  *scratch = NULL;
-  if (kind != SP_COLL_RECV)
-    return m;
-  *scratch = g_new (guint32, n ? n : 1);
-  for (guint32 i = 0; i < n; i++)
-    (*scratch)[i] = m[n - 1 - i];
-  return *scratch;
-}
 /* FALSE + SP_ERROR_UNSUPPORTED naming the op when its kind is not simulated. */
 gboolean sp_plan_check_supported (const SpOp *op, GError **error);
 /* TRUE when two group shapes cost the same (every field the model reads). */

@@ -307,11 +307,8 @@ launch_group (Step *s, guint32 o, guint32 g)
     flows = sp_des_flow_bound (s->c->net, sh, &e->cost[k], op->kind, m, n);
   if (s->in_flight_flows + flows <= max_flows ())
     {
-      g_autofree guint32 *rev = NULL;
-      const guint32 *sm = sp_plan_sim_members (op->kind, m, n, &rev);
-      SpDesColl *dc = sp_des_coll_new (s->eng, s->c->net, sh, &e->cost[k],
-                                       sp_plan_sim_kind (op->kind), op->bytes, sm, n, now,
-                                       op->name, NULL);
+      SpDesColl *dc = sp_des_coll_new (s->eng, s->c->net, sh, &e->cost[k], op->kind, op->bytes,
+                                       m, n, now, op->name, NULL);
       if (dc != NULL)
         {
           g_assert (sp_des_coll_job (dc) == s->jobs->len);
@@ -427,8 +424,8 @@ prepare_cost (Step *s, guint32 o, GError **error)
   for (guint k = 0; k < fs->shapes->len && op->bytes > 0; k++)
     {
       const SpShape *sh = &g_array_index (fs->shapes, SpShape, k);
-      if (!sp_cost_choose (sh, sp_plan_sim_kind (op->kind), op->bytes, op->algorithm,
-                           SP_PROTO_AUTO, &e.cost[k], error))
+      if (!sp_cost_choose (sh, op->kind, op->bytes, op->algorithm, SP_PROTO_AUTO, &e.cost[k],
+                           error))
         {
           g_prefix_error (error, "op %u (%s): ", op->id, op->name);
           return FALSE;
@@ -439,8 +436,7 @@ prepare_cost (Step *s, guint32 o, GError **error)
       const guint32 *m = sp_groups_members (s->c->groups, op->family, g, &n);
       /* all_to_all: the representative group's bound (launch_group counts
        * each group's own) */
-      e.flows[k] = sp_des_flow_bound (s->c->net, sh, &e.cost[k], sp_plan_sim_kind (op->kind), m,
-                                      n);
+      e.flows[k] = sp_des_flow_bound (s->c->net, sh, &e.cost[k], op->kind, m, n);
       if (e.flows[k] > max_flows ())
         {
           /* never fits the engine: its alone duration, or the estimate's error */

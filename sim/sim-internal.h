@@ -30,6 +30,14 @@ gboolean sp_sim_nccl_topo (const SpTopo *topo, SpTopo **out_view, GError **error
 
 /* The host CPU vendor: the topology's host_cpu, or by GPU generation. */
 SpHostCpu sp_sim_host_cpu (const SpTopoSpec *spec);
+/* send / recv: the exchange around a group, each member sending S to the
+ * next member (send) or to the previous one (recv), as the executor runs
+ * it; both are costed alike, the flows of recv run the other way. */
+static inline gboolean
+sp_sim_is_p2p (SpColl c)
+{
+  return c == SP_COLL_SEND || c == SP_COLL_RECV;
+}
 /* [inter] nic_path, or the board's default (model.c). */
 SpNicPath sp_sim_nic_path (const SpTopoSpec *spec);
 
@@ -122,12 +130,12 @@ double sp_sim_inter_hop_us (const SpTopoSpec *spec);
  * and, when why != NULL, a static reason. */
 gboolean sp_cost_enabled (const SpShape *shape, SpColl coll, SpAlgo algo, SpProto proto,
                           const char **why);
+/* What (algo, proto)'s transfers between nodes run at, relative to the
+ * shape's NIC rate: LL rings and trees move smaller messages, which pay the
+ * transport's per-message cost more often (model.c); 1 otherwise, inside a
+ * node and for NCCL's view. */
+double sp_cost_net_factor (const SpShape *shape, SpAlgo algo, SpProto proto);
 /* The analytic cost of an enabled combination. */
-/* What a ring's or tree's network transfers run at in `proto`, relative to
- * the shape's NIC rate: LL's smaller messages pay the transport's
- * per-message cost more often (model.c); 1 for the others, inside a node,
- * for NCCL's view and for a calibrated nic_efficiency. */
-double sp_cost_net_factor (const SpShape *shape, SpProto proto);
 void sp_cost_compute (const SpShape *shape, SpColl coll, guint64 bytes, SpAlgo algo,
                       SpProto proto, SpCost *out_cost);
 /* Pick (algo, proto) like NCCL (minimum time over the enabled combinations,

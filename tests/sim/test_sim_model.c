@@ -190,7 +190,8 @@ END_TEST
  * eff(64 KiB) / eff(512 KiB) of the NIC rate, eff(m) = m / (m + δ·line).
  * Slingshot 200 Gb/s: δ·line = 8.15 µs × 25000 B/µs = 203,750 B, so
  * 65536 / 269286 over 524288 / 728038 = 0.337948; InfiniBand 400 Gb/s:
- * 0.30 µs × 50000 = 15,000 B, 65536 / 80536 over 524288 / 539288 = 0.837029. */
+ * 0.30 µs × 50000 = 15,000 B, 65536 / 80536 over 524288 / 539288 = 0.837029.
+ * Only LL rings and trees between nodes pay it, calibrated or not. */
 START_TEST (ll_pays_the_message_cost_per_step)
 {
   SpTopoSpec s = spec_h100 (2);
@@ -199,26 +200,32 @@ START_TEST (ll_pays_the_message_cost_per_step)
   s.nic_gbps = 200;
   s.transport = SP_TRANSPORT_SLINGSHOT;
   SpShape sh = shape_all (&s);
-  ASSERT_NEAR (sp_cost_net_factor (&sh, SP_PROTO_LL), 0.337948, 1e-6);
-  ck_assert (sp_cost_net_factor (&sh, SP_PROTO_SIMPLE) == 1.0);
-  ck_assert (sp_cost_net_factor (&sh, SP_PROTO_LL128) == 1.0);
+  ASSERT_NEAR (sp_cost_net_factor (&sh, SP_ALGO_RING, SP_PROTO_LL), 0.337948, 1e-6);
+  ASSERT_NEAR (sp_cost_net_factor (&sh, SP_ALGO_TREE, SP_PROTO_LL), 0.337948, 1e-6);
+  ck_assert (sp_cost_net_factor (&sh, SP_ALGO_RING, SP_PROTO_SIMPLE) == 1.0);
+  ck_assert (sp_cost_net_factor (&sh, SP_ALGO_RING, SP_PROTO_LL128) == 1.0);
+  ck_assert (sp_cost_net_factor (&sh, SP_ALGO_DIRECT, SP_PROTO_LL) == 1.0);
   /* 1 GPU per node: the ring runs at the node's NICs; LL at half of that
    * (its flags), times the factor; n = 2: algBw = 2 × busBw */
   SpCost c;
   sp_cost_compute (&sh, SP_COLL_ALL_GATHER, 4 << 20, SP_ALGO_RING, SP_PROTO_LL, &c);
   ASSERT_NEAR (c.algbw, 2 * 0.5 * sh.node_net_gbs * 0.337948, 1e-4);
-  /* NCCL's view does not know it, nor does one node or a calibrated NIC */
+  /* NCCL's view does not know it, nor does one node need it */
   SpShape shn = shape_nccl (&s);
-  ck_assert (sp_cost_net_factor (&shn, SP_PROTO_LL) == 1.0);
+  ck_assert (sp_cost_net_factor (&shn, SP_ALGO_RING, SP_PROTO_LL) == 1.0);
   SpTopoSpec one = spec_h100 (1);
   SpShape sh1 = shape_all (&one);
-  ck_assert (sp_cost_net_factor (&sh1, SP_PROTO_LL) == 1.0);
+  ck_assert (sp_cost_net_factor (&sh1, SP_ALGO_RING, SP_PROTO_LL) == 1.0);
+  /* calibrated: e = 0.9 at the 512 KiB step implies δ·line = 524288 ×
+   * (1/0.9 − 1) = 58,254 B, so 65536 / 123790 / 0.9 = 0.588235, and the
+   * p2p chunk's 131072 / 189326 / 0.9 = 0.769231, by the one rule */
   s.cal_nic_efficiency = 0.9;
   SpShape shc = shape_all (&s);
-  ck_assert (sp_cost_net_factor (&shc, SP_PROTO_LL) == 1.0);
+  ASSERT_NEAR (sp_cost_net_factor (&shc, SP_ALGO_RING, SP_PROTO_LL), 0.588235, 1e-6);
+  ASSERT_NEAR (shc.p2p_net_factor, 0.769231, 1e-6);
   SpTopoSpec ib = spec_h100 (2);
   SpShape shi = shape_all (&ib);
-  ASSERT_NEAR (sp_cost_net_factor (&shi, SP_PROTO_LL), 0.837029, 1e-6);
+  ASSERT_NEAR (sp_cost_net_factor (&shi, SP_ALGO_RING, SP_PROTO_LL), 0.837029, 1e-6);
 }
 END_TEST
 

@@ -607,6 +607,41 @@ fold_node (Ctx *c, guint32 rank, const char *path, RNode *n, const GArray *deps,
   return TRUE;
 }
 
+/* n empty lists of guint (a graph's users / edges), freed with the array */
+static GPtrArray *
+new_lists (guint n)
+{
+  GPtrArray *a = g_ptr_array_new_full (n, (GDestroyNotify) g_array_unref);
+  for (guint i = 0; i < n; i++)
+    g_ptr_array_add (a, g_array_new (FALSE, FALSE, sizeof (guint)));
+  return a;
+}
+
+/* The error for a cycle that only the union of the files has, at op g. */
+static void
+set_cross_cycle (const Ctx *c, const GOp *g, GError **error)
+{
+  g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+               "%s.%u.et: node %" G_GUINT64_FORMAT ": field data_deps: a cycle across the files "
+               "(each file alone is acyclic; their union is not)", c->prefix, g->first_rank, g->n.id);
+}
+
+/* The live ops (not gone; every op with `all`) in *out and their index
+ * key → position + 1. */
+static void
+index_ops (const Ctx *c, gboolean all, GPtrArray *out, GHashTable *index)
+{
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init (&it, c->ops);
+  while (g_hash_table_iter_next (&it, &k, &v))
+    if (all || !((GOp *) v)->gone)
+      {
+        g_ptr_array_add (out, v);
+        g_hash_table_insert (index, k, GUINT_TO_POINTER (out->len));
+      }
+}
+
 /* Kahn: order[] gets the nodes 0..n-1 whose indeg[] (their deps among
  * them) reaches 0, users[i] the nodes that depend on i; returns how many
  * (n when there is no cycle).  indeg[] is used up. */
@@ -674,9 +709,7 @@ file_order (const char *path, RNode *nodes, guint n, GHashTable *index, guint *o
       return TRUE;
     }
   g_autofree guint *indeg = g_new0 (guint, n ? n : 1);
-  g_autoptr (GPtrArray) users = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
-  for (guint i = 0; i < n; i++)
-    g_ptr_array_add (users, g_array_new (FALSE, FALSE, sizeof (guint)));
+  g_autoptr (GPtrArray) users = new_lists (n);
   for (guint i = 0; i < n; i++)
     {
       ChakraProtoMsg__Node *m = nodes[i].msg;
@@ -887,15 +920,25 @@ read_rank (Ctx *c, guint32 rank, const char *path, GError **error)
   return ok2;
 }
 
-static int
-cmp_u64 (gconstpointer a, gconstpointer b)
+/* Order of the ready ops: the node id, then the key (a send or a
+ * receive after the other nodes of its id). */
+static gint
+gop_cmp (gconstpointer pa, gconstpointer pb, gpointer data)
 {
-  guint64 x = **(guint64 *const *) a, y = **(guint64 *const *) b;
-  return x < y ? -1 : x > y;
+  const GOp *a = pa, *b = pb;
+  if (a->n.id != b->n.id)
+    return a->n.id < b->n.id ? -1 : 1;
+  return a->key < b->key ? -1 : a->key > b->key;
 }
 
 static int
-cmp_u64_plain (gconstpointer a, gconstpointer b)
+gop_ptr_cmp (gconstpointer a, gconstpointer b)
+{
+  return gop_cmp (*(GOp *const *) a, *(GOp *const *) b, NULL);
+}
+
+static int
+cmp_u64 (gconstpointer a, gconstpointer b)
 {
   guint64 x = *(const guint64 *) a, y = *(const guint64 *) b;
   return x < y ? -1 : x > y;
@@ -910,7 +953,7 @@ p2p_key (const GOp *g)
   for (guint i = 0; i < n; i++)
     v[i] = ((guint64) g_array_index (g->peers, guint32, 2 * i) << 32)
            | g_array_index (g->peers, guint32, 2 * i + 1);
-  qsort (v, n, sizeof *v, cmp_u64_plain);
+  qsort (v, n, sizeof *v, cmp_u64);
   GString *s = g_string_new (NULL);
   g_string_append_printf (s, "%" G_GINT64_FORMAT ":", g->n.comm_size);
   for (guint i = 0; i < n; i++)
@@ -970,10 +1013,7 @@ p2p_rewrite_deps (Ctx *c, GOp *g, GHashTable *pos, GPtrArray *removed, GHashTabl
             e = a->key;
           if (e == g->key && src != NULL)
             {
-              g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                           "%s.%u.et: node %" G_GUINT64_FORMAT ": field data_deps: a cycle across "
-                           "the files (each file alone is acyclic; their union is not)",
-                           c->prefix, g->first_rank, g->n.id);
+              set_cross_cycle (c, g, error);
               return FALSE;
             }
           if (e != g->key && !g_hash_table_contains (g->dep_set, &e))
@@ -1000,19 +1040,11 @@ p2p_drop_cycles (Ctx *c, GPtrArray *pairs)
 {
   if (pairs->len == 0)
     return;
-  guint n = g_hash_table_size (c->ops);
-  g_autofree GOp **node = g_new (GOp *, n);
+  g_autoptr (GPtrArray) ops = g_ptr_array_new ();
   g_autoptr (GHashTable) index = g_hash_table_new (g_int64_hash, g_int64_equal); /* key → i + 1 */
-  GHashTableIter it;
-  gpointer k, v;
-  guint i = 0;
-  g_hash_table_iter_init (&it, c->ops);
-  while (g_hash_table_iter_next (&it, &k, &v))
-    {
-      node[i] = v;
-      g_hash_table_insert (index, k, GUINT_TO_POINTER (i + 1));
-      i++;
-    }
+  index_ops (c, TRUE, ops, index);
+  guint n = ops->len, i;
+  GOp **node = (GOp **) ops->pdata;
   const guint UNSET = G_MAXUINT;
   g_autofree guint *rep = g_new (guint, n);
   g_autofree guint *num = g_new (guint, n);
@@ -1021,9 +1053,7 @@ p2p_drop_cycles (Ctx *c, GPtrArray *pairs)
   g_autofree guint *call = g_new (guint, 2 * (gsize) n); /* (node, next edge) */
   g_autofree guint8 *on = g_new (guint8, n);
   g_autofree guint8 *cyclic = g_new (guint8, n);
-  g_autoptr (GPtrArray) users = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
-  for (i = 0; i < n; i++)
-    g_ptr_array_add (users, g_array_new (FALSE, FALSE, sizeof (guint)));
+  g_autoptr (GPtrArray) users = new_lists (n);
   for (;;)
     {
       for (i = 0; i < n; i++)
@@ -1125,22 +1155,22 @@ p2p_drop_cycles (Ctx *c, GPtrArray *pairs)
 static gboolean
 p2p_resolve (Ctx *c, guint32 world, GError **error)
 {
-  g_autoptr (GPtrArray) ids = g_ptr_array_new ();
+  g_autoptr (GPtrArray) p2p = g_ptr_array_new ();
   GHashTableIter it;
   gpointer k, v;
   g_hash_table_iter_init (&it, c->ops);
   while (g_hash_table_iter_next (&it, &k, &v))
     if (((GOp *) v)->peers)
-      g_ptr_array_add (ids, k);
-  if (ids->len == 0)
+      g_ptr_array_add (p2p, v);
+  if (p2p->len == 0)
     return TRUE;
-  g_ptr_array_sort (ids, cmp_u64);
+  g_ptr_array_sort (p2p, gop_ptr_cmp);
   g_autoptr (GHashTable) sends = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                         (GDestroyNotify) g_queue_free);
   g_autoptr (GHashTable) alias = g_hash_table_new (g_int64_hash, g_int64_equal); /* recv id → send GOp */
-  for (guint i = 0; i < ids->len; i++)
+  for (guint i = 0; i < p2p->len; i++)
     {
-      GOp *g = g_hash_table_lookup (c->ops, ids->pdata[i]);
+      GOp *g = p2p->pdata[i];
       gboolean snd = g->n.type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
       for (guint p = 0; p < g->peers->len; p += 2)
         {
@@ -1172,9 +1202,9 @@ p2p_resolve (Ctx *c, guint32 world, GError **error)
       g_queue_push_tail (q, g);
     }
   g_autoptr (GPtrArray) pairs = g_ptr_array_new (); /* send, receive, send, receive … */
-  for (guint i = 0; i < ids->len; i++)
+  for (guint i = 0; i < p2p->len; i++)
     {
-      GOp *g = g_hash_table_lookup (c->ops, ids->pdata[i]);
+      GOp *g = p2p->pdata[i];
       if (g->n.type != CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE)
         continue;
       g->gone = TRUE;
@@ -1218,9 +1248,9 @@ p2p_resolve (Ctx *c, guint32 world, GError **error)
     for (GList *l = ((GQueue *) v)->head; l; l = l->next)
       ((GOp *) l->data)->gone = TRUE;
   g_autoptr (GPtrArray) removed = g_ptr_array_new ();
-  for (guint i = 0; i < ids->len; i++)
+  for (guint i = 0; i < p2p->len; i++)
     {
-      GOp *g = g_hash_table_lookup (c->ops, ids->pdata[i]);
+      GOp *g = p2p->pdata[i];
       if (g->gone && !g_hash_table_contains (alias, &g->key))
         {
           g_ptr_array_add (removed, g);
@@ -1237,19 +1267,13 @@ p2p_resolve (Ctx *c, guint32 world, GError **error)
   guint nr = removed->len;
   g_autofree guint *indeg = g_new0 (guint, nr ? nr : 1);
   g_autofree guint *order = g_new (guint, nr ? nr : 1);
-  g_autoptr (GPtrArray) users = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
-  for (guint i = 0; i < nr; i++)
-    g_ptr_array_add (users, g_array_new (FALSE, FALSE, sizeof (guint)));
+  g_autoptr (GPtrArray) users = new_lists (nr);
   dep_graph (removed, pos, FALSE, indeg, users);
   if (kahn (nr, users, indeg, order) < nr)
     for (guint i = 0; i < nr; i++)
       if (indeg[i] > 0)
         {
-          GOp *g = removed->pdata[i];
-          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                       "%s.%u.et: node %" G_GUINT64_FORMAT ": field data_deps: a cycle across "
-                       "the files (each file alone is acyclic; their union is not)", c->prefix,
-                       g->first_rank, g->n.id);
+          set_cross_cycle (c, removed->pdata[i], error);
           return FALSE;
         }
   /* each bridged node's deps, rewritten in place in that order; then
@@ -1265,75 +1289,18 @@ p2p_resolve (Ctx *c, guint32 world, GError **error)
   return TRUE;
 }
 
-/* Heap order of the ready ops: the node id, then the key (a send or a
- * receive after the other nodes of its id). */
-static gboolean
-gop_before (const GOp *a, const GOp *b)
-{
-  return a->n.id != b->n.id ? a->n.id < b->n.id : a->key < b->key;
-}
-
-static void
-heap_push (GPtrArray *h, GOp *g)
-{
-  g_ptr_array_add (h, g);
-  for (guint i = h->len - 1; i > 0;)
-    {
-      guint p = (i - 1) / 2;
-      if (!gop_before (h->pdata[i], h->pdata[p]))
-        break;
-      gpointer t = h->pdata[i];
-      h->pdata[i] = h->pdata[p];
-      h->pdata[p] = t;
-      i = p;
-    }
-}
-
-static GOp *
-heap_pop (GPtrArray *h)
-{
-  GOp *top = h->pdata[0];
-  h->pdata[0] = h->pdata[h->len - 1];
-  g_ptr_array_set_size (h, h->len - 1);
-  for (guint i = 0;;)
-    {
-      guint l = 2 * i + 1, r = l + 1, m = i;
-      if (l < h->len && gop_before (h->pdata[l], h->pdata[m]))
-        m = l;
-      if (r < h->len && gop_before (h->pdata[r], h->pdata[m]))
-        m = r;
-      if (m == i)
-        break;
-      gpointer t = h->pdata[i];
-      h->pdata[i] = h->pdata[m];
-      h->pdata[m] = t;
-      i = m;
-    }
-  return top;
-}
-
 /* The ops in an order where every dep comes first, the smallest id first
- * among the ready ones (Kahn with a heap: files in id order come back in
- * id order, shardplan's own exactly); FALSE on a cycle across files. */
+ * among the ready ones (Kahn over a sorted sequence: files in id order come
+ * back in id order, shardplan's own exactly); FALSE on a cycle across files. */
 static GPtrArray *
 global_order (Ctx *c, GError **error)
 {
   g_autoptr (GPtrArray) all = g_ptr_array_new ();
   g_autoptr (GHashTable) index = g_hash_table_new (g_int64_hash, g_int64_equal); /* key → i + 1 */
-  GHashTableIter it;
-  gpointer k, v;
-  g_hash_table_iter_init (&it, c->ops);
-  while (g_hash_table_iter_next (&it, &k, &v))
-    if (!((GOp *) v)->gone)
-      {
-        g_ptr_array_add (all, v);
-        g_hash_table_insert (index, k, GUINT_TO_POINTER (all->len));
-      }
+  index_ops (c, FALSE, all, index);
   guint n = all->len;
   g_autofree guint *indeg = g_new0 (guint, n ? n : 1);
-  g_autoptr (GPtrArray) users = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
-  for (guint i = 0; i < n; i++)
-    g_ptr_array_add (users, g_array_new (FALSE, FALSE, sizeof (guint)));
+  g_autoptr (GPtrArray) users = new_lists (n);
   /* deps name ops that stay (p2p_resolve rewrote the rest) */
   GOp *bad = dep_graph (all, index, TRUE, indeg, users);
   if (bad)
@@ -1343,32 +1310,31 @@ global_order (Ctx *c, GError **error)
                    "that is no op", c->prefix, bad->first_rank, bad->n.id);
       return NULL;
     }
-  g_autoptr (GPtrArray) heap = g_ptr_array_new ();
+  g_autoptr (GSequence) ready = g_sequence_new (NULL);
   for (guint i = 0; i < n; i++)
     if (indeg[i] == 0)
-      heap_push (heap, all->pdata[i]);
+      g_sequence_insert_sorted (ready, all->pdata[i], gop_cmp, NULL);
   GPtrArray *out = g_ptr_array_new ();
-  while (heap->len > 0)
+  while (!g_sequence_is_empty (ready))
     {
-      GOp *g = heap_pop (heap);
+      GSequenceIter *first = g_sequence_get_begin_iter (ready);
+      GOp *g = g_sequence_get (first);
+      g_sequence_remove (first);
       g->plan_id = out->len;
       g_ptr_array_add (out, g);
       GArray *u = g_ptr_array_index (users, GPOINTER_TO_UINT (g_hash_table_lookup (index, &g->key)) - 1);
       for (guint x = 0; x < u->len; x++)
         if (--indeg[g_array_index (u, guint, x)] == 0)
-          heap_push (heap, all->pdata[g_array_index (u, guint, x)]);
+          g_sequence_insert_sorted (ready, all->pdata[g_array_index (u, guint, x)], gop_cmp, NULL);
     }
   if (out->len < n)
     {
       /* name the smallest id left */
       GOp *worst = NULL;
       for (guint i = 0; i < n; i++)
-        if (indeg[i] > 0 && (worst == NULL || gop_before (all->pdata[i], worst)))
+        if (indeg[i] > 0 && (worst == NULL || gop_cmp (all->pdata[i], worst, NULL) < 0))
           worst = all->pdata[i];
-      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                   "%s.%u.et: node %" G_GUINT64_FORMAT ": field data_deps: a cycle across "
-                   "the files (each file alone is acyclic; their union is not)", c->prefix,
-                   worst->first_rank, worst->n.id);
+      set_cross_cycle (c, worst, error);
       g_ptr_array_free (out, TRUE);
       return NULL;
     }
