@@ -226,6 +226,12 @@ START_TEST (ll_pays_the_message_cost_per_step)
   SpTopoSpec ib = spec_h100 (2);
   SpShape shi = shape_all (&ib);
   ASSERT_NEAR (sp_cost_net_factor (&shi, SP_ALGO_RING, SP_PROTO_LL), 0.837029, 1e-6);
+  /* EFA 100 Gb/s, its 1 MiB step: δ·line = 16.6 × 12500 = 207,500 B,
+   * 65536 / 273036 over 1048576 / 1256076 = 0.287525 */
+  ib.transport = SP_TRANSPORT_EFA;
+  ib.nic_gbps = 100;
+  SpShape she = shape_all (&ib);
+  ASSERT_NEAR (sp_cost_net_factor (&she, SP_ALGO_RING, SP_PROTO_LL), 0.287525, 1e-6);
 }
 END_TEST
 

@@ -203,6 +203,81 @@ p2p_kind (const SpChakraForeign *f, const SpGroups *groups, SpFamily fam,
   return FALSE;
 }
 
+/* The groups collective `o` uses (each rank's pg_name through the group
+ * file; "" / "0": every rank), checked across the files, into `parts`. */
+static gboolean
+collective_parts (const SpChakraForeign *f, const SpChakraForeignOp *o, const char *file,
+                  GPtrArray *parts, GError **error)
+{
+#define RFAIL(...) \
+  do { g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, __VA_ARGS__); return FALSE; } while (0)
+  guint32 world = f->world;
+  /* the groups this collective uses, checked against the group file */
+  g_autoptr (GHashTable) by_pg = g_hash_table_new (NULL, NULL);
+  guint32 n_all = 0;
+  for (guint k = 0; k < o->rank_pg->len; k += 2)
+    {
+      guint32 r = g_array_index (o->rank_pg, guint32, k);
+      guint32 pg = g_array_index (o->rank_pg, guint32, k + 1);
+      if (pg == 0)
+        n_all++;
+      else
+        g_hash_table_insert (by_pg, GUINT_TO_POINTER (pg), GUINT_TO_POINTER (r + 1));
+    }
+  if (n_all > 0 && g_hash_table_size (by_pg) > 0)
+    RFAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name: some files give the node every rank "
+           "(pg_name \"\" or \"0\"), others a group", file, o->id);
+  if (n_all > 0)
+    {
+      if (n_all != world)
+        RFAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name: a collective of every rank in %u "
+               "of the %u rank files", file, o->id, n_all, world);
+      GArray *a = g_array_new (FALSE, FALSE, sizeof (guint32));
+      for (guint32 r = 0; r < world; r++)
+        g_array_append_val (a, r);
+      g_ptr_array_add (parts, a);
+    }
+  else
+    {
+      /* every member of each group must have the node with that group */
+      g_autofree guint32 *pg_of = g_new0 (guint32, world);
+      for (guint k = 0; k < o->rank_pg->len; k += 2)
+        pg_of[g_array_index (o->rank_pg, guint32, k)] = g_array_index (o->rank_pg, guint32, k + 1);
+      GHashTableIter it;
+      gpointer key, val;
+      g_hash_table_iter_init (&it, by_pg);
+      while (g_hash_table_iter_next (&it, &key, &val))
+        {
+          const char *name = sp_chakra_pg_name (f->pg, GPOINTER_TO_UINT (key));
+          const GArray *m = sp_chakra_pg_members (f->pg, GPOINTER_TO_UINT (key));
+          if (m == NULL)
+            RFAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name: group %s has no ranks",
+                   file, o->id, name);
+          for (guint k = 0; k < m->len; k++)
+            {
+              guint32 r = g_array_index (m, guint32, k);
+              if (r >= world)
+                RFAIL ("%s: group %s: rank %u, but the rank files stop at %s.%u.et",
+                       f->pg->path, name, r, f->prefix, world - 1);
+              if (pg_of[r] != GPOINTER_TO_UINT (key))
+                {
+                  if (pg_of[r] == 0)
+                    RFAIL ("%s.%u.et: node %" G_GUINT64_FORMAT ": missing: rank %u is in group %s "
+                           "of the node in %s, but its file has no such node", f->prefix, r,
+                           o->id, r, name, file);
+                  RFAIL ("%s.%u.et: node %" G_GUINT64_FORMAT ": field pg_name '%s' disagrees with "
+                         "%s.%u.et, where the node's group '%s' holds rank %u", f->prefix, r, o->id,
+                         sp_chakra_pg_name (f->pg, pg_of[r]), f->prefix,
+                         GPOINTER_TO_UINT (val) - 1, name, r);
+                }
+            }
+          g_ptr_array_add (parts, g_array_copy ((GArray *) m));
+        }
+    }
+  return TRUE;
+#undef RFAIL
+}
+
 static gboolean
 merge (guint32 *have, guint32 want)
 {
@@ -251,71 +326,8 @@ sp_chakra_build_foreign (const SpChakraForeign *f, GPtrArray *ops, GError **erro
       g_autoptr (GPtrArray) parts = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
       if (o->peers)
         p2p_rings (o->peers, world, parts);
-      else
-        {
-      /* the groups this collective uses, checked against the group file */
-      g_autoptr (GHashTable) by_pg = g_hash_table_new (NULL, NULL);
-      guint32 n_all = 0;
-      for (guint k = 0; k < o->rank_pg->len; k += 2)
-        {
-          guint32 r = g_array_index (o->rank_pg, guint32, k);
-          guint32 pg = g_array_index (o->rank_pg, guint32, k + 1);
-          if (pg == 0)
-            n_all++;
-          else
-            g_hash_table_insert (by_pg, GUINT_TO_POINTER (pg), GUINT_TO_POINTER (r + 1));
-        }
-      if (n_all > 0 && g_hash_table_size (by_pg) > 0)
-        FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name: some files give the node every rank "
-              "(pg_name \"\" or \"0\"), others a group", file, o->id);
-      if (n_all > 0)
-        {
-          if (n_all != world)
-            FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name: a collective of every rank in %u "
-                  "of the %u rank files", file, o->id, n_all, world);
-          GArray *a = g_array_new (FALSE, FALSE, sizeof (guint32));
-          for (guint32 r = 0; r < world; r++)
-            g_array_append_val (a, r);
-          g_ptr_array_add (parts, a);
-        }
-      else
-        {
-          /* every member of each group must have the node with that group */
-          g_autofree guint32 *pg_of = g_new0 (guint32, world);
-          for (guint k = 0; k < o->rank_pg->len; k += 2)
-            pg_of[g_array_index (o->rank_pg, guint32, k)] = g_array_index (o->rank_pg, guint32, k + 1);
-          GHashTableIter it;
-          gpointer key, val;
-          g_hash_table_iter_init (&it, by_pg);
-          while (g_hash_table_iter_next (&it, &key, &val))
-            {
-              const char *name = sp_chakra_pg_name (f->pg, GPOINTER_TO_UINT (key));
-              const GArray *m = sp_chakra_pg_members (f->pg, GPOINTER_TO_UINT (key));
-              if (m == NULL)
-                FAIL ("%s: node %" G_GUINT64_FORMAT ": field pg_name: group %s has no ranks",
-                      file, o->id, name);
-              for (guint k = 0; k < m->len; k++)
-                {
-                  guint32 r = g_array_index (m, guint32, k);
-                  if (r >= world)
-                    FAIL ("%s: group %s: rank %u, but the rank files stop at %s.%u.et",
-                          f->pg->path, name, r, f->prefix, world - 1);
-                  if (pg_of[r] != GPOINTER_TO_UINT (key))
-                    {
-                      if (pg_of[r] == 0)
-                        FAIL ("%s.%u.et: node %" G_GUINT64_FORMAT ": missing: rank %u is in group %s "
-                              "of the node in %s, but its file has no such node", f->prefix, r,
-                              o->id, r, name, file);
-                      FAIL ("%s.%u.et: node %" G_GUINT64_FORMAT ": field pg_name '%s' disagrees with "
-                            "%s.%u.et, where the node's group '%s' holds rank %u", f->prefix, r, o->id,
-                            sp_chakra_pg_name (f->pg, pg_of[r]), f->prefix,
-                            GPOINTER_TO_UINT (val) - 1, name, r);
-                    }
-                }
-              g_ptr_array_add (parts, g_array_copy ((GArray *) m));
-            }
-        }
-        }
+      else if (!collective_parts (f, o, file, parts, error))
+        goto fail;
       g_autofree char *pkey = partition_key (parts);
       if (cands == NULL)
         cands = candidates (world, dpn);
