@@ -355,8 +355,10 @@ START_TEST (test_hostile_logs)
   ck_assert_msg (strstr (e_rows->message, "600000 points x 128 ranks = 76800000 trace rows is "
                                           "more than the importer's limit"), "%s", e_rows->message);
 
-  /* 40,000 distinct ranks and environment keys: linear, well under a
-   * second (bench/bench-import.sh measures a log at the size limit) */
+  /* 40,000 distinct ranks and environment keys, all kept, the first value
+   * of a repeated key winning.  How fast (linear in the log) is
+   * bench/bench-import.sh's to measure, on a log at the size limit, not a
+   * unit test's: a wall-clock bound here failed on a loaded CI machine. */
   const guint n = 40000;
   g_autoptr (GString) big = g_string_new ("# Collective test starting: all_reduce_perf\n");
   for (guint r = 0; r < n; r++)
@@ -366,18 +368,15 @@ START_TEST (test_hostile_logs)
     g_string_append_printf (big, "h:1:1 [0] NCCL INFO NCCL_K%u set by environment to %u\n", e, e);
   g_string_append (big, "h:1:1 [0] NCCL INFO NCCL_K7 set by environment to again\n"
                         "#  size count type time\n1024 256 float 10\n# Avg bus bandwidth : 0\n");
-  gint64 t0 = g_get_monotonic_time ();
   g_autoptr (GError) e_big = NULL;
   g_autoptr (SpNcclTestsLog) l_big = sp_nccl_tests_parse (big->str, (gssize) big->len, "b.txt",
                                                           &e_big);
-  double seconds = (double) (g_get_monotonic_time () - t0) / 1e6;
   SP_ASSERT_NO_ERROR (e_big);
   ck_assert_uint_eq (sp_nccl_tests_log_n_ranks (l_big), n);
   const char *const *env = sp_nccl_tests_log_env (l_big);
   ck_assert_uint_eq (g_strv_length ((char **) env), 2 * n);
   ck_assert_str_eq (env[2 * 7], "NCCL_K7");
   ck_assert_str_eq (env[2 * 7 + 1], "7"); /* the first value of a key is kept */
-  ck_assert_msg (seconds < 1.0, "%u rank and %u environment lines took %.2f s", n, n, seconds);
 
   /* a rank listed twice is still refused */
   g_autoptr (GError) e_dup = NULL;
