@@ -281,6 +281,10 @@ sp_exec_data_prepare (const SpExecCtx *ctx, SpExecTask *t, GError **error)
     case SP_COLL_BROADCAST:
       t->in_bytes = 0, t->out_bytes = B;
       break;
+    case SP_COLL_P2P: /* the sender's buffer goes to the receiver */
+      t->in_bytes = t->group_rank == op->src ? B : 0;
+      t->out_bytes = t->group_rank == op->dst ? B : 0;
+      break;
     case SP_COLL_REDUCE:
       t->in_bytes = B, t->out_bytes = t->group_rank == 0 ? B : 0;
       break;
@@ -337,7 +341,7 @@ static gboolean
 is_moving (SpColl k)
 {
   return k == SP_COLL_ALL_GATHER || k == SP_COLL_ALL_TO_ALL || k == SP_COLL_BROADCAST ||
-         k == SP_COLL_SEND || k == SP_COLL_RECV;
+         k == SP_COLL_SEND || k == SP_COLL_RECV || k == SP_COLL_P2P;
 }
 
 void
@@ -558,8 +562,10 @@ sp_exec_data_check (const SpExecCtx *ctx, const SpExecTask *t, gint32 iter, char
     case SP_COLL_BROADCAST:
     case SP_COLL_SEND:
     case SP_COLL_RECV:
+    case SP_COLL_P2P:
       {
         guint32 from = op->kind == SP_COLL_BROADCAST ? 0
+                       : op->kind == SP_COLL_P2P ? op->src
                        : op->kind == SP_COLL_SEND ? (g + n - 1) % n : (g + 1) % n;
         guint64 seed = seed_of (t->members[from], op->id, iter);
         for (guint64 k = 0; k < t->out_bytes; k++)

@@ -182,7 +182,8 @@ build_tasks (SpExecCtx *ctx, const SpTopo *topo, GError **error)
       else
         {
           ctx->families_used[op->family] = TRUE;
-          if (sp_groups_find (ctx->groups, op->family, ctx->rank, &t->group_index, &t->group_rank))
+          /* a p2p op runs on its sender and receiver only */
+          if (sp_plan_op_find (ctx->groups, op, ctx->rank, &t->group_index, &t->group_rank))
             {
               t->runs = TRUE;
               t->members = sp_groups_members (ctx->groups, op->family, t->group_index, &t->group_size);
@@ -648,6 +649,8 @@ run_inner (SpExecCtx *ctx, SpExecResult *res, GError **error)
     return FALSE;
 
   g_autoptr (SpGroups) groups = sp_groups_build (sp_plan_groups_options (plan), &local);
+  if (groups != NULL)
+    sp_plan_check_groups (plan, groups, &local);
   if (!sp_exec_agree (ctx, &local, FALSE, error))
     return FALSE;
   ctx->plan = plan;

@@ -154,7 +154,12 @@ append_op (GString *s, const SpOp *op)
   append_key (s, "parent");
   append_i64 (s, op->parent);
   g_string_append (s, ", ");
-  append_u64_member (s, "flops", op->flops, TRUE);
+  append_u64_member (s, "flops", op->flops, op->kind != SP_COLL_P2P);
+  if (op->kind == SP_COLL_P2P)
+    {
+      append_u64_member (s, "src", op->src, FALSE);
+      append_u64_member (s, "dst", op->dst, TRUE);
+    }
   g_string_append_c (s, '}');
 }
 
@@ -321,7 +326,7 @@ key_index (const char *const *known, const char *key)
   return -1;
 }
 
-#define MAX_KEYS 16
+#define MAX_KEYS 20
 
 /* The members of the object at the scanner: value offsets of the known
  * keys (offsets[i] = G_MAXSIZE when absent).  The first unknown or repeated
@@ -471,10 +476,11 @@ read_meta (SpJsonScan *s, gsize offset, SpPlan *plan, GError **error)
 }
 
 enum { K_ID, K_NAME, K_LAYER, K_PHASE, K_KIND, K_FAMILY, K_BYTES, K_COUNT, K_DTYPE, K_REDOP,
-       K_ALGO, K_STREAM, K_DEPS, K_PARENT, K_FLOPS, K_N };
+       K_ALGO, K_STREAM, K_DEPS, K_PARENT, K_FLOPS, K_SRC, K_DST, K_N };
+G_STATIC_ASSERT (K_N <= MAX_KEYS);
 static const char *const op_keys[] = {
   "id", "name", "layer", "phase", "kind", "family", "bytes", "count", "dtype", "redop",
-  "algorithm", "stream", "deps", "parent", "flops", NULL };
+  "algorithm", "stream", "deps", "parent", "flops", "src", "dst", NULL };
 static const int op_required[] = { K_ID, K_NAME, K_KIND, K_FAMILY, K_BYTES, K_DTYPE };
 
 static gboolean
@@ -621,6 +627,23 @@ read_op (SpJsonScan *s, SpPlan *plan, guint32 index, guint32 n_total, OpScratch 
       && (!value_at (s, off[K_FLOPS], &v, error)
           || !want_u64 (&v, &w, "flops", 0, G_MAXUINT64, &op.flops, error)))
     return FALSE;
+  if (op.kind == SP_COLL_P2P && (off[K_SRC] == G_MAXSIZE || off[K_DST] == G_MAXSIZE))
+    return plan_error (error, &w, "missing key '%s': a p2p op names its sender and receiver",
+                       off[K_SRC] == G_MAXSIZE ? "src" : "dst");
+  if (op.kind != SP_COLL_P2P && (off[K_SRC] != G_MAXSIZE || off[K_DST] != G_MAXSIZE))
+    return plan_error (error, &w, "key '%s' on kind %s: only p2p ops have a sender and a receiver",
+                       off[K_SRC] != G_MAXSIZE ? "src" : "dst", sp_coll_name (op.kind));
+  if (off[K_SRC] != G_MAXSIZE)
+    {
+      if (!value_at (s, off[K_SRC], &v, error)
+          || !want_u64 (&v, &w, "src", 0, G_MAXUINT32, &u, error))
+        return FALSE;
+      op.src = (guint32) u;
+      if (!value_at (s, off[K_DST], &v, error)
+          || !want_u64 (&v, &w, "dst", 0, G_MAXUINT32, &u, error))
+        return FALSE;
+      op.dst = (guint32) u;
+    }
   if (off[K_PARENT] != G_MAXSIZE)
     {
       if (!value_at (s, off[K_PARENT], &v, error)

@@ -302,6 +302,23 @@ validate_op (const SpPlan *plan, const SpOp *op, guint32 id, const char *name, G
   if (!validate_sizes (op, id, name, error))
     return FALSE;
 
+  if (op->kind == SP_COLL_P2P)
+    {
+      if (op->src == op->dst)
+        return op_error (error, id, name, SP_ERROR_INVALID_PLAN,
+                         "src and dst are both group rank %u: a p2p op sends to another member",
+                         op->src);
+      guint32 W = plan->groups.world_size;
+      if (op->src >= W || op->dst >= W)
+        return op_error (error, id, name, SP_ERROR_INVALID_PLAN,
+                         "%s %u is not a group rank of a %u-rank world", op->src >= W ? "src" : "dst",
+                         op->src >= W ? op->src : op->dst, W);
+    }
+  else if (op->src != 0 || op->dst != 0)
+    return op_error (error, id, name, SP_ERROR_INVALID_PLAN,
+                     "src %u / dst %u on kind %s: only p2p ops name a sender and a receiver",
+                     op->src, op->dst, kind);
+
   for (guint32 i = 0; i < op->n_deps; i++)
     if (op->deps[i] >= id)
       return op_error (error, id, name, SP_ERROR_INVALID_PLAN,
@@ -381,6 +398,77 @@ sp_plan_add_op (SpPlan *plan, const SpOp *op, guint32 *out_id, GError **error)
   return TRUE;
 }
 
+/* ---- who runs an op ------------------------------------------------------ */
+
+gboolean
+sp_plan_op_find (const SpGroups *groups, const SpOp *op, guint32 rank, guint32 *out_index,
+                 guint32 *out_group_rank)
+{
+  g_return_val_if_fail (groups != NULL && op != NULL, FALSE);
+  guint32 index = rank, gr = 0;
+  if (op->family != SP_FAMILY_NONE)
+    {
+      if (!sp_groups_find (groups, op->family, rank, &index, &gr))
+        return FALSE;
+      if (op->kind == SP_COLL_P2P && gr != op->src && gr != op->dst)
+        return FALSE;
+    }
+  if (out_index)
+    *out_index = index;
+  if (out_group_rank)
+    *out_group_rank = gr;
+  return TRUE;
+}
+
+const guint32 *
+sp_plan_op_members (const SpGroups *groups, const SpOp *op, guint32 index, guint32 pair[2],
+                    guint32 *out_n)
+{
+  g_return_val_if_fail (groups != NULL && op != NULL && out_n != NULL, NULL);
+  guint32 n = 0;
+  const guint32 *m = sp_groups_members (groups, op->family, index, &n);
+  if (op->kind != SP_COLL_P2P)
+    {
+      *out_n = n;
+      return m;
+    }
+  g_return_val_if_fail (pair != NULL, NULL);
+  if (m == NULL || op->src >= n || op->dst >= n)
+    {
+      *out_n = 0;
+      return pair;
+    }
+  pair[0] = m[op->src];
+  pair[1] = m[op->dst];
+  *out_n = 2;
+  return pair;
+}
+
+gboolean
+sp_plan_check_groups (const SpPlan *plan, const SpGroups *groups, GError **error)
+{
+  g_return_val_if_fail (plan != NULL && groups != NULL, FALSE);
+  for (guint32 i = 0; i < plan->n_ops; i++)
+    {
+      const SpOp *op = sp_plan_op (plan, i);
+      if (op->kind != SP_COLL_P2P)
+        continue;
+      guint32 ng = sp_groups_n_groups (groups, op->family);
+      for (guint32 g = 0; g < ng; g++)
+        {
+          guint32 n = 0;
+          sp_groups_members (groups, op->family, g, &n);
+          guint32 top = MAX (op->src, op->dst);
+          if (top >= n)
+            return op_error (error, i, op->name, SP_ERROR_INVALID_PLAN,
+                             "%s %u is not a member of %s group %u, which has %u rank%s",
+                             top == op->src ? "src" : "dst", top, sp_family_name (op->family), g,
+                             n, n == 1 ? "" : "s");
+        }
+    }
+  return TRUE;
+}
+
 /* ---- metadata ------------------------------------------------------------ */
 
 void
@@ -444,7 +532,7 @@ op_equal (const SpOp *a, const SpOp *b)
       || a->kind != b->kind || a->family != b->family || a->bytes != b->bytes
       || a->count != b->count || a->dtype != b->dtype || a->redop != b->redop
       || a->algorithm != b->algorithm || a->stream != b->stream || a->flops != b->flops
-      || a->n_deps != b->n_deps)
+      || a->n_deps != b->n_deps || a->src != b->src || a->dst != b->dst)
     return FALSE;
   if (strcmp (a->name, b->name) != 0)
     return FALSE;

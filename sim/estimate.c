@@ -124,7 +124,7 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
     {
       g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,
                    "collective '%s' is not simulated (accepted: all_reduce, all_gather, "
-                   "reduce_scatter, all_to_all, broadcast, reduce, send, recv)",
+                   "reduce_scatter, all_to_all, broadcast, reduce, send, recv, p2p)",
                    sp_coll_name (r->coll) ? sp_coll_name (r->coll) : "?");
       return FALSE;
     }
@@ -138,6 +138,12 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
   if (!sp_sim_group_ranks (topo, r, &ranks, &n, error))
     return FALSE;
   SpColl coll = r->coll;
+  if (coll == SP_COLL_P2P && n != 2)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "p2p runs between 2 ranks (the first sends to the second), got %u", n);
+      return FALSE;
+    }
   if (sp_sim_is_p2p (coll) && n < 2)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,

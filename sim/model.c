@@ -562,7 +562,7 @@ sp_sim_coll_supported (SpColl c)
 {
   return c == SP_COLL_ALL_REDUCE || c == SP_COLL_ALL_GATHER || c == SP_COLL_REDUCE_SCATTER
          || c == SP_COLL_BROADCAST || c == SP_COLL_REDUCE || c == SP_COLL_ALL_TO_ALL
-         || c == SP_COLL_SEND || c == SP_COLL_RECV;
+         || c == SP_COLL_SEND || c == SP_COLL_RECV || c == SP_COLL_P2P;
 }
 
 gboolean

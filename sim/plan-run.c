@@ -19,6 +19,7 @@ typedef struct {
   guint64 bytes;
   SpFamily family;
   SpAlgo algo;
+  guint32 src, dst; /* p2p */
   guint64 *dur; /* per group of the family, ns */
 } CostEntry;
 
@@ -50,8 +51,8 @@ cost_isolated (SpPlanCtx *c, const SpOp *op, SpSimModel model, guint64 *dur, GEr
   g_autoptr (GArray) times = g_array_new (FALSE, FALSE, sizeof (guint64));
   for (guint32 g = 0; g < ng; g++)
     {
-      guint32 n;
-      const guint32 *m = sp_groups_members (c->groups, op->family, g, &n);
+      guint32 n, pair[2];
+      const guint32 *m = sp_plan_op_members (c->groups, op, g, pair, &n);
       dur[g] = 0;
       if (n <= 1)
         continue;
@@ -90,8 +91,8 @@ cost_concurrent (SpPlanCtx *c, const SpOp *op, guint64 *dur, gboolean *out_fallb
   *out_fallback = FALSE;
   for (guint32 g = 0; g < ng && ok; g++)
     {
-      guint32 n;
-      const guint32 *m = sp_groups_members (c->groups, op->family, g, &n);
+      guint32 n, pair[2];
+      const guint32 *m = sp_plan_op_members (c->groups, op, g, pair, &n);
       if (n <= 1)
         continue;
       SpShape sh;
@@ -166,7 +167,7 @@ sp_plan_check_supported (const SpOp *op, GError **error)
     return TRUE;
   g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,
                "op %u (%s): collective '%s' is not simulated (accepted: all_reduce, "
-               "all_gather, reduce_scatter, all_to_all, broadcast, reduce, send, recv)",
+               "all_gather, reduce_scatter, all_to_all, broadcast, reduce, send, recv, p2p)",
                op->id, op->name, sp_coll_name (op->kind) ? sp_coll_name (op->kind) : "?");
   return FALSE;
 }
@@ -178,13 +179,14 @@ cost_lookup (SpPlanCtx *c, const SpOp *op, GError **error)
     {
       const CostEntry *e = &g_array_index (c->cache, CostEntry, i);
       if (e->coll == op->kind && e->bytes == op->bytes && e->family == op->family
-          && e->algo == op->algorithm)
+          && e->algo == op->algorithm && e->src == op->src && e->dst == op->dst)
         return e;
     }
   if (!sp_plan_check_supported (op, error))
     return NULL;
   guint32 ng = sp_groups_n_groups (c->groups, op->family);
-  CostEntry e = { op->kind, op->bytes, op->family, op->algorithm, g_new0 (guint64, ng ? ng : 1) };
+  CostEntry e = { op->kind, op->bytes, op->family, op->algorithm, op->src, op->dst,
+                  g_new0 (guint64, ng ? ng : 1) };
   gboolean ok = TRUE;
   if (op->bytes > 0)
     {
@@ -238,7 +240,7 @@ sp_plan_span_at (const SpSimResult *res, const SpPlan *plan, guint32 d, guint32 
       return s->end == SP_SPAN_UNSET ? NULL : s;
     }
   guint32 gi, gr;
-  if (!sp_groups_find (res->groups, sp_plan_op (plan, d)->family, r, &gi, &gr))
+  if (!sp_plan_op_find (res->groups, sp_plan_op (plan, d), r, &gi, &gr))
     return NULL;
   const SpSpan *s = &res->spans[res->off[d] + gi];
   return s->end == SP_SPAN_UNSET ? NULL : s;
@@ -340,8 +342,8 @@ schedule (SpPlanCtx *c, SpSimResult *res, gboolean zero_comm, const guint32 *str
           guint32 ng = sp_groups_n_groups (c->groups, op->family);
           for (guint32 g = 0; g < ng; g++)
             {
-              guint32 n;
-              const guint32 *m = sp_groups_members (c->groups, op->family, g, &n);
+              guint32 n, pair[2];
+              const guint32 *m = sp_plan_op_members (c->groups, op, g, pair, &n);
               guint64 t = 0;
               for (guint32 i = 0; i < n; i++)
                 t = MAX (t, MAX (rd[m[i]], deps_ready (res, plan, op, parent, m[i])));
@@ -379,8 +381,7 @@ check (const SpPlanCtx *c, const SpSimResult *res, GError **error)
       for (guint32 r = 0; r < c->W; r++)
         {
           guint32 gi, gr;
-          gboolean member = op->family == SP_FAMILY_NONE
-                            || sp_groups_find (c->groups, op->family, r, &gi, &gr);
+          gboolean member = sp_plan_op_find (c->groups, op, r, &gi, &gr);
           const SpSpan *s = sp_plan_span_at (res, plan, o, r);
           if (member != (s != NULL))
             {
@@ -560,6 +561,11 @@ sp_sim_run_plan_full (const SpTopo *topo, SpSimModel model, const SpPlan *plan,
         sp_sim_result_free (res);
         return NULL;
       }
+  if (!sp_plan_check_groups (plan, groups, error))
+    {
+      sp_sim_result_free (res);
+      return NULL;
+    }
   res->spans = g_new (SpSpan, res->off[n_ops] ? res->off[n_ops] : 1);
   /* groups and plan are the hosts'; the network is NCCL's view of them */
   g_autoptr (SpTopo) view = NULL;

@@ -51,11 +51,14 @@ typedef struct {
   guint32 op, index; /* index: group (collectives) or rank (kernels) */
 } Work;
 
-/* The groups of one family by shape class (groups of one shape cost the same). */
+/* The groups of one family by shape class (groups of one shape cost the
+ * same); for p2p ops, the (src, dst) pairs of the family's groups. */
 typedef struct {
   gboolean built;
   guint32 *cls;  /* per group: class, NONE32 for a group of ≤ 1 rank */
   GArray *shapes; /* SpShape per class */
+  SpFamily family;
+  guint32 src, dst; /* p2p pairs (pair_fams) */
 } FamShapes;
 
 /* A collective's cost per shape class, shared by every op of one (kind,
@@ -65,6 +68,8 @@ typedef struct {
   guint64 bytes;
   SpFamily family;
   SpAlgo algo;
+  guint32 src, dst;  /* p2p */
+  FamShapes *fs;     /* the groups' shape classes */
   SpCost *cost;      /* per class */
   guint64 *flows;    /* per class: bound on the flows one phase adds */
   guint64 *alone_ns; /* per class: the group alone (des), SP_SPAN_UNSET until needed */
@@ -88,6 +93,7 @@ typedef struct {
   guint64 *kernel_dur;              /* per op: kernel ns */
   guint32 *cost_of;                 /* per op: index into costs, NONE32 */
   FamShapes fam[SP_FAMILY_N];
+  GPtrArray *pair_fams;             /* FamShapes of p2p ops, one per (family, src, dst) */
   GArray *costs;                    /* StepCost */
   GArray *jobs;                     /* JobInfo, indexed by engine job id */
   GPtrArray *batches;               /* GArray of guint32 ranks per kernel batch */
@@ -107,7 +113,7 @@ runs (const Step *s, const SpOp *op, guint32 r, guint32 *out_index)
       return TRUE;
     }
   guint32 gr;
-  return sp_groups_find (s->c->groups, op->family, r, out_index, &gr);
+  return sp_plan_op_find (s->c->groups, op, r, out_index, &gr);
 }
 
 /* TRUE when op `d` no longer holds rank r back: done there, or not run there. */
@@ -199,9 +205,9 @@ try_start (Step *s, guint32 o, guint32 r)
       kernel_arrive (s, o, r);
       return;
     }
-  guint32 g, n;
+  guint32 g, n, pair[2];
   runs (s, op, r, &g);
-  sp_groups_members (s->c->groups, op->family, g, &n);
+  sp_plan_op_members (s->c->groups, op, g, pair, &n);
   if (++s->ready_count[s->res->off[o] + g] == n)
     launch_group (s, o, g);
 }
@@ -246,8 +252,8 @@ group_done (Step *s, guint32 o, guint32 g)
 {
   const SpOp *op = sp_plan_op (s->plan, o);
   s->res->spans[s->res->off[o] + g].end = sp_engine_now (s->eng);
-  guint32 n;
-  const guint32 *m = sp_groups_members (s->c->groups, op->family, g, &n);
+  guint32 n, pair[2];
+  const guint32 *m = sp_plan_op_members (s->c->groups, op, g, pair, &n);
   for (guint32 i = 0; i < n; i++)
     on_done (s, o, m[i]);
   sp_plan_progress (s->c, 1);
@@ -292,16 +298,17 @@ launch_group (Step *s, guint32 o, guint32 g)
   const SpOp *op = sp_plan_op (s->plan, o);
   guint64 now = sp_engine_now (s->eng);
   s->res->spans[s->res->off[o] + g].start = now;
-  guint32 k = s->fam[op->family].cls[g];
+  StepCost *e = s->cost_of[o] == NONE32 ? NULL
+                : &g_array_index (s->costs, StepCost, s->cost_of[o]);
+  guint32 k = e != NULL ? e->fs->cls[g] : NONE32;
   if (op->bytes == 0 || k == NONE32 || s->error != NULL)
     {
       push_work (s, o, g);
       return;
     }
-  StepCost *e = &g_array_index (s->costs, StepCost, s->cost_of[o]);
-  guint32 n;
-  const guint32 *m = sp_groups_members (s->c->groups, op->family, g, &n);
-  const SpShape *sh = &g_array_index (s->fam[op->family].shapes, SpShape, k);
+  guint32 n, pair[2];
+  const guint32 *m = sp_plan_op_members (s->c->groups, op, g, pair, &n);
+  const SpShape *sh = &g_array_index (e->fs->shapes, SpShape, k);
   guint64 flows = e->flows[k];
   if (e->cost[k].algo == SP_ALGO_DIRECT && op->kind == SP_COLL_ALL_TO_ALL)
     flows = sp_des_flow_bound (s->c->net, sh, &e->cost[k], op->kind, m, n);
@@ -362,10 +369,31 @@ job_done (SpEngine *engine, guint32 job, gpointer data)
   drain (s);
 }
 
+/* The shape classes of the groups op runs on: its family's, or for a p2p
+ * op those of the family's (src, dst) pairs. */
 static FamShapes *
-family_shapes (Step *s, SpFamily f, GError **error)
+family_shapes (Step *s, const SpOp *op, GError **error)
 {
+  SpFamily f = op->family;
   FamShapes *fs = &s->fam[f];
+  if (op->kind == SP_COLL_P2P)
+    {
+      fs = NULL;
+      for (guint i = 0; i < s->pair_fams->len && fs == NULL; i++)
+        {
+          FamShapes *x = s->pair_fams->pdata[i];
+          if (x->family == f && x->src == op->src && x->dst == op->dst)
+            fs = x;
+        }
+      if (fs == NULL)
+        {
+          fs = g_new0 (FamShapes, 1);
+          fs->family = f;
+          fs->src = op->src;
+          fs->dst = op->dst;
+          g_ptr_array_add (s->pair_fams, fs);
+        }
+    }
   if (fs->built)
     return fs;
   guint32 ng = sp_groups_n_groups (s->c->groups, f);
@@ -374,8 +402,8 @@ family_shapes (Step *s, SpFamily f, GError **error)
   fs->built = TRUE;
   for (guint32 g = 0; g < ng; g++)
     {
-      guint32 n;
-      const guint32 *m = sp_groups_members (s->c->groups, f, g, &n);
+      guint32 n, pair[2];
+      const guint32 *m = sp_plan_op_members (s->c->groups, op, g, pair, &n);
       fs->cls[g] = NONE32;
       if (n <= 1)
         continue;
@@ -405,18 +433,18 @@ prepare_cost (Step *s, guint32 o, GError **error)
     {
       const StepCost *e = &g_array_index (s->costs, StepCost, i);
       if (e->kind == op->kind && e->bytes == op->bytes && e->family == op->family
-          && e->algo == op->algorithm)
+          && e->algo == op->algorithm && e->src == op->src && e->dst == op->dst)
         {
           s->cost_of[o] = i;
           return TRUE;
         }
     }
-  FamShapes *fs = family_shapes (s, op->family, error);
+  FamShapes *fs = family_shapes (s, op, error);
   if (fs == NULL)
     return FALSE;
   guint nc = MAX (fs->shapes->len, 1);
-  StepCost e = { op->kind, op->bytes, op->family, op->algorithm, g_new0 (SpCost, nc),
-                 g_new0 (guint64, nc), g_new (guint64, nc) };
+  StepCost e = { op->kind, op->bytes, op->family, op->algorithm, op->src, op->dst, fs,
+                 g_new0 (SpCost, nc), g_new0 (guint64, nc), g_new (guint64, nc) };
   g_array_append_val (s->costs, e); /* owned by s->costs from here on */
   s->cost_of[o] = s->costs->len - 1;
   for (guint k = 0; k < nc; k++)
@@ -430,10 +458,10 @@ prepare_cost (Step *s, guint32 o, GError **error)
           g_prefix_error (error, "op %u (%s): ", op->id, op->name);
           return FALSE;
         }
-      guint32 g = 0, n;
+      guint32 g = 0, n, pair[2];
       while (fs->cls[g] != k)
         g++;
-      const guint32 *m = sp_groups_members (s->c->groups, op->family, g, &n);
+      const guint32 *m = sp_plan_op_members (s->c->groups, op, g, pair, &n);
       /* all_to_all: the representative group's bound (launch_group counts
        * each group's own) */
       e.flows[k] = sp_des_flow_bound (s->c->net, sh, &e.cost[k], op->kind, m, n);
@@ -528,6 +556,16 @@ step_clear (Step *s)
       if (s->fam[f].shapes)
         g_array_free (s->fam[f].shapes, TRUE);
     }
+  for (guint i = 0; s->pair_fams != NULL && i < s->pair_fams->len; i++)
+    {
+      FamShapes *fs = s->pair_fams->pdata[i];
+      g_free (fs->cls);
+      if (fs->shapes)
+        g_array_free (fs->shapes, TRUE);
+      g_free (fs);
+    }
+  if (s->pair_fams)
+    g_ptr_array_free (s->pair_fams, TRUE);
   for (guint i = 0; s->costs != NULL && i < s->costs->len; i++)
     {
       StepCost *e = &g_array_index (s->costs, StepCost, i);
@@ -578,6 +616,7 @@ sp_plan_run_step (SpPlanCtx *c, SpSimResult *res, const gint64 *last_sub,
   s.n_ops = res->n_ops;
   s.W = c->W;
   s.stream_of = stream_of;
+  s.pair_fams = g_ptr_array_new ();
   s.costs = g_array_new (FALSE, FALSE, sizeof (StepCost));
   s.jobs = g_array_new (FALSE, FALSE, sizeof (JobInfo));
   s.batches = g_ptr_array_new_with_free_func (free_batch);

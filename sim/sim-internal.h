@@ -32,11 +32,13 @@ gboolean sp_sim_nccl_topo (const SpTopo *topo, SpTopo **out_view, GError **error
 SpHostCpu sp_sim_host_cpu (const SpTopoSpec *spec);
 /* send / recv: the exchange around a group, each member sending S to the
  * next member (send) or to the previous one (recv), as the executor runs
- * it; both are costed alike, the flows of recv run the other way. */
+ * it; both are costed alike, the flows of recv run the other way.  p2p:
+ * one flow, from the first of its two ranks to the second (the plan's
+ * src and dst members: sp_plan_op_members). */
 static inline gboolean
 sp_sim_is_p2p (SpColl c)
 {
-  return c == SP_COLL_SEND || c == SP_COLL_RECV;
+  return c == SP_COLL_SEND || c == SP_COLL_RECV || c == SP_COLL_P2P;
 }
 /* [inter] nic_path, or the board's default (model.c). */
 SpNicPath sp_sim_nic_path (const SpTopoSpec *spec);

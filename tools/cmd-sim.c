@@ -104,10 +104,10 @@ write_trace (const char *path, const SpTopo *topo, const SpPlan *plan, const SpG
       || !sp_trace_writer_set_plan (w, plan, NULL, error)
       || !sp_trace_writer_set_groups (w, groups, error) || !set_cluster (w, topo, error))
     return FALSE;
-  /* per (family, group) op sequence numbers */
-  guint32 *seq[SP_FAMILY_N] = { NULL };
-  for (guint f = 0; f < SP_FAMILY_N; f++)
-    seq[f] = g_new0 (guint32, sp_groups_n_groups (groups, (SpFamily) f) + 1);
+  /* per (family, rank) op sequence numbers: the ops the rank issued on
+   * its group's communicator, as the executor counts them (a p2p op counts
+   * on its sender and receiver only) */
+  guint32 *seq[SP_FAMILY_N] = { NULL }; /* allocated for the families the plan uses */
   GArray *buf = g_array_sized_new (FALSE, FALSE, sizeof (SpTraceRow), 4096);
   gboolean ok = TRUE;
   guint32 n_ops = sp_plan_n_ops (plan);
@@ -117,12 +117,6 @@ write_trace (const char *path, const SpTopo *topo, const SpPlan *plan, const SpG
       const SpOp *op = sp_plan_op (plan, o);
       gboolean comp = sp_coll_is_composite (op->kind);
       gboolean kernel = op->family == SP_FAMILY_NONE;
-      if (!comp && !kernel)
-        {
-          guint32 ng = sp_groups_n_groups (groups, op->family);
-          for (guint32 g = 0; g < ng; g++)
-            seq[op->family][g]++;
-        }
       for (guint32 r = 0; r < W; r++)
         {
           guint64 s, e;
@@ -135,14 +129,16 @@ write_trace (const char *path, const SpTopo *topo, const SpPlan *plan, const SpG
           row.iter = 0;
           row.rank = r;
           guint32 gi, gr;
-          if (!kernel && sp_groups_find (groups, op->family, r, &gi, &gr))
+          if (!kernel && sp_plan_op_find (groups, op, r, &gi, &gr))
             {
               row.group_id = sp_trace_group_id (groups, op->family, gi);
               row.group_rank = gr;
               guint32 gs;
               sp_groups_members (groups, op->family, gi, &gs);
               row.group_size = gs;
-              row.seq_in_group = comp ? 0 : seq[op->family][gi] - 1;
+              if (seq[op->family] == NULL)
+                seq[op->family] = g_new0 (guint32, W);
+              row.seq_in_group = comp ? 0 : seq[op->family][r]++;
             }
           row.coll = op->kind;
           row.dtype = op->dtype;

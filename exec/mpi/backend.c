@@ -214,6 +214,13 @@ call_coll (SpExecCtx *ctx, SpExecTask *t, gboolean blocking)
                       : MPI_Ibcast (t->out, (int) t->out_bytes, MPI_BYTE, 0, comm, rq);
     case SP_COLL_BARRIER:
       return blocking ? MPI_Barrier (comm) : MPI_Ibarrier (comm, rq);
+    case SP_COLL_P2P: /* the sender's and the receiver's half (no one else runs it) */
+      if (g == (int) op->src)
+        return blocking ? MPI_Send (t->in, (int) t->in_bytes, MPI_BYTE, (int) op->dst, 6, comm)
+                        : MPI_Isend (t->in, (int) t->in_bytes, MPI_BYTE, (int) op->dst, 6, comm, rq);
+      return blocking ? MPI_Recv (t->out, (int) t->out_bytes, MPI_BYTE, (int) op->src, 6, comm,
+                                  MPI_STATUS_IGNORE)
+                      : MPI_Irecv (t->out, (int) t->out_bytes, MPI_BYTE, (int) op->src, 6, comm, rq);
     case SP_COLL_SEND:
     case SP_COLL_RECV:
       {
@@ -280,7 +287,7 @@ mpi_start (SpExecCtx *ctx, SpExecTask *t)
       return SP_EXEC_OK; /* modelled: test() completes it after sleep_ns */
     case SP_COLL_ALL_GATHER: case SP_COLL_REDUCE_SCATTER: case SP_COLL_REDUCE_SCATTER_BLOCK:
     case SP_COLL_ALL_REDUCE: case SP_COLL_REDUCE: case SP_COLL_ALL_TO_ALL: case SP_COLL_BROADCAST:
-    case SP_COLL_BARRIER: case SP_COLL_SEND: case SP_COLL_RECV:
+    case SP_COLL_BARRIER: case SP_COLL_SEND: case SP_COLL_RECV: case SP_COLL_P2P:
       break;
     default:
       sp_exec_set_error (ctx, "op %u (%s): %s is not an MPI op", op->id, op->name,

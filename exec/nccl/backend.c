@@ -264,6 +264,9 @@ enqueue_nccl (SpNcclState *st, SpExecTask *t, ncclComm_t comm, cudaStream_t stre
       return sp_exec_nccl_alltoall (nt->d_in, nt->d_out, t->in_bytes / n, n, comm, stream);
     case SP_COLL_BARRIER:
       return ncclAllReduce (st->scratch, st->scratch, 1, ncclFloat, ncclSum, comm, stream);
+    case SP_COLL_P2P: /* the sender's and the receiver's half (no one else runs it) */
+      return g == (int) op->src ? ncclSend (nt->d_in, t->in_bytes, ncclUint8, (int) op->dst, comm, stream)
+                                : ncclRecv (nt->d_out, t->out_bytes, ncclUint8, (int) op->src, comm, stream);
     case SP_COLL_SEND:
     case SP_COLL_RECV:
       {

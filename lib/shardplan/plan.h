@@ -3,9 +3,13 @@
  *
  * An op runs on every group of its family at once (every rank executes it
  * in the group of that family that contains the rank; ranks outside every
- * group of the family skip it).  Sizes follow nccl-tests' convention:
+ * group of the family skip it).  A p2p op is the one exception: in every
+ * group of its family, group rank `src` sends `bytes` to group rank `dst`
+ * and the other members skip it (a pipeline's stage-to-stage send: family
+ * replicate, src s, dst s + 1).  Sizes follow nccl-tests' convention:
  *   all_gather, reduce_scatter: bytes = the whole gathered / scattered buffer
- *   all_reduce, broadcast, reduce, all_to_all, send/recv: bytes = per-rank buffer
+ *   all_reduce, broadcast, reduce, all_to_all, send/recv, p2p: bytes = per-rank
+ *   buffer
  * and `count` is the matching element count (bytes × 8 / dtype bits).
  *
  * Composite ops (SP_COLL_HIER_ALL_GATHER, SP_COLL_REDUCE_SCATTER_COALESCED,
@@ -22,6 +26,7 @@
  *             "kind": "all_gather", "family": "shard", "bytes": …, "count": …,
  *             "dtype": "bfloat16", "redop": "none", "algorithm": "auto",
  *             "stream": 1, "deps": [..], "parent": -1, "flops": 0}, …]}
+ * (a p2p op adds "src": S, "dst": D after "flops"; no other kind has them).
  * sp_plan_to_json() writes every key, in this order, meta keys sorted, one op
  * per line (canonical: the digest is over this text).  On input an op needs
  * id, name, kind, family ("none" for kernels), bytes and dtype; the others
@@ -68,6 +73,7 @@ typedef struct {
   guint64 flops;         /* compute ops: FLOPs per rank; 0 otherwise */
   guint32 n_deps;
   const guint32 *deps;   /* ids of ops that must finish first (all < id) */
+  guint32 src, dst;      /* p2p: the group ranks that send and receive; 0 otherwise */
 } SpOp;
 
 typedef struct _SpPlan SpPlan;
@@ -86,7 +92,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpPlan, sp_plan_free)
  * Also: kernels (compute, quantize, dequantize, quant_reduce) take family
  * SP_FAMILY_NONE and everything else a real family; reducing kinds need a
  * redop other than none and the rest redop none; only kernels have flops;
- * dtype none only with bytes = count = 0.
+ * dtype none only with bytes = count = 0; a p2p op has src != dst, both
+ * below the world size, and other kinds src = dst = 0 (whether the family's
+ * groups are that large is sp_plan_check_groups()'s to say).
  * On success stores the new id in *out_id (may be NULL).  O(1) amortized;
  * names are interned. */
 gboolean sp_plan_add_op (SpPlan *plan, const SpOp *op, guint32 *out_id, GError **error);
@@ -118,6 +126,23 @@ gboolean sp_plan_save (const SpPlan *plan, const char *path, GError **error); /*
  * 10^6 ops is about 280 MB. */
 #define SP_PLAN_MAX_FILE_BYTES ((gsize) 1 << 30)
 SpPlan *sp_plan_load (const char *path, guint32 world_size, GError **error);
+
+/* Whether `rank` runs `op` and where: the index of its group of the op's
+ * family and its rank there (a kernel, family none: index = rank, group
+ * rank 0).  FALSE when the rank is in no group of the family, and for a p2p
+ * op when it is neither the group's src nor its dst member. */
+gboolean sp_plan_op_find (const SpGroups *groups, const SpOp *op, guint32 rank,
+                          guint32 *out_index, guint32 *out_group_rank);
+/* The ranks of group `index` of the op's family that run it: every member
+ * (owned by `groups`), or for a p2p op its sender and receiver, in that
+ * order, written to `pair`.  *out_n is 0 for a p2p op on a group too small
+ * to hold both. */
+const guint32 *sp_plan_op_members (const SpGroups *groups, const SpOp *op, guint32 index,
+                                   guint32 pair[2], guint32 *out_n);
+/* Every p2p op's src and dst are members of every group of its family
+ * (SP_ERROR_INVALID_PLAN naming the op, the group and its size otherwise).
+ * Consumers that build the groups (sim, run, chakra export) call it. */
+gboolean sp_plan_check_groups (const SpPlan *plan, const SpGroups *groups, GError **error);
 
 /* TRUE if two plans have the same ops, groups and meta (meta order ignored). */
 gboolean sp_plan_equal (const SpPlan *a, const SpPlan *b);

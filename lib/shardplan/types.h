@@ -22,6 +22,7 @@ typedef enum {
   SP_COLL_BARRIER = 9,
   SP_COLL_SEND = 16,
   SP_COLL_RECV = 17,
+  SP_COLL_P2P = 18,                  /* one way: group rank src sends to group rank dst */
   SP_COLL_COMPUTE = 32,
   SP_COLL_QUANTIZE = 33,
   SP_COLL_DEQUANTIZE = 34,

@@ -49,9 +49,7 @@ runs_on (const SpPlan *plan, const SpGroups *g, const SpOp *op, guint32 rank, gb
     }
   if (op->kind == SP_COLL_COMPUTE)
     return replay;
-  if (op->family == SP_FAMILY_NONE)
-    return TRUE;
-  return sp_groups_find (g, op->family, rank, NULL, NULL);
+  return sp_plan_op_find (g, op, rank, NULL, NULL); /* p2p: its two ranks */
 }
 
 int

@@ -3,7 +3,7 @@
  *
  *   make-plan all OUT.json     4 ranks, 2 devices per node: every family but
  *                              replicate (shard = world, hierarchical), every
- *                              op kind, both composites run for real (qgZ with
+ *                              op kind (p2p too), both composites run for real (qgZ with
  *                              G = 64 groups of 64), deps and two streams.
  *   make-plan replicate OUT    4 ranks, shard 2: the shard and replicate
  *                              families, reduce_scatter_coalesced with padding.
@@ -29,6 +29,25 @@ add (const char *name, SpColl kind, SpFamily fam, SpDtype dt, guint64 count, SpR
               .family = fam, .bytes = bits ? count * bits / 8 : 0, .count = count, .dtype = dt,
               .redop = redop, .algorithm = SP_ALGO_AUTO, .stream = stream, .flops = flops,
               .n_deps = n_deps, .deps = deps };
+  guint32 id;
+  GError *e = NULL;
+  if (!sp_plan_add_op (plan, &op, &id, &e))
+    {
+      fprintf (stderr, "make-plan: %s\n", e->message);
+      exit (1);
+    }
+  return id;
+}
+
+/* A p2p op: group rank src sends `count` floats to group rank dst. */
+static guint32
+add_p2p (const char *name, SpFamily fam, guint32 src, guint32 dst, guint64 count, guint32 stream,
+         guint32 n_deps, const guint32 *deps)
+{
+  SpOp op = { .parent = -1, .name = name, .layer = 0, .phase = SP_PHASE_FORWARD,
+              .kind = SP_COLL_P2P, .family = fam, .bytes = count * 4, .count = count,
+              .dtype = SP_DTYPE_FLOAT32, .redop = SP_REDOP_NONE, .algorithm = SP_ALGO_AUTO,
+              .stream = stream, .n_deps = n_deps, .deps = deps, .src = src, .dst = dst };
   guint32 id;
   GError *e = NULL;
   if (!sp_plan_add_op (plan, &op, &id, &e))
@@ -76,6 +95,10 @@ plan_all (void)
   add ("reduce.world", SP_COLL_REDUCE, SP_FAMILY_WORLD, SP_DTYPE_INT32, 999, SP_REDOP_MAX, 1, -1, 0, 0, NULL);
   add ("send.data", SP_COLL_SEND, SP_FAMILY_DATA, SP_DTYPE_FLOAT32, 1024, N, 3, -1, 0, 0, NULL);
   add ("recv.tensor", SP_COLL_RECV, SP_FAMILY_TENSOR, SP_DTYPE_FLOAT32, 1024, N, 3, -1, 0, 0, NULL);
+  /* one way: in each data group member 1 sends to member 0; in the world,
+   * rank 0 to rank 3 (ranks 1 and 2 skip it) */
+  guint32 pd = add_p2p ("p2p.data", SP_FAMILY_DATA, 1, 0, 1024, 3, 0, NULL);
+  add_p2p ("p2p.world", SP_FAMILY_WORLD, 0, 3, 3000, 3, 1, &pd);
   add ("a2a.local", SP_COLL_ALL_TO_ALL, SP_FAMILY_A2A_LOCAL, SP_DTYPE_UINT8, 4096, N, 1, -1, 0, 0, NULL);
   add ("a2a.global", SP_COLL_ALL_TO_ALL, SP_FAMILY_A2A_GLOBAL, SP_DTYPE_UINT8, 4096, N, 1, -1, 0, 0, NULL);
   add ("barrier", SP_COLL_BARRIER, SP_FAMILY_WORLD, SP_DTYPE_NONE, 0, N, 0, -1, 0, 0, NULL);
