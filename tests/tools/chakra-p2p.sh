@@ -4,13 +4,17 @@
 # export as a COMM_SEND_NODE and a COMM_RECV_NODE per rank with the peers
 # and sizes ASTRA-sim reads (checked by Python's protobuf, chakra_check.py),
 # import back to the same plan byte for byte, and a send-only plan (what
-# `sim` simulates) to the same simulated step.  A receive half whose peer
-# or size is not the plan's is refused, naming the file, node and field.
+# `sim` simulates) to the same simulated step.  A pipeline's one-way p2p
+# ops (pipe.plan.json: 4 stages x 2 replicas, activations forward and
+# gradients back) export as a send on the sender and a receive on the
+# receiver only, and come back to the same plan and the same simulated
+# step.  A receive half whose peer or size is not the plan's is refused,
+# naming the file, node and field.
 . "$SP_SRCDIR/tests/tools/chakra-testlib.sh"
 chakra_require_python
 fx=$SP_SRCDIR/tests/fixtures/chakra
 cd "$tmp" || exit 1
-for p in p2p p2p-send; do
+for p in p2p p2p-send pipe; do
   "$SHARDPLAN" chakra export -q --plan "$fx/$p.plan.json" --topology dgx-h100 -o et/$p || exit 1
   chakra_groups_json "$fx/$p.plan.json" > groups-ds.json || exit 1
   "$py" "$SP_SRCDIR/tests/tools/chakra_check.py" "$tmp/py" "$fx/$p.plan.json" et/$p groups-ds.json \
@@ -29,6 +33,50 @@ for f in "$fx/p2p-send.plan.json" p2p-send.back.json; do
 done
 cmp p2p-send.plan.json.sim p2p-send.back.json.sim || { echo "FAIL: send plan: simulated step differs" >&2; exit 1; }
 echo "send: the same simulated step after export -> import"
+for f in "$fx/pipe.plan.json" pipe.back.json; do
+  "$SHARDPLAN" sim --plan "$f" --topology dgx-h100 --nodes 1 --format json > "$(basename "$f").sim" || exit 1
+done
+cmp pipe.plan.json.sim pipe.back.json.sim || { echo "FAIL: pipe plan: simulated step differs" >&2; exit 1; }
+grep -q '"name":"act.0to1","kind":"p2p"' pipe.back.json.sim || { cat pipe.back.json.sim >&2; exit 1; }
+echo "p2p: the same simulated step after export -> import"
+
+# hostile p2p: the receiver's node of act.1to2 (rank 4, group rank 2 of
+# replicate group 0) claims another sender
+"$py" - "$tmp/py" et/pipe.4.et <<'PY' || exit 1
+import sys
+sys.path.insert(0, sys.argv[1])
+import et_def_pb2 as et
+def varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F; n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n: return bytes(out)
+buf = open(sys.argv[2], "rb").read()
+pos, out, k = 0, bytearray(), 0
+while pos < len(buf):
+    n = shift = 0
+    while True:
+        b = buf[pos]; pos += 1
+        n |= (b & 0x7F) << shift; shift += 7
+        if not b & 0x80: break
+    msg = buf[pos:pos + n]; pos += n
+    if k > 0:
+        node = et.Node(); node.ParseFromString(msg)
+        if node.id == 3:
+            assert node.type == et.COMM_RECV_NODE
+            for a in node.attr:
+                if a.name == "comm_src":
+                    a.int32_val = 0
+            msg = node.SerializeToString()
+    out += varint(len(msg)) + msg
+    k += 1
+open(sys.argv[2], "wb").write(out)
+PY
+"$SHARDPLAN" chakra import et/pipe -o bad.json 2>err
+[ $? -eq 2 ] && grep -q 'et/pipe.4.et: node 3: field comm_src is 0 (-1: missing), not 2: in the plan.s replicate group 0, the p2p op goes from 2 to 4' err && [ ! -e bad.json ] || {
+  cat err >&2; echo "FAIL: a p2p receiver with a wrong peer was not refused" >&2; exit 1; }
+cat err
 
 # hostile: the receive half of rank 2's first send claims another peer
 "$py" - "$tmp/py" et/p2p.2.et <<'PY' || exit 1

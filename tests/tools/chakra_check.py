@@ -18,9 +18,13 @@ checks every rank's file against the plan JSON and against the groups
     bytes, comm_tag = the op's id, comm_src / comm_dst the ring of the op's
     group (group rank g sends to g + 1 and receives from g - 1; recv: the
     reverse);
+  - p2p: on its group's src member a COMM_SEND_NODE, on its dst member a
+    COMM_RECV_NODE, both with the op's id, comm_src / comm_dst = those two
+    ranks, sp_src / sp_dst = their group ranks; no node on the other members;
   - kernels: COMP_NODE, num_ops = the plan's FLOPs;
-  - data deps = the plan's deps (all of them run on r in these plans; a
-    send / recv dep is both of its nodes), every dep a node of the same file.
+  - data deps = the plan's deps, a dep that r does not run replaced by its
+    own deps (a send / recv dep is both of its nodes), every dep a node of
+    the same file; where r skips a dep, sp_deps = the plan's deps.
 
 usage: chakra_check.py ET_PY_DIR PLAN.json PREFIX GROUPS.json
 (ET_PY_DIR holds et_def_pb2.py; GROUPS.json is `shardplan groups` output)
@@ -36,6 +40,18 @@ KIND_CODE = {"all_reduce": 0, "reduce": 1, "all_gather": 2, "gather": 3, "scatte
              "reduce_scatter_block": 8, "barrier": 9}
 KERNELS = {"compute", "quantize", "dequantize", "quant_reduce"}
 P2P = {"send", "recv"}
+
+
+def runs(op, r, group_of):
+    """Whether rank r runs op (a p2p op: its group's src and dst only)."""
+    if op["kind"] in KERNELS or op["family"] == "none":
+        return True
+    members = group_of.get((op["family"], r))
+    if members is None:
+        return False
+    if op["kind"] == "p2p":
+        return r in (members[op["src"]], members[op["dst"]])
+    return True
 
 
 def varint(buf, pos):
@@ -101,9 +117,12 @@ def main():
         assert gm.version, f"{path}: no version"
         gattr = {a.name: a for a in gm.attr}
         assert gattr["rank"].uint64_val == r, f"{path}: rank attribute"
-        expect = [op for op in ops
-                  if op["kind"] in KERNELS or op["family"] == "none"
-                  or (op["family"], r) in group_of]
+        expect = [op for op in ops if runs(op, r, group_of)]
+        ran = {op["id"] for op in expect}
+        eff = {}  # op id -> its deps on r, over the ops r runs
+        for op in ops:
+            eff[op["id"]] = sorted({x for d in op["deps"]
+                                    for x in ([d] if d in ran else eff[d])})
         nodes = []
         for m in msgs[1:]:
             n = et.Node()
@@ -119,7 +138,17 @@ def main():
             assert n.id == op["id"] + half * n_ops, f"{where}: expected op {op['id']} half {half}"
             assert n.name == op["name"], f"{where}: name"
             a = attrs(n)
-            if op["kind"] in P2P:
+            if op["kind"] == "p2p":
+                members = group_of[(op["family"], r)]
+                frm, to = members[op["src"]], members[op["dst"]]
+                want = (et.COMM_SEND_NODE if r == frm else et.COMM_RECV_NODE, frm, to)
+                got = (n.type, a["comm_src"], a["comm_dst"])
+                assert got == want, f"{where}: (type, comm_src, comm_dst) {got}, expected {want}"
+                assert (a["sp_src"], a["sp_dst"]) == (op["src"], op["dst"]), f"{where}: sp_src / sp_dst"
+                assert a["comm_size"] == op["bytes"], f"{where}: comm_size"
+                assert a["comm_tag"] == op["id"], f"{where}: comm_tag"
+                n_coll += 1
+            elif op["kind"] in P2P:
                 members = group_of[(op["family"], r)]
                 g = members.index(r)
                 nxt, prv = members[(g + 1) % len(members)], members[(g - 1) % len(members)]
@@ -148,8 +177,11 @@ def main():
                 assert n.type == et.COMP_NODE, f"{where}: type {n.type}"
                 if op["kind"] in KERNELS:
                     assert a["num_ops"] == op["flops"], f"{where}: num_ops"
-            want_deps = [d + h * n_ops for d in op["deps"]
+            want_deps = [d + h * n_ops for d in eff[op["id"]]
                          for h in ((0, 1) if ops[d]["kind"] in P2P else (0,))]
+            # where r skips a dep the plan's deps ride along (all files alike)
+            if any(d not in ran for d in op["deps"]) or "sp_deps" in a:
+                assert list(a["sp_deps"].values) == op["deps"], f"{where}: sp_deps"
             assert sorted(n.data_deps) == sorted(want_deps), \
                 f"{where}: data_deps {list(n.data_deps)} != plan deps {op['deps']}"
             for d in list(n.data_deps) + list(n.ctrl_deps):

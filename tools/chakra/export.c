@@ -140,14 +140,18 @@ typedef struct {
   GByteArray **op_part;         /* by op */
   GByteArray **pg_part;         /* by group number */
   GByteArray **recv_part;       /* send / recv ops: the COMM_RECV_NODE half; else NULL */
+  GByteArray **dst_part;        /* p2p ops: the receiver's node (a COMM_RECV_NODE); else NULL */
+  gboolean covers[SP_FAMILY_N]; /* the family's groups hold every rank */
   SpChakraRankDurations durations;
   gpointer durations_data;
 } Ctx;
 
+/* send / recv (both halves on every rank) and p2p (a COMM_SEND_NODE on
+ * the sender, a COMM_RECV_NODE of the same id on the receiver) */
 static gboolean
 is_p2p (SpColl kind)
 {
-  return kind == SP_COLL_SEND || kind == SP_COLL_RECV;
+  return kind == SP_COLL_SEND || kind == SP_COLL_RECV || kind == SP_COLL_P2P;
 }
 
 static GByteArray *
@@ -160,7 +164,7 @@ pack_new (const ProtobufCMessage *msg)
   return b;
 }
 
-static void pack_op_part (Ctx *c, const SpOp *op);
+static GByteArray *pack_op_part (Ctx *c, const SpOp *op, gboolean receiver);
 static void pack_recv_part (Ctx *c, const SpOp *op);
 
 static gboolean
@@ -174,7 +178,7 @@ ctx_init (Ctx *c, const SpPlan *plan, const SpTopo *topo, SpChakraRankDurations 
   c->n_ops = sp_plan_n_ops (plan);
   c->world = sp_plan_world_size (plan);
   c->groups = sp_groups_build (sp_plan_groups_options (plan), error);
-  if (c->groups == NULL)
+  if (c->groups == NULL || !sp_plan_check_groups (plan, c->groups, error))
     return FALSE;
   if (topo && sp_topo_world_size (topo) != c->world)
     {
@@ -182,6 +186,17 @@ ctx_init (Ctx *c, const SpPlan *plan, const SpTopo *topo, SpChakraRankDurations 
                    "the plan is for %u ranks but the topology has %u GPUs", c->world,
                    sp_topo_world_size (topo));
       return FALSE;
+    }
+  for (guint f = 0; f < SP_FAMILY_N; f++)
+    {
+      guint64 in = 0;
+      for (guint32 i = 0; i < sp_groups_n_groups (c->groups, (SpFamily) f); i++)
+        {
+          guint32 size = 0;
+          sp_groups_members (c->groups, (SpFamily) f, i, &size);
+          in += size;
+        }
+      c->covers[f] = in == c->world;
     }
   gboolean used[SP_FAMILY_N] = { FALSE };
   for (guint32 o = 0; o < c->n_ops; o++)
@@ -248,11 +263,15 @@ ctx_init (Ctx *c, const SpPlan *plan, const SpTopo *topo, SpChakraRankDurations 
 
   c->op_part = g_new0 (GByteArray *, c->n_ops ? c->n_ops : 1);
   c->recv_part = g_new0 (GByteArray *, c->n_ops ? c->n_ops : 1);
+  c->dst_part = g_new0 (GByteArray *, c->n_ops ? c->n_ops : 1);
   for (guint32 o = 0; o < c->n_ops; o++)
     {
-      pack_op_part (c, sp_plan_op (plan, o));
-      if (is_p2p (sp_plan_op (plan, o)->kind))
-        pack_recv_part (c, sp_plan_op (plan, o));
+      const SpOp *op = sp_plan_op (plan, o);
+      c->op_part[o] = pack_op_part (c, op, FALSE);
+      if (op->kind == SP_COLL_P2P)
+        c->dst_part[o] = pack_op_part (c, op, TRUE);
+      else if (is_p2p (op->kind))
+        pack_recv_part (c, op);
     }
 
   g_autoptr (SpPlan) head = sp_plan_new (sp_plan_groups_options (plan));
@@ -288,6 +307,10 @@ ctx_clear (Ctx *c)
     if (c->recv_part[o])
       g_byte_array_free (c->recv_part[o], TRUE);
   g_free (c->recv_part);
+  for (guint32 o = 0; c->dst_part && o < c->n_ops; o++)
+    if (c->dst_part[o])
+      g_byte_array_free (c->dst_part[o], TRUE);
+  g_free (c->dst_part);
 }
 
 /* ASTRA-sim's communicator-group file. */
@@ -341,9 +364,10 @@ out_node (Out *o, const GByteArray *shared, const GByteArray *group, const Proto
   return o->buf->len < FLUSH_BYTES || out_flush (o, error);
 }
 
-/* The part of an op's node that is the same on every rank. */
-static void
-pack_op_part (Ctx *c, const SpOp *op)
+/* The part of an op's node that is the same on every rank (for a p2p op,
+ * on its senders, or with `receiver` on its receivers). */
+static GByteArray *
+pack_op_part (Ctx *c, const SpOp *op, gboolean receiver)
 {
   ChakraProtoMsg__Node node = CHAKRA_PROTO_MSG__NODE__INIT;
   Attrs at = { .n = 0 };
@@ -352,8 +376,10 @@ pack_op_part (Ctx *c, const SpOp *op)
   node.name = (char *) op->name;
   if (is_p2p (op->kind))
     {
-      /* the send half; comm_src / comm_dst are the rank's, in its own part */
-      node.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
+      /* the send half (p2p: the sender's node, or the receiver's);
+       * comm_src / comm_dst are the rank's, in its own part */
+      node.type = receiver ? CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE
+                           : CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
       attr_i64 (&at, "comm_size", (gint64) op->bytes);
       attr_i32 (&at, "comm_tag", (gint32) op->id);
       attr_bool (&at, "is_cpu_op", FALSE);
@@ -391,9 +417,36 @@ pack_op_part (Ctx *c, const SpOp *op)
   attr_str (&at, "sp_phase", sp_phase_name (op->phase));
   attr_i64 (&at, "sp_parent", op->parent);
   attr_u64 (&at, "sp_flops", op->flops);
+  if (op->kind == SP_COLL_P2P)
+    {
+      attr_u64 (&at, "sp_src", op->src);
+      attr_u64 (&at, "sp_dst", op->dst);
+    }
+  /* A rank that skips a dep (a p2p op's other members, a family that
+   * leaves ranks out) depends on the dep's own deps instead; the union of
+   * the files' deps would then not be the plan's: the plan's are kept. */
+  g_autofree int64_t *plan_deps = NULL;
+  ChakraProtoMsg__Int64List list = CHAKRA_PROTO_MSG__INT64_LIST__INIT;
+  gboolean skipped = FALSE;
+  for (guint32 k = 0; k < op->n_deps && !skipped; k++)
+    {
+      const SpOp *d = sp_plan_op (c->plan, op->deps[k]);
+      skipped = d->kind == SP_COLL_P2P || (d->family < SP_FAMILY_N && !c->covers[d->family]);
+    }
+  if (skipped)
+    {
+      plan_deps = g_new (int64_t, op->n_deps);
+      for (guint32 k = 0; k < op->n_deps; k++)
+        plan_deps[k] = op->deps[k];
+      list.n_values = op->n_deps;
+      list.values = plan_deps;
+      ChakraProtoMsg__AttributeProto *a = attr_add (&at, "sp_deps");
+      a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST;
+      a->int64_list = &list;
+    }
   node.n_attr = at.n;
   node.attr = at.p;
-  c->op_part[op->id] = pack_new (&node.base);
+  return pack_new (&node.base);
 }
 
 /* The receive half of a send / recv op: a COMM_RECV_NODE of id
@@ -418,13 +471,20 @@ pack_recv_part (Ctx *c, const SpOp *op)
 /* A send / recv op on `rank`: where its data goes and comes from.  In each
  * group of the op's family (members in group order) group rank g sends to
  * g + 1 and receives from g - 1 (send), or the reverse (recv), as the
- * executor's backends run it (exec/mpi, exec/nccl). */
+ * executor's backends run it (exec/mpi, exec/nccl).  A p2p op: from its
+ * group's src member to its dst member, whichever `rank` is. */
 static void
 p2p_peers (const Ctx *c, const SpOp *op, guint32 rank, guint32 *out_to, guint32 *out_from)
 {
   guint32 idx = 0, g = 0, n = 0;
   sp_groups_find (c->groups, op->family, rank, &idx, &g);
   const guint32 *m = sp_groups_members (c->groups, op->family, idx, &n);
+  if (op->kind == SP_COLL_P2P)
+    {
+      *out_to = m[op->dst];
+      *out_from = m[op->src];
+      return;
+    }
   guint32 next = m[(g + 1) % n], prev = m[(g + n - 1) % n];
   *out_to = op->kind == SP_COLL_SEND ? next : prev;
   *out_from = op->kind == SP_COLL_SEND ? prev : next;
@@ -494,7 +554,8 @@ write_rank (const Ctx *c, guint32 rank, const char *path, guint64 *inout_nodes,
     {
       const SpOp *op = sp_plan_op (c->plan, i);
       gboolean family_op = op->family < SP_FAMILY_N;
-      runs[i] = !family_op || fam_index[op->family] != G_MAXUINT32;
+      runs[i] = op->kind == SP_COLL_P2P ? sp_plan_op_find (c->groups, op, rank, NULL, NULL)
+                                        : !family_op || fam_index[op->family] != G_MAXUINT32;
       /* deps over the ops this rank runs */
       g_array_set_size (deps, 0);
       g_hash_table_remove_all (seen);
@@ -538,16 +599,22 @@ write_rank (const Ctx *c, guint32 rank, const char *path, guint64 *inout_nodes,
       const GByteArray *group = NULL;
       ChakraProtoMsg__AttributeProto *peer_p[2];
       ChakraProtoMsg__AttributeProto peer[2];
-      guint32 to = 0, from = 0;
+      guint32 to = 0, from = 0, src = rank;
       if (is_p2p (op->kind))
         {
           p2p_peers (c, op, rank, &to, &from);
+          if (op->kind == SP_COLL_P2P && to == rank)
+            {
+              /* the receiver's node: from the sender to this rank */
+              src = from;
+              shared = c->dst_part[i];
+            }
           for (guint k = 0; k < 2; k++)
             {
               chakra_proto_msg__attribute_proto__init (&peer[k]);
               peer[k].name = (char *) (k ? "comm_dst" : "comm_src");
               peer[k].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL;
-              peer[k].int32_val = (gint32) (k ? to : rank);
+              peer[k].int32_val = (gint32) (k ? to : src);
               peer_p[k] = &peer[k];
             }
           node.n_attr = 2;

@@ -40,6 +40,11 @@ typedef struct {
   gboolean has_comm_src, has_comm_dst, has_p2p_of;
   gint64 comm_src, comm_dst;
   guint64 p2p_of;          /* sp_p2p_of: the receive half of send / recv op p2p_of */
+  gboolean has_sp_src, has_sp_dst;
+  guint64 sp_src, sp_dst;  /* p2p: the sending and the receiving group rank */
+  gboolean has_sp_deps;
+  size_t n_sp_deps;
+  const int64_t *sp_deps;  /* the plan's deps where a rank skips one of them */
   ChakraProtoMsg__Node *msg;
 } RNode;
 
@@ -131,6 +136,17 @@ is_p2p (int type)
          || type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE;
 }
 
+static gboolean is_sp_p2p (const RNode *n);
+
+/* modelled(), for a node: a p2p op's receiver node in shardplan's files
+ * is the op on that rank. */
+static gboolean
+modelled_node (gboolean sp, const RNode *n)
+{
+  return modelled (sp, n->type)
+         || (sp && n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE && is_sp_p2p (n));
+}
+
 /* One op over all files. */
 typedef struct {
   RNode n;              /* as the first file that has it says (strings copied) */
@@ -161,6 +177,7 @@ gop_free (gpointer p)
   g_free ((char *) g->n.sp_redop);
   g_free ((char *) g->n.sp_algorithm);
   g_free ((char *) g->n.sp_phase);
+  g_free ((int64_t *) g->n.sp_deps);
   g_array_free (g->deps, TRUE);
   g_hash_table_destroy (g->dep_set);
   if (g->rank_pg)
@@ -201,7 +218,8 @@ type_name (int t)
 enum {
   A_OTHER, A_COMM_TYPE, A_COMM_SIZE, A_NUM_OPS, A_PG_NAME, A_SP_KIND, A_SP_FAMILY, A_SP_DTYPE,
   A_SP_REDOP, A_SP_ALGORITHM, A_SP_PHASE, A_SP_BYTES, A_SP_COUNT, A_SP_STREAM, A_SP_FLOPS,
-  A_SP_LAYER, A_SP_PARENT, A_SP_GROUP_INDEX, A_COMM_SRC, A_COMM_DST, A_SP_P2P_OF,
+  A_SP_LAYER, A_SP_PARENT, A_SP_GROUP_INDEX, A_COMM_SRC, A_COMM_DST, A_SP_P2P_OF, A_SP_SRC,
+  A_SP_DST, A_SP_DEPS,
 };
 
 static GHashTable *
@@ -214,7 +232,7 @@ attr_table (void)
       static const char *const names[] = { NULL, "comm_type", "comm_size", "num_ops", "pg_name",
         "sp_kind", "sp_family", "sp_dtype", "sp_redop", "sp_algorithm", "sp_phase", "sp_bytes",
         "sp_count", "sp_stream", "sp_flops", "sp_layer", "sp_parent", "sp_group_index",
-        "comm_src", "comm_dst", "sp_p2p_of" };
+        "comm_src", "comm_dst", "sp_p2p_of", "sp_src", "sp_dst", "sp_deps" };
       t = g_hash_table_new (g_str_hash, g_str_equal);
       for (guint i = 1; i < G_N_ELEMENTS (names); i++)
         g_hash_table_insert (t, (gpointer) names[i], GUINT_TO_POINTER (i));
@@ -286,6 +304,23 @@ read_attrs (const char *path, RNode *n, GError **error)
           n->has_p2p_of = TRUE;
           n->sp = TRUE;
           break;
+        case A_SP_SRC:
+        case A_SP_DST:
+          WANT (u64, "a uint64");
+          if (code == A_SP_SRC)
+            n->has_sp_src = TRUE, n->sp_src = a->uint64_val;
+          else
+            n->has_sp_dst = TRUE, n->sp_dst = a->uint64_val;
+          n->sp = TRUE;
+          break;
+        case A_SP_DEPS:
+          WANT (vc == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST && a->int64_list,
+                "an int64 list");
+          n->has_sp_deps = TRUE;
+          n->n_sp_deps = a->int64_list->n_values;
+          n->sp_deps = a->int64_list->values;
+          n->sp = TRUE;
+          break;
         case A_SP_GROUP_INDEX:
           WANT (u64, "a uint64");
           n->sp_group_index = a->uint64_val;
@@ -314,6 +349,14 @@ check_sp_node (const char *path, const RNode *n, GError **error)
     FAIL ("%s: node %" G_GUINT64_FORMAT ": attribute %s missing (the file says it was written "
           "by shardplan)", path, n->id, missing);
   return TRUE;
+}
+
+/* shardplan's p2p op: a COMM_SEND_NODE on its sender and a COMM_RECV_NODE
+ * of the same id (no sp_p2p_of) on its receiver. */
+static gboolean
+is_sp_p2p (const RNode *n)
+{
+  return n->sp_kind != NULL && strcmp (n->sp_kind, "p2p") == 0;
 }
 
 /* Read one rank's file: framing and messages. */
@@ -435,6 +478,9 @@ array_has (const GArray *a, guint32 v)
 }
 
 /* One rank's nodes into the op table. */
+static gboolean check_sp_p2p (Ctx *c, guint32 rank, const char *path, const RNode *n,
+                              GError **error);
+
 static gboolean
 fold_node (Ctx *c, guint32 rank, const char *path, RNode *n, const GArray *deps, GError **error)
 {
@@ -482,6 +528,8 @@ fold_node (Ctx *c, guint32 rank, const char *path, RNode *n, const GArray *deps,
     }
   if (c->sp && !check_sp_node (path, n, error))
     return FALSE;
+  if (c->sp && is_sp_p2p (n) && !check_sp_p2p (c, rank, path, n, error))
+    return FALSE;
 
   guint64 key = node_key (c->sp, id, n->type);
   GOp *g = g_hash_table_lookup (c->ops, &key);
@@ -490,6 +538,7 @@ fold_node (Ctx *c, guint32 rank, const char *path, RNode *n, const GArray *deps,
       g = g_new0 (GOp, 1);
       g->n = *n;
       g->n.msg = NULL;
+      g->n.sp_deps = n->n_sp_deps ? g_memdup2 (n->sp_deps, n->n_sp_deps * sizeof *n->sp_deps) : NULL;
       g->name = g_strdup (n->name);
       g->n.name = g->name;
       g->pg_first = g_strdup (n->pg_name ? n->pg_name : "");
@@ -513,7 +562,9 @@ fold_node (Ctx *c, guint32 rank, const char *path, RNode *n, const GArray *deps,
 #define SAME(cond, field, fmt, a, b) \
       if (!(cond)) FAIL ("%s: node %" G_GUINT64_FORMAT ": field %s is " fmt " but " fmt " in %s", \
                          path, id, field, a, b, first)
-      SAME (n->type == g->n.type, "type", "%s", type_name (n->type), type_name (g->n.type));
+      /* a p2p op's node is a send on its senders, a receive on its receivers */
+      SAME (n->type == g->n.type || (c->sp && is_sp_p2p (n) && is_p2p (n->type)), "type", "%s",
+            type_name (n->type), type_name (g->n.type));
       /* shardplan writes one name per op; other producers may not */
       SAME (!c->sp || strcmp (n->name, g->name) == 0, "name", "'%s'", n->name, g->name);
       SAME (n->comm_type == g->n.comm_type, "comm_type", "%" G_GINT64_FORMAT, n->comm_type,
@@ -534,6 +585,12 @@ fold_node (Ctx *c, guint32 rank, const char *path, RNode *n, const GArray *deps,
             g->n.sp_flops);
       SAME (n->sp_stream == g->n.sp_stream, "sp_stream", "%" G_GUINT64_FORMAT, n->sp_stream,
             g->n.sp_stream);
+      SAME (n->sp_src == g->n.sp_src, "sp_src", "%" G_GUINT64_FORMAT, n->sp_src, g->n.sp_src);
+      SAME (n->has_sp_deps == g->n.has_sp_deps && n->n_sp_deps == g->n.n_sp_deps
+            && (n->n_sp_deps == 0
+                || memcmp (n->sp_deps, g->n.sp_deps, n->n_sp_deps * sizeof *n->sp_deps) == 0),
+            "sp_deps", "%s", "a list", "another list");
+      SAME (n->sp_dst == g->n.sp_dst, "sp_dst", "%" G_GUINT64_FORMAT, n->sp_dst, g->n.sp_dst);
 #undef SAME
       if (n->dur_us != g->max_dur_us)
         g->dur_differs = TRUE;
@@ -775,6 +832,52 @@ check_p2p (Ctx *c, guint32 rank, const char *path, const RNode *snd, const RNode
   return TRUE;
 }
 
+/* shardplan's p2p op on `rank`: a COMM_SEND_NODE from its group's src
+ * member to its dst member, or a COMM_RECV_NODE on that dst member. */
+static gboolean
+check_sp_p2p (Ctx *c, guint32 rank, const char *path, const RNode *n, GError **error)
+{
+  SpFamily fam;
+  guint32 idx = 0, g = 0, size = 0;
+  gboolean snd = n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
+  if (!is_p2p (n->type))
+    FAIL ("%s: node %" G_GUINT64_FORMAT ": field sp_kind 'p2p' on a %s (a COMM_SEND_NODE or a "
+          "COMM_RECV_NODE expected)", path, n->id, type_name (n->type));
+  if (!n->has_sp_src || !n->has_sp_dst)
+    FAIL ("%s: node %" G_GUINT64_FORMAT ": attribute %s missing (a p2p op names its sender and "
+          "receiver)", path, n->id, n->has_sp_src ? "sp_dst" : "sp_src");
+  if (!sp_family_from_name (n->sp_family, &fam) || fam >= SP_FAMILY_N
+      || !sp_groups_has_family (c->groups, fam) || !sp_groups_find (c->groups, fam, rank, &idx, &g))
+    FAIL ("%s: node %" G_GUINT64_FORMAT ": field sp_family '%s': no group of the plan's holds "
+          "rank %u", path, n->id, n->sp_family, rank);
+  const guint32 *m = sp_groups_members (c->groups, fam, idx, &size);
+  if (n->sp_src >= size || n->sp_dst >= size || n->sp_src == n->sp_dst)
+    FAIL ("%s: node %" G_GUINT64_FORMAT ": field %s %" G_GUINT64_FORMAT ": %s group %u has %u "
+          "ranks, and a p2p op sends between two of them", path, n->id,
+          n->sp_src >= size || n->sp_src == n->sp_dst ? "sp_src" : "sp_dst",
+          n->sp_src >= size || n->sp_src == n->sp_dst ? n->sp_src : n->sp_dst, n->sp_family, idx,
+          size);
+  if (g != (snd ? n->sp_src : n->sp_dst))
+    FAIL ("%s: node %" G_GUINT64_FORMAT ": a %s on rank %u, group rank %u of %s group %u, but "
+          "the op's %s is group rank %" G_GUINT64_FORMAT, path, n->id, type_name (n->type), rank,
+          g, n->sp_family, idx, snd ? "sender" : "receiver", snd ? n->sp_src : n->sp_dst);
+  guint32 from = m[n->sp_src], to = m[n->sp_dst];
+  const char *bad = NULL;
+  gint64 got = 0, want = 0;
+  if (!n->has_comm_src || n->comm_src != from)
+    bad = "comm_src", got = n->has_comm_src ? n->comm_src : -1, want = from;
+  else if (!n->has_comm_dst || n->comm_dst != to)
+    bad = "comm_dst", got = n->has_comm_dst ? n->comm_dst : -1, want = to;
+  if (bad)
+    FAIL ("%s: node %" G_GUINT64_FORMAT ": field %s is %" G_GINT64_FORMAT " (-1: missing), not %"
+          G_GINT64_FORMAT ": in the plan's %s group %u, the p2p op goes from %u to %u", path,
+          n->id, bad, got, want, n->sp_family, idx, from, to);
+  if (!n->has_comm_size || (guint64) n->comm_size != n->sp_bytes)
+    FAIL ("%s: node %" G_GUINT64_FORMAT ": field comm_size %" G_GINT64_FORMAT " but the op moves %"
+          G_GUINT64_FORMAT " bytes (sp_bytes)", path, n->id, n->comm_size, n->sp_bytes);
+  return TRUE;
+}
+
 /* shardplan's files: every COMM_RECV_NODE is the receive half of one
  * COMM_SEND_NODE (sp_p2p_of), and every COMM_SEND_NODE has one. */
 static gboolean
@@ -785,11 +888,12 @@ pair_p2p (Ctx *c, guint32 rank, const char *path, RNode *nodes, guint n, GHashTa
   for (guint i = 0; i < n; i++)
     {
       RNode *r = &nodes[i];
-      if (r->type != CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE)
+      if (r->type != CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE || is_sp_p2p (r))
         {
           if (r->has_p2p_of)
             FAIL ("%s: node %" G_GUINT64_FORMAT ": field sp_p2p_of on a %s (only a COMM_RECV_NODE "
-                  "is the receive half of a send / recv op)", path, r->id, type_name (r->type));
+                  "is the receive half of a send / recv op)", path, r->id,
+                  is_sp_p2p (r) ? "p2p op's node" : type_name (r->type));
           continue;
         }
       if (!r->has_p2p_of)
@@ -808,7 +912,8 @@ pair_p2p (Ctx *c, guint32 rank, const char *path, RNode *nodes, guint n, GHashTa
         return FALSE;
     }
   for (guint i = 0; i < n; i++)
-    if (nodes[i].type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE && !half[i])
+    if (nodes[i].type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE && !half[i]
+        && !is_sp_p2p (&nodes[i]))
       FAIL ("%s: node %" G_GUINT64_FORMAT ": a COMM_SEND_NODE without its COMM_RECV_NODE half "
             "(no node has sp_p2p_of %" G_GUINT64_FORMAT ")", path, nodes[i].id, nodes[i].id);
   return TRUE;
@@ -889,7 +994,7 @@ read_rank (Ctx *c, guint32 rank, const char *path, GError **error)
             {
               guint64 d = f ? r->msg->ctrl_deps[k] : r->msg->data_deps[k];
               guint j = GPOINTER_TO_UINT (g_hash_table_lookup (index, &d)) - 1;
-              if (modelled (c->sp, nodes[j].type))
+              if (modelled_node (c->sp, &nodes[j]))
                 {
                   guint64 kd = node_key (c->sp, d, nodes[j].type);
                   g_array_append_val (deps, kd);
@@ -898,14 +1003,14 @@ read_rank (Ctx *c, guint32 rank, const char *path, GError **error)
                 g_array_append_vals (deps, eff[j]->data, eff[j]->len);
             }
         }
-      if (c->sp && r->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE)
+      if (c->sp && r->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE && !is_sp_p2p (r))
         {
           /* the receive half of a send / recv op: stands for the op */
           eff[i] = g_array_new (FALSE, FALSE, sizeof (guint64));
           g_array_append_val (eff[i], r->p2p_of);
           continue;
         }
-      if (!modelled (c->sp, r->type))
+      if (!modelled_node (c->sp, r))
         {
           c->st.skipped[r->type]++;
           eff[i] = g_array_copy (deps);
@@ -1368,6 +1473,8 @@ build_exact (Ctx *c, GPtrArray *order, guint32 world, GError **error)
       op.count = g->n.sp_count;
       op.stream = (guint32) g->n.sp_stream;
       op.flops = g->n.sp_flops;
+      op.src = (guint32) MIN (g->n.sp_src, G_MAXUINT32);
+      op.dst = (guint32) MIN (g->n.sp_dst, G_MAXUINT32);
       op.parent = -1;
       const char *bad = !sp_coll_from_name (g->n.sp_kind, &op.kind) ? "sp_kind"
                         : !sp_dtype_from_name (g->n.sp_dtype, &op.dtype) ? "sp_dtype"
@@ -1405,8 +1512,8 @@ build_exact (Ctx *c, GPtrArray *order, guint32 world, GError **error)
           expect = 0;
           for (guint32 gi = 0; gi < sp_groups_n_groups (c->groups, op.family); gi++)
             {
-              guint32 size = 0;
-              sp_groups_members (c->groups, op.family, gi, &size);
+              guint32 size = 0, pair[2];
+              sp_plan_op_members (c->groups, &op, gi, pair, &size);
               expect += size;
             }
         }
@@ -1419,11 +1526,28 @@ build_exact (Ctx *c, GPtrArray *order, guint32 world, GError **error)
           return NULL;
         }
       g_array_set_size (deps, 0);
-      for (guint d = 0; d < g->deps->len; d++)
-        {
-          GOp *dg = g_hash_table_lookup (c->ops, &g_array_index (g->deps, guint64, d));
-          g_array_append_val (deps, dg->plan_id);
-        }
+      if (g->n.has_sp_deps)
+        /* the plan's own deps, where some rank skips one of them */
+        for (size_t d = 0; d < g->n.n_sp_deps; d++)
+          {
+            guint64 key = (guint64) g->n.sp_deps[d];
+            GOp *dg = g->n.sp_deps[d] < 0 ? NULL : g_hash_table_lookup (c->ops, &key);
+            if (dg == NULL || dg->plan_id >= i)
+              {
+                g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                             "%s: node %" G_GUINT64_FORMAT ": field sp_deps: node %" G_GINT64_FORMAT
+                             " is %s", file, g->n.id, (gint64) g->n.sp_deps[d],
+                             dg ? "not an earlier op" : "in no file");
+                return NULL;
+              }
+            g_array_append_val (deps, dg->plan_id);
+          }
+      else
+        for (guint d = 0; d < g->deps->len; d++)
+          {
+            GOp *dg = g_hash_table_lookup (c->ops, &g_array_index (g->deps, guint64, d));
+            g_array_append_val (deps, dg->plan_id);
+          }
       op.n_deps = deps->len;
       op.deps = (const guint32 *) deps->data;
       GError *e = NULL;
