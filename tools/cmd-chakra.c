@@ -466,7 +466,7 @@ sp_chakra_cmd_import (int argc, char **argv)
       fprintf (stderr, "shardplan %s: %" G_GUINT64_FORMAT " %s node(s) not modelled "
                "(dependencies bridged)\n", cmd, st.skipped[t], type_names[t]);
   if (st.p2p_mapped)
-    fprintf (stderr, "shardplan %s: %u send / receive node pair(s) mapped to send / recv ops\n",
+    fprintf (stderr, "shardplan %s: %u send / receive node pair(s) mapped to send / recv / p2p ops\n",
              cmd, st.p2p_mapped);
   if (!st.shardplan && (st.skipped[5] || st.skipped[6]))
     fprintf (stderr, "shardplan %s: (a send or receive is modelled only as part of an exchange "

@@ -28,11 +28,12 @@ expect "$fx/bad-group" 'bad-group\.1\.et: node 2: field pg_name .4. disagrees'
 expect "$fx/bad-pg-missing" 'bad-pg-missing\.0\.et: node 2: field pg_name .7. is not a group'
 # send / recv in Chakra's layout: rings that are no family's groups, a ring
 # over a family's group in another order, a send without its peer, a peer
-# beyond the rank files
+# beyond the rank files, one-way sends no family holds one to a group
 expect "$fx/bad-p2p-rings" 'bad-p2p-rings\.0\.et: node 1 .*fields comm_src / comm_dst: the rings .* not the groups of any DeepSpeed family'
 expect "$fx/bad-p2p-order" "bad-p2p-order\\.0\\.et: node 1 .*field comm_dst 2: the exchange runs on world's groups but not around them: rank 0's neighbours in world group 0 are 1 \\(next\\) and 3"
 expect "$fx/bad-p2p-nodst" 'bad-p2p-nodst\.0\.et: node 1: field comm_dst missing on a COMM_SEND_NODE'
 expect "$fx/bad-p2p-far" 'bad-p2p-far\.0\.et: node 1: field comm_dst 5: the rank files stop at .*bad-p2p-far\.1\.et'
+expect "$fx/bad-p2p-oneway" 'bad-p2p-oneway\.0\.et: node 1 .*fields comm_src / comm_dst: its one-way sends \(2, from rank 0 to 3 first\) are not one in each group of any DeepSpeed family'
 
 # stream defects, on a copy of the hand-built trace
 for r in 0 1 2 3 4 5 6 7; do cp "$fx/small.$r.et" "$tmp/s.$r.et"; done

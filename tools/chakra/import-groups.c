@@ -5,7 +5,10 @@
  * allow (world; shard / replicate / shard_intra_node / shard_inter_node
  * for every shard size; zero_param for every hpZ size; tensor / data for
  * every tensor-parallel size) are built and compared, group set to group
- * set, and the families chosen must come from one SpGroupsOptions. */
+ * set, and the families chosen must come from one SpGroupsOptions.  A
+ * one-way send's pairs name two members of each group, not the groups:
+ * its family is one whose every group holds exactly one pair, each from
+ * the same group rank to the same group rank (a p2p op). */
 #include "config.h"
 #include "chakra/import-private.h"
 
@@ -69,21 +72,39 @@ typedef struct {
   gboolean hierarchical;
   guint32 zero_param;
   guint32 tensor;
+  const SpGroups *groups;  /* built for these demands (owned by the Cands) */
 } Match;
 
+/* The families W ranks allow, each group set once (the first family that
+ * builds it). */
+typedef struct {
+  GHashTable *by_key;      /* partition key → Match (owned) */
+  GPtrArray *order;        /* Match, in the order found (borrowed) */
+  GPtrArray *built;        /* SpGroups (owned) */
+} Cands;
+
 static void
-add_candidates (GHashTable *table, const SpGroupsOptions *opts, const SpFamily *fams, guint n,
-                Match base)
+cands_free (Cands *c)
 {
-  g_autoptr (SpGroups) g = sp_groups_build (opts, NULL);
+  g_hash_table_destroy (c->by_key);
+  g_ptr_array_free (c->order, TRUE);
+  g_ptr_array_free (c->built, TRUE);
+  g_free (c);
+}
+
+static void
+add_candidates (Cands *c, const SpGroupsOptions *opts, const SpFamily *fams, guint n, Match base)
+{
+  SpGroups *g = sp_groups_build (opts, NULL);
   if (g == NULL)
     return;
+  gboolean kept = FALSE;
   for (guint i = 0; i < n; i++)
     {
       if (!sp_groups_has_family (g, fams[i]))
         continue;
       char *key = family_key (g, fams[i]);
-      if (g_hash_table_contains (table, key))
+      if (g_hash_table_contains (c->by_key, key))
         {
           g_free (key);
           continue;
@@ -91,16 +112,26 @@ add_candidates (GHashTable *table, const SpGroupsOptions *opts, const SpFamily *
       Match *m = g_new (Match, 1);
       *m = base;
       m->family = fams[i];
+      m->groups = g;
+      kept = TRUE;
       if (m->hierarchical && fams[i] != SP_FAMILY_SHARD_INTRA_NODE && fams[i] != SP_FAMILY_SHARD_INTER_NODE)
         m->hierarchical = FALSE;
-      g_hash_table_insert (table, key, m);
+      g_hash_table_insert (c->by_key, key, m);
+      g_ptr_array_add (c->order, m);
     }
+  if (kept)
+    g_ptr_array_add (c->built, g);
+  else
+    sp_groups_free (g);
 }
 
-static GHashTable *
+static Cands *
 candidates (guint32 world, guint32 dpn)
 {
-  GHashTable *t = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  Cands *t = g_new0 (Cands, 1);
+  t->by_key = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  t->order = g_ptr_array_new ();
+  t->built = g_ptr_array_new_with_free_func ((GDestroyNotify) sp_groups_free);
   SpGroupsOptions o;
   sp_groups_options_init (&o);
   o.world_size = world;
@@ -154,6 +185,62 @@ p2p_rings (const GArray *peers, guint32 world, GPtrArray *parts)
         }
       g_ptr_array_add (parts, a);
     }
+}
+
+static gboolean
+compatible (guint32 have, guint32 want)
+{
+  return want == 0 || have == 0 || have == want;
+}
+
+/* Whether a one-way send's pairs sit one in each group of `fam` in `g`,
+ * each from group rank *out_src to group rank *out_dst. */
+static gboolean
+oneway_fits (const SpGroups *g, SpFamily fam, const GArray *peers, guint32 *out_src,
+             guint32 *out_dst)
+{
+  guint32 ng = sp_groups_n_groups (g, fam);
+  if (ng != peers->len / 2)
+    return FALSE;
+  g_autofree guint8 *seen = g_new0 (guint8, ng ? ng : 1);
+  for (guint p = 0; p < peers->len; p += 2)
+    {
+      guint32 s = g_array_index (peers, guint32, p), d = g_array_index (peers, guint32, p + 1);
+      guint32 gi, gs, gj, gd;
+      if (!sp_groups_find (g, fam, s, &gi, &gs) || !sp_groups_find (g, fam, d, &gj, &gd)
+          || gi != gj || seen[gi])
+        return FALSE;
+      seen[gi] = 1;
+      if (p == 0)
+        *out_src = gs, *out_dst = gd;
+      else if (gs != *out_src || gd != *out_dst)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* The family a one-way send runs on: of those whose groups hold its pairs
+ * one each and whose layout the options chosen so far allow, the one with
+ * the smallest groups (then the first found).  NULL when none. */
+static const Match *
+oneway_match (const Cands *cands, const GArray *peers, const SpGroupsOptions *have)
+{
+  const Match *best = NULL;
+  guint32 best_size = G_MAXUINT32;
+  for (guint i = 0; i < cands->order->len; i++)
+    {
+      const Match *m = cands->order->pdata[i];
+      guint32 src, dst, size = 0;
+      if (!compatible (have->shard_size, m->shard_size)
+          || !compatible (have->zero_param_group_size, m->zero_param)
+          || !compatible (have->tensor_parallel, m->tensor)
+          || !oneway_fits (m->groups, m->family, peers, &src, &dst))
+        continue;
+      sp_groups_members (m->groups, m->family, 0, &size);
+      if (size < best_size)
+        best = m, best_size = size;
+    }
+  return best;
 }
 
 /* An exchange on `fam`'s groups: send when every rank sends to the next
@@ -301,7 +388,7 @@ sp_chakra_build_foreign (const SpChakraForeign *f, GPtrArray *ops, GError **erro
                    sp_topo_world_size (f->topo));
       return NULL;
     }
-  GHashTable *cands = NULL;
+  Cands *cands = NULL;
   SpFamily *fam_of = g_new0 (SpFamily, ops->len ? ops->len : 1);
   SpGroupsOptions opts;
   sp_groups_options_init (&opts);
@@ -324,14 +411,29 @@ sp_chakra_build_foreign (const SpChakraForeign *f, GPtrArray *ops, GError **erro
           continue;
         }
       g_autoptr (GPtrArray) parts = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
-      if (o->peers)
+      if (o->peers && !o->oneway)
         p2p_rings (o->peers, world, parts);
-      else if (!collective_parts (f, o, file, parts, error))
+      else if (!o->peers && !collective_parts (f, o, file, parts, error))
         goto fail;
-      g_autofree char *pkey = partition_key (parts);
       if (cands == NULL)
         cands = candidates (world, dpn);
-      const Match *m = g_hash_table_lookup (cands, pkey);
+      const Match *m = NULL;
+      if (o->oneway)
+        {
+          m = oneway_match (cands, o->peers, &opts);
+          if (m == NULL)
+            FAIL ("%s: node %" G_GUINT64_FORMAT " ('%s'): fields comm_src / comm_dst: its one-way "
+                  "sends (%u, from rank %u to %u first) are not one in each group of any DeepSpeed "
+                  "family shardplan builds for %u ranks (%u per node) that the other ops allow, "
+                  "each from one group rank to another", file, o->id, o->name,
+                  o->peers->len / 2, g_array_index (o->peers, guint32, 0),
+                  g_array_index (o->peers, guint32, 1), world, dpn);
+        }
+      else
+        {
+          g_autofree char *pkey = partition_key (parts);
+          m = g_hash_table_lookup (cands->by_key, pkey);
+        }
       if (m == NULL && o->peers)
         FAIL ("%s: node %" G_GUINT64_FORMAT " ('%s'): fields comm_src / comm_dst: the rings its "
               "sends and receives form are not the groups of any DeepSpeed family shardplan builds "
@@ -385,7 +487,21 @@ sp_chakra_build_foreign (const SpChakraForeign *f, GPtrArray *ops, GError **erro
       op.phase = SP_PHASE_NONE;
       op.n_deps = o->n_deps;
       op.deps = o->deps;
-      if (o->peers)
+      if (o->oneway)
+        {
+          /* the group ranks in the layout all the ops chose */
+          op.kind = SP_COLL_P2P;
+          if (!oneway_fits (built, fam_of[i], o->peers, &op.src, &op.dst))
+            FAIL ("%s: node %" G_GUINT64_FORMAT " ('%s'): fields comm_src / comm_dst: the layout "
+                  "the other ops need moves its one-way sends off %s's groups", file, o->id,
+                  o->name, sp_family_name (fam_of[i]));
+          op.stream = 1;
+          op.bytes = o->comm_size;
+          op.dtype = SP_DTYPE_UINT8;
+          op.count = op.bytes;
+          op.redop = SP_REDOP_NONE;
+        }
+      else if (o->peers)
         {
           if (!p2p_kind (f, built, fam_of[i], o, &op.kind, error))
             goto fail;
@@ -435,7 +551,7 @@ sp_chakra_build_foreign (const SpChakraForeign *f, GPtrArray *ops, GError **erro
     }
   g_free (fam_of);
   if (cands)
-    g_hash_table_destroy (cands);
+    cands_free (cands);
   sp_groups_free (built);
   return plan;
 
@@ -444,7 +560,7 @@ fail:
     sp_groups_free (built);
   g_free (fam_of);
   if (cands)
-    g_hash_table_destroy (cands);
+    cands_free (cands);
   if (plan)
     sp_plan_free (plan);
   return NULL;

@@ -44,7 +44,8 @@ typedef struct {
   guint64 comm_size;
   guint64 dur_us, num_ops;
   const GArray *rank_pg;       /* collectives: guint32 pairs (rank, pg number; 0 = every rank) */
-  const GArray *peers;         /* send / recv (an exchange): guint32 pairs (src, dst); else NULL */
+  const GArray *peers;         /* send / recv / p2p: guint32 pairs (src, dst); else NULL */
+  gboolean oneway;             /* the pairs go one way (a p2p op), not around rings */
   guint32 n_ranks;             /* files that have the node */
   guint32 n_deps;
   guint32 *deps;

@@ -161,6 +161,7 @@ typedef struct {
   GArray *peers;        /* foreign send / recv: guint32 pairs (src, dst), one per file */
   gboolean gone;        /* foreign send / recv folded into another op, or bridged */
   gboolean p2p_mixed;   /* foreign send / recv whose files disagree on comm_size: bridged */
+  gboolean oneway;      /* foreign send / recv moving data one way (a p2p op) */
   guint64 key;          /* the op table's key: node_key() */
   guint32 plan_id;
 } GOp;
@@ -1066,6 +1067,32 @@ p2p_key (const GOp *g)
   return g_string_free (s, FALSE);
 }
 
+/* One way: each source sends once, each destination receives once, and
+ * no rank does both (a pipeline's stage-to-stage send), which is what
+ * shardplan's p2p op moves when the pairs sit one in each group of a
+ * family (import-groups.c). */
+static gboolean
+p2p_is_oneway (const GOp *g, guint32 world)
+{
+  g_autofree guint8 *seen = g_new0 (guint8, world);
+  guint n = g->peers->len / 2;
+  for (guint i = 0; i < n; i++)
+    {
+      guint32 s = g_array_index (g->peers, guint32, 2 * i);
+      if (seen[s])
+        return FALSE;
+      seen[s] = 1;
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      guint32 d = g_array_index (g->peers, guint32, 2 * i + 1);
+      if (seen[d])
+        return FALSE;
+      seen[d] = 2;
+    }
+  return TRUE;
+}
+
 /* Each source sends once and each destination receives once, and the
  * two are the same ranks: the pairs are a permutation (an exchange around
  * rings), which is what shardplan's send / recv op moves. */
@@ -1252,10 +1279,10 @@ p2p_drop_cycles (Ctx *c, GPtrArray *pairs)
 }
 
 /* Other producers' send / recv nodes: a COMM_SEND_NODE whose pairs are an
- * exchange, and the COMM_RECV_NODE with the same pairs and bytes (the
- * first such by id, in id order), become one op under the send's id; what
- * pairs with nothing (a pipeline's one-way sends, say) is bridged like a
- * node not modelled and counted.  Then every op's deps are rewritten: a
+ * exchange or go one way, and the COMM_RECV_NODE with the same pairs and
+ * bytes (the first such by id, in id order), become one op under the
+ * send's id; what pairs with nothing (a receive whose send is missing,
+ * pairs that are neither) is bridged like a node not modelled and counted.  Then every op's deps are rewritten: a
  * merged receive is its send, a bridged node its own deps. */
 static gboolean
 p2p_resolve (Ctx *c, guint32 world, GError **error)
@@ -1293,7 +1320,9 @@ p2p_resolve (Ctx *c, guint32 world, GError **error)
         }
       if (!snd)
         continue;
-      if (g->p2p_mixed || !p2p_is_exchange (g, world))
+      gboolean exchange = !g->p2p_mixed && p2p_is_exchange (g, world);
+      g->oneway = !g->p2p_mixed && !exchange && p2p_is_oneway (g, world);
+      if (!exchange && !g->oneway)
         {
           g->gone = TRUE;
           continue;
@@ -1638,6 +1667,7 @@ sp_chakra_import (const char *prefix, const char *groups_path, const SpTopo *top
           fo->num_ops = g->n.has_num_ops ? (guint64) g->n.num_ops : 0;
           fo->rank_pg = g->rank_pg;
           fo->peers = g->peers;
+          fo->oneway = g->oneway;
           fo->n_ranks = g->n_ranks;
           fo->n_deps = g->deps->len;
           fo->deps = g_new (guint32, g->deps->len ? g->deps->len : 1);
