@@ -78,13 +78,14 @@ sp_calib_data_counts (const SpCalibData *d)
 }
 
 /* The kinds sp_sim_estimate() costs on a whole group (send and recv: the
- * exchange around it, as nccl-tests' sendrecv and the executor run it). */
+ * exchange around it, as nccl-tests' sendrecv and the executor run it),
+ * and p2p on its sender and receiver (named by the trace's plan). */
 static gboolean
 kind_is_group_collective (SpColl c)
 {
   return c == SP_COLL_ALL_REDUCE || c == SP_COLL_ALL_GATHER || c == SP_COLL_REDUCE_SCATTER
          || c == SP_COLL_ALL_TO_ALL || c == SP_COLL_BROADCAST || c == SP_COLL_REDUCE
-         || c == SP_COLL_SEND || c == SP_COLL_RECV;
+         || c == SP_COLL_SEND || c == SP_COLL_RECV || c == SP_COLL_P2P;
 }
 
 static int
@@ -324,6 +325,24 @@ add_trace_mapped (SpCalibData *d, SpTrace *trace, const char *name, guint32 worl
                          members[m], h->world_size);
             goto fail;
           }
+      guint32 pair[2];
+      if (a->coll == SP_COLL_P2P)
+        {
+          /* the group's sender and receiver, from the plan the trace ran */
+          const SpOp *po = plan != NULL && ids[j] < sp_plan_n_ops (plan) ? sp_plan_op (plan, ids[j])
+                                                                         : NULL;
+          if (po == NULL || po->kind != SP_COLL_P2P || po->src >= size || po->dst >= size)
+            {
+              g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                           "%s: op %u is a p2p op, but the trace's /meta/plan does not name its "
+                           "sender and receiver in group %u", name, ids[j], a->group_id);
+              goto fail;
+            }
+          pair[0] = members[po->src];
+          pair[1] = members[po->dst];
+          members = pair;
+          size = 2;
+        }
       g_array_sort (a->durs, cmp_i64);
       gsize nd = a->durs->len;
       const gint64 *v = (const gint64 *) (const void *) a->durs->data;

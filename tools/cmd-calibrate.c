@@ -16,9 +16,9 @@
 
 static const char description[] =
   "Reads the ok, timed collective rows (all_reduce, all_gather, reduce_scatter,\n"
-  "all_to_all, broadcast, reduce, send / recv on 2+ ranks; composite spans and\n"
-  "kernels are left out) of measured traces ('shardplan run', 'shardplan trace\n"
-  "import-nccl-tests'),\n"
+  "all_to_all, broadcast, reduce, send / recv on 2+ ranks, p2p between its sender\n"
+  "and receiver; composite spans and kernels are left out) of measured traces\n"
+  "('shardplan run', 'shardplan trace import-nccl-tests'),\n"
   "takes each op's median time over iterations and ranks, and fits by least\n"
   "squares on log(simulated / measured time) (Levenberg-Marquardt):\n"
   "  [intra] latency_us, [calibration] intra_efficiency   (ops with 2+ ranks on a node)\n"

@@ -12,7 +12,9 @@
  * History: 1.0 the first schema; 1.1 added nccl_est_ns to /ops/ops (NCCL's
  * own estimate of each op, -1 where there is none: every producer but the
  * NCCL backend, and 1.0 files); 1.2 added the optional root attribute
- * check_policy (no table changed).
+ * check_policy (no table changed); 1.3 added the value p2p = 18 to the coll
+ * enum (a one-way point-to-point op: rows on its sender and receiver only;
+ * no table changed).
  *
  * KIND (C type → HDF5 file type):
  *   U8 (guint8 → H5T_STD_U8LE), U32, I32, U64, I64 (likewise), F64 (double →

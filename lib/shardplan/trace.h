@@ -1,11 +1,11 @@
 /* shardplan/trace.h — the HDF5 trace: one file per run, the same layout for
  * measured (executor) and simulated (simulator) runs, so that a comparison
- * is a join on (op_id, iter, rank).  Schema version 1.2 (1.0 plus the
- * /ops/ops field nccl_est_ns in 1.1 and the root attribute check_policy in
- * 1.2; see the history in trace-record.h):
+ * is a join on (op_id, iter, rank).  Schema version 1.3 (1.0 plus the
+ * /ops/ops field nccl_est_ns in 1.1, the root attribute check_policy in
+ * 1.2 and the coll value p2p in 1.3; see the history in trace-record.h):
  *
  *   /              attrs (all scalar): schema = "shardplan-trace" (string),
- *                  schema_version = "MAJOR.MINOR" (string, "1.2"), run_id (UUID
+ *                  schema_version = "MAJOR.MINOR" (string, "1.3"), run_id (UUID
  *                  string), created_utc (ISO 8601 string, "2026-01-31T12:00:00Z"),
  *                  source ("measured"|"simulated"), producer, producer_version,
  *                  time_unit = "ns", clock, timing_mode (strings), warmup_iters,
@@ -97,7 +97,7 @@ G_BEGIN_DECLS
 
 #define SP_TRACE_SCHEMA_NAME "shardplan-trace"
 #define SP_TRACE_SCHEMA_MAJOR 1
-#define SP_TRACE_SCHEMA_MINOR 2
+#define SP_TRACE_SCHEMA_MINOR 3
 
 /* group_id of an op that runs in no group (compute, quantize). */
 #define SP_TRACE_NO_GROUP G_MAXUINT32

@@ -186,6 +186,89 @@ START_TEST (medians_and_left_out_rows)
 }
 END_TEST
 
+/* A p2p op (world of 4, group rank 2 sends to 0): its rows are the
+ * sender's and the receiver's; the point is that pair, in that order, as
+ * the trace's plan names it.  Without the plan the trace cannot say who
+ * sent: refused, naming the op. */
+static char *
+write_p2p (const char *dir, gboolean with_plan)
+{
+  SpGroupsOptions o;
+  sp_groups_options_init (&o);
+  o.world_size = 4;
+  o.devices_per_node = 4;
+  GError *e = NULL;
+  g_autoptr (SpGroups) g = sp_groups_build (&o, &e);
+  SP_ASSERT_NO_ERROR (e);
+  g_autoptr (SpPlan) plan = sp_plan_new (&o);
+  SpOp op = { .parent = -1, .name = "act", .kind = SP_COLL_P2P, .family = SP_FAMILY_WORLD,
+              .bytes = 1 << 20, .count = 1 << 20, .dtype = SP_DTYPE_UINT8,
+              .redop = SP_REDOP_NONE, .algorithm = SP_ALGO_AUTO, .src = 2, .dst = 0 };
+  ck_assert_msg (sp_plan_add_op (plan, &op, NULL, &e), "%s", e ? e->message : "");
+  char *path = g_build_filename (dir, with_plan ? "p2p.h5" : "p2p-noplan.h5", NULL);
+  SpTraceHeader h = { .source = SP_TRACE_SOURCE_MEASURED, .producer = "test",
+                      .producer_version = "0", .clock = "CLOCK_MONOTONIC",
+                      .timing_mode = "isolated", .iters = 3, .world_size = 4 };
+  g_autoptr (SpTraceWriter) w = sp_trace_writer_new (path, &h, &e);
+  SP_ASSERT_NO_ERROR (e);
+  if (with_plan)
+    ck_assert (sp_trace_writer_set_plan (w, plan, NULL, &e));
+  ck_assert (sp_trace_writer_set_groups (w, g, &e));
+  for (gint32 iter = 0; iter < 3; iter++)
+    for (guint32 k = 0; k < 2; k++)
+      {
+        SpTraceRow r;
+        sp_trace_row_init (&r);
+        r.op_id = 0;
+        r.iter = iter;
+        r.rank = k ? 0 : 2;
+        r.coll = SP_COLL_P2P;
+        r.dtype = SP_DTYPE_UINT8;
+        r.redop = SP_REDOP_NONE;
+        r.bytes = r.count = 1 << 20;
+        r.status = SP_TRACE_STATUS_OK;
+        r.group_id = sp_trace_group_id (g, SP_FAMILY_WORLD, 0);
+        r.group_rank = r.rank;
+        r.group_size = 4;
+        r.dur_ns = 1000 * (1 + iter + 3 * (gint64) k); /* 1000..6000 */
+        r.t_end_ns = r.t_start_ns + r.dur_ns;
+        ck_assert (sp_trace_writer_append (w, &r, 1, &e));
+      }
+  ck_assert_msg (sp_trace_writer_finish (w, &e), "%s", e ? e->message : "");
+  return path;
+}
+
+START_TEST (p2p_point_is_the_pair)
+{
+  g_autofree char *dir = sp_test_tmpdir ();
+  g_autofree char *path = write_p2p (dir, TRUE);
+  GError *e = NULL;
+  g_autoptr (SpTrace) t = sp_trace_open (path, &e);
+  SP_ASSERT_NO_ERROR (e);
+  g_autoptr (SpCalibData) d = sp_calib_data_new ();
+  ck_assert (sp_calib_data_add_trace (d, t, path, 0, &e));
+  gsize n;
+  const SpCalibPoint *p = sp_calib_data_points (d, &n);
+  ck_assert_uint_eq (n, 1);
+  ck_assert_int_eq (p[0].coll, SP_COLL_P2P);
+  ck_assert_uint_eq (p[0].n_ranks, 2);
+  ck_assert_uint_eq (p[0].ranks[0], 2);
+  ck_assert_uint_eq (p[0].ranks[1], 0);
+  ck_assert (p[0].measured_ns == 3500); /* median of 1000..6000 */
+  ck_assert_uint_eq (p[0].n_samples, 6);
+
+  g_autofree char *bare = write_p2p (dir, FALSE);
+  g_autoptr (SpTrace) tb = sp_trace_open (bare, &e);
+  SP_ASSERT_NO_ERROR (e);
+  g_autoptr (SpCalibData) db = sp_calib_data_new ();
+  ck_assert (!sp_calib_data_add_trace (db, tb, bare, 0, &e));
+  SP_ASSERT_ERROR (e, SP_ERROR_INVALID_TRACE);
+  ck_assert_msg (strstr (e->message, "op 0 is a p2p op, but the trace's /meta/plan does not name "
+                                     "its sender and receiver"), "%s", e->message);
+  g_clear_error (&e);
+}
+END_TEST
+
 START_TEST (holdout_parse)
 {
   SpCalibHoldout h;
@@ -458,6 +541,7 @@ main (void)
   TCase *tc = tcase_create ("data");
   tcase_add_test (tc, sample_trace_points);
   tcase_add_test (tc, medians_and_left_out_rows);
+  tcase_add_test (tc, p2p_point_is_the_pair);
   tcase_add_test (tc, holdout_parse);
   tcase_add_test (tc, holdout_split);
   tcase_add_test (tc, error_stats_by_hand);

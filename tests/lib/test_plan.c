@@ -219,7 +219,7 @@ static const SpDtype dtypes[] = { SP_DTYPE_BFLOAT16, SP_DTYPE_FLOAT16, SP_DTYPE_
                                   SP_DTYPE_FP8_E4M3 };
 static const SpColl comms[] = { SP_COLL_ALL_GATHER, SP_COLL_REDUCE_SCATTER, SP_COLL_ALL_REDUCE,
                                 SP_COLL_ALL_TO_ALL, SP_COLL_BROADCAST, SP_COLL_REDUCE,
-                                SP_COLL_SEND, SP_COLL_RECV, SP_COLL_BARRIER };
+                                SP_COLL_SEND, SP_COLL_RECV, SP_COLL_BARRIER, SP_COLL_P2P };
 static const SpColl composites[] = { SP_COLL_HIER_ALL_GATHER, SP_COLL_REDUCE_SCATTER_COALESCED,
                                      SP_COLL_ALL_TO_ALL_QUANT_REDUCE };
 
@@ -331,6 +331,13 @@ random_plan (GRand *rng, guint32 n_ops)
             op.dtype = SP_DTYPE_NONE;
           else
             random_sizes (rng, &op);
+          if (op.kind == SP_COLL_P2P)
+            {
+              /* two distinct group ranks of the world */
+              op.src = (guint32) g_rand_int_range (rng, 0, (gint32) g.world_size);
+              op.dst = (op.src + 1 + (guint32) g_rand_int_range (rng, 0, (gint32) g.world_size - 1))
+                       % g.world_size;
+            }
         }
       if (reduces (op.kind))
         op.redop = (SpRedop) g_rand_int_range (rng, 0, 5);
@@ -633,6 +640,27 @@ START_TEST (test_bad_strings)
     { "{\"schema\": \"shardplan-plan\", \"schema_version\": 1, \"world_size\": 8, \"ops\": "
       "[{\"id\": 0, \"name\": \"x\", \"kind\": \"barrier\", \"family\": \"world\", \"bytes\": 0,"
       " \"dtype\": \"none\", \"parent\": 3}]}", "op 0 ('x'): parent 3 names no op (the plan has 1 ops)" },
+    /* p2p: src and dst, on p2p only, two ranks of the world */
+    { "{\"schema\": \"shardplan-plan\", \"schema_version\": 1, \"world_size\": 8, \"ops\": "
+      "[{\"id\": 0, \"name\": \"x\", \"kind\": \"p2p\", \"family\": \"world\", \"bytes\": 8,"
+      " \"dtype\": \"uint8\", \"src\": 0}]}",
+      "op 0 ('x'): missing key 'dst': a p2p op names its sender and receiver" },
+    { "{\"schema\": \"shardplan-plan\", \"schema_version\": 1, \"world_size\": 8, \"ops\": "
+      "[{\"id\": 0, \"name\": \"x\", \"kind\": \"send\", \"family\": \"world\", \"bytes\": 8,"
+      " \"dtype\": \"uint8\", \"src\": 0, \"dst\": 1}]}",
+      "op 0 ('x'): key 'src' on kind send: only p2p ops have a sender and a receiver" },
+    { "{\"schema\": \"shardplan-plan\", \"schema_version\": 1, \"world_size\": 8, \"ops\": "
+      "[{\"id\": 0, \"name\": \"x\", \"kind\": \"p2p\", \"family\": \"world\", \"bytes\": 8,"
+      " \"dtype\": \"uint8\", \"src\": 3, \"dst\": 3}]}",
+      "op 0 ('x'): src and dst are both group rank 3: a p2p op sends to another member" },
+    { "{\"schema\": \"shardplan-plan\", \"schema_version\": 1, \"world_size\": 8, \"ops\": "
+      "[{\"id\": 0, \"name\": \"x\", \"kind\": \"p2p\", \"family\": \"world\", \"bytes\": 8,"
+      " \"dtype\": \"uint8\", \"src\": 0, \"dst\": 8}]}",
+      "op 0 ('x'): dst 8 is not a group rank of a 8-rank world" },
+    { "{\"schema\": \"shardplan-plan\", \"schema_version\": 1, \"world_size\": 8, \"ops\": "
+      "[{\"id\": 0, \"name\": \"x\", \"kind\": \"p2p\", \"family\": \"world\", \"bytes\": 8,"
+      " \"dtype\": \"uint8\", \"src\": -1, \"dst\": 1}]}",
+      "op 0 ('x'): 'src' must be an integer in [0, 4294967295], got -1" },
     /* syntax */
     { "", "not valid JSON at 1:1: unexpected end of input" },
     { "{\"schema\": \"shardplan-plan\"} x", "not valid JSON at 1:30: unexpected data after" },

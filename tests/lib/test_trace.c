@@ -154,7 +154,7 @@ START_TEST (test_meta_round_trip)
   guint major = 0, minor = 9;
   sp_trace_schema_version (t, &major, &minor);
   ck_assert_uint_eq (major, 1);
-  ck_assert_uint_eq (minor, 2);
+  ck_assert_uint_eq (minor, 3);
   ck_assert_int_eq (h->source, SP_TRACE_SOURCE_MEASURED);
   ck_assert_str_eq (h->check_policy, "after");
   ck_assert_str_eq (h->producer, "shardplan test");

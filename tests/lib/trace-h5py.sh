@@ -20,9 +20,9 @@ script="$SP_SRCDIR/tests/lib/trace_h5py.py"
 "$py" "$script" --future "$tmp/sample.h5" "$tmp/future.h5" || exit 1
 "$SHARDPLAN" trace export --format csv "$tmp/sample.h5" > "$tmp/sample.csv" || exit 1
 "$SHARDPLAN" trace export --format csv "$tmp/future.h5" > "$tmp/future.csv" || {
-  echo "schema 1.3 file with an extra field does not read" >&2; exit 1; }
-cmp "$tmp/sample.csv" "$tmp/future.csv" || { echo "1.3 file reads differently" >&2; exit 1; }
-"$SHARDPLAN" trace show "$tmp/future.h5" | grep -q '(schema 1.3)' || exit 1
+  echo "schema 1.4 file with an extra field does not read" >&2; exit 1; }
+cmp "$tmp/sample.csv" "$tmp/future.csv" || { echo "1.4 file reads differently" >&2; exit 1; }
+"$SHARDPLAN" trace show "$tmp/future.h5" | grep -q '(schema 1.4)' || exit 1
 echo "a later minor version reads the same"
 "$SHARDPLAN" trace export --format csv "$SP_SRCDIR/tests/fixtures/trace/sample-v1.0.h5" \
   > "$tmp/v10.csv" || { echo "schema 1.0 file does not read" >&2; exit 1; }

@@ -3,7 +3,7 @@ h5py and pandas, and check its columns and values against the numbers the
 sample is defined with.  Usage: trace_h5py.py TRACE.h5
 
 trace_h5py.py --future IN.h5 OUT.h5 writes OUT as a later minor version
-would: schema_version 1.3 and an extra trailing /ops/ops field, so the
+would: schema_version 1.4 and an extra trailing /ops/ops field, so the
 shell test can check that this version's reader still reads it."""
 import json
 import shutil
@@ -26,7 +26,7 @@ if sys.argv[1] == "--future":
         new["future_ns"] = 12345
         del f["ops/ops"]
         f.create_dataset("ops/ops", data=new, maxshape=(None,), chunks=True)
-        f.attrs["schema_version"] = "1.3"
+        f.attrs["schema_version"] = "1.4"
         assert h5py.check_enum_dtype(f["ops/ops"].dtype["coll"]) is not None
     sys.exit(0)
 
@@ -46,7 +46,7 @@ def check(cond, what):
 with h5py.File(sys.argv[1], "r") as f:
     attrs = f.attrs
     check(attrs["schema"] == "shardplan-trace", "schema attr: %r" % attrs["schema"])
-    check(attrs["schema_version"] == "1.2", "schema_version: %r" % attrs["schema_version"])
+    check(attrs["schema_version"] == "1.3", "schema_version: %r" % attrs["schema_version"])
     check(attrs.get("check_policy") == "after", "check_policy: %r" % attrs.get("check_policy"))
     check(attrs["source"] == "measured", "source")
     check(attrs["time_unit"] == "ns", "time_unit")

@@ -280,6 +280,91 @@ START_TEST (test_fail_loud)
 }
 END_TEST
 
+/* A p2p op (shard groups {0..3}, {4..7}; group rank 1 sends to 2): only
+ * ranks 1, 2, 5, 6 run it, for the time the pair alone takes (a send
+ * between the same two ranks costs the same: one flow each way, no
+ * contention); rank 0's next op does not wait for it, rank 2's does.  In
+ * every model and contention mode.  Plus: a dst beyond the groups refused. */
+START_TEST (test_p2p_two_ranks)
+{
+  g_autoptr (SpTopo) t = topo_2x4 ();
+  SpGroupsOptions o;
+  sp_groups_options_init (&o);
+  o.world_size = 8;
+  o.devices_per_node = 4;
+  o.shard_size = 4;
+  g_autoptr (SpPlan) p = sp_plan_new (&o);
+  sp_plan_set_meta (p, "compute_efficiency", "1");
+  const guint64 bytes = 64u << 20;
+  guint32 a = add (p, SP_COLL_COMPUTE, SP_FAMILY_NONE, 0, 0, 1000000, NULL, 0, -1); /* 1000 ns */
+  SpOp op = { .parent = -1, .name = "act", .layer = -1, .kind = SP_COLL_P2P,
+              .family = SP_FAMILY_SHARD, .bytes = bytes, .count = bytes / 2,
+              .dtype = SP_DTYPE_BFLOAT16, .redop = SP_REDOP_NONE, .algorithm = SP_ALGO_AUTO,
+              .stream = 1, .n_deps = 1, .deps = &a, .src = 1, .dst = 2 };
+  guint32 x;
+  GError *error = NULL;
+  ck_assert (sp_plan_add_op (p, &op, &x, &error));
+  guint32 deps[] = { x };
+  guint32 b = add (p, SP_COLL_COMPUTE, SP_FAMILY_NONE, 0, 0, 500000, deps, 1, -1); /* 500 ns */
+  const guint32 pair[] = { 1, 2 };
+  const SpSimContention modes[] = { SP_SIM_CONTENTION_NONE, SP_SIM_CONTENTION_FAMILY,
+                                    SP_SIM_CONTENTION_STEP, SP_SIM_CONTENTION_NONE };
+  for (guint k = 0; k < G_N_ELEMENTS (modes); k++)
+    {
+      SpSimModel m = k == 3 ? SP_SIM_ANALYTIC : SP_SIM_DES;
+      guint64 c = alone (t, m, SP_COLL_P2P, bytes, pair, 2);
+      ck_assert_uint_gt (c, 0);
+      ck_assert_uint_eq (c, alone (t, m, SP_COLL_SEND, bytes, pair, 2));
+      SpSimPlanOptions opts;
+      sp_sim_plan_options_init (&opts);
+      opts.contention = modes[k];
+      g_autoptr (SpGroups) g = sp_groups_build (&o, &error);
+      SP_ASSERT_NO_ERROR (error);
+      SpSimResult *res = sp_sim_run_plan_full (t, m, p, g, &opts, &error);
+      SP_ASSERT_NO_ERROR (error);
+      guint64 s, e;
+      for (guint32 r = 0; r < 8; r++)
+        {
+          gboolean runs = r == 1 || r == 2 || r == 5 || r == 6;
+          ck_assert_int_eq (sp_sim_result_op_time (res, p, x, r, &s, &e), runs);
+          if (runs)
+            {
+              ck_assert_uint_eq (s, 1000);
+              ck_assert_uint_eq (e, 1000 + c);
+            }
+          ck_assert (sp_sim_result_op_time (res, p, b, r, &s, &e));
+          ck_assert_uint_eq (s, runs ? 1000 + c : 1000);
+        }
+      ck_assert_uint_eq (sp_sim_result_step_ns (res), 1000 + c + 500);
+      ck_assert_uint_eq (sp_sim_result_kind_ns (res, SP_COLL_P2P), c);
+      sp_sim_result_free (res);
+    }
+  /* the estimate of a p2p takes exactly its two ranks */
+  SpCollRequest r;
+  sp_coll_request_init (&r);
+  r.coll = SP_COLL_P2P;
+  r.bytes = bytes;
+  const guint32 three[] = { 1, 2, 3 };
+  r.ranks = three;
+  r.n_ranks = 3;
+  SpCollEstimate est;
+  ck_assert (!sp_sim_estimate (t, SP_SIM_DES, &r, &est, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  /* dst 5 is no member of a group of 4: refused when the groups are known */
+  g_autoptr (SpPlan) bad = sp_plan_new (&o);
+  op.dst = 5;
+  op.n_deps = 0;
+  ck_assert (sp_plan_add_op (bad, &op, NULL, &error));
+  g_autoptr (SpGroups) g = sp_groups_build (&o, &error);
+  ck_assert (sp_sim_run_plan (t, SP_SIM_DES, bad, g, &error) == NULL);
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_PLAN);
+  ck_assert_msg (strstr (error->message, "dst 5 is not a member of shard group 0, which has 4 ranks"),
+                 "%s", error->message);
+  g_clear_error (&error);
+}
+END_TEST
+
 static Suite *
 suite (void)
 {
@@ -293,6 +378,7 @@ suite (void)
   tcase_add_test (tc, test_deterministic);
   tcase_add_test (tc, test_fail_loud);
   tcase_add_test (tc, test_quantize_memory_bandwidth);
+  tcase_add_test (tc, test_p2p_two_ranks);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -28,6 +28,10 @@
  *     op's family, group rank g sends to g + 1 and receives from g - 1
  *     (send), or the reverse (recv), as the executor runs it; a node that
  *     depends on the op depends on both halves;
+ *   p2p: one node, with the op's id, on its two ranks only: COMM_SEND_NODE
+ *     on the group's src member, COMM_RECV_NODE on its dst member, with
+ *     comm_size, comm_tag, comm_src / comm_dst (those two global ranks) and
+ *     sp_src / sp_dst (uint64, their group ranks);
  *   composites (MiCS hierarchical all-gather …): COMP_NODE with neither
  *     duration nor num_ops (ASTRA-sim skips it); their sub-ops are the work;
  *   every node: data_deps = the plan's deps (an op the rank does not run is
@@ -35,7 +39,9 @@
  *     same stream on this rank, and the sp_* attributes that let
  *     sp_chakra_import() rebuild the exact plan (sp_kind, sp_family,
  *     sp_bytes, sp_count, sp_dtype, sp_redop, sp_algorithm, sp_stream,
- *     sp_layer, sp_phase, sp_parent, sp_flops).
+ *     sp_layer, sp_phase, sp_parent, sp_flops), and sp_deps (int64 list,
+ *     the plan's deps) on an op with a dep that some rank skips (a p2p op,
+ *     a family that leaves ranks out), where data_deps differ by rank.
  * A node is written as the concatenation of partial Node encodings (the
  * op's shared part, its group's attributes, the rank's deps), which every
  * protobuf reader merges into one Node. 
@@ -96,7 +102,7 @@ typedef struct {
   gboolean shardplan;      /* the files came from sp_chakra_export (exact) */
   guint64 skipped[8];      /* nodes not modelled, by Chakra NodeType */
   guint32 compute_spread;  /* compute ops whose durations differ by rank (max kept) */
-  guint32 p2p_mapped;      /* other producers' send + recv node pairs made send / recv ops */
+  guint32 p2p_mapped;      /* other producers' send + recv node pairs made send / recv / p2p ops */
 } SpChakraImportStats;
 
 /* Read "<prefix>.<r>.et" for r = 0, 1, … (until the first missing rank;
@@ -106,7 +112,7 @@ typedef struct {
  * [{"pg_name": "1", "ranks": [0, 1], …}, …], "ranks": [] = every rank) or a
  * PyTorch execution-trace JSON holding it; and build one plan.  Files
  * written by sp_chakra_export() give back the exact plan (send / recv ops
- * from their two nodes).  Other traces (Chakra's layout, e.g. from its
+ * from their two nodes, p2p ops from their sender's and receiver's).  Other traces (Chakra's layout, e.g. from its
  * PyTorch converter, where pg_name is the process-group id): nodes with the
  * same id in several files are the same op; collectives map to shardplan's
  * kinds and the group of each (pg_name: a group of the group file, or "" /
@@ -116,9 +122,11 @@ typedef struct {
  * COMM_RECV_NODE that move the same bytes between the same peers (comm_src,
  * comm_dst) become one send / recv op when the pairs are exactly the ring
  * exchange of one family's groups (each member to the next: send, to the
- * previous: recv); send / recv nodes that pair with nothing or form no
- * exchange (a pipeline's one-way sends) and other node types are counted
- * in out_stats->skipped and bridged in the dependencies.  Every error names the file, the node id and the field
+ * previous: recv), or one p2p op when they go one way, one pair in each
+ * group of a family from the same group rank to the same group rank (a
+ * pipeline's stage-to-stage sends); send / recv nodes that pair with
+ * nothing or form neither, and other node types, are counted in
+ * out_stats->skipped and bridged in the dependencies.  Every error names the file, the node id and the field
  * (SP_ERROR_INVALID_TRACE): truncated stream, bad varint, undecodable
  * message, unknown node type or comm_type, a dependency on a node not in
  * the file, a cycle (in a file or across files), files that disagree on a
