@@ -38,7 +38,7 @@ put () {
 seeds () {
   case $1 in
     json-scan) put "$2" "$fx"/plan/*.json "$fx"/workload/*.json ;;
-    plan) put "$2" "$fx"/plan/*.json ;;
+    plan) put "$2" "$fx"/plan/*.json "$fx"/chakra/*.plan.json ;;  # the latter: send / recv / p2p
     topo) put "$2" "$fx"/topo/*.ini ;;
     estimate) # the 8-byte request block (fuzz-estimate.c), then a topology
       n=0
@@ -89,20 +89,25 @@ seeds () {
         { printf '%%%%groups%%%%'; cat "$g"; } >>"$s"
         { printf '%%%%topo%%%%'; cat "$s"; } >"$s-topo"
       done
-      # and a plan as `shardplan chakra export` writes it (read back exactly)
+      # and plans as `shardplan chakra export` writes them (read back
+      # exactly): a small one, and a pipeline of p2p ops (sp_src / sp_dst,
+      # sp_deps, a receiver's own node)
       sp=$SP_BUILDDIR/tools/shardplan
       ex=$2/export.d
-      mkdir -p "$ex"
-      "$sp" chakra export -q --plan "$fx/plan/golden-small.json" -o "$ex/x" || return 1
-      s=$2/export
-      : >"$s"
-      r=0
-      while [ -f "$ex/x.$r.et" ]; do
-        [ $r -eq 0 ] || printf '%%%%rank%%%%' >>"$s"
-        cat "$ex/x.$r.et" >>"$s"
-        r=$((r + 1))
+      for pl in "$fx/plan/golden-small.json" "$fx/chakra/pipe.plan.json"; do
+        rm -rf "$ex"
+        mkdir -p "$ex"
+        "$sp" chakra export -q --plan "$pl" -o "$ex/x" || return 1
+        s=$2/export-$(basename "$pl" .json)
+        : >"$s"
+        r=0
+        while [ -f "$ex/x.$r.et" ]; do
+          [ $r -eq 0 ] || printf '%%%%rank%%%%' >>"$s"
+          cat "$ex/x.$r.et" >>"$s"
+          r=$((r + 1))
+        done
+        { printf '%%%%groups%%%%'; cat "$ex/x.groups.json"; } >>"$s"
       done
-      { printf '%%%%groups%%%%'; cat "$ex/x.groups.json"; } >>"$s"
       rm -rf "$ex" ;;
     *) echo "fuzz-smoke: unknown target '$1'" >&2; return 1 ;;
   esac
