@@ -332,6 +332,10 @@ validate_op (const SpPlan *plan, const SpOp *op, guint32 id, const char *name, G
                          "parent %" G_GINT64_FORMAT " is not an earlier op (expected -1 or an id < %u)",
                          op->parent, id);
       const SpOp *parent = sp_plan_op (plan, (guint32) op->parent);
+      if (op->kind == SP_COLL_P2P)
+        return op_error (error, id, name, SP_ERROR_INVALID_PLAN,
+                         "a p2p op cannot be a composite's sub-op (parent %" G_GINT64_FORMAT
+                         "): a composite runs on every member of its groups", op->parent);
       if (!sp_coll_is_composite (parent->kind))
         return op_error (error, id, name, SP_ERROR_INVALID_PLAN,
                          "parent %" G_GINT64_FORMAT " ('%s') has kind %s, not a composite kind "

@@ -105,8 +105,11 @@ write_trace (const char *path, const SpTopo *topo, const SpPlan *plan, const SpG
       || !sp_trace_writer_set_groups (w, groups, error) || !set_cluster (w, topo, error))
     return FALSE;
   /* per (family, rank) op sequence numbers: the ops the rank issued on
-   * its group's communicator, as the executor counts them (a p2p op counts
-   * on its sender and receiver only) */
+   * its group's communicator, as the executor counts them in plan order
+   * (--mode isolated): a p2p op on its sender and receiver only; a
+   * composite the executor issues itself (reduce_scatter_coalesced, qgZ's
+   * all_to_all_quant_reduce) before its sub-ops, a MiCS hierarchical
+   * all-gather (only its sub-ops run) not at all */
   guint32 *seq[SP_FAMILY_N] = { NULL }; /* allocated for the families the plan uses */
   GArray *buf = g_array_sized_new (FALSE, FALSE, sizeof (SpTraceRow), 4096);
   gboolean ok = TRUE;
@@ -138,7 +141,7 @@ write_trace (const char *path, const SpTopo *topo, const SpPlan *plan, const SpG
               row.group_size = gs;
               if (seq[op->family] == NULL)
                 seq[op->family] = g_new0 (guint32, W);
-              row.seq_in_group = comp ? 0 : seq[op->family][r]++;
+              row.seq_in_group = op->kind == SP_COLL_HIER_ALL_GATHER ? 0 : seq[op->family][r]++;
             }
           row.coll = op->kind;
           row.dtype = op->dtype;

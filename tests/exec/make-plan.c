@@ -7,6 +7,10 @@
  *                              G = 64 groups of 64), deps and two streams.
  *   make-plan replicate OUT    4 ranks, shard 2: the shard and replicate
  *                              families, reduce_scatter_coalesced with padding.
+ *   make-plan sim OUT.json     the all plan without the kinds `shardplan sim`
+ *                              does not simulate (barrier,
+ *                              reduce_scatter_block): both the executor and
+ *                              the simulator run it.
  *   make-plan one OUT.json     1 rank: the NCCL backend's one-rank test.
  *   make-plan bench OUT BYTES… 4 ranks: one all_reduce, all_gather and
  *                              reduce_scatter (fp32, world) per size.
@@ -19,12 +23,15 @@
 #include <string.h>
 
 static SpPlan *plan;
+static gboolean sim_only; /* leave out what sim does not simulate */
 
 static guint32
 add (const char *name, SpColl kind, SpFamily fam, SpDtype dt, guint64 count, SpRedop redop,
      guint32 stream, gint64 parent, guint64 flops, guint32 n_deps, const guint32 *deps)
 {
   guint bits = sp_dtype_bits (dt);
+  if (sim_only && (kind == SP_COLL_BARRIER || kind == SP_COLL_REDUCE_SCATTER_BLOCK))
+    return G_MAXUINT32; /* nothing depends on these */
   SpOp op = { .parent = parent, .name = name, .layer = 0, .phase = SP_PHASE_BACKWARD, .kind = kind,
               .family = fam, .bytes = bits ? count * bits / 8 : 0, .count = count, .dtype = dt,
               .redop = redop, .algorithm = SP_ALGO_AUTO, .stream = stream, .flops = flops,
@@ -182,11 +189,16 @@ main (int argc, char **argv)
 {
   if (argc < 3)
     {
-      fprintf (stderr, "usage: make-plan all|replicate|one|bench OUT.json [BYTES…]\n");
+      fprintf (stderr, "usage: make-plan all|sim|replicate|one|bench OUT.json [BYTES…]\n");
       return 2;
     }
   if (strcmp (argv[1], "all") == 0)
     plan_all ();
+  else if (strcmp (argv[1], "sim") == 0)
+    {
+      sim_only = TRUE;
+      plan_all ();
+    }
   else if (strcmp (argv[1], "replicate") == 0)
     plan_replicate ();
   else if (strcmp (argv[1], "one") == 0)

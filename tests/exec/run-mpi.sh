@@ -9,6 +9,7 @@
 . "$SP_SRCDIR/tests/exec/exec-testlib.sh"
 
 "$MAKE_PLAN" all "$tmp/all.json" || exit 99
+"$MAKE_PLAN" sim "$tmp/sim.json" || exit 99
 "$MAKE_PLAN" replicate "$tmp/rep.json" || exit 99
 
 for mode in isolated replay; do
@@ -61,6 +62,23 @@ grep -v ",ok," "$tmp/nochk.csv" | head -1 | grep -q . && fail "--no-check: a row
 # DeepSpeed's qgZ value (D x mean) is checked against its own expectation.
 mpi 4 --plan "$tmp/all.json" -o "$tmp/compat.h5" --iters 1 --warmup 0 --deepspeed-compat
 [ "$status" -eq 0 ] || fail "--deepspeed-compat: exit $status: $(cat "$tmp/err")"
+
+# seq_in_group (the op's place on its group's communicator) is what the
+# simulator writes, op by op and rank by rank, for an isolated run: p2p ops
+# count on their sender and receiver only, composites as the executor
+# issues them.  Compute ops do not run in isolated mode (no rows).
+mpi 4 --plan "$tmp/sim.json" -o "$tmp/seq-m.h5" --mode isolated --iters 1 --warmup 0 --timeout 60
+[ "$status" -eq 0 ] || fail "sim.json: exit $status: $(cat "$tmp/err")"
+printf '[cluster]\nnodes = 2\ngpus_per_node = 2\n[gpu]\nmodel = H100\nmemory_gib = 80\ntflops = 989\n[intra]\nkind = nvswitch\nbandwidth_gbs = 450\n[inter]\nnics_per_node = 1\nnic_gbps = 400\n' >"$tmp/2x2.ini"
+"$SHARDPLAN" sim --plan "$tmp/sim.json" --topology "$tmp/2x2.ini" -q -o "$tmp/seq-s.h5" >/dev/null \
+  || fail "sim of sim.json failed"
+"$SHARDPLAN" trace export "$tmp/seq-m.h5" --format csv | awk -F, 'NR > 1 && $3 == 0 { print $1 "," $4 "," $8 }' \
+  | sort >"$tmp/seq-m"
+"$SHARDPLAN" trace export "$tmp/seq-s.h5" --format csv | awk -F, 'NR > 1 && $9 != "compute" { print $1 "," $4 "," $8 }' \
+  | sort >"$tmp/seq-s"
+[ -s "$tmp/seq-m" ] && cmp -s "$tmp/seq-m" "$tmp/seq-s" \
+  || fail "seq_in_group: measured and simulated differ: $(diff "$tmp/seq-m" "$tmp/seq-s" | head -5)"
+grep -q "p2p" "$tmp/sim.json" || fail "sim.json has no p2p op"
 
 # Spill files are removed after a complete run; nothing else is left.
 ls "$tmp" | grep -q spill && fail "spill files left: $(ls "$tmp")"

@@ -128,6 +128,22 @@ START_TEST (test_add_op_rejects)
   ag2.redop = SP_REDOP_SUM;
   assert_add_fails (plan, &ag2, "does not reduce", "sum");
 
+  /* a p2p op is no composite's sub-op (a plan of its own: the ids below
+   * are this plan's) */
+  {
+    g_autoptr (SpPlan) pplan = sp_plan_new (&g);
+    SpOp hier = comm_op ("hier", SP_COLL_HIER_ALL_GATHER, SP_FAMILY_SHARD, 4096, SP_DTYPE_BFLOAT16);
+    guint32 hid;
+    ck_assert (sp_plan_add_op (pplan, &hier, &hid, NULL));
+    SpOp pp = comm_op ("pp", SP_COLL_P2P, SP_FAMILY_SHARD, 4096, SP_DTYPE_BFLOAT16);
+    pp.src = 0;
+    pp.dst = 1;
+    pp.parent = hid;
+    assert_add_fails (pplan, &pp, "a p2p op cannot be a composite's sub-op", NULL);
+    pp.parent = -1;
+    ck_assert (sp_plan_add_op (pplan, &pp, NULL, NULL));
+  }
+
   op = comm_op ("moe", SP_COLL_ALL_TO_ALL, SP_FAMILY_EXPERT, 64, SP_DTYPE_FLOAT32);
   assert_add_fails (plan, &op, "'expert'", "expert_parallel is 0");
   op.family = SP_FAMILY_SHARD_INTRA_NODE;
@@ -341,7 +357,7 @@ random_plan (GRand *rng, guint32 n_ops)
         }
       if (reduces (op.kind))
         op.redop = (SpRedop) g_rand_int_range (rng, 0, 5);
-      if (composite >= 0 && r >= 2 && g_rand_boolean (rng))
+      if (composite >= 0 && r >= 2 && op.kind != SP_COLL_P2P && g_rand_boolean (rng))
         op.parent = composite;
       g_array_set_size (deps, 0);
       for (guint k = g_rand_int_range (rng, 0, 4); k > 0 && i > 0; k--)
