@@ -398,9 +398,15 @@ sp_chakra_build_foreign (const SpChakraForeign *f, GPtrArray *ops, GError **erro
   SpGroups *built = NULL;
   guint64 shard_from = G_MAXUINT64;
 
+  /* Two passes: the collectives and exchanges first, whose groups fix the
+   * layout, then the one-way sends, which pick a family within it (their
+   * pairs name two members of each group, not the groups). */
+  for (guint pass = 0; pass < 2; pass++)
   for (guint i = 0; i < ops->len; i++)
     {
       SpChakraForeignOp *o = ops->pdata[i];
+      if ((guint) o->oneway != pass)
+        continue;
       g_autofree char *file = g_strdup_printf ("%s.%u.et", f->prefix, o->file_rank);
       if (!o->coll && !o->peers)
         {
