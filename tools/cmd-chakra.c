@@ -350,9 +350,10 @@ static const char import_description[] =
   "groups; compute nodes take duration_micros (needs --topology: its peak turns\n"
   "time into FLOPs) or num_ops; a send node and the receive node that move the\n"
   "same bytes between the same peers (comm_src, comm_dst) become a send / recv op\n"
-  "when together they exchange data around every group of a family; one-way\n"
-  "sends and node types shardplan does not model are counted on stderr and\n"
-  "bridged in the deps.\n"
+  "when together they exchange data around every group of a family, a p2p op\n"
+  "when they go one way, one pair in each group of a family (a pipeline's\n"
+  "stage-to-stage send); other sends and receives and node types shardplan does\n"
+  "not model are counted on stderr and bridged in the deps.\n"
   "'shardplan trace import-chakra' is the same command.\n"
   "\n"
   "Example: shardplan chakra import et/step -o plan.json --topology dgx-h100";
@@ -469,9 +470,9 @@ sp_chakra_cmd_import (int argc, char **argv)
     fprintf (stderr, "shardplan %s: %u send / receive node pair(s) mapped to send / recv / p2p ops\n",
              cmd, st.p2p_mapped);
   if (!st.shardplan && (st.skipped[5] || st.skipped[6]))
-    fprintf (stderr, "shardplan %s: (a send or receive is modelled only as part of an exchange "
-             "around every group of a family, paired with a receive or send of the same bytes "
-             "and peers; one-way sends, a pipeline's say, are not)\n", cmd);
+    fprintf (stderr, "shardplan %s: (a send or receive is modelled only paired with a receive "
+             "or send of the same bytes and peers, as an exchange around every group of a "
+             "family or as one pair in each group of a family, one way)\n", cmd);
   if (st.compute_spread)
     fprintf (stderr, "shardplan %s: %u compute op(s) with different durations on "
              "different ranks: the longest kept\n", cmd, st.compute_spread);

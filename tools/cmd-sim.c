@@ -19,13 +19,14 @@
 
 static const char description[] =
   "Simulates every op of the plan (sp_sim_run_plan_full: ops wait for their deps\n"
-  "and their stream, collectives start when every member of their group is ready).\n"
+  "and their stream, collectives start when every member of their group is ready;\n"
+  "a p2p op when its sender and receiver are).\n"
   "--contention (des only): step (default) runs the whole step on one flow\n"
   "network, so every collective shares links with the collectives running at the\n"
   "same time (other streams, other families); family costs each op once with\n"
   "the groups of its family contending, ops overlapping in time not; none costs\n"
   "every group alone (the only choice with --sim-model analytic).  The trace has\n"
-  "one row per (op, rank); its run_id is derived from the plan digest so two runs\n"
+  "one row per (op, rank that runs it); its run_id is derived from the plan digest so two runs\n"
   "of one plan on one topology give byte-identical files.  The summary lists the longest ops,\n"
   "totals per family and kind, the step time and the communication exposed\n"
   "after overlap with compute (step time minus the compute-only critical path).\n"
