@@ -26,6 +26,19 @@ static SpPlan *plan;
 static gboolean sim_only; /* leave out what sim does not simulate */
 
 static guint32
+add_op (const SpOp *op)
+{
+  guint32 id;
+  GError *e = NULL;
+  if (!sp_plan_add_op (plan, op, &id, &e))
+    {
+      fprintf (stderr, "make-plan: %s\n", e->message);
+      exit (1);
+    }
+  return id;
+}
+
+static guint32
 add (const char *name, SpColl kind, SpFamily fam, SpDtype dt, guint64 count, SpRedop redop,
      guint32 stream, gint64 parent, guint64 flops, guint32 n_deps, const guint32 *deps)
 {
@@ -36,14 +49,7 @@ add (const char *name, SpColl kind, SpFamily fam, SpDtype dt, guint64 count, SpR
               .family = fam, .bytes = bits ? count * bits / 8 : 0, .count = count, .dtype = dt,
               .redop = redop, .algorithm = SP_ALGO_AUTO, .stream = stream, .flops = flops,
               .n_deps = n_deps, .deps = deps };
-  guint32 id;
-  GError *e = NULL;
-  if (!sp_plan_add_op (plan, &op, &id, &e))
-    {
-      fprintf (stderr, "make-plan: %s\n", e->message);
-      exit (1);
-    }
-  return id;
+  return add_op (&op);
 }
 
 /* A p2p op: group rank src sends `count` floats to group rank dst. */
@@ -55,14 +61,7 @@ add_p2p (const char *name, SpFamily fam, guint32 src, guint32 dst, guint64 count
               .kind = SP_COLL_P2P, .family = fam, .bytes = count * 4, .count = count,
               .dtype = SP_DTYPE_FLOAT32, .redop = SP_REDOP_NONE, .algorithm = SP_ALGO_AUTO,
               .stream = stream, .n_deps = n_deps, .deps = deps, .src = src, .dst = dst };
-  guint32 id;
-  GError *e = NULL;
-  if (!sp_plan_add_op (plan, &op, &id, &e))
-    {
-      fprintf (stderr, "make-plan: %s\n", e->message);
-      exit (1);
-    }
-  return id;
+  return add_op (&op);
 }
 
 #define N SP_REDOP_NONE

@@ -186,6 +186,58 @@ START_TEST (medians_and_left_out_rows)
 }
 END_TEST
 
+/* A 4-rank measured trace at `path` of one op in the world family
+ * (devices per node `dpn`, `iters` iterations), with the plan holding it
+ * unless `with_plan` is FALSE; the caller appends the rows (op_row) and
+ * finishes.  The groups are returned for the rows' group ids. */
+static SpTraceWriter *
+one_op_writer (const char *path, guint32 dpn, const SpOp *op, guint32 iters, gboolean with_plan,
+               SpGroups **out_groups)
+{
+  SpGroupsOptions o;
+  sp_groups_options_init (&o);
+  o.world_size = 4;
+  o.devices_per_node = dpn;
+  GError *e = NULL;
+  SpGroups *g = sp_groups_build (&o, &e);
+  SP_ASSERT_NO_ERROR (e);
+  g_autoptr (SpPlan) plan = sp_plan_new (&o);
+  ck_assert_msg (sp_plan_add_op (plan, op, NULL, &e), "%s", e ? e->message : "");
+  SpTraceHeader h = { .source = SP_TRACE_SOURCE_MEASURED, .producer = "test",
+                      .producer_version = "0", .clock = "CLOCK_MONOTONIC",
+                      .timing_mode = "isolated", .iters = iters, .world_size = 4 };
+  SpTraceWriter *w = sp_trace_writer_new (path, &h, &e);
+  SP_ASSERT_NO_ERROR (e);
+  if (with_plan)
+    ck_assert (sp_trace_writer_set_plan (w, plan, NULL, &e));
+  ck_assert (sp_trace_writer_set_groups (w, g, &e));
+  *out_groups = g;
+  return w;
+}
+
+/* Op 0's ok row on `rank` (group rank = rank in the world group). */
+static SpTraceRow
+op_row (const SpOp *op, const SpGroups *g, guint32 rank, gint32 iter, gint64 dur_ns)
+{
+  SpTraceRow r;
+  sp_trace_row_init (&r);
+  r.op_id = 0;
+  r.iter = iter;
+  r.rank = rank;
+  r.coll = op->kind;
+  r.dtype = op->dtype;
+  r.redop = op->redop;
+  r.bytes = op->bytes;
+  r.count = op->count;
+  r.status = SP_TRACE_STATUS_OK;
+  r.group_id = sp_trace_group_id (g, SP_FAMILY_WORLD, 0);
+  r.group_rank = rank;
+  r.group_size = 4;
+  r.dur_ns = dur_ns;
+  r.t_end_ns = r.t_start_ns + r.dur_ns;
+  return r;
+}
+
 /* A p2p op (world of 4, group rank 2 sends to 0): its rows are the
  * sender's and the receiver's; the point is that pair, in that order, as
  * the trace's plan names it.  Without the plan the trace cannot say who
@@ -193,45 +245,18 @@ END_TEST
 static char *
 write_p2p (const char *dir, gboolean with_plan)
 {
-  SpGroupsOptions o;
-  sp_groups_options_init (&o);
-  o.world_size = 4;
-  o.devices_per_node = 4;
-  GError *e = NULL;
-  g_autoptr (SpGroups) g = sp_groups_build (&o, &e);
-  SP_ASSERT_NO_ERROR (e);
-  g_autoptr (SpPlan) plan = sp_plan_new (&o);
   SpOp op = { .parent = -1, .name = "act", .kind = SP_COLL_P2P, .family = SP_FAMILY_WORLD,
               .bytes = 1 << 20, .count = 1 << 20, .dtype = SP_DTYPE_UINT8,
               .redop = SP_REDOP_NONE, .algorithm = SP_ALGO_AUTO, .src = 2, .dst = 0 };
-  ck_assert_msg (sp_plan_add_op (plan, &op, NULL, &e), "%s", e ? e->message : "");
   char *path = g_build_filename (dir, with_plan ? "p2p.h5" : "p2p-noplan.h5", NULL);
-  SpTraceHeader h = { .source = SP_TRACE_SOURCE_MEASURED, .producer = "test",
-                      .producer_version = "0", .clock = "CLOCK_MONOTONIC",
-                      .timing_mode = "isolated", .iters = 3, .world_size = 4 };
-  g_autoptr (SpTraceWriter) w = sp_trace_writer_new (path, &h, &e);
-  SP_ASSERT_NO_ERROR (e);
-  if (with_plan)
-    ck_assert (sp_trace_writer_set_plan (w, plan, NULL, &e));
-  ck_assert (sp_trace_writer_set_groups (w, g, &e));
+  g_autoptr (SpGroups) g = NULL;
+  g_autoptr (SpTraceWriter) w = one_op_writer (path, 4, &op, 3, with_plan, &g);
+  GError *e = NULL;
   for (gint32 iter = 0; iter < 3; iter++)
     for (guint32 k = 0; k < 2; k++)
       {
-        SpTraceRow r;
-        sp_trace_row_init (&r);
-        r.op_id = 0;
-        r.iter = iter;
-        r.rank = k ? 0 : 2;
-        r.coll = SP_COLL_P2P;
-        r.dtype = SP_DTYPE_UINT8;
-        r.redop = SP_REDOP_NONE;
-        r.bytes = r.count = 1 << 20;
-        r.status = SP_TRACE_STATUS_OK;
-        r.group_id = sp_trace_group_id (g, SP_FAMILY_WORLD, 0);
-        r.group_rank = r.rank;
-        r.group_size = 4;
-        r.dur_ns = 1000 * (1 + iter + 3 * (gint64) k); /* 1000..6000 */
-        r.t_end_ns = r.t_start_ns + r.dur_ns;
+        /* 1000..6000 ns */
+        SpTraceRow r = op_row (&op, g, k ? 0 : 2, iter, 1000 * (1 + iter + 3 * (gint64) k));
         ck_assert (sp_trace_writer_append (w, &r, 1, &e));
       }
   ck_assert_msg (sp_trace_writer_finish (w, &e), "%s", e ? e->message : "");
@@ -422,24 +447,13 @@ END_TEST
 static char *
 write_spread (const char *dir, gboolean with_cluster)
 {
-  SpGroupsOptions o;
-  sp_groups_options_init (&o);
-  o.world_size = 4;
-  o.devices_per_node = 1;
-  GError *e = NULL;
-  g_autoptr (SpGroups) g = sp_groups_build (&o, &e);
-  SP_ASSERT_NO_ERROR (e);
-  g_autoptr (SpPlan) plan = sp_plan_new (&o);
   SpOp op = { .parent = -1, .name = "ar", .kind = SP_COLL_ALL_REDUCE, .family = SP_FAMILY_WORLD,
               .bytes = 4096, .count = 1024, .dtype = SP_DTYPE_FLOAT32, .redop = SP_REDOP_SUM,
               .algorithm = SP_ALGO_AUTO };
-  ck_assert_msg (sp_plan_add_op (plan, &op, NULL, &e), "%s", e ? e->message : "");
   char *path = g_build_filename (dir, with_cluster ? "spread.h5" : "spread-nc.h5", NULL);
-  SpTraceHeader h = { .source = SP_TRACE_SOURCE_MEASURED, .producer = "test",
-                      .producer_version = "0", .clock = "CLOCK_MONOTONIC",
-                      .timing_mode = "isolated", .iters = 1, .world_size = 4 };
-  g_autoptr (SpTraceWriter) w = sp_trace_writer_new (path, &h, &e);
-  SP_ASSERT_NO_ERROR (e);
+  g_autoptr (SpGroups) g = NULL;
+  g_autoptr (SpTraceWriter) w = one_op_writer (path, 1, &op, 1, TRUE, &g);
+  GError *e = NULL;
   if (with_cluster)
     {
       SpTraceNode nodes[4];
@@ -454,25 +468,9 @@ write_spread (const char *dir, gboolean with_cluster)
       ck_assert_msg (sp_trace_writer_set_cluster (w, nodes, 4, ranks, 4, &e), "%s",
                      e ? e->message : "");
     }
-  ck_assert (sp_trace_writer_set_plan (w, plan, NULL, &e));
-  ck_assert (sp_trace_writer_set_groups (w, g, &e));
   for (guint32 rank = 0; rank < 4; rank++)
     {
-      SpTraceRow r;
-      sp_trace_row_init (&r);
-      r.op_id = 0;
-      r.rank = rank;
-      r.coll = op.kind;
-      r.dtype = op.dtype;
-      r.redop = op.redop;
-      r.bytes = op.bytes;
-      r.count = op.count;
-      r.status = SP_TRACE_STATUS_OK;
-      r.group_id = sp_trace_group_id (g, SP_FAMILY_WORLD, 0);
-      r.group_rank = rank;
-      r.group_size = 4;
-      r.dur_ns = 1000;
-      r.t_end_ns = r.t_start_ns + r.dur_ns;
+      SpTraceRow r = op_row (&op, g, rank, 0, 1000);
       ck_assert (sp_trace_writer_append (w, &r, 1, &e));
     }
   ck_assert_msg (sp_trace_writer_finish (w, &e), "%s", e ? e->message : "");

@@ -40,19 +40,22 @@ cmp pipe.plan.json.sim pipe.back.json.sim || { echo "FAIL: pipe plan: simulated 
 grep -q '"name":"act.0to1","kind":"p2p"' pipe.back.json.sim || { cat pipe.back.json.sim >&2; exit 1; }
 echo "p2p: the same simulated step after export -> import"
 
-# hostile p2p: the receiver's node of act.1to2 (rank 4, group rank 2 of
-# replicate group 0) claims another sender
-"$py" - "$tmp/py" et/pipe.4.et <<'PY' || exit 1
+# set_comm_src FILE VALUE [ID]: every COMM_RECV_NODE of FILE (or the one
+# of node id ID) claims comm_src VALUE (Python's protobuf rewrites it)
+set_comm_src () {
+  "$py" - "$tmp/py" "$@" <<'PY'
 import sys
 sys.path.insert(0, sys.argv[1])
 import et_def_pb2 as et
+path, value = sys.argv[2], int(sys.argv[3])
+only = int(sys.argv[4]) if len(sys.argv) > 4 else None
 def varint(n):
     out = bytearray()
     while True:
         b = n & 0x7F; n >>= 7
         out.append(b | (0x80 if n else 0))
         if not n: return bytes(out)
-buf = open(sys.argv[2], "rb").read()
+buf = open(path, "rb").read()
 pos, out, k = 0, bytearray(), 0
 while pos < len(buf):
     n = shift = 0
@@ -63,52 +66,27 @@ while pos < len(buf):
     msg = buf[pos:pos + n]; pos += n
     if k > 0:
         node = et.Node(); node.ParseFromString(msg)
-        if node.id == 3:
-            assert node.type == et.COMM_RECV_NODE
+        if node.type == et.COMM_RECV_NODE and only in (None, node.id):
             for a in node.attr:
                 if a.name == "comm_src":
-                    a.int32_val = 0
+                    a.int32_val = value
             msg = node.SerializeToString()
     out += varint(len(msg)) + msg
     k += 1
-open(sys.argv[2], "wb").write(out)
+open(path, "wb").write(out)
 PY
+}
+
+# hostile p2p: the receiver's node of act.1to2 (rank 4, group rank 2 of
+# replicate group 0) claims another sender
+set_comm_src et/pipe.4.et 0 3 || exit 1
 "$SHARDPLAN" chakra import et/pipe -o bad.json 2>err
 [ $? -eq 2 ] && grep -q 'et/pipe.4.et: node 3: field comm_src is 0 (-1: missing), not 2: in the plan.s replicate group 0, the p2p op goes from 2 to 4' err && [ ! -e bad.json ] || {
   cat err >&2; echo "FAIL: a p2p receiver with a wrong peer was not refused" >&2; exit 1; }
 cat err
 
 # hostile: the receive half of rank 2's first send claims another peer
-"$py" - "$tmp/py" et/p2p.2.et <<'PY' || exit 1
-import sys
-sys.path.insert(0, sys.argv[1])
-import et_def_pb2 as et
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F; n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n: return bytes(out)
-buf = open(sys.argv[2], "rb").read()
-pos, out, k = 0, bytearray(), 0
-while pos < len(buf):
-    n = shift = 0
-    while True:
-        b = buf[pos]; pos += 1
-        n |= (b & 0x7F) << shift; shift += 7
-        if not b & 0x80: break
-    msg = buf[pos:pos + n]; pos += n
-    if k > 0:
-        node = et.Node(); node.ParseFromString(msg)
-        if node.type == et.COMM_RECV_NODE:
-            for a in node.attr:
-                if a.name == "comm_src":
-                    a.int32_val = 5
-            msg = node.SerializeToString()
-    out += varint(len(msg)) + msg
-    k += 1
-open(sys.argv[2], "wb").write(out)
-PY
+set_comm_src et/p2p.2.et 5 || exit 1
 "$SHARDPLAN" chakra import et/p2p -o bad.json 2>err
 [ $? -eq 2 ] && grep -q 'et/p2p.2.et: node 7: field comm_src is 5' err && [ ! -e bad.json ] || {
   cat err >&2; echo "FAIL: a wrong peer was not refused" >&2; exit 1; }

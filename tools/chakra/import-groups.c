@@ -493,23 +493,15 @@ sp_chakra_build_foreign (const SpChakraForeign *f, GPtrArray *ops, GError **erro
       op.phase = SP_PHASE_NONE;
       op.n_deps = o->n_deps;
       op.deps = o->deps;
-      if (o->oneway)
+      if (o->peers)
         {
-          /* the group ranks in the layout all the ops chose */
+          /* one way: the group ranks in the layout all the ops chose */
           op.kind = SP_COLL_P2P;
-          if (!oneway_fits (built, fam_of[i], o->peers, &op.src, &op.dst))
+          if (o->oneway && !oneway_fits (built, fam_of[i], o->peers, &op.src, &op.dst))
             FAIL ("%s: node %" G_GUINT64_FORMAT " ('%s'): fields comm_src / comm_dst: the layout "
                   "the other ops need moves its one-way sends off %s's groups", file, o->id,
                   o->name, sp_family_name (fam_of[i]));
-          op.stream = 1;
-          op.bytes = o->comm_size;
-          op.dtype = SP_DTYPE_UINT8;
-          op.count = op.bytes;
-          op.redop = SP_REDOP_NONE;
-        }
-      else if (o->peers)
-        {
-          if (!p2p_kind (f, built, fam_of[i], o, &op.kind, error))
+          if (!o->oneway && !p2p_kind (f, built, fam_of[i], o, &op.kind, error))
             goto fail;
           op.stream = 1;
           op.bytes = o->comm_size;
