@@ -452,23 +452,34 @@ gboolean
 sp_plan_check_groups (const SpPlan *plan, const SpGroups *groups, GError **error)
 {
   g_return_val_if_fail (plan != NULL && groups != NULL, FALSE);
+  /* per family, its smallest group (found once, on first use) */
+  guint32 small[SP_FAMILY_N], small_n[SP_FAMILY_N];
+  gboolean found[SP_FAMILY_N] = { FALSE };
   for (guint32 i = 0; i < plan->n_ops; i++)
     {
       const SpOp *op = sp_plan_op (plan, i);
       if (op->kind != SP_COLL_P2P)
         continue;
-      guint32 ng = sp_groups_n_groups (groups, op->family);
-      for (guint32 g = 0; g < ng; g++)
+      SpFamily f = op->family;
+      if (!found[f])
         {
-          guint32 n = 0;
-          sp_groups_members (groups, op->family, g, &n);
-          guint32 top = MAX (op->src, op->dst);
-          if (top >= n)
-            return op_error (error, i, op->name, SP_ERROR_INVALID_PLAN,
-                             "%s %u is not a member of %s group %u, which has %u rank%s",
-                             top == op->src ? "src" : "dst", top, sp_family_name (op->family), g,
-                             n, n == 1 ? "" : "s");
+          found[f] = TRUE;
+          small[f] = 0;
+          small_n[f] = G_MAXUINT32;
+          for (guint32 g = 0; g < sp_groups_n_groups (groups, f); g++)
+            {
+              guint32 n = 0;
+              sp_groups_members (groups, f, g, &n);
+              if (n < small_n[f])
+                small[f] = g, small_n[f] = n;
+            }
         }
+      guint32 top = MAX (op->src, op->dst), n = small_n[f];
+      if (top >= n)
+        return op_error (error, i, op->name, SP_ERROR_INVALID_PLAN,
+                         "%s %u is not a member of %s group %u, which has %u rank%s",
+                         top == op->src ? "src" : "dst", top, sp_family_name (f), small[f], n,
+                         n == 1 ? "" : "s");
     }
   return TRUE;
 }

@@ -264,19 +264,14 @@ phase_pat (SpDesColl *dc, guint32 phase)
 static void
 phase_direct (SpDesColl *dc)
 {
-  if (dc->coll == SP_COLL_P2P)
-    {
-      /* one way: the first rank sends S to the second */
-      add_transfer (dc, dc->ranks[0], dc->ranks[1], dc->S, 1.0, TRUE, FALSE, dc->cost.eff);
-      return;
-    }
   if (sp_sim_is_p2p (dc->coll))
     {
       /* the exchange around the group: each member sends S to the next
        * (send) or the previous member (recv); two ranks: both ways, as
-       * nccl-tests' sendrecv and the executor */
-      guint32 step = dc->coll == SP_COLL_SEND ? 1 : dc->n - 1;
-      for (guint32 g = 0; g < dc->n; g++)
+       * nccl-tests' sendrecv and the executor.  p2p: the first of its two
+       * ranks to the second only. */
+      guint32 step = dc->coll == SP_COLL_RECV ? dc->n - 1 : 1;
+      for (guint32 g = 0; g < sp_sim_p2p_flows (dc->coll, dc->n); g++)
         add_transfer (dc, dc->ranks[g], dc->ranks[(g + step) % dc->n], dc->S, 1.0, TRUE, FALSE,
                       dc->cost.eff);
       return;
@@ -356,9 +351,8 @@ expected_wire_bytes (const SpDesColl *dc)
     case SP_ALGO_PAT:
       return (n - 1) * S / eff;
     default:
-      if (dc->coll == SP_COLL_P2P)
-        return S / eff;
-      return sp_sim_is_p2p (dc->coll) ? n * S / eff : (n - 1) * S / eff;
+      return sp_sim_is_p2p (dc->coll) ? sp_sim_p2p_flows (dc->coll, dc->n) * S / eff
+                                       : (n - 1) * S / eff;
     }
 }
 
@@ -498,7 +492,7 @@ sp_des_flow_bound (const SpNet *net, const SpShape *sh, const SpCost *cost, SpCo
       return 2 * nn + 4 * N * sh->ppn * MAX (1, sh->gpu_nics);
     default:
       if (sp_sim_is_p2p (coll))
-        return (guint64) (coll == SP_COLL_P2P ? 1 : n) * MAX (1, sh->gpu_nics);
+        return (guint64) sp_sim_p2p_flows (coll, n) * MAX (1, sh->gpu_nics);
       {
         SpA2a *a = sp_a2a_new (net, sh->spec, ranks, n);
         guint64 f = sp_a2a_flows (a);

@@ -40,6 +40,12 @@ sp_sim_is_p2p (SpColl c)
 {
   return c == SP_COLL_SEND || c == SP_COLL_RECV || c == SP_COLL_P2P;
 }
+/* The flows of a send / recv / p2p on n ranks: one per member, p2p's one. */
+static inline guint32
+sp_sim_p2p_flows (SpColl c, guint32 n)
+{
+  return c == SP_COLL_P2P ? 1 : n;
+}
 /* [inter] nic_path, or the board's default (model.c). */
 SpNicPath sp_sim_nic_path (const SpTopoSpec *spec);
 

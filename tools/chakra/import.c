@@ -97,18 +97,28 @@ arena_free (void *data, void *p)
 {
 }
 
-/* The node types that become ops.  In shardplan's own files a send / recv
- * op is its COMM_SEND_NODE; its COMM_RECV_NODE half stands for it.  In
- * other files both are folded, then paired (p2p_resolve): a send and a
- * receive that move the same bytes between the same peers become one op,
- * and what pairs with nothing is bridged like any node not modelled. */
+/* shardplan's p2p op: a COMM_SEND_NODE on its sender and a COMM_RECV_NODE
+ * of the same id (no sp_p2p_of) on its receiver. */
 static gboolean
-modelled (gboolean sp, int type)
+is_sp_p2p (const RNode *n)
 {
+  return n->sp_kind != NULL && strcmp (n->sp_kind, "p2p") == 0;
+}
+
+/* The nodes that become ops.  In shardplan's own files a send / recv op is
+ * its COMM_SEND_NODE (its COMM_RECV_NODE half stands for it), and a p2p op
+ * is its node on each of its two ranks.  In other files sends and receives
+ * are folded, then paired (p2p_resolve): a send and a receive that move the
+ * same bytes between the same peers become one op, and what pairs with
+ * nothing is bridged like any node not modelled. */
+static gboolean
+modelled (gboolean sp, const RNode *n)
+{
+  int type = n->type;
   return type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE
          || type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE
          || type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE
-         || (!sp && type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE);
+         || (type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE && (!sp || is_sp_p2p (n)));
 }
 
 /* Other producers may give a send or receive node the id of another node
@@ -134,17 +144,6 @@ is_p2p (int type)
 {
   return type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE
          || type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE;
-}
-
-static gboolean is_sp_p2p (const RNode *n);
-
-/* modelled(), for a node: a p2p op's receiver node in shardplan's files
- * is the op on that rank. */
-static gboolean
-modelled_node (gboolean sp, const RNode *n)
-{
-  return modelled (sp, n->type)
-         || (sp && n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE && is_sp_p2p (n));
 }
 
 /* One op over all files. */
@@ -350,14 +349,6 @@ check_sp_node (const char *path, const RNode *n, GError **error)
     FAIL ("%s: node %" G_GUINT64_FORMAT ": attribute %s missing (the file says it was written "
           "by shardplan)", path, n->id, missing);
   return TRUE;
-}
-
-/* shardplan's p2p op: a COMM_SEND_NODE on its sender and a COMM_RECV_NODE
- * of the same id (no sp_p2p_of) on its receiver. */
-static gboolean
-is_sp_p2p (const RNode *n)
-{
-  return n->sp_kind != NULL && strcmp (n->sp_kind, "p2p") == 0;
 }
 
 /* Read one rank's file: framing and messages. */
@@ -587,11 +578,11 @@ fold_node (Ctx *c, guint32 rank, const char *path, RNode *n, const GArray *deps,
       SAME (n->sp_stream == g->n.sp_stream, "sp_stream", "%" G_GUINT64_FORMAT, n->sp_stream,
             g->n.sp_stream);
       SAME (n->sp_src == g->n.sp_src, "sp_src", "%" G_GUINT64_FORMAT, n->sp_src, g->n.sp_src);
+      SAME (n->sp_dst == g->n.sp_dst, "sp_dst", "%" G_GUINT64_FORMAT, n->sp_dst, g->n.sp_dst);
       SAME (n->has_sp_deps == g->n.has_sp_deps && n->n_sp_deps == g->n.n_sp_deps
             && (n->n_sp_deps == 0
                 || memcmp (n->sp_deps, g->n.sp_deps, n->n_sp_deps * sizeof *n->sp_deps) == 0),
             "sp_deps", "%s", "a list", "another list");
-      SAME (n->sp_dst == g->n.sp_dst, "sp_dst", "%" G_GUINT64_FORMAT, n->sp_dst, g->n.sp_dst);
 #undef SAME
       if (n->dur_us != g->max_dur_us)
         g->dur_differs = TRUE;
@@ -789,6 +780,40 @@ file_order (const char *path, RNode *nodes, guint n, GHashTable *index, guint *o
   return TRUE;
 }
 
+/* The group of the node's sp_family that holds `rank` in the plan: its
+ * index, the rank's place in it, its members and size. */
+static gboolean
+sp_node_group (Ctx *c, guint32 rank, const char *path, const RNode *n, guint32 *out_idx,
+               guint32 *out_g, const guint32 **out_m, guint32 *out_size, GError **error)
+{
+  SpFamily fam;
+  if (!sp_family_from_name (n->sp_family, &fam) || fam >= SP_FAMILY_N
+      || !sp_groups_has_family (c->groups, fam)
+      || !sp_groups_find (c->groups, fam, rank, out_idx, out_g))
+    FAIL ("%s: node %" G_GUINT64_FORMAT ": field sp_family '%s': no group of the plan's holds "
+          "rank %u", path, n->id, n->sp_family, rank);
+  *out_m = sp_groups_members (c->groups, fam, *out_idx, out_size);
+  return TRUE;
+}
+
+/* The first of the node's comm_src / comm_dst that is not `src` / `dst`
+ * (its value in *got, -1 when missing), else NULL. */
+static const char *
+peer_mismatch (const RNode *n, guint32 src, guint32 dst, gint64 *got, gint64 *want)
+{
+  if (!n->has_comm_src || n->comm_src != src)
+    {
+      *got = n->has_comm_src ? n->comm_src : -1, *want = src;
+      return "comm_src";
+    }
+  if (!n->has_comm_dst || n->comm_dst != dst)
+    {
+      *got = n->has_comm_dst ? n->comm_dst : -1, *want = dst;
+      return "comm_dst";
+    }
+  return NULL;
+}
+
 /* shardplan's send / recv: the send half `snd` and receive half `rcv` on
  * `rank` must be one op's, with the peers its family's groups give. */
 static gboolean
@@ -796,31 +821,22 @@ check_p2p (Ctx *c, guint32 rank, const char *path, const RNode *snd, const RNode
            GError **error)
 {
   SpColl kind;
-  SpFamily fam;
   guint32 idx = 0, g = 0, n = 0;
+  const guint32 *m;
   if (!check_sp_node (path, snd, error))
     return FALSE;
   if (!sp_coll_from_name (snd->sp_kind, &kind) || (kind != SP_COLL_SEND && kind != SP_COLL_RECV))
     FAIL ("%s: node %" G_GUINT64_FORMAT ": field sp_kind '%s' on a COMM_SEND_NODE (send or recv "
           "expected)", path, snd->id, snd->sp_kind);
-  if (!sp_family_from_name (snd->sp_family, &fam) || fam >= SP_FAMILY_N
-      || !sp_groups_has_family (c->groups, fam) || !sp_groups_find (c->groups, fam, rank, &idx, &g))
-    FAIL ("%s: node %" G_GUINT64_FORMAT ": field sp_family '%s': no group of the plan's holds "
-          "rank %u", path, snd->id, snd->sp_family, rank);
-  const guint32 *m = sp_groups_members (c->groups, fam, idx, &n);
+  if (!sp_node_group (c, rank, path, snd, &idx, &g, &m, &n, error))
+    return FALSE;
   guint32 next = m[(g + 1) % n], prev = m[(g + n - 1) % n];
   guint32 to = kind == SP_COLL_SEND ? next : prev, from = kind == SP_COLL_SEND ? prev : next;
-  const char *bad = NULL;
-  const RNode *at = snd;
   gint64 got = 0, want = 0;
-  if (!snd->has_comm_src || snd->comm_src != rank)
-    bad = "comm_src", got = snd->has_comm_src ? snd->comm_src : -1, want = rank;
-  else if (!snd->has_comm_dst || snd->comm_dst != to)
-    bad = "comm_dst", got = snd->has_comm_dst ? snd->comm_dst : -1, want = to;
-  else if (at = rcv, !rcv->has_comm_src || rcv->comm_src != from)
-    bad = "comm_src", got = rcv->has_comm_src ? rcv->comm_src : -1, want = from;
-  else if (!rcv->has_comm_dst || rcv->comm_dst != rank)
-    bad = "comm_dst", got = rcv->has_comm_dst ? rcv->comm_dst : -1, want = rank;
+  const RNode *at = snd;
+  const char *bad = peer_mismatch (snd, rank, to, &got, &want);
+  if (bad == NULL)
+    bad = peer_mismatch (at = rcv, from, rank, &got, &want);
   if (bad)
     FAIL ("%s: node %" G_GUINT64_FORMAT ": field %s is %" G_GINT64_FORMAT " (-1: missing), not %"
           G_GINT64_FORMAT ": in the plan's %s group %u, the %s of rank %u goes to %u and comes "
@@ -838,8 +854,8 @@ check_p2p (Ctx *c, guint32 rank, const char *path, const RNode *snd, const RNode
 static gboolean
 check_sp_p2p (Ctx *c, guint32 rank, const char *path, const RNode *n, GError **error)
 {
-  SpFamily fam;
   guint32 idx = 0, g = 0, size = 0;
+  const guint32 *m;
   gboolean snd = n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
   if (!is_p2p (n->type))
     FAIL ("%s: node %" G_GUINT64_FORMAT ": field sp_kind 'p2p' on a %s (a COMM_SEND_NODE or a "
@@ -847,11 +863,8 @@ check_sp_p2p (Ctx *c, guint32 rank, const char *path, const RNode *n, GError **e
   if (!n->has_sp_src || !n->has_sp_dst)
     FAIL ("%s: node %" G_GUINT64_FORMAT ": attribute %s missing (a p2p op names its sender and "
           "receiver)", path, n->id, n->has_sp_src ? "sp_dst" : "sp_src");
-  if (!sp_family_from_name (n->sp_family, &fam) || fam >= SP_FAMILY_N
-      || !sp_groups_has_family (c->groups, fam) || !sp_groups_find (c->groups, fam, rank, &idx, &g))
-    FAIL ("%s: node %" G_GUINT64_FORMAT ": field sp_family '%s': no group of the plan's holds "
-          "rank %u", path, n->id, n->sp_family, rank);
-  const guint32 *m = sp_groups_members (c->groups, fam, idx, &size);
+  if (!sp_node_group (c, rank, path, n, &idx, &g, &m, &size, error))
+    return FALSE;
   if (n->sp_src >= size || n->sp_dst >= size || n->sp_src == n->sp_dst)
     FAIL ("%s: node %" G_GUINT64_FORMAT ": field %s %" G_GUINT64_FORMAT ": %s group %u has %u "
           "ranks, and a p2p op sends between two of them", path, n->id,
@@ -863,12 +876,8 @@ check_sp_p2p (Ctx *c, guint32 rank, const char *path, const RNode *n, GError **e
           "the op's %s is group rank %" G_GUINT64_FORMAT, path, n->id, type_name (n->type), rank,
           g, n->sp_family, idx, snd ? "sender" : "receiver", snd ? n->sp_src : n->sp_dst);
   guint32 from = m[n->sp_src], to = m[n->sp_dst];
-  const char *bad = NULL;
   gint64 got = 0, want = 0;
-  if (!n->has_comm_src || n->comm_src != from)
-    bad = "comm_src", got = n->has_comm_src ? n->comm_src : -1, want = from;
-  else if (!n->has_comm_dst || n->comm_dst != to)
-    bad = "comm_dst", got = n->has_comm_dst ? n->comm_dst : -1, want = to;
+  const char *bad = peer_mismatch (n, from, to, &got, &want);
   if (bad)
     FAIL ("%s: node %" G_GUINT64_FORMAT ": field %s is %" G_GINT64_FORMAT " (-1: missing), not %"
           G_GINT64_FORMAT ": in the plan's %s group %u, the p2p op goes from %u to %u", path,
@@ -995,7 +1004,7 @@ read_rank (Ctx *c, guint32 rank, const char *path, GError **error)
             {
               guint64 d = f ? r->msg->ctrl_deps[k] : r->msg->data_deps[k];
               guint j = GPOINTER_TO_UINT (g_hash_table_lookup (index, &d)) - 1;
-              if (modelled_node (c->sp, &nodes[j]))
+              if (modelled (c->sp, &nodes[j]))
                 {
                   guint64 kd = node_key (c->sp, d, nodes[j].type);
                   g_array_append_val (deps, kd);
@@ -1011,7 +1020,7 @@ read_rank (Ctx *c, guint32 rank, const char *path, GError **error)
           g_array_append_val (eff[i], r->p2p_of);
           continue;
         }
-      if (!modelled_node (c->sp, r))
+      if (!modelled (c->sp, r))
         {
           c->st.skipped[r->type]++;
           eff[i] = g_array_copy (deps);
@@ -1067,12 +1076,16 @@ p2p_key (const GOp *g)
   return g_string_free (s, FALSE);
 }
 
-/* One way: each source sends once, each destination receives once, and
- * no rank does both (a pipeline's stage-to-stage send), which is what
- * shardplan's p2p op moves when the pairs sit one in each group of a
- * family (import-groups.c). */
-static gboolean
-p2p_is_oneway (const GOp *g, guint32 world)
+/* What a foreign send's (src, dst) pairs are.  An exchange: each source
+ * sends once, each destination receives once, and the destinations are the
+ * sources (a permutation: rings, which shardplan's send / recv op moves).
+ * One way: no destination is a source (a pipeline's stage-to-stage send,
+ * a p2p op when the pairs sit one in each group of a family:
+ * import-groups.c).  Anything else is neither. */
+typedef enum { P2P_NEITHER, P2P_EXCHANGE, P2P_ONEWAY } P2pShape;
+
+static P2pShape
+p2p_shape (const GOp *g, guint32 world)
 {
   g_autofree guint8 *seen = g_new0 (guint8, world);
   guint n = g->peers->len / 2;
@@ -1080,37 +1093,22 @@ p2p_is_oneway (const GOp *g, guint32 world)
     {
       guint32 s = g_array_index (g->peers, guint32, 2 * i);
       if (seen[s])
-        return FALSE;
+        return P2P_NEITHER;
       seen[s] = 1;
     }
+  gboolean all_sources = TRUE, no_source = TRUE;
   for (guint i = 0; i < n; i++)
     {
       guint32 d = g_array_index (g->peers, guint32, 2 * i + 1);
-      if (seen[d])
-        return FALSE;
-      seen[d] = 2;
-    }
-  return TRUE;
-}
-
-/* Each source sends once and each destination receives once, and the
- * two are the same ranks: the pairs are a permutation (an exchange around
- * rings), which is what shardplan's send / recv op moves. */
-static gboolean
-p2p_is_exchange (const GOp *g, guint32 world)
-{
-  g_autofree guint8 *seen = g_new0 (guint8, world);
-  guint n = g->peers->len / 2;
-  for (guint i = 0; i < n; i++)
-    seen[g_array_index (g->peers, guint32, 2 * i)] |= 1;
-  for (guint i = 0; i < n; i++)
-    {
-      guint32 d = g_array_index (g->peers, guint32, 2 * i + 1);
-      if (seen[d] != 1)
-        return FALSE;
+      if (seen[d] & 2)
+        return P2P_NEITHER;
+      if (seen[d] & 1)
+        no_source = FALSE;
+      else
+        all_sources = FALSE;
       seen[d] |= 2;
     }
-  return TRUE;
+  return all_sources ? P2P_EXCHANGE : no_source ? P2P_ONEWAY : P2P_NEITHER;
 }
 
 /* g's deps with each bridged node (pos: id → index + 1 in `removed`,
@@ -1282,7 +1280,8 @@ p2p_drop_cycles (Ctx *c, GPtrArray *pairs)
  * exchange or go one way, and the COMM_RECV_NODE with the same pairs and
  * bytes (the first such by id, in id order), become one op under the
  * send's id; what pairs with nothing (a receive whose send is missing,
- * pairs that are neither) is bridged like a node not modelled and counted.  Then every op's deps are rewritten: a
+ * pairs that are neither) is bridged like a node not modelled and
+ * counted.  Then every op's deps are rewritten: a
  * merged receive is its send, a bridged node its own deps. */
 static gboolean
 p2p_resolve (Ctx *c, guint32 world, GError **error)
@@ -1320,9 +1319,9 @@ p2p_resolve (Ctx *c, guint32 world, GError **error)
         }
       if (!snd)
         continue;
-      gboolean exchange = !g->p2p_mixed && p2p_is_exchange (g, world);
-      g->oneway = !g->p2p_mixed && !exchange && p2p_is_oneway (g, world);
-      if (!exchange && !g->oneway)
+      P2pShape shape = g->p2p_mixed ? P2P_NEITHER : p2p_shape (g, world);
+      g->oneway = shape == P2P_ONEWAY;
+      if (shape == P2P_NEITHER)
         {
           g->gone = TRUE;
           continue;
