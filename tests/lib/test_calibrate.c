@@ -155,15 +155,26 @@ write_varied (const char *dir)
   return path;
 }
 
+/* A new SpCalibData with the trace at `path` added (world 0: the trace's);
+ * FALSE, with *e set and nothing added, when calibrate refuses it. */
+static SpCalibData *
+data_of (const char *path, gboolean *out_ok, GError **e)
+{
+  g_autoptr (SpTrace) t = sp_trace_open (path, e);
+  SP_ASSERT_NO_ERROR (*e);
+  SpCalibData *d = sp_calib_data_new ();
+  *out_ok = sp_calib_data_add_trace (d, t, path, 0, e);
+  return d;
+}
+
 START_TEST (medians_and_left_out_rows)
 {
   g_autofree char *dir = sp_test_tmpdir ();
   g_autofree char *path = write_varied (dir);
   GError *e = NULL;
-  g_autoptr (SpTrace) t = sp_trace_open (path, &e);
-  SP_ASSERT_NO_ERROR (e);
-  g_autoptr (SpCalibData) d = sp_calib_data_new ();
-  ck_assert (sp_calib_data_add_trace (d, t, path, 0, &e));
+  gboolean ok;
+  g_autoptr (SpCalibData) d = data_of (path, &ok, &e);
+  ck_assert (ok);
   gsize n;
   const SpCalibPoint *p = sp_calib_data_points (d, &n);
   ck_assert_uint_eq (n, 2);
@@ -268,10 +279,9 @@ START_TEST (p2p_point_is_the_pair)
   g_autofree char *dir = sp_test_tmpdir ();
   g_autofree char *path = write_p2p (dir, TRUE);
   GError *e = NULL;
-  g_autoptr (SpTrace) t = sp_trace_open (path, &e);
-  SP_ASSERT_NO_ERROR (e);
-  g_autoptr (SpCalibData) d = sp_calib_data_new ();
-  ck_assert (sp_calib_data_add_trace (d, t, path, 0, &e));
+  gboolean ok;
+  g_autoptr (SpCalibData) d = data_of (path, &ok, &e);
+  ck_assert (ok);
   gsize n;
   const SpCalibPoint *p = sp_calib_data_points (d, &n);
   ck_assert_uint_eq (n, 1);
@@ -283,10 +293,8 @@ START_TEST (p2p_point_is_the_pair)
   ck_assert_uint_eq (p[0].n_samples, 6);
 
   g_autofree char *bare = write_p2p (dir, FALSE);
-  g_autoptr (SpTrace) tb = sp_trace_open (bare, &e);
-  SP_ASSERT_NO_ERROR (e);
-  g_autoptr (SpCalibData) db = sp_calib_data_new ();
-  ck_assert (!sp_calib_data_add_trace (db, tb, bare, 0, &e));
+  g_autoptr (SpCalibData) db = data_of (bare, &ok, &e);
+  ck_assert (!ok);
   SP_ASSERT_ERROR (e, SP_ERROR_INVALID_TRACE);
   ck_assert_msg (strstr (e->message, "op 0 is a p2p op, but the trace's /meta/plan does not name "
                                      "its sender and receiver"), "%s", e->message);
