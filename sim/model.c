@@ -47,6 +47,27 @@
  *                      ENGINEERING ESTIMATE (no TCP set in the development
  *                      set), about 0.7 of a 100 Gb/s line with 512 KiB steps
  *
+ *   step floor (µs): the shortest step a multi-node Simple pipeline
+ *   (ring or tree) keeps on the transport, whatever it carries.  A Simple
+ *   step is a credit-gated hand-off through both proxies (the receiver
+ *   posts the slot, the sender's proxy sends once the GPU has filled it,
+ *   the receiver's flushes and hands it to its GPU, which frees the slot
+ *   for the next); the ring or tree moves in lockstep with its slowest
+ *   link, so intra-node steps wait as long as the network ones.
+ *     slingshot  42    fitted: Polaris (Slingshot 11 through aws-ofi-nccl /
+ *                      CXI, NCCL 2.21) keeps 38-44 µs per ring step
+ *                      wherever the bytes would take less: all-gather 2-8
+ *                      MiB on 2 nodes (7 steps: 277, 268, 309 µs) and 8-32
+ *                      MiB on 8 nodes (31 steps: 1348, 1327, 1305 µs),
+ *                      all-reduce 4-8 MiB on 2 nodes (14 steps: 563, 612
+ *                      µs) and 32 MiB on 8 (62 steps: 2636 µs); the median
+ *                      of those rows' (time - 8.4 µs base) / steps is 42.4,
+ *                      the same at 2 and at 8 nodes, so it is per step,
+ *                      not per node.
+ *     others     0     NCCL's per-hop latencies alone (no run of the
+ *                      development set shows a floor above them: its
+ *                      InfiniBand and EFA Simple rows are bandwidth-bound)
+ *
  *   latency (µs) added to every network hop, twice for Simple (tuning.cc
  *   adds the net plugin's reported `latency` that way): aws-ofi-nccl
  *   reports 75 µs on p4d/p4de/p5/p5e and 35 µs on the later instances
@@ -59,13 +80,14 @@ typedef struct {
   double latency_us;
   double step_bytes;
   double p2p_chunk_bytes;
+  double step_floor_us;
 } SpTransportModel;
 
 static const SpTransportModel transport_models[] = {
   [SP_TRANSPORT_IB] = { 0.30, 0.0, 512.0 * 1024, 128.0 * 1024 },
   [SP_TRANSPORT_ROCE] = { 0.30, 0.0, 512.0 * 1024, 128.0 * 1024 },
   [SP_TRANSPORT_EFA] = { 16.6, 75.0, 1024.0 * 1024, 512.0 * 1024 },
-  [SP_TRANSPORT_SLINGSHOT] = { 8.15, 0.0, 512.0 * 1024, 128.0 * 1024 },
+  [SP_TRANSPORT_SLINGSHOT] = { 8.15, 0.0, 512.0 * 1024, 128.0 * 1024, 42.0 },
   [SP_TRANSPORT_TCP] = { 20.0, 12.0, 512.0 * 1024, 128.0 * 1024 },
 };
 #define SP_EFA_LATENCY_BLACKWELL_US 35.0
@@ -102,6 +124,15 @@ transport_latency_us (const SpTopoSpec *s, gboolean nccl)
   if (nccl && s->transport == SP_TRANSPORT_TCP)
     return 0.0; /* the socket plugin reports 0: NCCL does not know */
   return transport_model (s)->latency_us;
+}
+
+/* Simple's step, NCCL_BUFFSIZE / NCCL_STEPS: a tree's chunk. */
+#define SP_SIMPLE_STEP_BYTES (512.0 * 1024)
+/* The floor under one step of a multi-node Simple ring or tree (above). */
+static double
+step_floor_us (const SpTopoSpec *s)
+{
+  return transport_model (s)->step_floor_us;
 }
 
 /* Fraction of the line rate a stream of m-byte messages gets. */
@@ -692,6 +723,7 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
   double ratio = 1.0; /* algBw / busBw */
   double base = sh->ring_gbs;
   double lat = 0;
+  double step_floor = 0; /* µs: the ring's steps at the transport's shortest */
   switch (algo)
     {
     case SP_ALGO_RING:
@@ -728,6 +760,10 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
                 n_inter = coll == SP_COLL_ALL_REDUCE ? 2 * (nodes - 1) : nodes - 1;
               }
             lat = b0 + (nsteps - n_inter) * intra + n_inter * inter;
+            /* every one of the ring's steps takes at least the
+             * transport's step floor; NCCL's formula does not know it */
+            if (!sh->nccl && sh->nodes > 1 && proto == SP_PROTO_SIMPLE)
+              step_floor = b0 + nsteps * step_floor_us (sh->spec);
             if (coll == SP_COLL_ALL_REDUCE && proto == SP_PROTO_SIMPLE && sh->nodes > 1
                 && S / (nch * n) >= 64)
               lat *= sh->arch >= SP_ARCH_AMPERE ? SP_RING_PLATEAU_SM80 : SP_RING_PLATEAU_OLD;
@@ -758,6 +794,18 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
         lat = sp_nccl_base_latency_us (algo, proto)
               + 2 * ((sh->ppn - 1) * hop_intra (sh, SP_ALGO_TREE, proto)
                      + log2_floor (sh->nodes) * hop_net (sh, SP_ALGO_TREE, proto));
+        /* the step floor under the tree's pipeline: the first chunk's
+         * 2 × depth steps up and down (the node's chain, then the tree
+         * over the nodes), one more step per further chunk of a channel
+         * (a tree moves one 512 KiB step per chunk) */
+        double tree_floor = 0;
+        if (!sh->nccl && sh->nodes > 1 && proto == SP_PROTO_SIMPLE)
+          {
+            double depth = (sh->ppn - 1) + log2_floor (sh->nodes);
+            double chunks = ceil (S / (nch * SP_SIMPLE_STEP_BYTES));
+            tree_floor = sp_nccl_base_latency_us (algo, proto)
+                         + (2 * depth + MAX (chunks, 1.0) - 1) * step_floor_us (sh->spec);
+          }
         /* Busiest port, in units of the buffer S (README-model §4): a GPU
          * inside the node's chain sends S up and S down (2), the chain's
          * ends 1; a node of NCCL's double binary tree sends S/2 per tree
@@ -772,8 +820,9 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
           inv = MAX (inv, load_intra / (c->eff * sh->intra_gbs));
         if (load_net > 0)
           inv = MAX (inv, load_net / (c->eff * sh->node_net_gbs));
-        c->latency_us = lat;
         c->algbw = 1.0 / inv;
+        lat = MAX (lat, tree_floor - S / (1000.0 * c->algbw));
+        c->latency_us = lat;
         c->time_us = lat + S / (1000.0 * c->algbw);
         return;
       }
@@ -926,6 +975,8 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
   double busbw = MIN (c->eff * base, c->cap_busbw);
   c->ratio = ratio;
   c->algbw = busbw * ratio;
+  /* the step floor binds where the bytes alone would be quicker */
+  lat = MAX (lat, step_floor - S / (1000.0 * c->algbw));
   c->latency_us = lat;
   c->time_us = lat + S / (1000.0 * c->algbw);
 }

@@ -235,6 +235,62 @@ START_TEST (ll_pays_the_message_cost_per_step)
 }
 END_TEST
 
+/* Slingshot's step floor (model.c, README-model §2.1a): a multi-node
+ * Simple ring or tree step takes at least 42 µs, wherever the bytes would
+ * be quicker; NCCL's own view, InfiniBand and a single node do not. */
+START_TEST (slingshot_simple_steps_have_a_floor)
+{
+  /* ALCF Polaris: 2 nodes x 4 A100 (NVLink 300 GB/s: 12 channels),
+   * 2 x 200 Gb/s Slingshot */
+  SpTopoSpec s = spec_h100 (2);
+  g_strlcpy (s.gpu_model, "A100-SXM4-40GB", sizeof s.gpu_model);
+  s.gpus_per_node = 4;
+  s.intra_kind = SP_INTRA_NVLINK;
+  s.intra_bandwidth_gbs = 300;
+  s.nics_per_node = 2;
+  s.nic_gbps = 200;
+  s.transport = SP_TRANSPORT_SLINGSHOT;
+  SpShape sh = shape_all (&s);
+  ck_assert_uint_eq (sh.n_channels, 12);
+  double ring0 = sp_nccl_base_latency_us (SP_ALGO_RING, SP_PROTO_SIMPLE);
+  double tree0 = sp_nccl_base_latency_us (SP_ALGO_TREE, SP_PROTO_SIMPLE);
+  SpCost c;
+  /* 4 MiB over 8 ranks: all-gather 7 steps, all-reduce 14 (Polaris
+   * measured 268 and 563 µs) */
+  sp_cost_compute (&sh, SP_COLL_ALL_GATHER, 4 << 20, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.time_us, ring0 + 7 * 42.0, 1e-9);
+  sp_cost_compute (&sh, SP_COLL_ALL_REDUCE, 4 << 20, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.time_us, ring0 + 14 * 42.0, 1e-9);
+  /* tree all-reduce of 1 MiB: one chunk per channel (1 MiB < 12 x 512
+   * KiB) up and down a depth of 3 GPUs + log2(2) nodes: 8 steps; 8 MiB is
+   * two chunks per channel: 9 */
+  sp_cost_compute (&sh, SP_COLL_ALL_REDUCE, 1 << 20, SP_ALGO_TREE, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.time_us, tree0 + 8 * 42.0, 1e-9);
+  sp_cost_compute (&sh, SP_COLL_ALL_REDUCE, 8 << 20, SP_ALGO_TREE, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.time_us, tree0 + 9 * 42.0, 1e-9);
+  /* 1 GiB: the bytes take longer than the floor, which no longer binds:
+   * NCCL's latency plus the transfer */
+  sp_cost_compute (&sh, SP_COLL_ALL_GATHER, 1u << 30, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+  ck_assert (c.latency_us < 7 * 42.0);
+  ck_assert (c.time_us > ring0 + 7 * 42.0);
+  ASSERT_NEAR (c.time_us, c.latency_us + (double) (1u << 30) / (1000.0 * c.algbw), 1e-6);
+  /* NCCL's own view, InfiniBand and one node: no floor */
+  SpShape shn = shape_nccl (&s);
+  sp_cost_compute (&shn, SP_COLL_ALL_GATHER, 4 << 20, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+  ck_assert (c.time_us < ring0 + 7 * 42.0 - 100);
+  SpTopoSpec ib = s;
+  ib.transport = SP_TRANSPORT_IB;
+  SpShape shi = shape_all (&ib);
+  sp_cost_compute (&shi, SP_COLL_ALL_GATHER, 4 << 20, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+  ck_assert (c.time_us < ring0 + 7 * 42.0 - 100);
+  SpTopoSpec one = s;
+  one.nodes = 1;
+  SpShape sh1 = shape_all (&one);
+  sp_cost_compute (&sh1, SP_COLL_ALL_GATHER, 4 << 20, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+  ck_assert (c.time_us < ring0 + 3 * 42.0);
+}
+END_TEST
+
 START_TEST (protocols_and_caps)
 {
   SpTopoSpec s = spec_h100 (1);
@@ -690,6 +746,7 @@ main (void)
   tcase_add_test (tc, protocols_and_caps);
   tcase_add_test (tc, ll128_needs_nics_under_the_gpus_switches);
   tcase_add_test (tc, ll_pays_the_message_cost_per_step);
+  tcase_add_test (tc, slingshot_simple_steps_have_a_floor);
   tcase_add_test (tc, automatic_choice_is_the_minimum);
   tcase_add_test (tc, refusals);
   tcase_add_test (tc, arch_detection);
