@@ -110,6 +110,7 @@ main (int argc, char **argv)
       spec.nics_per_node = 8;
       spec.nic_gbps = 400;
       spec.inter_latency_us = 2.7;
+      spec.inter_step_floor_us = SP_TOPO_LATENCY_UNSET; /* the transport's (ib: none) */
       spec.fabric = fabric;
       spec.oversubscription = oversub;
       GError *error = NULL;

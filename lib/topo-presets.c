@@ -47,6 +47,7 @@ static const Preset presets[] = {
       .gpu_memory_gib = 80, .gpu_tflops = 312, .intra_kind = SP_INTRA_NVSWITCH,
       .intra_bandwidth_gbs = 300, .intra_latency_us = LAT_DEFAULT,
       .nics_per_node = 8, .nic_gbps = 200, .inter_latency_us = LAT_DEFAULT,
+      .inter_step_floor_us = LAT_DEFAULT,
       .fabric = SP_FABRIC_RAIL, .oversubscription = 1, .transport = SP_TRANSPORT_IB } },
 
   /* NVIDIA DGX H100.
@@ -66,6 +67,7 @@ static const Preset presets[] = {
       .gpu_memory_gib = 80, .gpu_tflops = 989, .intra_kind = SP_INTRA_NVSWITCH,
       .intra_bandwidth_gbs = 450, .intra_latency_us = LAT_DEFAULT,
       .nics_per_node = 8, .nic_gbps = 400, .inter_latency_us = LAT_DEFAULT,
+      .inter_step_floor_us = LAT_DEFAULT,
       .fabric = SP_FABRIC_RAIL, .oversubscription = 1, .transport = SP_TRANSPORT_IB } },
 
   /* AWS p4d.24xlarge.
@@ -83,6 +85,7 @@ static const Preset presets[] = {
       .gpu_memory_gib = 40, .gpu_tflops = 312, .intra_kind = SP_INTRA_NVSWITCH,
       .intra_bandwidth_gbs = 300, .intra_latency_us = LAT_DEFAULT,
       .nics_per_node = 4, .nic_gbps = 100, .inter_latency_us = LAT_DEFAULT,
+      .inter_step_floor_us = LAT_DEFAULT,
       .fabric = SP_FABRIC_FAT_TREE, .oversubscription = 1, .transport = SP_TRANSPORT_EFA } },
 
   /* AWS p5.48xlarge.
@@ -99,6 +102,7 @@ static const Preset presets[] = {
       .gpu_memory_gib = 80, .gpu_tflops = 989, .intra_kind = SP_INTRA_NVSWITCH,
       .intra_bandwidth_gbs = 450, .intra_latency_us = LAT_DEFAULT,
       .nics_per_node = 32, .nic_gbps = 100, .inter_latency_us = LAT_DEFAULT,
+      .inter_step_floor_us = LAT_DEFAULT,
       .fabric = SP_FABRIC_FAT_TREE, .oversubscription = 1, .transport = SP_TRANSPORT_EFA } },
 
   /* AWS p3dn.24xlarge.
@@ -120,6 +124,7 @@ static const Preset presets[] = {
       .gpu_memory_gib = 32, .gpu_tflops = 125, .intra_kind = SP_INTRA_NVLINK,
       .intra_bandwidth_gbs = 150, .intra_latency_us = LAT_DEFAULT,
       .nics_per_node = 1, .nic_gbps = 100, .inter_latency_us = LAT_DEFAULT,
+      .inter_step_floor_us = LAT_DEFAULT,
       .fabric = SP_FABRIC_FAT_TREE, .oversubscription = 1, .transport = SP_TRANSPORT_EFA } },
 
   /* NVIDIA GB200 NVL72 (one rack by default: 18 hosts).
@@ -139,6 +144,7 @@ static const Preset presets[] = {
       .gpu_memory_gib = 186, .gpu_tflops = 2500, .intra_kind = SP_INTRA_NVSWITCH,
       .intra_bandwidth_gbs = 900, .intra_latency_us = LAT_DEFAULT,
       .nics_per_node = 4, .nic_gbps = 400, .inter_latency_us = LAT_DEFAULT,
+      .inter_step_floor_us = LAT_DEFAULT,
       .fabric = SP_FABRIC_RAIL, .oversubscription = 1, .transport = SP_TRANSPORT_IB,
       .nvlink_domain = 72 } },
 
@@ -151,6 +157,7 @@ static const Preset presets[] = {
       .gpu_memory_gib = 186, .gpu_tflops = 2500, .intra_kind = SP_INTRA_NVSWITCH,
       .intra_bandwidth_gbs = 900, .intra_latency_us = LAT_DEFAULT,
       .nics_per_node = 4, .nic_gbps = 400, .inter_latency_us = LAT_DEFAULT,
+      .inter_step_floor_us = LAT_DEFAULT,
       .fabric = SP_FABRIC_RAIL, .oversubscription = 1, .transport = SP_TRANSPORT_IB,
       .nvlink_domain = 36 } },
 
@@ -167,6 +174,7 @@ static const Preset presets[] = {
       .gpu_memory_gib = 288, .gpu_tflops = 2500, .intra_kind = SP_INTRA_NVSWITCH,
       .intra_bandwidth_gbs = 900, .intra_latency_us = LAT_DEFAULT,
       .nics_per_node = 4, .nic_gbps = 800, .inter_latency_us = LAT_DEFAULT,
+      .inter_step_floor_us = LAT_DEFAULT,
       .fabric = SP_FABRIC_RAIL, .oversubscription = 1, .transport = SP_TRANSPORT_IB,
       .nvlink_domain = 72 } },
 
@@ -188,6 +196,7 @@ static const Preset presets[] = {
       .gpu_memory_gib = 4, .gpu_tflops = 0.096, .intra_kind = SP_INTRA_SHM,
       .intra_bandwidth_gbs = 10, .intra_latency_us = 1,
       .nics_per_node = 1, .nic_gbps = 10, .inter_latency_us = 25,
+      .inter_step_floor_us = LAT_DEFAULT,
       .fabric = SP_FABRIC_SINGLE_SWITCH, .oversubscription = 1,
       .transport = SP_TRANSPORT_TCP } },
 };

@@ -43,7 +43,7 @@ typedef struct {
   SpFieldNeed need;
 } SpTopoField;
 
-#define SP_TOPO_N_FIELDS 25
+#define SP_TOPO_N_FIELDS 26
 #define SP_TOPO_N_SECTIONS 5
 G_GNUC_INTERNAL extern const SpTopoField sp_topo_fields[]; /* SP_TOPO_N_FIELDS entries */
 /* cluster, gpu, intra (the three required ones), inter, calibration */

@@ -444,6 +444,12 @@ sp_des_coll_new (SpEngine *engine, const SpNet *net, const SpShape *shape, const
   dc->t_cap_ns = INFINITY;
   if (isfinite (cost->cap_busbw) && cost->cap_busbw > 0 && cost->ratio > 0)
     dc->t_cap_ns = dc->S / (cost->ratio * cost->cap_busbw);
+  /* the step floor (README-model §2.1a): no flow ends before floor −
+   * latency, so the collective takes max(floor, latency + its flows) —
+   * under contention too, where the flows take longer on their own */
+  if (cost->floor_us > cost->latency_us)
+    dc->t_cap_ns = MAX (isfinite (dc->t_cap_ns) ? dc->t_cap_ns : 0.0,
+                        (cost->floor_us - cost->latency_us) * 1000.0);
 
   guint64 lat_ns = (guint64) llround (cost->latency_us * 1000.0);
   guint64 *delay;

@@ -67,6 +67,10 @@
  *     others     0     NCCL's per-hop latencies alone (no run of the
  *                      development set shows a floor above them: its
  *                      InfiniBand and EFA Simple rows are bandwidth-bound)
+ *   [inter] step_floor_us overrides it.  Applied to the all-reduce,
+ *   all-gather and reduce-scatter rings and the tree all-reduce (their
+ *   steps: cost_compute_model, tree_simple_steps); not to broadcast /
+ *   reduce rings or PAT, which no run of the development set shows.
  *
  *   latency (µs) added to every network hop, twice for Simple (tuning.cc
  *   adds the net plugin's reported `latency` that way): aws-ofi-nccl
@@ -126,12 +130,13 @@ transport_latency_us (const SpTopoSpec *s, gboolean nccl)
   return transport_model (s)->latency_us;
 }
 
-/* Simple's step, NCCL_BUFFSIZE / NCCL_STEPS: a tree's chunk. */
-#define SP_SIMPLE_STEP_BYTES (512.0 * 1024)
-/* The floor under one step of a multi-node Simple ring or tree (above). */
+/* The floor under one step of a multi-node Simple ring or tree (above):
+ * [inter] step_floor_us when the topology gives it. */
 static double
 step_floor_us (const SpTopoSpec *s)
 {
+  if (s->inter_step_floor_us >= 0)
+    return s->inter_step_floor_us;
   return transport_model (s)->step_floor_us;
 }
 
@@ -709,6 +714,40 @@ tree_node_load (guint32 nodes)
   return nodes >= 4 ? 2 : nodes == 3 ? 1.5 : nodes == 2 ? 1 : 0;
 }
 
+/* NCCL's Simple tree threads per channel (reference/nccl-transports.md
+ * §3.3: a tree kernel runs NCCL_MAX_NTHREADS = 640) and Simple's
+ * small-message threshold, 64 B per thread (§3.3): below nc × 640 × 64 B,
+ * NCCL launches fewer channels. */
+#define SP_TREE_THREADS 640.0
+#define SP_SIMPLE_THREAD_THRESHOLD 64.0
+
+/* The pipeline steps of a Simple tree all-reduce of S bytes: its first
+ * chunk's 2 × depth steps up and down (the node's chain, depth = GPUs per
+ * node − 1 + log2(nodes), as NCCL's tree.depth), one more per further
+ * chunk of a channel.  The chunk is NCCL's (src/enqueue.cc, "Optimize
+ * chunkSize / nSteps" for the tree's up-down pattern): from the transport's
+ * step (512 KiB; 1 MiB where aws-ofi-nccl doubles NCCL_BUFFSIZE), halved
+ * while S / (channels × chunk) is below 8 × depth and the chunk above 128
+ * KiB, below 4 × depth above 64 KiB, below depth above 32 KiB — the
+ * channels those NCCL launches for S (above). */
+static double
+tree_simple_steps (const SpShape *sh, double S)
+{
+  double depth = (sh->ppn - 1) + log2_floor (sh->nodes);
+  double nc = sh->n_channels;
+  while (nc > 1 && S < nc * SP_TREE_THREADS * SP_SIMPLE_THREAD_THRESHOLD)
+    nc--;
+  double chunk = transport_model (sh->spec)->step_bytes;
+  while (floor (S / (nc * chunk)) < depth * 8 && chunk > 131072)
+    chunk /= 2;
+  while (floor (S / (nc * chunk)) < depth * 4 && chunk > 65536)
+    chunk /= 2;
+  while (floor (S / (nc * chunk)) < depth && chunk > 32768)
+    chunk /= 2;
+  double chunks = MAX (1.0, ceil (S / (nc * chunk)));
+  return 2 * depth + chunks - 1;
+}
+
 static void
 cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpProto proto,
                     SpCost *c)
@@ -723,7 +762,6 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
   double ratio = 1.0; /* algBw / busBw */
   double base = sh->ring_gbs;
   double lat = 0;
-  double step_floor = 0; /* µs: the ring's steps at the transport's shortest */
   switch (algo)
     {
     case SP_ALGO_RING:
@@ -762,8 +800,9 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
             lat = b0 + (nsteps - n_inter) * intra + n_inter * inter;
             /* every one of the ring's steps takes at least the
              * transport's step floor; NCCL's formula does not know it */
-            if (!sh->nccl && sh->nodes > 1 && proto == SP_PROTO_SIMPLE)
-              step_floor = b0 + nsteps * step_floor_us (sh->spec);
+            if (!sh->nccl && sh->nodes > 1 && proto == SP_PROTO_SIMPLE
+                && step_floor_us (sh->spec) > 0)
+              c->floor_us = b0 + nsteps * step_floor_us (sh->spec);
             if (coll == SP_COLL_ALL_REDUCE && proto == SP_PROTO_SIMPLE && sh->nodes > 1
                 && S / (nch * n) >= 64)
               lat *= sh->arch >= SP_ARCH_AMPERE ? SP_RING_PLATEAU_SM80 : SP_RING_PLATEAU_OLD;
@@ -794,18 +833,9 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
         lat = sp_nccl_base_latency_us (algo, proto)
               + 2 * ((sh->ppn - 1) * hop_intra (sh, SP_ALGO_TREE, proto)
                      + log2_floor (sh->nodes) * hop_net (sh, SP_ALGO_TREE, proto));
-        /* the step floor under the tree's pipeline: the first chunk's
-         * 2 × depth steps up and down (the node's chain, then the tree
-         * over the nodes), one more step per further chunk of a channel
-         * (a tree moves one 512 KiB step per chunk) */
-        double tree_floor = 0;
-        if (!sh->nccl && sh->nodes > 1 && proto == SP_PROTO_SIMPLE)
-          {
-            double depth = (sh->ppn - 1) + log2_floor (sh->nodes);
-            double chunks = ceil (S / (nch * SP_SIMPLE_STEP_BYTES));
-            tree_floor = sp_nccl_base_latency_us (algo, proto)
-                         + (2 * depth + MAX (chunks, 1.0) - 1) * step_floor_us (sh->spec);
-          }
+        if (!sh->nccl && sh->nodes > 1 && proto == SP_PROTO_SIMPLE && step_floor_us (sh->spec) > 0)
+          c->floor_us = sp_nccl_base_latency_us (algo, proto)
+                        + tree_simple_steps (sh, S) * step_floor_us (sh->spec);
         /* Busiest port, in units of the buffer S (README-model §4): a GPU
          * inside the node's chain sends S up and S down (2), the chain's
          * ends 1; a node of NCCL's double binary tree sends S/2 per tree
@@ -821,9 +851,8 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
         if (load_net > 0)
           inv = MAX (inv, load_net / (c->eff * sh->node_net_gbs));
         c->algbw = 1.0 / inv;
-        lat = MAX (lat, tree_floor - S / (1000.0 * c->algbw));
         c->latency_us = lat;
-        c->time_us = lat + S / (1000.0 * c->algbw);
+        c->time_us = MAX (lat + S / (1000.0 * c->algbw), c->floor_us);
         return;
       }
     case SP_ALGO_NVLS:
@@ -975,10 +1004,9 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
   double busbw = MIN (c->eff * base, c->cap_busbw);
   c->ratio = ratio;
   c->algbw = busbw * ratio;
-  /* the step floor binds where the bytes alone would be quicker */
-  lat = MAX (lat, step_floor - S / (1000.0 * c->algbw));
   c->latency_us = lat;
-  c->time_us = lat + S / (1000.0 * c->algbw);
+  /* the step floor binds where the bytes alone would be quicker */
+  c->time_us = MAX (lat + S / (1000.0 * c->algbw), c->floor_us);
 }
 
 void
@@ -1005,6 +1033,8 @@ sp_cost_compute (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpP
     {
       double lat = MAX (0.0, c->latency_us + extra);
       c->time_us += lat - c->latency_us;
+      if (c->floor_us > 0) /* the floor is a time too: it moves with it */
+        c->floor_us = MAX (0.0, c->floor_us + lat - c->latency_us);
       c->latency_us = lat;
     }
 }

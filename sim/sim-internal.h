@@ -98,7 +98,7 @@ typedef struct {
 #define SP_LEAF_PORTS 32
 
 /* What a (coll, algo, proto) costs: the model both analytic and DES use.
- * busBw = min(eff × base, cap); time = latency + bytes / algBw. */
+ * busBw = min(eff × base, cap); time = max(latency + bytes / algBw, floor). */
 typedef struct {
   SpAlgo algo;
   SpProto proto;
@@ -107,6 +107,10 @@ typedef struct {
   double cap_busbw;    /* GB/s, INFINITY when none */
   double ratio;        /* algBw / busBw of the algorithm */
   double algbw;        /* GB/s, what analytic uses */
+  /* µs no run of it beats: the transport's step floor times its steps
+   * (README-model §2.1a), 0 when none; time = max(latency + bytes /
+   * algBw, floor), and des caps every flow to last floor − latency */
+  double floor_us;
   double time_us;
 } SpCost;
 

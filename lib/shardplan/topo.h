@@ -14,7 +14,9 @@
  *   [intra]    kind = nvswitch|nvlink|pcie|shm, bandwidth_gbs (per GPU, one
  *              direction, GB/s = 1e9 B/s), latency_us (optional)
  *   [inter]    nics_per_node, nic_gbps (per NIC, one direction, Gbit/s),
- *              latency_us (optional), fabric = single-switch|fat-tree|rail,
+ *              latency_us (optional), step_floor_us (optional: the shortest
+ *              step of a multi-node Simple ring or tree, µs; default by
+ *              transport), fabric = single-switch|fat-tree|rail,
  *              oversubscription (>= 1; 2 means 2:1 at the leaf uplinks),
  *              transport = ib|roce|efa|slingshot|tcp (default ib),
  *              nic_path = pix|pxb|phb|node|sys (optional: how a GPU reaches
@@ -40,6 +42,7 @@
  * Defaults: [cluster] name = "custom"; [intra] / [inter] latency_us =
  * SP_TOPO_LATENCY_UNSET (the simulator's per-hop latency for the GPU
  * generation, intra kind and transport, sim/README-model.md §2); [inter]
+ * step_floor_us = SP_TOPO_LATENCY_UNSET (the transport's); [inter]
  * fabric = fat-tree, oversubscription = 1, transport = ib.  [inter] is
  * required when nodes > 1 and optional for a single node; without it the
  * spec holds placeholders (nics_per_node 1, nic_gbps 100, fat-tree, 1, ib)
@@ -145,6 +148,10 @@ typedef struct {
   guint32 nics_per_node;       /* [1, 1024] (only read when nodes > 1, still checked) */
   double nic_gbps;             /* (0, 1e6] Gbit/s per NIC, one direction */
   double inter_latency_us;     /* [0, 1e6] µs; SP_TOPO_LATENCY_UNSET: the simulator's default */
+  /* [inter] step_floor_us: the shortest step of a multi-node Simple ring or
+   * tree, [0, 1e6] µs; SP_TOPO_LATENCY_UNSET: the transport's default (42
+   * on slingshot, 0 elsewhere; sim/README-model.md §2.1a) */
+  double inter_step_floor_us;
   SpFabric fabric;
   double oversubscription;     /* [1, 1024]; 1 = non-blocking */
   SpTransport transport;       /* [inter] transport, default ib */

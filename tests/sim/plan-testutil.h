@@ -8,7 +8,7 @@
 
 /* A test topology: `nodes` × `gpn` GPUs of `gpu`, the intra fabric and the
  * NICs given, NCCL's Ring/LL hop latencies (NVLink 0.6, otherwise 1.0; net
- * 2.7 µs), 80 GiB and 300 TFLOP/s per GPU. */
+ * 2.7 µs), the transport's step floor, 80 GiB and 300 TFLOP/s per GPU. */
 static inline SpTopoSpec
 sp_test_spec (const char *gpu, guint32 nodes, guint32 gpn, SpIntraKind kind, double intra_gbs,
               guint32 nics, double nic_gbps, SpFabric fabric, double oversub)
@@ -26,6 +26,7 @@ sp_test_spec (const char *gpu, guint32 nodes, guint32 gpn, SpIntraKind kind, dou
   s.nics_per_node = nics;
   s.nic_gbps = nic_gbps;
   s.inter_latency_us = 2.7;
+  s.inter_step_floor_us = SP_TOPO_LATENCY_UNSET; /* the transport's */
   s.fabric = fabric;
   s.oversubscription = oversub;
   return s;

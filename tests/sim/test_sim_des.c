@@ -212,6 +212,71 @@ START_TEST (two_groups_share_a_link)
 }
 END_TEST
 
+/* Two-rank all-gather rings, one per GPU pair across 2 nodes whose GPUs
+ * share one NIC, started together; Simple, forced.  Returns each end, ns,
+ * and the first ring's cost. */
+static void
+run_rings (const SpTopoSpec *s, guint32 n_rings, guint64 S, guint64 *out_end, SpCost *out_cost)
+{
+  SpNet *net = sp_net_new (s);
+  SpEngine *eng = sp_engine_new (net, NULL, NULL);
+  SpDesColl *dc[2];
+  for (guint32 i = 0; i < n_rings; i++)
+    {
+      guint32 pair[2] = { i, s->gpus_per_node + i };
+      SpShape sh;
+      ck_assert (sp_shape_init (&sh, s, pair, 2, NULL));
+      SpCost c;
+      sp_cost_compute (&sh, SP_COLL_ALL_GATHER, S, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+      if (i == 0)
+        *out_cost = c;
+      dc[i] = sp_des_coll_new (eng, net, &sh, &c, SP_COLL_ALL_GATHER, S, pair, 2, 0, "ring", NULL);
+      ck_assert (dc[i] != NULL);
+    }
+  GError *error = NULL;
+  ck_assert (sp_engine_run (eng, &error));
+  for (guint32 i = 0; i < n_rings; i++)
+    {
+      out_end[i] = sp_engine_job_end (eng, sp_des_coll_job (dc[i]));
+      sp_des_coll_free (dc[i]);
+    }
+  sp_engine_free (eng);
+  sp_net_free (net);
+}
+
+/* Slingshot's step floor (README-model §2.1a) is a floor, not a delay:
+ * alone, a ring whose bytes take less than the floor ends at the floor;
+ * two rings that share the NIC take twice as long for their bytes, more
+ * than the floor, and end exactly where they would without one. */
+START_TEST (step_floor_is_a_max_under_contention)
+{
+  SpTopoSpec s = sp_test_spec ("A100", 2, 2, SP_INTRA_NVLINK, 300, 1, 200,
+                               SP_FABRIC_SINGLE_SWITCH, 1);
+  s.transport = SP_TRANSPORT_SLINGSHOT;
+  SpTopoSpec off = s;
+  off.inter_step_floor_us = 0;
+  guint64 S = 600000, one[1], one_off[1], two[2], two_off[2];
+  SpCost c, c_off;
+  run_rings (&s, 1, S, one, &c);
+  run_rings (&off, 1, S, one_off, &c_off);
+  run_rings (&s, 2, S, two, &c);
+  run_rings (&off, 2, S, two_off, &c_off);
+  /* one ring step: base 8.4 + 42 µs */
+  ck_assert (fabs (c.floor_us - (8.4 + 42)) < 1e-9);
+  ck_assert (c_off.floor_us == 0);
+  ck_assert (c.latency_us == c_off.latency_us);
+  ck_assert_msg (one_off[0] + 5000 < one[0], "alone the bytes take less: %" G_GUINT64_FORMAT
+                 " vs %" G_GUINT64_FORMAT, one_off[0], one[0]);
+  ck_assert_msg (fabs ((double) one[0] - c.floor_us * 1000) <= 2, "alone %" G_GUINT64_FORMAT
+                 " expected the floor %g", one[0], c.floor_us * 1000);
+  ck_assert_msg (two_off[0] > c.floor_us * 1000 + 2000, "shared: %" G_GUINT64_FORMAT, two_off[0]);
+  for (guint i = 0; i < 2; i++)
+    ck_assert_msg (llabs ((long long) two[i] - (long long) two_off[i]) <= 2,
+                   "shared, ring %u: %" G_GUINT64_FORMAT " with the floor, %" G_GUINT64_FORMAT
+                   " without", i, two[i], two_off[i]);
+}
+END_TEST
+
 START_TEST (deterministic)
 {
   SpTopoSpec s = spec_base ("A100", 40, 8, SP_INTRA_NVSWITCH, 300, 4, 100, SP_FABRIC_FAT_TREE, 3);
@@ -359,6 +424,7 @@ main (void)
   tcase_add_test (tc, partial_leaf_keeps_its_uplinks);
   tcase_add_test (tc, rounding_residue_is_no_bottleneck);
   tcase_add_test (tc, two_groups_share_a_link);
+  tcase_add_test (tc, step_floor_is_a_max_under_contention);
   tcase_add_test (tc, deterministic);
   tcase_add_test (tc, fail_loud_unfinished);
   tcase_add_test (tc, fail_loud_bytes);

@@ -23,6 +23,7 @@ spec_h100 (guint32 nodes)
   s.nics_per_node = 8;
   s.nic_gbps = 400;
   s.inter_latency_us = 2.7; /* NCCL NET Ring LL */
+  s.inter_step_floor_us = SP_TOPO_LATENCY_UNSET; /* the transport's */
   s.fabric = SP_FABRIC_RAIL;
   s.oversubscription = 1;
   return s;
@@ -258,16 +259,37 @@ START_TEST (slingshot_simple_steps_have_a_floor)
   /* 4 MiB over 8 ranks: all-gather 7 steps, all-reduce 14 (Polaris
    * measured 268 and 563 µs) */
   sp_cost_compute (&sh, SP_COLL_ALL_GATHER, 4 << 20, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.floor_us, ring0 + 7 * 42.0, 1e-9);
   ASSERT_NEAR (c.time_us, ring0 + 7 * 42.0, 1e-9);
+  /* the floor binds: NCCL's latency and the bytes stay what they were,
+   * and take less */
+  ck_assert (c.latency_us + (4 << 20) / (1000.0 * c.algbw) < c.time_us - 100);
   sp_cost_compute (&sh, SP_COLL_ALL_REDUCE, 4 << 20, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
   ASSERT_NEAR (c.time_us, ring0 + 14 * 42.0, 1e-9);
-  /* tree all-reduce of 1 MiB: one chunk per channel (1 MiB < 12 x 512
-   * KiB) up and down a depth of 3 GPUs + log2(2) nodes: 8 steps; 8 MiB is
-   * two chunks per channel: 9 */
+  /* tree all-reduce, depth 3 GPUs + log2(2) nodes = 4: 2 x 4 steps for the
+   * first chunk, one per further chunk of a channel.  NCCL's chunk for 1
+   * MiB over 12 channels: 512 KiB halved to 128 KiB (1 MiB / (12 x c) < 8
+   * x 4), to 64 KiB (< 4 x 4), to 32 KiB (< 4; its floor): 3 chunks, 10
+   * steps.  8 MiB: 64 KiB (10 >= 4 stops there), 11 chunks, 18 steps. */
   sp_cost_compute (&sh, SP_COLL_ALL_REDUCE, 1 << 20, SP_ALGO_TREE, SP_PROTO_SIMPLE, &c);
-  ASSERT_NEAR (c.time_us, tree0 + 8 * 42.0, 1e-9);
+  ASSERT_NEAR (c.time_us, tree0 + 10 * 42.0, 1e-9);
   sp_cost_compute (&sh, SP_COLL_ALL_REDUCE, 8 << 20, SP_ALGO_TREE, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.time_us, tree0 + 18 * 42.0, 1e-9);
+  /* 64 KiB: NCCL launches one channel (65536 < 2 x 640 x 64): 64 KiB
+   * halves to 32 KiB, 2 chunks, 9 steps */
+  sp_cost_compute (&sh, SP_COLL_ALL_REDUCE, 64 << 10, SP_ALGO_TREE, SP_PROTO_SIMPLE, &c);
   ASSERT_NEAR (c.time_us, tree0 + 9 * 42.0, 1e-9);
+  /* LL and LL128 have no floor */
+  sp_cost_compute (&sh, SP_COLL_ALL_GATHER, 4 << 20, SP_ALGO_RING, SP_PROTO_LL, &c);
+  ck_assert (c.floor_us == 0);
+  sp_cost_compute (&sh, SP_COLL_ALL_REDUCE, 1 << 20, SP_ALGO_TREE, SP_PROTO_LL, &c);
+  ck_assert (c.floor_us == 0);
+  /* a calibrated overhead moves the floor with the latency */
+  SpTopoSpec cal = s;
+  cal.cal_overhead_us[SP_PROTO_SIMPLE] = 10;
+  SpShape shc = shape_all (&cal);
+  sp_cost_compute (&shc, SP_COLL_ALL_GATHER, 4 << 20, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.time_us, ring0 + 7 * 42.0 + 10, 1e-9);
   /* 1 GiB: the bytes take longer than the floor, which no longer binds:
    * NCCL's latency plus the transfer */
   sp_cost_compute (&sh, SP_COLL_ALL_GATHER, 1u << 30, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
@@ -279,7 +301,15 @@ START_TEST (slingshot_simple_steps_have_a_floor)
   sp_cost_compute (&shn, SP_COLL_ALL_GATHER, 4 << 20, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
   ck_assert (c.time_us < ring0 + 7 * 42.0 - 100);
   SpTopoSpec ib = s;
-  ib.transport = SP_TRANSPORT_IB;
+  static const SpTransport others[] = { SP_TRANSPORT_EFA, SP_TRANSPORT_TCP, SP_TRANSPORT_ROCE,
+                                        SP_TRANSPORT_IB };
+  for (guint i = 0; i < G_N_ELEMENTS (others); i++)
+    {
+      ib.transport = others[i];
+      SpShape sho = shape_all (&ib);
+      sp_cost_compute (&sho, SP_COLL_ALL_GATHER, 4 << 20, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+      ck_assert_msg (c.floor_us == 0, "%s", sp_transport_name (others[i]));
+    }
   SpShape shi = shape_all (&ib);
   sp_cost_compute (&shi, SP_COLL_ALL_GATHER, 4 << 20, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
   ck_assert (c.time_us < ring0 + 7 * 42.0 - 100);
@@ -288,6 +318,20 @@ START_TEST (slingshot_simple_steps_have_a_floor)
   SpShape sh1 = shape_all (&one);
   sp_cost_compute (&sh1, SP_COLL_ALL_GATHER, 4 << 20, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
   ck_assert (c.time_us < ring0 + 3 * 42.0);
+  /* [inter] step_floor_us overrides the transport's: 0 turns it off (the
+   * time is InfiniBand's but for Slingshot's slower NICs), 60 on
+   * InfiniBand turns one on */
+  SpTopoSpec off = s;
+  off.inter_step_floor_us = 0;
+  SpShape sho = shape_all (&off);
+  sp_cost_compute (&sho, SP_COLL_ALL_GATHER, 4 << 20, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+  ck_assert (c.time_us < ring0 + 7 * 42.0 - 100);
+  ib.inter_step_floor_us = 60;
+  shi = shape_all (&ib);
+  sp_cost_compute (&shi, SP_COLL_ALL_GATHER, 4 << 20, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.time_us, ring0 + 7 * 60.0, 1e-9);
+  sp_cost_compute (&shi, SP_COLL_ALL_GATHER, 4 << 20, SP_ALGO_RING, SP_PROTO_LL, &c);
+  ck_assert (c.time_us < ring0 + 7 * 60.0);
 }
 END_TEST
 
