@@ -164,27 +164,32 @@ START_TEST (rounding_residue_is_no_bottleneck)
 }
 END_TEST
 
-/* Two groups whose transfers share one NIC: p4d-like nodes with two GPUs
- * on one NIC.  Each send alone: S / 12 GB/s; together each gets half. */
+/* One collective per GPU pair (i, gpus_per_node + i) for i < n_pairs: on
+ * nodes whose GPUs share a NIC their transfers share it.  Simple, `algo`
+ * (or NCCL's choice), all started together.  Returns each end, ns, and the
+ * first pair's cost. */
 static void
-run_sends (const SpTopoSpec *s, guint32 n_sends, guint64 S, guint64 *out_end)
+run_pairs (const SpTopoSpec *s, SpColl coll, SpAlgo algo, guint32 n_pairs, guint64 S,
+           guint64 *out_end, SpCost *out_cost)
 {
   SpNet *net = sp_net_new (s);
   SpEngine *eng = sp_engine_new (net, NULL, NULL);
   SpDesColl *dc[2];
-  for (guint32 i = 0; i < n_sends; i++)
+  for (guint32 i = 0; i < n_pairs; i++)
     {
       guint32 pair[2] = { i, s->gpus_per_node + i };
       SpShape sh;
       ck_assert (sp_shape_init (&sh, s, pair, 2, NULL));
       SpCost c;
-      ck_assert (sp_cost_choose (&sh, SP_COLL_SEND, S, SP_ALGO_AUTO, SP_PROTO_SIMPLE, &c, NULL));
-      dc[i] = sp_des_coll_new (eng, net, &sh, &c, SP_COLL_SEND, S, pair, 2, 0, "send", NULL);
+      ck_assert (sp_cost_choose (&sh, coll, S, algo, SP_PROTO_SIMPLE, &c, NULL));
+      if (i == 0 && out_cost)
+        *out_cost = c;
+      dc[i] = sp_des_coll_new (eng, net, &sh, &c, coll, S, pair, 2, 0, "pair", NULL);
       ck_assert (dc[i] != NULL);
     }
   GError *error = NULL;
   ck_assert (sp_engine_run (eng, &error));
-  for (guint32 i = 0; i < n_sends; i++)
+  for (guint32 i = 0; i < n_pairs; i++)
     {
       out_end[i] = sp_engine_job_end (eng, sp_des_coll_job (dc[i]));
       sp_des_coll_free (dc[i]);
@@ -193,12 +198,14 @@ run_sends (const SpTopoSpec *s, guint32 n_sends, guint64 S, guint64 *out_end)
   sp_net_free (net);
 }
 
+/* Two groups whose transfers share one NIC: p4d-like nodes with two GPUs
+ * on one NIC.  Each send alone: S / 12 GB/s; together each gets half. */
 START_TEST (two_groups_share_a_link)
 {
   SpTopoSpec s = spec_base ("A100", 2, 2, SP_INTRA_NVSWITCH, 300, 1, 100, SP_FABRIC_SINGLE_SWITCH, 1);
   guint64 S = 1200000000, one[1], two[2];
-  run_sends (&s, 1, S, one);
-  run_sends (&s, 2, S, two);
+  run_pairs (&s, SP_COLL_SEND, SP_ALGO_AUTO, 1, S, one, NULL);
+  run_pairs (&s, SP_COLL_SEND, SP_ALGO_AUTO, 2, S, two, NULL);
   /* latency: ring Simple base 8.4 + NET hop 14 µs; rate: the pinned 0.96
    * of 12.5 GB/s is the ring step's (512 KiB), whose per-message cost
    * δ·line = 512 KiB (1/0.96 − 1) a send's 128 KiB chunks pay too */
@@ -212,40 +219,9 @@ START_TEST (two_groups_share_a_link)
 }
 END_TEST
 
-/* Two-rank all-gather rings, one per GPU pair across 2 nodes whose GPUs
- * share one NIC, started together; Simple, forced.  Returns each end, ns,
- * and the first ring's cost. */
-static void
-run_rings (const SpTopoSpec *s, guint32 n_rings, guint64 S, guint64 *out_end, SpCost *out_cost)
-{
-  SpNet *net = sp_net_new (s);
-  SpEngine *eng = sp_engine_new (net, NULL, NULL);
-  SpDesColl *dc[2];
-  for (guint32 i = 0; i < n_rings; i++)
-    {
-      guint32 pair[2] = { i, s->gpus_per_node + i };
-      SpShape sh;
-      ck_assert (sp_shape_init (&sh, s, pair, 2, NULL));
-      SpCost c;
-      sp_cost_compute (&sh, SP_COLL_ALL_GATHER, S, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
-      if (i == 0)
-        *out_cost = c;
-      dc[i] = sp_des_coll_new (eng, net, &sh, &c, SP_COLL_ALL_GATHER, S, pair, 2, 0, "ring", NULL);
-      ck_assert (dc[i] != NULL);
-    }
-  GError *error = NULL;
-  ck_assert (sp_engine_run (eng, &error));
-  for (guint32 i = 0; i < n_rings; i++)
-    {
-      out_end[i] = sp_engine_job_end (eng, sp_des_coll_job (dc[i]));
-      sp_des_coll_free (dc[i]);
-    }
-  sp_engine_free (eng);
-  sp_net_free (net);
-}
-
 /* Slingshot's step floor (README-model §2.1a) is a floor, not a delay:
- * alone, a ring whose bytes take less than the floor ends at the floor;
+ * two-rank all-gather rings (Simple) across 2 nodes whose GPUs share one
+ * NIC.  Alone, a ring whose bytes take less than the floor ends at the floor;
  * two rings that share the NIC take twice as long for their bytes, more
  * than the floor, and end exactly where they would without one. */
 START_TEST (step_floor_is_a_max_under_contention)
@@ -257,10 +233,10 @@ START_TEST (step_floor_is_a_max_under_contention)
   off.inter_step_floor_us = 0;
   guint64 S = 600000, one[1], one_off[1], two[2], two_off[2];
   SpCost c, c_off;
-  run_rings (&s, 1, S, one, &c);
-  run_rings (&off, 1, S, one_off, &c_off);
-  run_rings (&s, 2, S, two, &c);
-  run_rings (&off, 2, S, two_off, &c_off);
+  run_pairs (&s, SP_COLL_ALL_GATHER, SP_ALGO_RING, 1, S, one, &c);
+  run_pairs (&off, SP_COLL_ALL_GATHER, SP_ALGO_RING, 1, S, one_off, &c_off);
+  run_pairs (&s, SP_COLL_ALL_GATHER, SP_ALGO_RING, 2, S, two, &c);
+  run_pairs (&off, SP_COLL_ALL_GATHER, SP_ALGO_RING, 2, S, two_off, &c_off);
   /* one ring step: base 8.4 + 42 µs */
   ck_assert (fabs (c.floor_us - (8.4 + 42)) < 1e-9);
   ck_assert (c_off.floor_us == 0);

@@ -29,6 +29,22 @@ spec_h100 (guint32 nodes)
   return s;
 }
 
+/* ALCF Polaris: `nodes` x 4 A100 in an NVLink mesh (300 GB/s: 12
+ * channels), 2 x 200 Gb/s Slingshot NICs on the host. */
+static SpTopoSpec
+spec_polaris (guint32 nodes)
+{
+  SpTopoSpec s = spec_h100 (nodes);
+  g_strlcpy (s.gpu_model, "A100-SXM4-40GB", sizeof s.gpu_model);
+  s.gpus_per_node = 4;
+  s.intra_kind = SP_INTRA_NVLINK;
+  s.intra_bandwidth_gbs = 300;
+  s.nics_per_node = 2;
+  s.nic_gbps = 200;
+  s.transport = SP_TRANSPORT_SLINGSHOT;
+  return s;
+}
+
 /* Every rank of `s`, as `model` sees them (SP_SIM_NCCL: NCCL's own view). */
 static SpShape
 shape_model (const SpTopoSpec *s, SpSimModel model)
@@ -143,13 +159,7 @@ END_TEST
  * NVSwitch board or a stated pxb keeps LL128; one node needs no NIC. */
 START_TEST (ll128_needs_nics_under_the_gpus_switches)
 {
-  SpTopoSpec s = spec_h100 (8);
-  g_strlcpy (s.gpu_model, "A100", sizeof s.gpu_model);
-  s.gpus_per_node = 4;
-  s.intra_kind = SP_INTRA_NVLINK;
-  s.nics_per_node = 2;
-  s.nic_gbps = 200;
-  s.transport = SP_TRANSPORT_SLINGSHOT;
+  SpTopoSpec s = spec_polaris (8);
   ck_assert_int_eq (sp_sim_nic_path (&s), SP_NIC_PATH_PHB);
   const char *why = NULL;
   for (int nccl = 0; nccl < 2; nccl++)
@@ -241,16 +251,7 @@ END_TEST
  * be quicker; NCCL's own view, InfiniBand and a single node do not. */
 START_TEST (slingshot_simple_steps_have_a_floor)
 {
-  /* ALCF Polaris: 2 nodes x 4 A100 (NVLink 300 GB/s: 12 channels),
-   * 2 x 200 Gb/s Slingshot */
-  SpTopoSpec s = spec_h100 (2);
-  g_strlcpy (s.gpu_model, "A100-SXM4-40GB", sizeof s.gpu_model);
-  s.gpus_per_node = 4;
-  s.intra_kind = SP_INTRA_NVLINK;
-  s.intra_bandwidth_gbs = 300;
-  s.nics_per_node = 2;
-  s.nic_gbps = 200;
-  s.transport = SP_TRANSPORT_SLINGSHOT;
+  SpTopoSpec s = spec_polaris (2);
   SpShape sh = shape_all (&s);
   ck_assert_uint_eq (sh.n_channels, 12);
   double ring0 = sp_nccl_base_latency_us (SP_ALGO_RING, SP_PROTO_SIMPLE);
