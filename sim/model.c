@@ -63,7 +63,11 @@
  *                      µs) and 32 MiB on 8 (62 steps: 2636 µs); the median
  *                      of those rows' (time - 8.4 µs base) / steps is 42.4,
  *                      the same at 2 and at 8 nodes, so it is per step,
- *                      not per node.
+ *                      not per node.  Likely (no log to confirm it): the
+ *                      flush after each Simple GPUDirect receive, an RDMA
+ *                      read through the NIC in aws-ofi-nccl, which LL /
+ *                      LL128 do not need; sites with NCCL_NET_FORCE_FLUSH=0
+ *                      may not pay it ([inter] step_floor_us = 0).
  *     others     0     NCCL's per-hop latencies alone (no run of the
  *                      development set shows a floor above them: its
  *                      InfiniBand and EFA Simple rows are bandwidth-bound)
