@@ -718,11 +718,12 @@ tree_node_load (guint32 nodes)
   return nodes >= 4 ? 2 : nodes == 3 ? 1.5 : nodes == 2 ? 1 : 0;
 }
 
-/* NCCL's Simple tree threads per channel (reference/nccl-transports.md
- * §3.3: a tree kernel runs NCCL_MAX_NTHREADS = 640) and Simple's
- * small-message threshold, 64 B per thread (§3.3): below nc × 640 × 64 B,
- * NCCL launches fewer channels. */
-#define SP_TREE_THREADS 640.0
+/* The threads NCCL counts per channel when it drops channels for small
+ * messages (reference/nccl-transports.md §3.3: Simple's
+ * NCCL_SIMPLE_MAX_NTHREADS, 512; the launched block's extra warps come
+ * after) and Simple's threshold, 64 B per thread: below nc × 512 × 64 B =
+ * nc × 32 KiB, NCCL launches fewer channels. */
+#define SP_TREE_THREADS 512.0
 #define SP_SIMPLE_THREAD_THRESHOLD 64.0
 
 /* The pipeline steps of a Simple tree all-reduce of S bytes: its first

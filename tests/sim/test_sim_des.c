@@ -325,7 +325,11 @@ START_TEST (des_agrees_with_analytic)
     /* 16 nodes × 4 NICs = two leaves at 2:1 */
     spec_base ("A100-SXM4-40GB", 1, 8, SP_INTRA_NVSWITCH, 300, 4, 100, SP_FABRIC_FAT_TREE, 2),
     spec_base ("H100-SXM5-80GB", 1, 8, SP_INTRA_NVSWITCH, 450, 8, 400, SP_FABRIC_RAIL, 2),
+    /* Polaris-like: Slingshot's step floor binds on mid-size Simple rings
+     * and trees (README-model §2.1a) */
+    spec_base ("A100-SXM4-40GB", 1, 4, SP_INTRA_NVLINK, 300, 2, 200, SP_FABRIC_FAT_TREE, 1),
   };
+  specs[G_N_ELEMENTS (specs) - 1].transport = SP_TRANSPORT_SLINGSHOT;
   static const guint32 nodes[] = { 1, 2, 5, 16, 64 };
   static const SpColl colls[] = { SP_COLL_ALL_REDUCE, SP_COLL_ALL_GATHER, SP_COLL_REDUCE_SCATTER,
                                   SP_COLL_BROADCAST, SP_COLL_REDUCE, SP_COLL_ALL_TO_ALL };

@@ -276,9 +276,12 @@ START_TEST (slingshot_simple_steps_have_a_floor)
   ASSERT_NEAR (c.time_us, tree0 + 10 * 42.0, 1e-9);
   sp_cost_compute (&sh, SP_COLL_ALL_REDUCE, 8 << 20, SP_ALGO_TREE, SP_PROTO_SIMPLE, &c);
   ASSERT_NEAR (c.time_us, tree0 + 18 * 42.0, 1e-9);
-  /* 64 KiB: NCCL launches one channel (65536 < 2 x 640 x 64): 64 KiB
-   * halves to 32 KiB, 2 chunks, 9 steps */
+  /* 64 KiB: NCCL launches two channels (65536 >= 2 x 512 x 64, < 3 x):
+   * the chunk halves to 32 KiB, one per channel, 8 steps; 48 KiB: one
+   * channel, two 32 KiB chunks, 9 steps */
   sp_cost_compute (&sh, SP_COLL_ALL_REDUCE, 64 << 10, SP_ALGO_TREE, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.time_us, tree0 + 8 * 42.0, 1e-9);
+  sp_cost_compute (&sh, SP_COLL_ALL_REDUCE, 48 << 10, SP_ALGO_TREE, SP_PROTO_SIMPLE, &c);
   ASSERT_NEAR (c.time_us, tree0 + 9 * 42.0, 1e-9);
   /* LL and LL128 have no floor */
   sp_cost_compute (&sh, SP_COLL_ALL_GATHER, 4 << 20, SP_ALGO_RING, SP_PROTO_LL, &c);
