@@ -25,6 +25,7 @@ static const char description[] =
   "  [inter] latency_us, [calibration] nic_efficiency     (ops spanning 2+ nodes)\n"
   "  [calibration] <proto>_overhead_us   (protocols the model chooses for the ops)\n"
   "Parameters the data does not determine keep their value; the report says why.\n"
+  "[inter] step_floor_us is not fitted: it is kept as given.\n"
   "The calibrated topology (with a comment block on the fit) is written to -o\n"
   "atomically; estimate, sim and sweep read it like any other topology.\n"
   "\n"
