@@ -134,14 +134,18 @@ transport_latency_us (const SpTopoSpec *s, gboolean nccl)
   return transport_model (s)->latency_us;
 }
 
-/* The floor under one step of a multi-node Simple ring or tree (above):
- * [inter] step_floor_us when the topology gives it. */
+/* The floor under one step of a ring or tree of `sh` with `proto` (above):
+ * [inter] step_floor_us when the topology gives it, else the transport's;
+ * 0 (none) for Simple inside one node, other protocols and NCCL's own view,
+ * which does not know it. */
 static double
-step_floor_us (const SpTopoSpec *s)
+step_floor_us (const SpShape *sh, SpProto proto)
 {
-  if (s->inter_step_floor_us >= 0)
-    return s->inter_step_floor_us;
-  return transport_model (s)->step_floor_us;
+  if (sh->nccl || sh->nodes <= 1 || proto != SP_PROTO_SIMPLE)
+    return 0;
+  if (sh->spec->inter_step_floor_us >= 0)
+    return sh->spec->inter_step_floor_us;
+  return transport_model (sh->spec)->step_floor_us;
 }
 
 /* Fraction of the line rate a stream of m-byte messages gets. */
@@ -805,9 +809,9 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
             lat = b0 + (nsteps - n_inter) * intra + n_inter * inter;
             /* every one of the ring's steps takes at least the
              * transport's step floor; NCCL's formula does not know it */
-            if (!sh->nccl && sh->nodes > 1 && proto == SP_PROTO_SIMPLE
-                && step_floor_us (sh->spec) > 0)
-              c->floor_us = b0 + nsteps * step_floor_us (sh->spec);
+            double per_step = step_floor_us (sh, proto);
+            if (per_step > 0)
+              c->floor_us = b0 + nsteps * per_step;
             if (coll == SP_COLL_ALL_REDUCE && proto == SP_PROTO_SIMPLE && sh->nodes > 1
                 && S / (nch * n) >= 64)
               lat *= sh->arch >= SP_ARCH_AMPERE ? SP_RING_PLATEAU_SM80 : SP_RING_PLATEAU_OLD;
@@ -838,9 +842,9 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
         lat = sp_nccl_base_latency_us (algo, proto)
               + 2 * ((sh->ppn - 1) * hop_intra (sh, SP_ALGO_TREE, proto)
                      + log2_floor (sh->nodes) * hop_net (sh, SP_ALGO_TREE, proto));
-        if (!sh->nccl && sh->nodes > 1 && proto == SP_PROTO_SIMPLE && step_floor_us (sh->spec) > 0)
-          c->floor_us = sp_nccl_base_latency_us (algo, proto)
-                        + tree_simple_steps (sh, S) * step_floor_us (sh->spec);
+        double per_step = step_floor_us (sh, proto);
+        if (per_step > 0)
+          c->floor_us = sp_nccl_base_latency_us (algo, proto) + tree_simple_steps (sh, S) * per_step;
         /* Busiest port, in units of the buffer S (README-model §4): a GPU
          * inside the node's chain sends S up and S down (2), the chain's
          * ends 1; a node of NCCL's double binary tree sends S/2 per tree

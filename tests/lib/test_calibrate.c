@@ -124,31 +124,15 @@ write_varied (const char *dir)
     {
       guint32 op = (guint32) k / 12, iter = ((guint32) k % 12) / 4, rank = (guint32) k % 4;
       guint32 kk = 4 * iter + rank;
+      gint64 dur = op == 0 ? 1000 * (1 + (gint64) kk) : op == 2 ? 5000 + 100 * (gint64) kk : 777;
+      if (op == 2 && kk == 11)
+        dur = 0;
       SpTraceRow r;
-      sp_trace_row_init (&r);
-      r.op_id = op;
-      r.iter = (gint32) iter;
-      r.rank = rank;
-      r.coll = ops[op].kind;
-      r.dtype = ops[op].dtype;
-      r.redop = ops[op].redop;
-      r.bytes = ops[op].bytes;
-      r.count = ops[op].count;
-      r.status = SP_TRACE_STATUS_OK;
-      if (op != 1)
-        {
-          r.group_id = sp_trace_group_id (g, SP_FAMILY_WORLD, 0);
-          r.group_rank = rank;
-          r.group_size = 4;
-        }
-      r.dur_ns = op == 0 ? 1000 * (1 + (gint64) kk) : op == 2 ? 5000 + 100 * (gint64) kk : 777;
+      sp_sample_op_row (&r, g, op, &ops[op], rank, (gint32) iter, dur);
       if (op == 2 && kk == 0)
         r.status = SP_TRACE_STATUS_WRONG;
-      if (op == 2 && kk == 11)
-        r.dur_ns = 0;
       if (op == 3)
         r.flags |= SP_TRACE_FLAG_MODELLED;
-      r.t_end_ns = r.t_start_ns + r.dur_ns;
       ck_assert (sp_trace_writer_append (w, &r, 1, &e));
     }
   ck_assert_msg (sp_trace_writer_finish (w, &e), "%s", e ? e->message : "");
@@ -167,16 +151,25 @@ data_of (const char *path, gboolean *out_ok, GError **e)
   return d;
 }
 
+/* The points of the trace at `path`, which calibrate must take; the data
+ * they live in goes to *out_d. */
+static const SpCalibPoint *
+points_of (const char *path, SpCalibData **out_d, gsize *out_n)
+{
+  GError *e = NULL;
+  gboolean ok;
+  *out_d = data_of (path, &ok, &e);
+  ck_assert_msg (ok, "%s", e ? e->message : "");
+  return sp_calib_data_points (*out_d, out_n);
+}
+
 START_TEST (medians_and_left_out_rows)
 {
   g_autofree char *dir = sp_test_tmpdir ();
   g_autofree char *path = write_varied (dir);
-  GError *e = NULL;
-  gboolean ok;
-  g_autoptr (SpCalibData) d = data_of (path, &ok, &e);
-  ck_assert (ok);
+  g_autoptr (SpCalibData) d = NULL;
   gsize n;
-  const SpCalibPoint *p = sp_calib_data_points (d, &n);
+  const SpCalibPoint *p = points_of (path, &d, &n);
   ck_assert_uint_eq (n, 2);
   ck_assert_uint_eq (p[0].op_id, 0);
   ck_assert (p[0].measured_ns == 6500);   /* median of 1000..12000 */
@@ -199,7 +192,7 @@ END_TEST
 
 /* A 4-rank measured trace at `path` of one op in the world family
  * (devices per node `dpn`, `iters` iterations), with the plan holding it
- * unless `with_plan` is FALSE; the caller appends the rows (op_row) and
+ * unless `with_plan` is FALSE; the caller appends the rows (sp_sample_op_row) and
  * finishes.  The groups are returned for the rows' group ids. */
 static SpTraceWriter *
 one_op_writer (const char *path, guint32 dpn, const SpOp *op, guint32 iters, gboolean with_plan,
@@ -226,29 +219,6 @@ one_op_writer (const char *path, guint32 dpn, const SpOp *op, guint32 iters, gbo
   return w;
 }
 
-/* Op 0's ok row on `rank` (group rank = rank in the world group). */
-static SpTraceRow
-op_row (const SpOp *op, const SpGroups *g, guint32 rank, gint32 iter, gint64 dur_ns)
-{
-  SpTraceRow r;
-  sp_trace_row_init (&r);
-  r.op_id = 0;
-  r.iter = iter;
-  r.rank = rank;
-  r.coll = op->kind;
-  r.dtype = op->dtype;
-  r.redop = op->redop;
-  r.bytes = op->bytes;
-  r.count = op->count;
-  r.status = SP_TRACE_STATUS_OK;
-  r.group_id = sp_trace_group_id (g, SP_FAMILY_WORLD, 0);
-  r.group_rank = rank;
-  r.group_size = 4;
-  r.dur_ns = dur_ns;
-  r.t_end_ns = r.t_start_ns + r.dur_ns;
-  return r;
-}
-
 /* A p2p op (world of 4, group rank 2 sends to 0): its rows are the
  * sender's and the receiver's; the point is that pair, in that order, as
  * the trace's plan names it.  Without the plan the trace cannot say who
@@ -267,7 +237,8 @@ write_p2p (const char *dir, gboolean with_plan)
     for (guint32 k = 0; k < 2; k++)
       {
         /* 1000..6000 ns */
-        SpTraceRow r = op_row (&op, g, k ? 0 : 2, iter, 1000 * (1 + iter + 3 * (gint64) k));
+        SpTraceRow r;
+        sp_sample_op_row (&r, g, 0, &op, k ? 0 : 2, iter, 1000 * (1 + iter + 3 * (gint64) k));
         ck_assert (sp_trace_writer_append (w, &r, 1, &e));
       }
   ck_assert_msg (sp_trace_writer_finish (w, &e), "%s", e ? e->message : "");
@@ -278,12 +249,9 @@ START_TEST (p2p_point_is_the_pair)
 {
   g_autofree char *dir = sp_test_tmpdir ();
   g_autofree char *path = write_p2p (dir, TRUE);
-  GError *e = NULL;
-  gboolean ok;
-  g_autoptr (SpCalibData) d = data_of (path, &ok, &e);
-  ck_assert (ok);
+  g_autoptr (SpCalibData) d = NULL;
   gsize n;
-  const SpCalibPoint *p = sp_calib_data_points (d, &n);
+  const SpCalibPoint *p = points_of (path, &d, &n);
   ck_assert_uint_eq (n, 1);
   ck_assert_int_eq (p[0].coll, SP_COLL_P2P);
   ck_assert_uint_eq (p[0].n_ranks, 2);
@@ -293,6 +261,8 @@ START_TEST (p2p_point_is_the_pair)
   ck_assert_uint_eq (p[0].n_samples, 6);
 
   g_autofree char *bare = write_p2p (dir, FALSE);
+  GError *e = NULL;
+  gboolean ok;
   g_autoptr (SpCalibData) db = data_of (bare, &ok, &e);
   ck_assert (!ok);
   SP_ASSERT_ERROR (e, SP_ERROR_INVALID_TRACE);
@@ -478,7 +448,8 @@ write_spread (const char *dir, gboolean with_cluster)
     }
   for (guint32 rank = 0; rank < 4; rank++)
     {
-      SpTraceRow r = op_row (&op, g, rank, 0, 1000);
+      SpTraceRow r;
+      sp_sample_op_row (&r, g, 0, &op, rank, 0, 1000);
       ck_assert (sp_trace_writer_append (w, &r, 1, &e));
     }
   ck_assert_msg (sp_trace_writer_finish (w, &e), "%s", e ? e->message : "");

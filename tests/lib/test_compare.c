@@ -35,6 +35,7 @@
  * 15 + 15 + 7 + 15 = 68. */
 #include "config.h"
 #include "testutil.h"
+#include "trace-sample.h"
 #include "shardplan/shardplan.h"
 #include "shardplan/compare.h"
 
@@ -137,28 +138,9 @@ write_trace (const char *dir, const char *file, TraceKind kind, const char *mode
         {
           const SpOp *op = sp_plan_op (plan, o);
           SpTraceRow row;
-          sp_trace_row_init (&row);
-          row.op_id = o;
-          row.iter = iter;
-          row.rank = r;
-          if (op->family != SP_FAMILY_NONE)
-            {
-              guint32 index = 0, grank = 0, size = 0;
-              ck_assert (sp_groups_find (groups, op->family, r, &index, &grank));
-              sp_groups_members (groups, op->family, index, &size);
-              row.group_id = sp_trace_group_id (groups, op->family, index);
-              row.group_rank = grank;
-              row.group_size = size;
-            }
-          row.coll = op->kind;
-          row.dtype = op->dtype;
-          row.redop = op->redop;
-          row.bytes = op->bytes;
-          row.count = op->count;
-          row.status = SP_TRACE_STATUS_OK;
           gint64 measured = 100000 + 1000 * (gint64) r + 10000 * iter;
-          row.dur_ns = sim ? measured * ops[o].num / ops[o].den : measured;
-          row.t_end_ns = row.dur_ns;
+          sp_sample_op_row (&row, groups, o, op, r, iter,
+                            sim ? measured * ops[o].num / ops[o].den : measured);
           if (kind == TRACE_MEASURED_NCCL)
             row.nccl_est_ns = nccl_estimate (o, r);
           if (!sim && o == 1 && iter == 1 && r == 3)

@@ -2,6 +2,33 @@
 #include "config.h"
 #include "trace-sample.h"
 
+void
+sp_sample_op_row (SpTraceRow *row, const SpGroups *groups, guint32 op_id, const SpOp *op,
+                  guint32 rank, gint32 iter, gint64 dur_ns)
+{
+  sp_trace_row_init (row);
+  row->op_id = op_id;
+  row->iter = iter;
+  row->rank = rank;
+  if (op->family != SP_FAMILY_NONE)
+    {
+      guint32 index = 0, group_rank = 0, size = 0;
+      g_assert_true (sp_groups_find (groups, op->family, rank, &index, &group_rank));
+      sp_groups_members (groups, op->family, index, &size);
+      row->group_id = sp_trace_group_id (groups, op->family, index);
+      row->group_rank = group_rank;
+      row->group_size = size;
+    }
+  row->coll = op->kind;
+  row->dtype = op->dtype;
+  row->redop = op->redop;
+  row->status = SP_TRACE_STATUS_OK;
+  row->count = op->count;
+  row->bytes = op->bytes;
+  row->dur_ns = dur_ns;
+  row->t_end_ns = row->t_start_ns + dur_ns;
+}
+
 SpGroups *
 sp_sample_groups (void)
 {
@@ -92,28 +119,12 @@ sp_sample_trace_write (const char *path, gboolean partial, GError **error)
         for (guint32 r = 0; r < SP_SAMPLE_WORLD; r++)
           {
             SpTraceRow *row = &rows[r];
-            guint32 index = 0, group_rank = 0, size = 0;
-            g_assert_true (sp_groups_find (groups, op->family, r, &index, &group_rank));
-            sp_groups_members (groups, op->family, index, &size);
-            sp_trace_row_init (row);
-            row->op_id = o;
-            row->iter = iter;
-            row->rank = r;
-            row->group_id = sp_trace_group_id (groups, op->family, index);
-            row->group_rank = group_rank;
-            row->group_size = size;
+            sp_sample_op_row (row, groups, o, op, r, iter, 100000 + o * 10000);
             row->seq_in_group = op->family == SP_FAMILY_SHARD ? (guint32) iter * 2 + o
                                                               : (guint32) iter;
-            row->coll = op->kind;
-            row->dtype = op->dtype;
-            row->redop = op->redop;
             row->flags = SP_TRACE_FLAG_CHECKED;
-            row->status = SP_TRACE_STATUS_OK;
-            row->count = op->count;
-            row->bytes = op->bytes;
             row->t_start_ns = iter * 1000000 + o * 200000 + r * 10;
             row->t_enqueue_ns = row->t_start_ns - 500;
-            row->dur_ns = 100000 + o * 10000;
             row->t_end_ns = row->t_start_ns + row->dur_ns;
             sp_trace_row_set_bandwidths (row);
             /* NCCL's estimate (schema 1.1) for the two shard ops; none for

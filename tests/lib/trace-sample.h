@@ -29,6 +29,12 @@
 /* Write the sample trace to `path`.  `partial`: mark it partial. */
 gboolean sp_sample_trace_write (const char *path, gboolean partial, GError **error);
 
+/* An ok row of plan op `op_id` (`op`) on `rank`, iteration `iter`, from
+ * t = 0 for `dur_ns`: the op's kind, dtype, redop, bytes and count, and
+ * the rank's group of the op's family (no group for a family-less op). */
+void sp_sample_op_row (SpTraceRow *row, const SpGroups *groups, guint32 op_id, const SpOp *op,
+                       guint32 rank, gint32 iter, gint64 dur_ns);
+
 /* Build the sample's groups / plan (free with the matching _free). */
 SpGroups *sp_sample_groups (void);
 SpPlan *sp_sample_plan (const SpGroups *groups);
