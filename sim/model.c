@@ -69,8 +69,11 @@
  *                      LL128 do not need; sites with NCCL_NET_FORCE_FLUSH=0
  *                      may not pay it ([inter] step_floor_us = 0).
  *     others     0     NCCL's per-hop latencies alone (no run of the
- *                      development set shows a floor above them: its
- *                      InfiniBand and EFA Simple rows are bandwidth-bound)
+ *                      development set shows a Simple floor above them:
+ *                      its InfiniBand and EFA Simple rows are
+ *                      bandwidth-bound; the H100 10 x 8 and 10 x 4 rows
+ *                      of 32-128 MiB keep ~9 µs per step under LL128,
+ *                      tried as a floor and left out: README-model §2.1a)
  *   [inter] step_floor_us overrides it.  Applied to the all-reduce,
  *   all-gather and reduce-scatter rings and the tree all-reduce (their
  *   steps: cost_compute_model, tree_simple_steps); not to broadcast /
