@@ -155,6 +155,23 @@ recorded_topology (const char *meta, char **out_name, guint32 *out_nodes)
   return TRUE;
 }
 
+static char *
+topology_digest (const SpTopo *topo)
+{
+  g_autofree char *ini = sp_topo_to_ini (topo);
+  return g_compute_checksum_for_string (G_CHECKSUM_SHA256, ini, -1);
+}
+
+void
+sp_cli_plan_record_topology (SpPlan *plan, const SpTopo *topo)
+{
+  const SpTopoSpec *spec = sp_topo_spec (topo);
+  g_autofree char *desc = g_strdup_printf ("%s x %u nodes", spec->name, spec->nodes);
+  g_autofree char *digest = topology_digest (topo);
+  sp_plan_set_meta (plan, "topology", desc);
+  sp_plan_set_meta (plan, "topology_sha256", digest);
+}
+
 SpTopo *
 sp_cli_plan_topology (const char *command, const char *plan_path, const SpPlan *plan,
                       const char *topology, guint32 nodes, int *out_status)
@@ -162,10 +179,11 @@ sp_cli_plan_topology (const char *command, const char *plan_path, const SpPlan *
   *out_status = SP_EXIT_USAGE;
   g_autofree char *name = NULL;
   guint32 recorded_nodes = 0;
+  const char *meta = sp_plan_get_meta (plan, "topology");
+  gboolean recorded = recorded_topology (meta, &name, &recorded_nodes);
   if (topology == NULL)
     {
-      const char *meta = sp_plan_get_meta (plan, "topology");
-      if (!recorded_topology (meta, &name, &recorded_nodes))
+      if (!recorded)
         {
           sp_cli_fail (command, SP_EXIT_USAGE, "--topology FILE|PRESET is required: %s records "
                        "no topology", plan_path);
@@ -179,6 +197,23 @@ sp_cli_plan_topology (const char *command, const char *plan_path, const SpPlan *
           return NULL;
         }
       topology = name;
+      /* a plan made on a file that shares a preset's name must not run on
+       * the preset: compare the digest it records with the preset's */
+      const char *recorded_digest = sp_plan_get_meta (plan, "topology_sha256");
+      if (recorded_digest != NULL)
+        {
+          g_autoptr (GError) e = NULL;
+          g_autoptr (SpTopo) preset = sp_topo_open (name, recorded_nodes, &e);
+          g_autofree char *digest = preset ? topology_digest (preset) : NULL;
+          if (digest == NULL || strcmp (digest, recorded_digest) != 0)
+            {
+              sp_cli_fail (command, SP_EXIT_USAGE, "--topology FILE is required: %s was planned "
+                           "on a topology named '%s' that is not the preset of that name (its "
+                           "topology_sha256 differs): give its INI file, or --topology %s to "
+                           "simulate it on the preset", plan_path, name, name);
+              return NULL;
+            }
+        }
       if (nodes == 0)
         nodes = recorded_nodes;
     }
@@ -190,6 +225,19 @@ sp_cli_plan_topology (const char *command, const char *plan_path, const SpPlan *
       return NULL;
     }
   const guint32 W = sp_plan_world_size (plan), D = sp_topo_spec (topo)->gpus_per_node;
+  if (nodes == 0 && recorded && strcmp (sp_topo_spec (topo)->name, name) == 0
+      && sp_topo_spec (topo)->nodes != recorded_nodes && (guint64) recorded_nodes * D == W)
+    {
+      /* --topology names the plan's own topology: its node count too */
+      SpTopo *grown = sp_topo_with_nodes (topo, recorded_nodes, &error);
+      if (grown == NULL)
+        {
+          *out_status = sp_cli_error (command, error);
+          return NULL;
+        }
+      sp_topo_free (topo);
+      topo = grown;
+    }
   const guint32 N = sp_topo_spec (topo)->nodes;
   if (sp_topo_world_size (topo) != W)
     {

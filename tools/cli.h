@@ -97,14 +97,22 @@ void sp_cli_files_output (SpCliFiles *files, const char *option, const char *pat
 gboolean sp_cli_files_check (const SpCliFiles *files);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpCliFiles, sp_cli_files_free)
 
+/* Records in `plan`'s meta the topology it was made for: "topology" =
+ * "NAME x N nodes" and "topology_sha256" = the SHA-256 of
+ * sp_topo_to_ini (topo), so that a plan made on a file is never simulated
+ * on a preset that only shares its name (sp_cli_plan_topology). */
+void sp_cli_plan_record_topology (SpPlan *plan, const SpTopo *topo);
+
 /* The topology to simulate `plan` (read from `plan_path`) on: `topology`
- * (file or preset) with `nodes` nodes (0: the topology's own), or, when
- * `topology` is NULL, the preset and node count the plan records (its meta
- * "topology", "NAME x N nodes", written by `shardplan plan`; `nodes`, when
- * not 0, still wins).  A topology whose world size is not the plan's is
- * refused naming the --nodes that would match.  Reports every error itself
- * (one line; exit status in *out_status) and returns NULL then.  Free with
- * sp_topo_free(). */
+ * (file or preset) with `nodes` nodes, or, when `topology` is NULL, the
+ * preset and node count the plan records (sp_cli_plan_record_topology;
+ * `nodes`, when not 0, still wins) — refused when the plan's recorded
+ * digest is not that preset's (the plan was made on a file of the same
+ * name).  With `nodes` 0 a given topology takes the node count the plan's
+ * world size needs when its own does not match.  A topology whose world
+ * size is not the plan's is refused naming the --nodes that would match.
+ * Reports every error itself (one line; exit status in *out_status) and
+ * returns NULL then.  Free with sp_topo_free(). */
 SpTopo *sp_cli_plan_topology (const char *command, const char *plan_path, const SpPlan *plan,
                               const char *topology, guint32 nodes, int *out_status);
 

@@ -254,9 +254,7 @@ sp_cmd_plan (int argc, char **argv)
   g_autoptr (SpPlan) plan = sp_workload_build_plan (&model, &sh, &po, &error);
   if (!plan)
     return sp_cli_error (CMD, error);
-  g_autofree char *topo_desc = g_strdup_printf ("%s x %u nodes", sp_topo_spec (topo)->name,
-                                                sp_topo_spec (topo)->nodes);
-  sp_plan_set_meta (plan, "topology", topo_desc);
+  sp_cli_plan_record_topology (plan, topo);
   if (!set_fabric_meta (plan, sp_topo_spec (topo), &error))
     return sp_cli_error (CMD, error);
   SpMemoryEstimate mem;

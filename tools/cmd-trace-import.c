@@ -129,6 +129,8 @@ sp_cmd_trace_import_nccl_tests (int argc, char **argv)
                                                       &error);
   if (plan == NULL)
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s: %s", argv[1], error->message);
+  /* `shardplan sim --plan` on --plan-out then needs no --topology */
+  sp_cli_plan_record_topology (plan, topo);
   if (!sp_nccl_tests_write_trace (log, plan, topo, output, &error))
     return sp_cli_error (CMD, g_steal_pointer (&error));
   if (plan_out != NULL && !sp_plan_save (plan, plan_out, &error))

@@ -30,6 +30,30 @@ cmp -s "$tmp/one-sim" "$tmp/one-sim2" || fail "sim without -t is not sim -t dgx-
 "$SHARDPLAN" plan -m gpt-1b -t dgx-h100 -n 2 -o "$tmp/two.json" >/dev/null || fail "plan 2 nodes"
 "$SHARDPLAN" sim --plan "$tmp/two.json" -f json >"$tmp/two-j" 2>"$tmp/e" || fail "sim 2 nodes without -t: $(cat "$tmp/e")"
 grep -q '"topology":"dgx-h100","world_size":16' "$tmp/two-j" || fail "sim without -t: $(head -c 80 "$tmp/two-j")"
+# --topology naming the plan's own preset takes its node count too.
+"$SHARDPLAN" sim --plan "$tmp/two.json" -t dgx-h100 -f json >"$tmp/two-j2" 2>"$tmp/e" \
+  || fail "sim 2 nodes with -t dgx-h100 and no --nodes: $(cat "$tmp/e")"
+cmp -s "$tmp/two-j" "$tmp/two-j2" || fail "sim -t dgx-h100 (the plan's preset) is not sim without -t"
+# A plan made on a file that shares a preset's name never runs on the
+# preset: the topology_sha256 it records differs, so --topology is needed.
+sed 's/^name = .*/name = p4d/' "$topo" >"$tmp/named-p4d.ini"
+"$SHARDPLAN" plan -m gpt-1b -t "$tmp/named-p4d.ini" -o "$tmp/np.json" >/dev/null 2>&1 || fail "plan on named-p4d.ini"
+grep -q '"topology_sha256": "[0-9a-f]\{64\}"' "$tmp/np.json" || fail "plan: no topology_sha256 in meta"
+"$SHARDPLAN" sim --plan "$tmp/np.json" -o "$tmp/np.h5" >/dev/null 2>"$tmp/e"
+st=$?
+[ "$st" -eq 2 ] || fail "sim of a plan made on a file named like a preset: exit $st, expected 2"
+grep -qF "was planned on a topology named 'p4d' that is not the preset of that name" "$tmp/e" \
+  || fail "sim of a plan made on named-p4d.ini: $(cat "$tmp/e")"
+[ "$(wc -l <"$tmp/e")" -eq 1 ] || fail "sim of a plan made on named-p4d.ini: more than one line"
+[ ! -e "$tmp/np.h5" ] || fail "sim of a plan made on named-p4d.ini: left an output file"
+"$SHARDPLAN" sim --plan "$tmp/np.json" -t "$tmp/named-p4d.ini" >/dev/null 2>"$tmp/e" \
+  || fail "sim with the plan's own file: $(cat "$tmp/e")"
+# nccl-tests' plan (--plan-out) records its topology: sim needs no --topology.
+"$SHARDPLAN" trace import-nccl-tests "$SP_SRCDIR/tests/fixtures/nccltests/all_reduce-2019.txt" \
+  --topology p3dn -o "$tmp/ar.h5" --plan-out "$tmp/ar.json" >/dev/null 2>&1 || fail "import-nccl-tests"
+"$SHARDPLAN" sim --plan "$tmp/ar.json" -f json >"$tmp/ar-j" 2>"$tmp/e" \
+  || fail "sim of an imported nccl-tests plan without -t: $(cat "$tmp/e")"
+grep -q '"topology":"p3dn"' "$tmp/ar-j" || fail "sim of the imported plan: $(head -c 80 "$tmp/ar-j")"
 "$SHARDPLAN" plan -m gpt-1b -t "$topo" -n 1 -o "$tmp/four.json" >/dev/null || fail "plan 4 ranks"
 for case in "--plan $tmp/one.json --nodes 3|has 8 ranks but dgx-h100 with 3 nodes x 8 GPUs has 24: --nodes 1 matches" \
             "--plan $tmp/two.json -t p4d|has 16 ranks but p4d with 1 node x 8 GPUs has 8: --nodes 2 matches" \
