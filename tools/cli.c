@@ -99,6 +99,18 @@ sp_cli_error (const char *command, GError *error)
   return status;
 }
 
+int
+sp_cli_input_error (const char *command, GError *error)
+{
+  if (error->domain == SP_ERROR && error->code == SP_ERROR_IO)
+    {
+      sp_cli_fail (command, SP_EXIT_USAGE, "%s", error->message);
+      g_error_free (error);
+      return SP_EXIT_USAGE;
+    }
+  return sp_cli_error (command, error);
+}
+
 gboolean
 sp_cli_u32 (const char *command, const char *option, const char *text, guint32 min,
             guint32 max, guint32 *out_value)

@@ -58,6 +58,11 @@ gboolean sp_cli_contention (const char *command, const char *text, SpSimModel mo
  * and G_OPTION_ERROR, 1 otherwise.  Frees the error. */
 int sp_cli_error (const char *command, GError *error);
 
+/* sp_cli_error for the error of reading an input file: one that cannot be
+ * read (missing, a directory, unreadable: SP_ERROR_IO) is bad input too,
+ * exit 2, as the README promises. */
+int sp_cli_input_error (const char *command, GError *error);
+
 /* Parse a required or optional unsigned option given as a string (so that
  * "-5", "1e3" and "99999999999" are reported, not wrapped).  NULL text
  * leaves *out_value unchanged and succeeds.  Reports the error itself. */

@@ -195,7 +195,7 @@ cmd_export (int argc, char **argv)
   GError *error = NULL;
   g_autoptr (SpPlan) plan = sp_plan_load (plan_s, 0, &error);
   if (plan == NULL)
-    return sp_cli_error (CMD " export", error);
+    return sp_cli_input_error (CMD " export", error);
   guint32 world = sp_plan_world_size (plan);
   g_autoptr (SpTopo) topo = NULL;
   if (topology)
@@ -455,7 +455,7 @@ sp_chakra_cmd_import (int argc, char **argv)
   SpChakraImportStats st;
   g_autoptr (SpPlan) plan = sp_chakra_import (prefix, groups_s, topo, &st, &error);
   if (plan == NULL)
-    return sp_cli_error (cmd, error);
+    return sp_cli_input_error (cmd, error);
   if (listed && listed != st.files)
     return sp_cli_fail (cmd, SP_EXIT_USAGE, "%u rank files named, but %s.0.et .. %s.%u.et are %u: "
                         "name PREFIX, or every rank file", listed, prefix, prefix, st.files - 1,

@@ -194,7 +194,7 @@ sp_cmd_plan (int argc, char **argv)
     {
       g_auto (GStrv) warnings = NULL;
       if (!sp_deepspeed_config_apply_file (ds_s, &sh, &model, &warnings, &error))
-        return sp_cli_error (CMD, error);
+        return sp_cli_input_error (CMD, error);
       for (char **w = warnings; w && *w; w++)
         fprintf (stderr, "shardplan %s: warning: %s\n", CMD, *w);
     }

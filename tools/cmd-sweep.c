@@ -584,7 +584,7 @@ sp_cmd_sweep (int argc, char **argv)
     {
       g_auto (GStrv) over = NULL, warnings = NULL;
       if (!sp_deepspeed_config_apply_knobs_file (ds_s, &knobs, &model, &over, &warnings, &error))
-        return sp_cli_error (CMD, error);
+        return sp_cli_input_error (CMD, error);
       for (char **w = warnings; w && *w; w++)
         fprintf (stderr, "shardplan %s: warning: %s\n", CMD, *w);
       if (over && over[0])

@@ -256,4 +256,23 @@ for cmd in "trace show" "trace export --format csv"; do
 done
 ASAN_OPTIONS=$old_asan_options
 
+# An input file that does not exist is bad input: exit 2 from every reader,
+# one line naming it, no output left behind.
+no=$tmp/no-such
+for c in "sim --plan $no.json -o $tmp/x.h5" "chakra export --plan $no.json -o $tmp/et/x" \
+         "chakra import $no -o $tmp/x.json" "trace import-chakra $no -o $tmp/x.json" \
+         "plan --deepspeed-config $no.json -o $tmp/x.json" "sweep --deepspeed-config $no.json" \
+         "trace show $no.h5" "trace export $no.h5 --format csv -o $tmp/x.csv" \
+         "trace recover $no.h5 -o $tmp/x.h5" "compare $no.h5 $no.h5" \
+         "calibrate $no.h5 --topology p3dn -o $tmp/x.ini" "run --plan $no.json -o $tmp/x.h5" \
+         "trace import-nccl-tests $no.txt --topology p3dn -o $tmp/x.h5" \
+         "estimate --topology $no.ini -c all_reduce -b 1M" "plan --model $no.json -o $tmp/x.json"; do
+  # shellcheck disable=SC2086
+  refused "missing input ($c)" "no-such" $c
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "missing input ($c): more than one line"
+  for f in "$tmp/x.h5" "$tmp/x.json" "$tmp/x.csv" "$tmp/x.ini" "$tmp/et/x.0.et"; do
+    [ ! -e "$f" ] || fail "missing input ($c): left $f"
+  done
+done
+
 finish
