@@ -373,10 +373,19 @@ enumerate_layouts (const SpTopo *t, guint32 mb, guint32 gas, guint32 ep, const G
                    const GArray *hpzs, gboolean zeropp, GArray *rows, SpSweepTally *tally)
 {
   const guint32 W = sp_topo_world_size (t), D = sp_topo_spec (t)->gpus_per_node;
+  /* the candidates: W itself, and every listed size (all divisors of W when
+   * none is listed); a listed size that does not divide W goes to
+   * DeepSpeed's verdict, which rejects it and counts it as not swept */
+  g_autoptr (GArray) sizes = g_array_new (FALSE, FALSE, sizeof (guint32));
   for (guint32 S = 1; S <= W; S++)
+    if (S == W || (shards->len ? in_list (shards, S) : W % S == 0))
+      g_array_append_val (sizes, S);
+  for (guint i = 0; i < shards->len; i++)
+    if (g_array_index (shards, guint32, i) > W)
+      g_array_append_val (sizes, g_array_index (shards, guint32, i));
+  for (guint si = 0; si < sizes->len; si++)
     {
-      if (W % S != 0 || (S != W && !in_list (shards, S)))
-        continue;
+      const guint32 S = g_array_index (sizes, guint32, si);
       for (int h = 0; h < 2; h++)
         {
           SpSweepRow r = { 0 };

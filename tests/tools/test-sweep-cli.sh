@@ -125,6 +125,15 @@ awk -F, 'NR > 1 && $11 != 1 { bad = 1 } NR > 1 { t = 16 * 2048 / ($7 / 1e6); if 
 "$SHARDPLAN" sweep -m gpt-1b -t "$topo" --nodes 2 --sim-model analytic --zeropp none \
   --global-batch 16 --micro-batch 1,2,4 | grep -q '^not swept: 1: micro-batch' || fail "micro-batch 4: not counted"
 
+# A listed shard size that does not divide the world (3 of 8 ranks) or
+# exceeds it (16) is counted, flat and hierarchical, never dropped silently.
+"$SHARDPLAN" sweep -m gpt-1b -t "$topo" --nodes 2 --sim-model analytic --zeropp none \
+  --shard-sizes 3,4,16 >"$tmp/t" 2>"$tmp/e" || fail "--shard-sizes 3,4,16: $(cat "$tmp/e")"
+grep -q '^not swept: 2 (DeepSpeed rejects): MiCS shard size 3 does not divide the world 8$' "$tmp/t" \
+  || fail "--shard-sizes 3: not counted: $(grep '^not swept' "$tmp/t")"
+grep -q '^not swept: 2 (DeepSpeed rejects): MiCS shard size 16 does not divide the world 8$' "$tmp/t" \
+  || fail "--shard-sizes 16: not counted: $(grep '^not swept' "$tmp/t")"
+
 # Closer than the uncertainty: a note before the recommendation; none at 0 %.
 "$SHARDPLAN" sweep -m gpt-1b -t "$topo" --nodes 2 --sim-model analytic >"$tmp/t" 2>/dev/null
 grep -q '^note: .* within 10 % of the best step time' "$tmp/t" || fail "no uncertainty note"
