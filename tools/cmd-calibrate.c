@@ -32,7 +32,8 @@ static const char description[] =
   "  --holdout size:>=BYTES | size:<BYTES | size:=BYTES[,BYTES...] | ranks:N | file:PATH\n"
   "        keep those ops out of the fit and report the error on them (file:PATH\n"
   "        holds out the ops of one trace; it is read even if not listed).\n"
-  "  --sim-model analytic (default) | des   the simulator used as forward model.\n"
+  "  --sim-model analytic (default) | des | nccl   the simulator used as forward\n"
+  "        model (nccl: NCCL's own tuning formula, the baseline).\n"
   "  --loss least-squares (default) | soft-l1   soft-l1 is quadratic below 10 %\n"
   "        log error and linear above, so that a few ops slowed by a preempted\n"
   "        rank or a busy machine do not drag the fit.\n"
@@ -311,7 +312,7 @@ sp_cmd_calibrate (int argc, char **argv)
       "FILE" },
     { "holdout", 0, 0, G_OPTION_ARG_STRING, &holdout_s,
       "Ops kept out of the fit: size:>=BYTES, size:<BYTES, size:=BYTES[,BYTES...], ranks:N or file:PATH", "SPEC" },
-    { "sim-model", 0, 0, G_OPTION_ARG_STRING, &model_s, "Forward model: analytic (default) or des",
+    { "sim-model", 0, 0, G_OPTION_ARG_STRING, &model_s, "Forward model: analytic (default), des, or nccl (NCCL's own tuning formula)",
       "MODEL" },
     /* --model: this command's name for it before --sim-model was every
      * command's (--model is the workload in plan and sweep) */
@@ -352,7 +353,7 @@ sp_cmd_calibrate (int argc, char **argv)
   SpCalibOptions opt;
   sp_calib_options_init (&opt);
   if (model_s != NULL && !sp_sim_model_from_name (model_s, &opt.model))
-    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--sim-model '%s': expected analytic or des", model_s);
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--sim-model '%s' is not a model (accepted: des, analytic, nccl)", model_s);
   if (loss_s != NULL && !sp_calib_loss_from_name (loss_s, &opt.loss))
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--loss '%s': expected least-squares or soft-l1",
                         loss_s);

@@ -341,7 +341,7 @@ sp_cmd_sim (int argc, char **argv)
       "Topology INI file or preset (default: the preset the plan was made for)", "FILE|PRESET" },
     { "nodes", 'n', 0, G_OPTION_ARG_STRING, &nodes_s,
       "Node count (default: the plan's with its topology, else the topology's)", "N" },
-    { "sim-model", 0, 0, G_OPTION_ARG_STRING, &sim_s, "des (default) or analytic", "analytic|des" },
+    { "sim-model", 0, 0, G_OPTION_ARG_STRING, &sim_s, "des (default), analytic, or nccl (NCCL's own tuning formula: the baseline)", "des|analytic|nccl" },
     { "contention", 0, 0, G_OPTION_ARG_STRING, &contention_s,
       "Contention between collectives: step (des default), family, or none (analytic default)",
       "none|family|step" },
@@ -372,7 +372,7 @@ sp_cmd_sim (int argc, char **argv)
     return SP_EXIT_USAGE;
   SpSimModel model = SP_SIM_DES;
   if (sim_s && !sp_sim_model_from_name (sim_s, &model))
-    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--sim-model '%s' is not a model (accepted: analytic, des)",
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--sim-model '%s' is not a model (accepted: des, analytic, nccl)",
                         sim_s);
   SpSimPlanOptions sim_opts;
   sp_sim_plan_options_init (&sim_opts);

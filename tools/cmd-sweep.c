@@ -491,7 +491,7 @@ sp_cmd_sweep (int argc, char **argv)
     { "emit-deepspeed-config", 0, 0, G_OPTION_ARG_FILENAME, &emit_s,
       "Write the recommended configuration as DeepSpeed config JSON (atomically)", "FILE" },
     { "sim-model", 0, 0, G_OPTION_ARG_STRING, &sim_s,
-      "Simulator model: des (default) or analytic", "analytic|des" },
+      "Simulator model: des (default), analytic, or nccl (NCCL's own tuning formula: the baseline)", "des|analytic|nccl" },
     { "contention", 0, 0, G_OPTION_ARG_STRING, &contention_s,
       "Contention between collectives: step (des default), family, or none (analytic default)",
       "none|family|step" },
@@ -521,7 +521,7 @@ sp_cmd_sweep (int argc, char **argv)
     return SP_EXIT_USAGE;
   SpSimModel sim_model = SP_SIM_DES;
   if (sim_s && !sp_sim_model_from_name (sim_s, &sim_model))
-    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--sim-model '%s' is not a model (accepted: analytic, des)",
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--sim-model '%s' is not a model (accepted: des, analytic, nccl)",
                         sim_s);
   SpSimPlanOptions sim_opts;
   sp_sim_plan_options_init (&sim_opts);
