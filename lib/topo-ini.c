@@ -110,6 +110,66 @@ check_text (const char *data, gsize length, const char *prefix, GError **error)
   return TRUE;
 }
 
+/* What GKeyFile lets through silently or reports without a line: a key
+ * given twice in a section, also across two appearances of the section
+ * (GKeyFile keeps the last value, so a stray second `nic_gbps` would win
+ * unnoticed), and a line that is neither a comment, a [section] nor a
+ * key = value pair.  Run on text check_text has accepted. */
+static gboolean
+check_lines (const char *data, gsize length, const char *prefix, GError **error)
+{
+  g_autoptr (GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autofree char *section = NULL;
+  guint line = 0;
+  for (gsize at = 0; at < length;)
+    {
+      const char *start = data + at;
+      const char *nl = memchr (start, '\n', length - at);
+      gsize n = nl ? (gsize) (nl - start) : length - at;
+      at += n + (nl != NULL);
+      line++;
+      g_autofree char *text = g_strndup (start, n);
+      g_strstrip (text);
+      if (*text == '\0' || *text == '#')
+        continue;
+      if (*text == '[')
+        {
+          const char *close = strrchr (text, ']');
+          if (close == NULL)
+            continue; /* GKeyFile reports it */
+          /* a section may appear again (GKeyFile merges them, and
+           * `cat >> topo.ini` of a [section] with more keys is a fair
+           * way to extend a file); its keys still count once */
+          g_free (section);
+          section = g_strndup (text + 1, (gsize) (close - text - 1));
+          continue;
+        }
+      char *eq = strchr (text, '=');
+      if (eq == NULL)
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                       "%sline %u: '%.64s%s' is not a key = value pair, a [section] or a # "
+                       "comment", prefix, line, text, strlen (text) > 64 ? "…" : "");
+          return FALSE;
+        }
+      *eq = '\0';
+      g_strstrip (text);
+      if (section == NULL)
+        continue; /* GKeyFile reports a key before any section */
+      g_autofree char *id = g_strdup_printf ("[%s] %s", section, text);
+      guint first = GPOINTER_TO_UINT (g_hash_table_lookup (seen, id));
+      if (first != 0)
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                       "%sline %u: [%.64s] %.64s is given twice (first on line %u): give each "
+                       "key once", prefix, line, section, text, first);
+          return FALSE;
+        }
+      g_hash_table_insert (seen, g_steal_pointer (&id), GUINT_TO_POINTER (line));
+    }
+  return TRUE;
+}
+
 static SpTopo *
 load_keyfile (GKeyFile *kf, const char *prefix, GError **error)
 {
@@ -206,7 +266,8 @@ sp_topo_load_data (const char *data, gssize length, const char *source_name, GEr
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
   gsize len = length < 0 ? strlen (data) : (gsize) length;
   g_autofree char *prefix = g_strdup_printf ("%s: ", source_name ? source_name : "topology");
-  if (!check_text (data ? data : "", len, prefix, error))
+  if (!check_text (data ? data : "", len, prefix, error)
+      || !check_lines (data ? data : "", len, prefix, error))
     return NULL;
   g_autoptr (GKeyFile) kf = g_key_file_new ();
   GError *local = NULL;

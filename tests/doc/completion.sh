@@ -114,7 +114,7 @@ expect "json text" info --format ""
 expect "json" plan --format = j
 expect "csv json text" sweep -f ""
 expect "analytic des nccl" estimate --sim-model ""
-expect "analytic des" sim --sim-model ""
+expect "analytic des nccl" sim --sim-model ""
 expect "family none step" sim --contention ""
 expect "after every none" run --check ""
 expect "csv json text" compare --format ""

@@ -381,13 +381,55 @@ START_TEST (test_truncated)
   ck_assert_ptr_nonnull (cut);
   ck_assert_ptr_null (sp_topo_load_data (text, cut - text + 4, "cut.ini", &error));
   SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
-  ck_assert (g_str_has_prefix (error->message, "cut.ini: not a valid INI file: "));
+  ck_assert_msg (g_str_has_prefix (error->message, "cut.ini: line ")
+                 && g_str_has_suffix (error->message, ": 'gpus' is not a key = value pair, a "
+                                      "[section] or a # comment"), "%s", error->message);
   g_clear_error (&error);
   ck_assert_ptr_null (sp_topo_load_data (text, cut - text, "cut.ini", &error));
   SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
   ck_assert_str_eq (error->message, "cut.ini: [gpu] section is missing: expected model, "
                                     "memory_gib and tflops");
   g_clear_error (&error);
+}
+END_TEST
+
+/* GKeyFile keeps the last of two equal keys silently; the reader refuses
+ * a key given twice in a section (also across two appearances of it, which
+ * GKeyFile merges) and a line that is no key = value pair, naming the
+ * line. */
+START_TEST (test_duplicates_and_bare_lines)
+{
+  g_autofree char *text = read_fixture ("valid.ini", NULL);
+  const char *cases[][2] = {
+    { "\n[inter]\nnic_gbps = 400\n", "[inter] nic_gbps is given twice (first on line " },
+    { "\nnic_gbps = 200\n", "] nic_gbps is given twice (first on line " },
+    { "\nnic_gbps\n", "'nic_gbps' is not a key = value pair, a [section] or a # comment" },
+  };
+  guint n_lines = 1;
+  for (const char *c = text; *c; c++)
+    n_lines += *c == '\n';
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *edited = g_strconcat (text, cases[i][0], NULL);
+      GError *error = NULL;
+      ck_assert_ptr_null (sp_topo_load_data (edited, -1, "t.ini", &error));
+      SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+      ck_assert_msg (g_str_has_prefix (error->message, "t.ini: line "), "%s", error->message);
+      ck_assert_msg (strstr (error->message, cases[i][1]) != NULL, "%s", error->message);
+      /* the line named is the appended one, past the fixture's own */
+      guint line = (guint) g_ascii_strtoull (error->message + strlen ("t.ini: line "), NULL, 10);
+      ck_assert_msg (line >= n_lines && line <= n_lines + 2, "line %u of %u: %s", line, n_lines,
+                     error->message);
+      g_clear_error (&error);
+    }
+  /* comments, blank lines and indentation stay accepted, and so does a
+   * section appearing again with new keys */
+  g_autofree char *commented = g_strconcat ("# a comment\n\n", text, "\n  # indented\n"
+                                            "[inter]\ntransport = roce\n", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SpTopo) topo = sp_topo_load_data (commented, -1, "t.ini", &error);
+  ck_assert_msg (topo != NULL, "%s", error ? error->message : "");
+  ck_assert_int_eq (sp_topo_spec (topo)->transport, SP_TRANSPORT_ROCE);
 }
 END_TEST
 
@@ -963,6 +1005,7 @@ topo_suite (void)
   tcase_add_test (tc, test_bad_fixtures);
   tcase_add_test (tc, test_datasheet_only);
   tcase_add_test (tc, test_truncated);
+  tcase_add_test (tc, test_duplicates_and_bare_lines);
   tcase_add_loop_test (tc, test_missing_key, 0, G_N_ELEMENTS (required_keys));
   tcase_add_test (tc, test_defaults);
   tcase_add_loop_test (tc, test_bad_value, 0, G_N_ELEMENTS (bad_values));

@@ -197,10 +197,10 @@ st=$?
 { [ "$st" -eq 2 ] && [ "$(wc -l <"$tmp/e")" -eq 1 ] \
   && grep -q "DeepSpeed accepts none of the expert-parallel sizes --expert-parallel 8,5 .* (12 experts) .*(8: expert-parallel size must divide the number of experts" "$tmp/e"; } \
   || fail "sweep --expert-parallel 8,5: exit $st, $(cat "$tmp/e")"
-# an unreadable file: as plan -c, exit 1 (I/O), one line naming it
+# an unreadable file is bad input: as plan -c, exit 2, one line naming it
 "$SHARDPLAN" sweep -t "$topo" -n 2 -c "$tmp/nosuch.json" >/dev/null 2>"$tmp/e"
 st=$?
-{ [ "$st" -eq 1 ] && [ "$(wc -l <"$tmp/e")" -eq 1 ] && grep -q "nosuch.json" "$tmp/e"; } \
+{ [ "$st" -eq 2 ] && [ "$(wc -l <"$tmp/e")" -eq 1 ] && grep -q "nosuch.json" "$tmp/e"; } \
   || fail "missing --deepspeed-config: exit $st, $(cat "$tmp/e")"
 printf '{"zero_optimization": {"overlap_comm": "yes"}}' >"$tmp/bad.json"
 "$SHARDPLAN" sweep -m gpt-1b -t "$topo" -n 2 -c "$tmp/bad.json" >/dev/null 2>"$tmp/e"
