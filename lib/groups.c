@@ -283,6 +283,14 @@ build_world (SpGroups *g, GError **error)
   return TRUE;
 }
 
+gboolean
+sp_groups_options_check (const SpGroupsOptions *opts, GError **error)
+{
+  g_return_val_if_fail (opts != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  return check_options (opts, error);
+}
+
 SpGroups *
 sp_groups_build (const SpGroupsOptions *opts, GError **error)
 {

@@ -7,6 +7,8 @@
 #include "groups-output.h"
 #include "shardplan/shardplan.h"
 
+#include <unistd.h>
+
 #define CMD "groups"
 
 /* Sizes are ranks: at most 2^31 of them (DESIGN: world sizes past 2^31 are
@@ -162,6 +164,25 @@ sp_cmd_groups (int argc, char **argv)
   opts.local_all_to_all = local_a2a;
 
   GError *error = NULL;
+  if (!sp_groups_options_check (&opts, &error))
+    return sp_cli_error (CMD, error);
+  /* Every family (the world's included) lists each rank once; with a
+   * group's own overhead that is at most ~56 bytes per rank and family (34
+   * measured for world + shard + replicate at 2^24 ranks: 572 MB).  Refuse
+   * up front what this machine cannot hold, rather than let the kernel's
+   * OOM killer stop it minutes later. */
+  guint n_families = 1 + (opts.shard_size ? (hierarchical ? 4 : 2) : 0)
+                     + (opts.tensor_parallel ? 2 : 0) + (opts.expert_parallel ? 2 : 0)
+                     + (opts.zero_param_group_size ? 1 : 0) + (local_a2a ? 2 : 0);
+  long pages = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGESIZE);
+  double need = 56.0 * opts.world_size * n_families;
+  if (pages > 0 && page > 0 && need > (double) pages * (double) page)
+    return sp_cli_fail (CMD, SP_EXIT_USAGE,
+                        "--world-size %u: building %u process-group families of %u ranks needs "
+                        "about %.0f GiB, more than this machine's %.1f GiB of memory",
+                        opts.world_size, n_families, opts.world_size, need / (1 << 30),
+                        (double) pages * page / (1 << 30));
+
   g_autoptr (SpGroups) groups = sp_groups_build (&opts, &error);
   if (groups == NULL)
     return sp_cli_error (CMD, error);

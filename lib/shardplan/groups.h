@@ -115,6 +115,11 @@ typedef struct _SpGroups SpGroups;
  * are built as DeepSpeed builds them and recorded as warnings.
  * Free with sp_groups_free(). */
 SpGroups *sp_groups_build (const SpGroupsOptions *opts, GError **error);
+
+/* What sp_groups_build checks before it builds anything: TRUE when it would
+ * accept `opts`, else FALSE with its error.  Cheap (no rank lists), so a
+ * caller can refuse a configuration before it costs memory. */
+gboolean sp_groups_options_check (const SpGroupsOptions *opts, GError **error);
 void sp_groups_free (SpGroups *groups);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpGroups, sp_groups_free)
 
