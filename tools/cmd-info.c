@@ -76,8 +76,11 @@ info_text (void)
   for (const Component *c = kernels; c->name; c++)
     g_string_append_printf (s, "  %-10s %s\n", c->name, c->what);
   g_string_append (s, "\ntopology presets (--topology PRESET [--nodes N]):\n");
+  int width = 10; /* the names' column: as wide as the longest name */
   for (const char *const *p = sp_topo_preset_names (); *p; p++)
-    g_string_append_printf (s, "  %-10s %s\n", *p, sp_topo_preset_description (*p));
+    width = MAX (width, (int) strlen (*p));
+  for (const char *const *p = sp_topo_preset_names (); *p; p++)
+    g_string_append_printf (s, "  %-*s %s\n", width, *p, sp_topo_preset_description (*p));
   return g_string_free (s, FALSE);
 }
 

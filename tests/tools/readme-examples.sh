@@ -5,8 +5,14 @@
 # that drifts from the program fails `make check`.
 #   ```console runnable      lines "$ CMD" (a trailing \ continues them) are
 #                            run with sh and must exit 0; the other lines are
-#                            output, shown to the reader, not compared (the
-#                            simulator's numbers move with its model)
+#                            their output as shown to the reader: each one
+#                            must be a line of what the command printed
+#                            (stdout or stderr, trailing blanks ignored),
+#                            except lines with "…" (elisions); so a number
+#                            the model moves must be moved in the README too
+#   ```console runnable unchecked   the same, output not compared: for output
+#                            that depends on the build (info) or is reflowed
+#                            for reading (one-line JSON)
 #   ```sh runnable           the block is one sh -e script
 #   ```ini runnable file=F   written to F, then read as a topology
 #                            (shardplan estimate --topology F)
@@ -19,6 +25,8 @@ work="$tmp/work"
 blocks="$tmp/blocks"
 mkdir -p "$work" "$blocks" || exit 99
 ln -s "$SP_SRCDIR/examples" "$work/examples" || exit 99
+# the calibrate example's nccl-tests log (a hand-made fixture, as it says)
+ln -s "$SP_SRCDIR/tests/fixtures/nccltests/all_reduce-2019.txt" "$work/" || exit 99
 bindir=$(cd "$(dirname "$SHARDPLAN")" && pwd) || exit 99
 PATH="$bindir:$PATH"
 export PATH
@@ -39,6 +47,7 @@ awk -v dir="$blocks" '
         print NR + 1 > (out ".line")
         for (i = 2; i <= NF; i++)
           if ($i ~ /^file=/) print substr($i, 6) > (out ".file")
+          else if ($i == "unchecked") print "" > (out ".unchecked")
       }
     } else {
       if (state == 2) close(out)
@@ -60,22 +69,34 @@ run () {
 }
 
 for block in "$blocks"/*.*; do
-  case $block in *.line|*.file) continue ;; esac
+  case $block in *.line|*.file|*.unchecked) continue ;; esac
   n_blocks=$((n_blocks + 1))
   line=$(cat "$block.line")
   file=
   [ -f "$block.file" ] && file=$(cat "$block.file")
   case $block in
     *.console)
-      # "$ CMD" lines, continuations joined; output lines dropped
-      awk '
-        cont { cmd = cmd " " $0; if (!sub(/\\$/, "", cmd)) { print cmd; cont = 0 }; next }
-        /^\$ / { cmd = substr($0, 3); if (sub(/\\$/, "", cmd)) cont = 1; else print cmd }
-      ' "$block" >"$tmp/cmds"
-      [ -s "$tmp/cmds" ] || fail "README.md:$line: a runnable console block with no '\$ ' command"
-      while IFS= read -r cmd; do
-        run "$line" "$cmd"
-      done <"$tmp/cmds" ;;
+      # "$ CMD" lines, continuations joined, into NNN.cmd; the output lines
+      # shown after each into NNN.shown (its README line in NNN.at)
+      rm -f "$tmp"/c.*
+      awk -v dir="$tmp" -v first="$line" '
+        function start(c) { n++; f = sprintf("%s/c.%03d", dir, n); print c > (f ".cmd"); close(f ".cmd");
+                            printf "" > (f ".shown") }
+        cont { cmd = cmd " " $0; if (!sub(/\\$/, "", cmd)) { start(cmd); cont = 0 }; next }
+        /^\$ / { cmd = substr($0, 3); if (sub(/\\$/, "", cmd)) cont = 1; else start(cmd); next }
+        n > 0 && $0 !~ /…/ && $0 !~ /^[ \t]*$/ { sub(/[ \t]+$/, ""); print (first + NR - 1) "\t" $0 >> (f ".shown") }
+      ' "$block"
+      ls "$tmp"/c.*.cmd >/dev/null 2>&1 || fail "README.md:$line: a runnable console block with no '\$ ' command"
+      for c in "$tmp"/c.*.cmd; do
+        [ -f "$c" ] || continue
+        run "$line" "$(cat "$c")"
+        [ -f "$block.unchecked" ] && continue
+        cat "$tmp/out" "$tmp/err" | sed 's/[ \t]*$//' >"$tmp/printed"
+        while IFS="$(printf '\t')" read -r at shown; do
+          grep -qxF -- "$shown" "$tmp/printed" \
+            || fail "README.md:$at: '$shown' is not in what '$(cat "$c")' printed"
+        done <"${c%.cmd}.shown"
+      done ;;
     *.sh)
       run "$line" "sh -e '$block'" ;;
     *.ini|*.json)
