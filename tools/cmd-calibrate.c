@@ -370,6 +370,9 @@ sp_cmd_calibrate (int argc, char **argv)
 
   /* the inputs, plus a file:PATH hold-out that is not one of them */
   g_autoptr (SpCalibData) data = sp_calib_data_new ();
+  /* inputs that are not measured: a warning once the fit stands, or part
+   * of its one-line error when nothing measured is left to fit */
+  g_autoptr (GString) not_measured = g_string_new (NULL);
   for (int i = 1; i <= argc; i++)
     {
       const char *path = i < argc ? argv[i] : holdout_file;
@@ -387,14 +390,16 @@ sp_cmd_calibrate (int argc, char **argv)
                                           sp_topo_spec (topo)->gpus_per_node, &error))
         return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
       if (sp_trace_header (trace)->source != SP_TRACE_SOURCE_MEASURED)
-        fprintf (stderr, "shardplan " CMD ": warning: %s is a %s trace, not a measured one\n",
-                 path, sp_trace_source_name (sp_trace_header (trace)->source));
+        g_string_append_printf (not_measured, "%s%s is a %s trace, not a measured one",
+                                not_measured->len ? "; " : "", path,
+                                sp_trace_source_name (sp_trace_header (trace)->source));
       if (!sp_trace_is_complete (trace))
         fprintf (stderr, "shardplan " CMD ": warning: %s is partial (%s)\n", path,
                  sp_trace_incomplete_reason (trace));
     }
   if (!sp_calib_data_apply_holdout (data, &holdout, &error))
-    return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s%s%s", not_measured->str,
+                        not_measured->len ? ": " : "", error->message);
   g_autofree char *holdout_text = sp_calib_holdout_to_string (&holdout);
 
   gint64 t0 = g_get_monotonic_time ();
@@ -406,8 +411,12 @@ sp_cmd_calibrate (int argc, char **argv)
     }
   g_autoptr (SpCalibResult) res = sp_calibrate_fit (topo, data, &opt, &error);
   sp_progress_free (progress);
+  if (res == NULL && not_measured->len)
+    g_prefix_error (&error, "%s: ", not_measured->str);
   if (res == NULL)
     return sp_cli_error (CMD, g_steal_pointer (&error));
+  if (not_measured->len)
+    fprintf (stderr, "shardplan " CMD ": warning: %s\n", not_measured->str);
   double seconds = (double) (g_get_monotonic_time () - t0) / 1e6;
 
   g_autofree char *ini = calibrated_ini (data, res, topology, holdout_text, &opt);

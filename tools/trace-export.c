@@ -514,10 +514,12 @@ chrome_size_warning (SpTrace *t, const Filter *f, guint64 selected)
     return TRUE;
   g_autofree char *size_text = g_format_size_full (size, G_FORMAT_SIZE_IEC_UNITS);
   g_autofree char *limit_text = g_format_size_full (limit, G_FORMAT_SIZE_IEC_UNITS);
+  /* the default is Perfetto's UI; a limit set in the environment is the user's */
   fprintf (stderr, "shardplan " CMD ": warning: the Chrome JSON of %" G_GUINT64_FORMAT " %s will "
-                   "be about %s, more than Perfetto's UI opens (about %s, " CHROME_WARN_ENV "); "
-                   "select fewer with --ranks, --iters or --ops\n",
-           selected, sp_cli_plural (selected, "row", "rows"), size_text, limit_text);
+                   "be about %s, more than %s %s (" CHROME_WARN_ENV "); select fewer with "
+                   "--ranks, --iters or --ops\n",
+           selected, sp_cli_plural (selected, "row", "rows"), size_text,
+           env ? "the limit of" : "Perfetto's UI opens, about", limit_text);
   return TRUE;
 }
 

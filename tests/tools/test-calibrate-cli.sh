@@ -44,6 +44,13 @@ o="$tmp/out.ini"
 expect_usage "no trace" --topology p3dn -o "$o"
 expect_usage "no topology" "$tmp/ar.h5" -o "$o"
 expect_usage "no output" "$tmp/ar.h5" --topology p3dn
+# a simulated trace alone: one line saying so, and that nothing is left to fit
+"$SHARDPLAN" plan -m gpt-1b -t p3dn -s 8 -o "$tmp/p3.json" >/dev/null 2>&1 \
+  && "$SHARDPLAN" sim --plan "$tmp/p3.json" -o "$tmp/sim.h5" -q >/dev/null 2>&1 \
+  || { echo "FAIL: cannot simulate a plan"; exit 1; }
+expect_usage "simulated trace" "$tmp/sim.h5" --topology p3dn -o "$o"
+grep -q "sim.h5 is a simulated trace, not a measured one: no usable measured op" "$tmp/err" \
+  || fail "simulated trace alone: $(cat "$tmp/err")"
 expect_usage "unknown option" "$tmp/ar.h5" --topology p3dn -o "$o" --bogus
 expect_usage "missing file" "$tmp/none.h5" --topology p3dn -o "$o"
 expect_usage "not a trace" "$tmp/text.h5" --topology p3dn -o "$o"
