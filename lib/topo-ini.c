@@ -115,6 +115,27 @@ check_text (const char *data, gsize length, const char *prefix, GError **error)
  * (GKeyFile keeps the last value, so a stray second `nic_gbps` would win
  * unnoticed), and a line that is neither a comment, a [section] nor a
  * key = value pair.  Run on text check_text has accepted. */
+/* At most 64 characters of `text` (cut at a character, so the message
+ * stays UTF-8), with "…" when cut. */
+static char *
+excerpt (const char *text)
+{
+  if (g_utf8_strlen (text, -1) <= 64)
+    return g_strdup (text);
+  g_autofree char *cut = g_utf8_substring (text, 0, 64);
+  return g_strconcat (cut, "…", NULL);
+}
+
+static gboolean
+bad_line (guint line, const char *text, const char *prefix, GError **error)
+{
+  g_autofree char *shown = excerpt (text);
+  g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+               "%sline %u: '%s' is not a key = value pair, a [section] or a # comment", prefix,
+               line, shown);
+  return FALSE;
+}
+
 static gboolean
 check_lines (const char *data, gsize length, const char *prefix, GError **error)
 {
@@ -135,8 +156,8 @@ check_lines (const char *data, gsize length, const char *prefix, GError **error)
       if (*text == '[')
         {
           const char *close = strrchr (text, ']');
-          if (close == NULL)
-            continue; /* GKeyFile reports it */
+          if (close == NULL || close == text + 1)
+            return bad_line (line, text, prefix, error); /* no ] or no name */
           /* a section may appear again (GKeyFile merges them, and
            * `cat >> topo.ini` of a [section] with more keys is a fair
            * way to extend a file); its keys still count once */
@@ -145,13 +166,8 @@ check_lines (const char *data, gsize length, const char *prefix, GError **error)
           continue;
         }
       char *eq = strchr (text, '=');
-      if (eq == NULL)
-        {
-          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
-                       "%sline %u: '%.64s%s' is not a key = value pair, a [section] or a # "
-                       "comment", prefix, line, text, strlen (text) > 64 ? "…" : "");
-          return FALSE;
-        }
+      if (eq == NULL || eq == text)
+        return bad_line (line, text, prefix, error); /* no = or no key */
       *eq = '\0';
       g_strstrip (text);
       if (section == NULL)
@@ -160,9 +176,10 @@ check_lines (const char *data, gsize length, const char *prefix, GError **error)
       guint first = GPOINTER_TO_UINT (g_hash_table_lookup (seen, id));
       if (first != 0)
         {
+          g_autofree char *sec = excerpt (section), *key = excerpt (text);
           g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
-                       "%sline %u: [%.64s] %.64s is given twice (first on line %u): give each "
-                       "key once", prefix, line, section, text, first);
+                       "%sline %u: [%s] %s is given twice (first on line %u): give each key once",
+                       prefix, line, sec, key, first);
           return FALSE;
         }
       g_hash_table_insert (seen, g_steal_pointer (&id), GUINT_TO_POINTER (line));

@@ -220,12 +220,17 @@ sp_cli_plan_topology (const char *command, const char *plan_path, const SpPlan *
           if (digest == NULL || strcmp (digest, recorded_digest) != 0)
             {
               sp_cli_fail (command, SP_EXIT_USAGE, "--topology FILE is required: %s was planned "
-                           "on a topology named '%s' that is not the preset of that name (its "
-                           "topology_sha256 differs): give its INI file, or --topology %s to "
-                           "simulate it on the preset", plan_path, name, name);
+                           "on a topology named '%s' whose recorded topology_sha256 is not this "
+                           "build's preset of that name (a file of that name, or the preset of "
+                           "another shardplan version): give its INI file, or --topology %s to "
+                           "simulate it on this preset", plan_path, name, name);
               return NULL;
             }
         }
+      else
+        fprintf (stderr, "shardplan %s: warning: %s records no topology_sha256 (a plan from before "
+                 "shardplan recorded it, or written by hand): simulated on the preset '%s', which "
+                 "may not be the topology it was made for\n", command, plan_path, name);
       if (nodes == 0)
         nodes = recorded_nodes;
     }

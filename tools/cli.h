@@ -113,8 +113,9 @@ void sp_cli_plan_record_topology (SpPlan *plan, const SpTopo *topo);
  * preset and node count the plan records (sp_cli_plan_record_topology;
  * `nodes`, when not 0, still wins) — refused when the plan's recorded
  * digest is not that preset's (the plan was made on a file of the same
- * name).  With `nodes` 0 a given topology takes the node count the plan's
- * world size needs when its own does not match.  A topology whose world
+ * name, or on another version's preset), with a warning when the plan
+ * records no digest.  With `nodes` 0 a given topology of the name the plan
+ * records takes the node count it records.  A topology whose world
  * size is not the plan's is refused naming the --nodes that would match.
  * Reports every error itself (one line; exit status in *out_status) and
  * returns NULL then.  Free with sp_topo_free(). */

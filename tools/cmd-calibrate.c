@@ -373,6 +373,7 @@ sp_cmd_calibrate (int argc, char **argv)
   /* inputs that are not measured: a warning once the fit stands, or part
    * of its one-line error when nothing measured is left to fit */
   g_autoptr (GString) not_measured = g_string_new (NULL);
+  guint n_measured = 0;
   for (int i = 1; i <= argc; i++)
     {
       const char *path = i < argc ? argv[i] : holdout_file;
@@ -389,7 +390,9 @@ sp_cmd_calibrate (int argc, char **argv)
           || !sp_calib_data_add_trace_on (data, trace, path, sp_topo_spec (topo)->nodes,
                                           sp_topo_spec (topo)->gpus_per_node, &error))
         return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
-      if (sp_trace_header (trace)->source != SP_TRACE_SOURCE_MEASURED)
+      if (sp_trace_header (trace)->source == SP_TRACE_SOURCE_MEASURED)
+        n_measured++;
+      else
         g_string_append_printf (not_measured, "%s%s is a %s trace, not a measured one",
                                 not_measured->len ? "; " : "", path,
                                 sp_trace_source_name (sp_trace_header (trace)->source));
@@ -397,9 +400,10 @@ sp_cmd_calibrate (int argc, char **argv)
         fprintf (stderr, "shardplan " CMD ": warning: %s is partial (%s)\n", path,
                  sp_trace_incomplete_reason (trace));
     }
+  /* with no measured input, that is why nothing is left to fit */
+  const char *why = n_measured == 0 ? not_measured->str : "";
   if (!sp_calib_data_apply_holdout (data, &holdout, &error))
-    return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s%s%s", not_measured->str,
-                        not_measured->len ? ": " : "", error->message);
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s%s%s", why, *why ? ": " : "", error->message);
   g_autofree char *holdout_text = sp_calib_holdout_to_string (&holdout);
 
   gint64 t0 = g_get_monotonic_time ();
@@ -411,8 +415,8 @@ sp_cmd_calibrate (int argc, char **argv)
     }
   g_autoptr (SpCalibResult) res = sp_calibrate_fit (topo, data, &opt, &error);
   sp_progress_free (progress);
-  if (res == NULL && not_measured->len)
-    g_prefix_error (&error, "%s: ", not_measured->str);
+  if (res == NULL && *why)
+    g_prefix_error (&error, "%s: ", why);
   if (res == NULL)
     return sp_cli_error (CMD, g_steal_pointer (&error));
   if (not_measured->len)

@@ -7,6 +7,7 @@
 #include "groups-output.h"
 #include "shardplan/shardplan.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define CMD "groups"
@@ -35,6 +36,40 @@ static const char description[] =
   "communicator creation order.  A configuration DeepSpeed rejects exits with status 2.\n"
   "\n"
   "Example: shardplan groups --world-size 16 --devices-per-node 4 --shard-size 8 --hierarchical";
+
+/* The memory this process can use, in bytes (0: unknown), and what sets it:
+ * the machine's, the address-space limit (ulimit -v) or the cgroup's
+ * (memory.max), whichever is least. */
+static double
+memory_limit (const char **what)
+{
+  double limit = 0;
+  long pages = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGESIZE);
+  if (pages > 0 && page > 0)
+    {
+      limit = (double) pages * (double) page;
+      *what = "this machine's memory";
+    }
+  struct rlimit rl;
+  if (getrlimit (RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+      && (limit == 0 || (double) rl.rlim_cur < limit))
+    {
+      limit = (double) rl.rlim_cur;
+      *what = "this process's address-space limit (ulimit -v)";
+    }
+  g_autofree char *text = NULL;
+  if (g_file_get_contents ("/sys/fs/cgroup/memory.max", &text, NULL, NULL))
+    {
+      char *end = NULL;
+      guint64 v = g_ascii_strtoull (text, &end, 10);
+      if (end != text && v > 0 && (limit == 0 || (double) v < limit))
+        {
+          limit = (double) v;
+          *what = "this cgroup's memory.max";
+        }
+    }
+  return limit;
+}
 
 int
 sp_cmd_groups (int argc, char **argv)
@@ -166,22 +201,29 @@ sp_cmd_groups (int argc, char **argv)
   GError *error = NULL;
   if (!sp_groups_options_check (&opts, &error))
     return sp_cli_error (CMD, error);
-  /* Every family (the world's included) lists each rank once; with a
-   * group's own overhead that is at most ~56 bytes per rank and family (34
-   * measured for world + shard + replicate at 2^24 ranks: 572 MB).  Refuse
-   * up front what this machine cannot hold, rather than let the kernel's
-   * OOM killer stop it minutes later. */
+  /* Every family (the world's included) lists each rank once; with each
+   * group's own overhead that takes 12-15 bytes per rank and family
+   * (/usr/bin/time at 2^22 ranks: world + shard + replicate 154 MB, twelve
+   * families 674 MB, groups of one rank 179 MB for three): 20 leaves a
+   * margin.  Refuse up front what this machine (or this process's address
+   * space or cgroup) cannot hold, rather than let the OOM killer stop it
+   * minutes later. */
   guint n_families = 1 + (opts.shard_size ? (hierarchical ? 4 : 2) : 0)
                      + (opts.tensor_parallel ? 2 : 0) + (opts.expert_parallel ? 2 : 0)
                      + (opts.zero_param_group_size ? 1 : 0) + (local_a2a ? 2 : 0);
-  long pages = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGESIZE);
-  double need = 56.0 * opts.world_size * n_families;
-  if (pages > 0 && page > 0 && need > (double) pages * (double) page)
-    return sp_cli_fail (CMD, SP_EXIT_USAGE,
-                        "--world-size %u: building %u process-group families of %u ranks needs "
-                        "about %.0f GiB, more than this machine's %.1f GiB of memory",
-                        opts.world_size, n_families, opts.world_size, need / (1 << 30),
-                        (double) pages * page / (1 << 30));
+  double need = 20.0 * opts.world_size * n_families;
+  const char *limit_what = NULL;
+  double limit = memory_limit (&limit_what);
+  if (limit > 0 && need > limit)
+    {
+      g_autofree char *source = topology
+          ? g_strdup_printf ("--topology %s (%u ranks)", topology, opts.world_size)
+          : g_strdup_printf ("--world-size %u", opts.world_size);
+      return sp_cli_fail (CMD, SP_EXIT_USAGE,
+                          "%s: building %u process-group families of %u ranks needs about %.1f "
+                          "GiB, more than the %.1f GiB of %s", source, n_families,
+                          opts.world_size, need / (1 << 30), limit / (1 << 30), limit_what);
+    }
 
   g_autoptr (SpGroups) groups = sp_groups_build (&opts, &error);
   if (groups == NULL)

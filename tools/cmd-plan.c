@@ -187,7 +187,7 @@ sp_cmd_plan (int argc, char **argv)
   GError *error = NULL;
   SpModel model;
   if (!sp_model_open (model_s ? model_s : SP_MODEL_DEFAULT, &model, &error))
-    return sp_cli_error (CMD, error);
+    return sp_cli_input_error (CMD, error);
   SpShardingOptions sh;
   sp_sharding_options_init (&sh);
   if (ds_s)

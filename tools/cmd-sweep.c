@@ -215,6 +215,13 @@ parse_list (const char *opt, const char *text, guint32 min, guint32 max, gboolea
   return TRUE;
 }
 
+static gint
+compare_u32 (gconstpointer a, gconstpointer b)
+{
+  guint32 x = *(const guint32 *) a, y = *(const guint32 *) b;
+  return x < y ? -1 : x > y;
+}
+
 static gboolean
 in_list (const GArray *list, guint32 v)
 {
@@ -377,12 +384,20 @@ enumerate_layouts (const SpTopo *t, guint32 mb, guint32 gas, guint32 ep, const G
    * none is listed); a listed size that does not divide W goes to
    * DeepSpeed's verdict, which rejects it and counts it as not swept */
   g_autoptr (GArray) sizes = g_array_new (FALSE, FALSE, sizeof (guint32));
-  for (guint32 S = 1; S <= W; S++)
-    if (S == W || (shards->len ? in_list (shards, S) : W % S == 0))
-      g_array_append_val (sizes, S);
-  for (guint i = 0; i < shards->len; i++)
-    if (g_array_index (shards, guint32, i) > W)
-      g_array_append_val (sizes, g_array_index (shards, guint32, i));
+  if (shards->len == 0)
+    {
+      for (guint32 S = 1; S <= W; S++)
+        if (W % S == 0)
+          g_array_append_val (sizes, S);
+    }
+  else
+    {
+      /* the list (without repeats: parse_list) and W, in ascending order */
+      g_array_append_vals (sizes, shards->data, shards->len);
+      if (!in_list (shards, W))
+        g_array_append_val (sizes, W);
+      g_array_sort (sizes, compare_u32);
+    }
   for (guint si = 0; si < sizes->len; si++)
     {
       const guint32 S = g_array_index (sizes, guint32, si);
@@ -579,7 +594,7 @@ sp_cmd_sweep (int argc, char **argv)
     return SP_EXIT_USAGE;
   SpModel model;
   if (!sp_model_open (model_s ? model_s : SP_MODEL_DEFAULT, &model, &error))
-    return sp_cli_error (CMD, error);
+    return sp_cli_input_error (CMD, error);
   if (model.moe_experts == 0)
     for (guint i = 0; i < ep_want->len; i++)
       if (g_array_index (ep_want, guint32, i) > 1)

@@ -122,7 +122,7 @@ for value in -5 0 abc 1e3 4294967297 3000000000 12abc; do
   grep -qF -- "$value" "$tmp/err" || fail "--nodes $value: message does not name the value"
 done
 usage_error "--world-size" groups --world-size=
-# the largest world with every family would need ~1.3 TiB: refused at once,
+# the largest world with every family would need ~480 GiB: refused at once,
 # naming the value and the memory, instead of running into the OOM killer
 usage_error "needs about" groups --world-size 2147483648 --devices-per-node 8 --shard-size 16 \
   --hierarchical --tensor-parallel 2 --expert-parallel 2 --zero-param-group-size 8 --local-all-to-all

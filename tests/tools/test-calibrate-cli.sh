@@ -51,6 +51,9 @@ expect_usage "no output" "$tmp/ar.h5" --topology p3dn
 expect_usage "simulated trace" "$tmp/sim.h5" --topology p3dn -o "$o"
 grep -q "sim.h5 is a simulated trace, not a measured one: no usable measured op" "$tmp/err" \
   || fail "simulated trace alone: $(cat "$tmp/err")"
+# beside a measured one it is no excuse for another error
+expect_usage "simulated beside measured" "$tmp/ar.h5" "$tmp/sim.h5" --topology p3dn -o "$o" --holdout ranks:3
+grep -q "simulated" "$tmp/err" && fail "an unrelated error blamed on the simulated input: $(cat "$tmp/err")"
 expect_usage "unknown option" "$tmp/ar.h5" --topology p3dn -o "$o" --bogus
 expect_usage "missing file" "$tmp/none.h5" --topology p3dn -o "$o"
 expect_usage "not a trace" "$tmp/text.h5" --topology p3dn -o "$o"

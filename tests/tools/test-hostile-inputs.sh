@@ -256,9 +256,10 @@ for cmd in "trace show" "trace export --format csv"; do
 done
 ASAN_OPTIONS=$old_asan_options
 
-# An input file that does not exist is bad input: exit 2 from every reader,
-# one line naming it, no output left behind.
+# An input file that does not exist, or is a directory, is bad input: exit 2
+# from every reader, one line naming it, no output left behind.
 no=$tmp/no-such
+mkdir -p "$tmp/no-such.d" || exit 99
 for c in "sim --plan $no.json -o $tmp/x.h5" "chakra export --plan $no.json -o $tmp/et/x" \
          "chakra import $no -o $tmp/x.json" "trace import-chakra $no -o $tmp/x.json" \
          "plan --deepspeed-config $no.json -o $tmp/x.json" "sweep --deepspeed-config $no.json" \
@@ -266,7 +267,9 @@ for c in "sim --plan $no.json -o $tmp/x.h5" "chakra export --plan $no.json -o $t
          "trace recover $no.h5 -o $tmp/x.h5" "compare $no.h5 $no.h5" \
          "calibrate $no.h5 --topology p3dn -o $tmp/x.ini" "run --plan $no.json -o $tmp/x.h5" \
          "trace import-nccl-tests $no.txt --topology p3dn -o $tmp/x.h5" \
-         "estimate --topology $no.ini -c all_reduce -b 1M" "plan --model $no.json -o $tmp/x.json"; do
+         "estimate --topology $no.ini -c all_reduce -b 1M" "plan --model $no.json -o $tmp/x.json" \
+         "plan --model $tmp/no-such.d -o $tmp/x.json" "sweep --model $tmp/no-such.d" \
+         "plan --deepspeed-config $tmp/no-such.d -o $tmp/x.json"; do
   # shellcheck disable=SC2086
   refused "missing input ($c)" "no-such" $c
   [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "missing input ($c): more than one line"
