@@ -121,6 +121,21 @@ sp_topo_spec_nvlink_domain (const SpTopoSpec *spec)
 }
 
 const char *
+sp_topo_spec_local_fabric (const SpTopoSpec *spec)
+{
+  g_return_val_if_fail (spec != NULL, "nvlink");
+  switch (spec->intra_kind)
+    {
+    case SP_INTRA_PCIE:
+      return "pcie";
+    case SP_INTRA_SHM:
+      return "shm";
+    default:
+      return "nvlink";
+    }
+}
+
+const char *
 sp_host_cpu_name (SpHostCpu cpu)
 {
   return (guint) cpu < G_N_ELEMENTS (host_cpu_names) ? host_cpu_names[cpu] : NULL;

@@ -33,9 +33,11 @@ static const char description[] =
 
 /* Which fabric each family's collectives cross (issue 17), as plan meta:
  * "nvlink_domain" = GPUs per NVLink domain, and per family with ops
- * "fabric.<family>" = "nvlink" (every group inside one domain), "network"
- * (every group crosses domains) or "mixed: K of N groups inside one NVLink
- * domain".  Ops carry their family, so each op's fabric follows. */
+ * "fabric.<family>" = "nvlink" (every group inside one domain; "pcie" or
+ * "shm" where that is what joins a node's ranks: sp_topo_spec_local_fabric),
+ * "network" (every group crosses domains) or "mixed: K of N groups inside
+ * one NVLink domain" (or node).  Ops carry their family, so each op's
+ * fabric follows. */
 static gboolean
 set_fabric_meta (SpPlan *plan, const SpTopoSpec *spec, GError **error)
 {
@@ -59,10 +61,12 @@ set_fabric_meta (SpPlan *plan, const SpTopoSpec *spec, GError **error)
         continue;
       guint32 in = sp_groups_n_within (groups, (SpFamily) f, domain);
       g_autofree char *key = g_strdup_printf ("fabric.%s", sp_family_name ((SpFamily) f));
-      g_autofree char *val = in == total ? g_strdup ("nvlink")
+      const char *local = sp_topo_spec_local_fabric (spec);
+      g_autofree char *val = in == total ? g_strdup (local)
                              : in == 0   ? g_strdup ("network")
-                                         : g_strdup_printf ("mixed: %u of %u groups inside one "
-                                                            "NVLink domain", in, total);
+                                         : g_strdup_printf ("mixed: %u of %u groups inside one %s",
+                                                            in, total, strcmp (local, "nvlink") == 0
+                                                                ? "NVLink domain" : "node");
       sp_plan_set_meta (plan, key, val);
     }
   return TRUE;
@@ -73,9 +77,10 @@ print_summary (const SpPlan *plan, const SpModel *model, const SpTopo *topo,
                const SpMemoryEstimate *mem)
 {
   const SpTopoSpec *t = sp_topo_spec (topo);
-  printf ("plan: %s (%.4g parameters) on %s: %u %s x %u GPUs = %u ranks\n", model->name,
+  printf ("plan: %s (%.4g parameters) on %s: %u %s x %u %s = %u ranks\n", model->name,
           (double) sp_model_n_params (model), t->name, t->nodes,
-          sp_cli_plural (t->nodes, "node", "nodes"), t->gpus_per_node, sp_topo_world_size (topo));
+          sp_cli_plural (t->nodes, "node", "nodes"), t->gpus_per_node,
+          t->intra_kind == SP_INTRA_SHM ? "CPU ranks" : "GPUs", sp_topo_world_size (topo));
   printf ("sharding: %s\n", sp_plan_get_meta (plan, "sharding"));
   printf ("micro-steps: %s of grad_accum %u (micro-batch %u, seq %u, %s)\n",
           sp_plan_get_meta (plan, "micro_steps"), model->grad_accum, model->micro_batch,

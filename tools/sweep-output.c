@@ -167,7 +167,7 @@ sp_sweep_format_csv (GString *out, const SpSweepRow *r, guint n)
 const char *
 sp_sweep_gather_fabric (const SpSweepRow *row)
 {
-  return row->gather_in_domain == row->gather_groups ? "nvlink"
+  return row->gather_in_domain == row->gather_groups ? sp_topo_spec_local_fabric (sp_topo_spec (row->topo))
          : row->gather_in_domain == 0               ? "network"
                                                     : "mixed";
 }

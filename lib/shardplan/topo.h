@@ -256,5 +256,9 @@ const char *sp_mnnvl_name (SpMnnvl mnnvl);     /* "on", "off" */
 const char *sp_nic_path_name (SpNicPath path); /* "default", "pix", "pxb", "phb", "node", "sys" */
 /* GPUs per NVLink domain: nvlink_domain, or gpus_per_node when 0. */
 guint32 sp_topo_spec_nvlink_domain (const SpTopoSpec *spec);
+/* What carries a collective that stays inside one such domain, as the plan
+ * meta's fabric.<family> and sweep's param_gather_fabric name it: "nvlink"
+ * (NVSwitch or NVLink), "pcie" or "shm". */
+const char *sp_topo_spec_local_fabric (const SpTopoSpec *spec);
 
 G_END_DECLS

@@ -59,6 +59,12 @@ grep -q '"fabric.shard" *: *"nvlink"' "$tmp/s72.json" || fail "S=72: fabric.shar
 grep -q '"fabric.replicate" *: *"network"' "$tmp/s72.json" || fail "S=72: fabric.replicate is not network"
 grep -q '"nvlink_domain" *: *"72"' "$tmp/s72.json" || fail "S=72: no nvlink_domain 72"
 grep -q 'shard .* ops, fabric: nvlink' "$tmp/out" || fail "S=72: the summary does not say nvlink"
+# CPU ranks over shared memory are neither GPUs nor NVLink
+ok --topology cpu-shm -m gpt-1b -o "$tmp/shm.json"
+grep -q '"fabric.shard" *: *"shm"' "$tmp/shm.json" || fail "cpu-shm: fabric.shard is not shm"
+grep -q '^plan: .* on cpu-shm: 1 node x 4 CPU ranks = 4 ranks$' "$tmp/out" \
+  || fail "cpu-shm: $(grep '^plan:' "$tmp/out")"
+grep -q 'shard .* ops, fabric: shm$' "$tmp/out" || fail "cpu-shm: the summary does not say shm"
 ok --topology gb200-nvl72 --nodes 36 -o "$tmp/s144.json"
 grep -q '"fabric.shard" *: *"network"' "$tmp/s144.json" || fail "S=144: fabric.shard is not network"
 ok --topology gb200-nvl72 --nodes 36 --hpz 16 -o "$tmp/z16.json"
