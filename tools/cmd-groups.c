@@ -202,10 +202,10 @@ sp_cmd_groups (int argc, char **argv)
   if (!sp_groups_options_check (&opts, &error))
     return sp_cli_error (CMD, error);
   /* Every family (the world's included) lists each rank once; with each
-   * group's own overhead that takes 12-15 bytes per rank and family
-   * (/usr/bin/time at 2^22 ranks: world + shard + replicate 154 MB, twelve
-   * families 674 MB, groups of one rank 179 MB for three): 20 leaves a
-   * margin.  Refuse up front what this machine (or this process's address
+   * group's own overhead that takes 12.5-14.5 bytes per rank and family
+   * (/usr/bin/time at 2^22 ranks: world + shard + replicate 157.6 MB,
+   * twelve families 690.2 MB, groups of one rank 183.0 MB for three;
+   * bench/RESULTS.md): 20 leaves a margin.  Refuse up front what this machine (or this process's address
    * space or cgroup) cannot hold, rather than let the OOM killer stop it
    * minutes later. */
   guint n_families = 1 + (opts.shard_size ? (hierarchical ? 4 : 2) : 0)
