@@ -122,6 +122,7 @@ sp_cmd_groups (int argc, char **argv)
   SpGroupsOptions opts;
   sp_groups_options_init (&opts);
   guint32 domain = 0; /* GPUs per NVLink domain; 0: the node */
+  const char *link = NULL; /* what joins a node's ranks: NVLink unless the topology says */
 
   /* Where W and D come from: --world-size [--devices-per-node], or --topology [--nodes]. */
   if (topology != NULL)
@@ -155,6 +156,8 @@ sp_cmd_groups (int argc, char **argv)
       opts.world_size = (guint32) world;
       opts.devices_per_node = spec->gpus_per_node;
       domain = sp_topo_spec_nvlink_domain (spec);
+      link = spec->intra_kind == SP_INTRA_PCIE ? "PCIe"
+             : spec->intra_kind == SP_INTRA_SHM ? "shared memory" : NULL;
     }
   else
     {
@@ -234,7 +237,7 @@ sp_cmd_groups (int argc, char **argv)
     fprintf (stderr, "shardplan " CMD ": warning: %s\n", warnings[i]);
 
   gboolean ok = format == SP_FORMAT_JSON ? sp_groups_print_json (groups, stdout, &error)
-                                         : sp_groups_print_text (groups, domain, stdout, &error);
+                                         : sp_groups_print_text (groups, domain, link, stdout, &error);
   if (!ok)
     return sp_cli_error (CMD, error);
   return SP_EXIT_OK;

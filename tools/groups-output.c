@@ -331,7 +331,7 @@ text_creation_order (Out *o, const SpGroups *groups)
 /* Per family: groups inside one node, inside one NVLink domain, and what
  * that means for its collectives. */
 static void
-text_fabric (Out *o, const SpGroups *groups, guint32 dpn, guint32 domain)
+text_fabric (Out *o, const SpGroups *groups, guint32 dpn, guint32 domain, const char *link)
 {
   out_str (o, "fabric: ");
   if (domain > dpn)
@@ -345,7 +345,10 @@ text_fabric (Out *o, const SpGroups *groups, guint32 dpn, guint32 domain)
       out_str (o, ")\n");
     }
   else
-    out_str (o, "NVLink inside each node only (domain = node)\n");
+    {
+      out_str (o, link);
+      out_str (o, " inside each node only (domain = node)\n");
+    }
   for (gsize i = 0; i < G_N_ELEMENTS (printed); i++)
     {
       const Printed *p = &printed[i];
@@ -370,15 +373,24 @@ text_fabric (Out *o, const SpGroups *groups, guint32 dpn, guint32 domain)
           out_u32 (o, in_domain);
           out_str (o, " inside one NVLink domain");
         }
-      out_str (o, in_domain == total ? ": NVLink only\n"
-                   : in_domain == 0  ? ": every group crosses the network\n"
-                                     : ": some groups cross the network\n");
+      if (in_domain == total)
+        {
+          out_str (o, ": ");
+          out_str (o, link);
+          out_str (o, " only\n");
+        }
+      else
+        out_str (o, in_domain == 0 ? ": every group crosses the network\n"
+                                   : ": some groups cross the network\n");
     }
 }
 
 gboolean
-sp_groups_print_text (const SpGroups *groups, guint32 nvlink_domain, FILE *fp, GError **error)
+sp_groups_print_text (const SpGroups *groups, guint32 nvlink_domain, const char *link, FILE *fp,
+                      GError **error)
 {
+  if (link == NULL)
+    link = "NVLink";
   const SpGroupsOptions *opts = sp_groups_options (groups);
   guint32 world = sp_groups_world_size (groups);
   guint32 dpn = opts->devices_per_node ? opts->devices_per_node : 1;
@@ -462,7 +474,7 @@ sp_groups_print_text (const SpGroups *groups, guint32 nvlink_domain, FILE *fp, G
   out_char (&o, '\n');
   if (n_families > 0)
     {
-      text_fabric (&o, groups, dpn, nvlink_domain);
+      text_fabric (&o, groups, dpn, nvlink_domain, link);
       out_char (&o, '\n');
     }
   text_creation_order (&o, groups);

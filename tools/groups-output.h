@@ -34,9 +34,10 @@ gboolean sp_groups_print_json (const SpGroups *groups, FILE *out, GError **error
  * long member lists wrap at about 100 columns under the members column.
  * Then, per family, how many of its groups stay inside one node and inside
  * one NVLink domain of `nvlink_domain` consecutive ranks (0: the domain is
- * the node), i.e. whether its collectives ride NVLink or the network.
- * Fails with SP_ERROR_IO if writing fails. */
-gboolean sp_groups_print_text (const SpGroups *groups, guint32 nvlink_domain, FILE *out,
-                               GError **error);
+ * the node), i.e. whether its collectives ride the node's link — `link`,
+ * "NVLink" when NULL; "PCIe" or "shared memory" on such hosts — or the
+ * network.  Fails with SP_ERROR_IO if writing fails. */
+gboolean sp_groups_print_text (const SpGroups *groups, guint32 nvlink_domain, const char *link,
+                               FILE *out, GError **error);
 
 G_END_DECLS

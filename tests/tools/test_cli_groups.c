@@ -537,6 +537,11 @@ START_TEST (test_text_fabric)
     /* without a topology: --nvlink-domain, whole nodes only */
     { "--world-size", "16", "--devices-per-node", "4", "--shard-size", "8", "--nvlink-domain", "8",
       NULL, "  shard            0 of 2 groups inside one node, 2 inside one NVLink domain: NVLink only\n" },
+    /* CPU ranks over shared memory: the node's link is named as it is */
+    { "--topology", "cpu-shm", "--shard-size", "2", NULL,
+      "fabric: shared memory inside each node only (domain = node)\n" },
+    { "--topology", "cpu-shm", "--shard-size", "2", NULL,
+      "  shard            2 of 2 groups inside one node: shared memory only\n" },
   };
   for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
     {
