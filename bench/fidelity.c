@@ -260,11 +260,13 @@ print_group (GPtrArray *rows, RowFilter keep, const char *key, const char *label
   printf ("\n");
 }
 
-static void
-print_keys (GPtrArray *rows, RowFilter keep, const char *title, const char *(*key_of) (const Row *, char *))
+typedef const char *(*RowKey) (const Row *r, char *buf);
+
+/* The distinct keys of `rows`, in the order they first appear. */
+static GPtrArray *
+unique_keys (GPtrArray *rows, RowKey key_of)
 {
-  printf ("\n%s\n", title);
-  g_autoptr (GPtrArray) keys = g_ptr_array_new_with_free_func (g_free);
+  GPtrArray *keys = g_ptr_array_new_with_free_func (g_free);
   for (guint i = 0; i < rows->len; i++)
     {
       char buf[32];
@@ -275,14 +277,28 @@ print_keys (GPtrArray *rows, RowFilter keep, const char *title, const char *(*ke
       if (!seen)
         g_ptr_array_add (keys, g_strdup (k));
     }
+  return keys;
+}
+
+/* Whether the dataset `name` is a core one (every row of a dataset says the same). */
+static gboolean
+dataset_is_core (GPtrArray *rows, const char *name)
+{
+  for (guint i = 0; i < rows->len; i++)
+    if (strcmp (((Row *) rows->pdata[i])->dataset, name) == 0)
+      return ((Row *) rows->pdata[i])->core;
+  return FALSE;
+}
+
+static void
+print_keys (GPtrArray *rows, RowFilter keep, const char *title, RowKey key_of)
+{
+  printf ("\n%s\n", title);
+  g_autoptr (GPtrArray) keys = unique_keys (rows, key_of);
   for (guint j = 0; j < keys->len; j++)
     {
       const char *k = keys->pdata[j];
-      gboolean core = TRUE;
-      if (keep == by_dataset)
-        for (guint i = 0; i < rows->len; i++)
-          if (strcmp (((Row *) rows->pdata[i])->dataset, k) == 0)
-            core = ((Row *) rows->pdata[i])->core;
+      gboolean core = keep != by_dataset || dataset_is_core (rows, k);
       g_autofree char *label = g_strdup_printf ("  %s%s", k, core ? "" : " (not core)");
       print_group (rows, keep, k, label);
     }
@@ -326,12 +342,10 @@ key_nodes (const Row *r, char *buf)
 #define TARGET_LT_PCT 20.0
 #define TARGET_DATASET_PCT 30.0
 
+/* `med` and `counts`: the medians over all core rows (group_medians by_all). */
 static void
-print_targets (GPtrArray *rows)
+print_targets (GPtrArray *rows, double med[2][N_MODELS_MAX], const guint counts[2])
 {
-  double med[2][N_MODELS_MAX];
-  guint counts[2];
-  group_medians (rows, by_all, NULL, med, counts);
   const char *model = sp_sim_model_name (models[0]);
   printf ("\nissue 10's targets (%s, the core datasets read)\n", model);
   static const char *const class_name[2] = { ">= 1 MiB", "< 1 MiB" };
@@ -341,19 +355,19 @@ print_targets (GPtrArray *rows)
       printf ("  median %-8s %6.1f%%  (<= %.0f%%)  %s\n", class_name[c], 100 * med[c][0], limit[c],
               100 * med[c][0] <= limit[c] ? "met" : "MISSED");
   guint above = 0;
-  g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
-  for (guint i = 0; i < rows->len; i++)
+  g_autoptr (GPtrArray) datasets = unique_keys (rows, key_dataset);
+  for (guint j = 0; j < datasets->len; j++)
     {
-      const Row *r = rows->pdata[i];
-      if (!r->core || !g_hash_table_add (seen, r->dataset))
+      const char *name = datasets->pdata[j];
+      if (!dataset_is_core (rows, name))
         continue;
       double dm[2][N_MODELS_MAX];
       guint dc[2];
-      group_medians (rows, by_dataset, r->dataset, dm, dc);
+      group_medians (rows, by_dataset, name, dm, dc);
       for (guint c = 0; c < 2; c++)
         if (dc[c] > 0 && 100 * dm[c][0] > TARGET_DATASET_PCT)
           {
-            printf ("  above %.0f%%: %s %s %.1f%%\n", TARGET_DATASET_PCT, r->dataset, class_name[c],
+            printf ("  above %.0f%%: %s %s %.1f%%\n", TARGET_DATASET_PCT, name, class_name[c],
                     100 * dm[c][0]);
             above++;
           }
@@ -462,11 +476,10 @@ main (int argc, char **argv)
   print_keys (rows, by_coll, "per collective (core)", key_coll);
   print_keys (rows, by_transport, "per transport (core)", key_transport);
   print_keys (rows, by_nodes, "per node count (core)", key_nodes);
-  print_targets (rows);
-
   double med[2][N_MODELS_MAX];
   guint counts[2];
   group_medians (rows, by_all, NULL, med, counts);
+  print_targets (rows, med, counts);
   int rc = 0;
   if (max_ge >= 0 && counts[0] > 0 && 100 * med[0][0] > max_ge)
     {

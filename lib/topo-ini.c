@@ -115,21 +115,27 @@ check_text (const char *data, gsize length, const char *prefix, GError **error)
  * (GKeyFile keeps the last value, so a stray second `nic_gbps` would win
  * unnoticed), and a line that is neither a comment, a [section] nor a
  * key = value pair.  Run on text check_text has accepted. */
-/* At most 64 characters of `text` (cut at a character, so the message
- * stays UTF-8), with "…" when cut. */
+/* `text` for a one-line message: control characters as spaces, at most
+ * `max` characters (cut at a character, so it stays UTF-8), "…" when cut.
+ * For lines of the file and GKeyFile's messages, which quote them. */
 static char *
-excerpt (const char *text)
+excerpt (const char *text, glong max)
 {
-  if (g_utf8_strlen (text, -1) <= 64)
-    return g_strdup (text);
-  g_autofree char *cut = g_utf8_substring (text, 0, 64);
+  char *s = g_utf8_make_valid (text, -1);
+  for (char *p = s; *p; p++)
+    if ((guchar) *p < 0x20)
+      *p = ' ';
+  if (g_utf8_strlen (s, -1) <= max)
+    return s;
+  g_autofree char *whole = s;
+  g_autofree char *cut = g_utf8_substring (whole, 0, max);
   return g_strconcat (cut, "…", NULL);
 }
 
 static gboolean
 bad_line (guint line, const char *text, const char *prefix, GError **error)
 {
-  g_autofree char *shown = excerpt (text);
+  g_autofree char *shown = excerpt (text, 64);
   g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
                "%sline %u: '%s' is not a key = value pair, a [section] or a # comment", prefix,
                line, shown);
@@ -176,7 +182,7 @@ check_lines (const char *data, gsize length, const char *prefix, GError **error)
       guint first = GPOINTER_TO_UINT (g_hash_table_lookup (seen, id));
       if (first != 0)
         {
-          g_autofree char *sec = excerpt (section), *key = excerpt (text);
+          g_autofree char *sec = excerpt (section, 64), *key = excerpt (text, 64);
           g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
                        "%sline %u: [%s] %s is given twice (first on line %u): give each key once",
                        prefix, line, sec, key, first);
@@ -264,18 +270,6 @@ load_keyfile (GKeyFile *kf, const char *prefix, GError **error)
   return sp_topo_make (&spec, has_inter);
 }
 
-/* GKeyFile messages quote the offending line; keep them one short line. */
-static char *
-sanitize_message (const char *msg)
-{
-  GString *s = g_string_new (NULL);
-  for (const char *p = msg; *p && s->len < 200; p++)
-    g_string_append_c (s, ((guchar) *p < 0x20) ? ' ' : *p);
-  if (*msg && strlen (msg) > 200)
-    g_string_append (s, "…");
-  return g_string_free (s, FALSE);
-}
-
 SpTopo *
 sp_topo_load_data (const char *data, gssize length, const char *source_name, GError **error)
 {
@@ -290,7 +284,7 @@ sp_topo_load_data (const char *data, gssize length, const char *source_name, GEr
   GError *local = NULL;
   if (!g_key_file_load_from_data (kf, data, len, G_KEY_FILE_NONE, &local))
     {
-      g_autofree char *msg = sanitize_message (local->message);
+      g_autofree char *msg = excerpt (local->message, 200);
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY, "%snot a valid INI file: %s",
                    prefix, msg);
       g_error_free (local);

@@ -71,44 +71,53 @@ sp_cli_fail (const char *command, int status, const char *fmt, ...)
   return status;
 }
 
-int
-sp_cli_error (const char *command, GError *error)
+/* The exit status of `error`: 2 for bad input (an option, a file's
+ * content, a request this build cannot serve; and SP_ERROR_IO too when
+ * `io_is_input`: the file could not be read), else 1. */
+static int
+error_status (const GError *error, gboolean io_is_input)
 {
-  int status = SP_EXIT_FAILURE;
-  if (error->domain == G_OPTION_ERROR)
-    status = SP_EXIT_USAGE;
-  else if (error->domain == SP_ERROR)
-    switch ((SpErrorCode) error->code)
-      {
-      case SP_ERROR_INVALID_ARGUMENT:
-      case SP_ERROR_INVALID_TOPOLOGY:
-      case SP_ERROR_INVALID_GROUPS:
-      case SP_ERROR_INVALID_PLAN:
-      case SP_ERROR_INVALID_WORKLOAD:
-      case SP_ERROR_INVALID_TRACE:
-      case SP_ERROR_UNSUPPORTED:
-        status = SP_EXIT_USAGE;
-        break;
-      default:
-        break;
-      }
-  else if (error->domain == G_FILE_ERROR || error->domain == G_KEY_FILE_ERROR)
-    status = SP_EXIT_USAGE;
+  if (error->domain == G_OPTION_ERROR || error->domain == G_FILE_ERROR
+      || error->domain == G_KEY_FILE_ERROR)
+    return SP_EXIT_USAGE;
+  if (error->domain != SP_ERROR)
+    return SP_EXIT_FAILURE;
+  switch ((SpErrorCode) error->code)
+    {
+    case SP_ERROR_INVALID_ARGUMENT:
+    case SP_ERROR_INVALID_TOPOLOGY:
+    case SP_ERROR_INVALID_GROUPS:
+    case SP_ERROR_INVALID_PLAN:
+    case SP_ERROR_INVALID_WORKLOAD:
+    case SP_ERROR_INVALID_TRACE:
+    case SP_ERROR_UNSUPPORTED:
+      return SP_EXIT_USAGE;
+    case SP_ERROR_IO:
+      return io_is_input ? SP_EXIT_USAGE : SP_EXIT_FAILURE;
+    default:
+      return SP_EXIT_FAILURE;
+    }
+}
+
+static int
+report (const char *command, GError *error, gboolean io_is_input)
+{
+  int status = error_status (error, io_is_input);
   sp_cli_fail (command, status, "%s", error->message);
   g_error_free (error);
   return status;
 }
 
 int
+sp_cli_error (const char *command, GError *error)
+{
+  return report (command, error, FALSE);
+}
+
+int
 sp_cli_input_error (const char *command, GError *error)
 {
-  if (error->domain == SP_ERROR && error->code == SP_ERROR_IO)
-    {
-      sp_cli_fail (command, SP_EXIT_USAGE, "%s", error->message);
-      g_error_free (error);
-      return SP_EXIT_USAGE;
-    }
-  return sp_cli_error (command, error);
+  return report (command, error, TRUE);
 }
 
 gboolean

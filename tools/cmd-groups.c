@@ -122,7 +122,7 @@ sp_cmd_groups (int argc, char **argv)
   SpGroupsOptions opts;
   sp_groups_options_init (&opts);
   guint32 domain = 0; /* GPUs per NVLink domain; 0: the node */
-  const char *link = NULL; /* what joins a node's ranks: NVLink unless the topology says */
+  const char *link = NULL; /* what joins a node's ranks (sp_topo_spec_local_fabric); NULL: NVLink */
 
   /* Where W and D come from: --world-size [--devices-per-node], or --topology [--nodes]. */
   if (topology != NULL)
@@ -156,8 +156,7 @@ sp_cmd_groups (int argc, char **argv)
       opts.world_size = (guint32) world;
       opts.devices_per_node = spec->gpus_per_node;
       domain = sp_topo_spec_nvlink_domain (spec);
-      link = spec->intra_kind == SP_INTRA_PCIE ? "PCIe"
-             : spec->intra_kind == SP_INTRA_SHM ? "shared memory" : NULL;
+      link = sp_topo_spec_local_fabric (spec);
     }
   else
     {

@@ -383,12 +383,8 @@ sp_cmd_sim (int argc, char **argv)
     return SP_EXIT_USAGE;
   GError *error = NULL;
   g_autoptr (SpPlan) plan = sp_plan_load (plan_s, 0, &error);
-  if (plan == NULL) /* a missing or unreadable plan is bad input too: exit 2 */
-    {
-      sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
-      g_clear_error (&error);
-      return SP_EXIT_USAGE;
-    }
+  if (plan == NULL)
+    return sp_cli_input_error (CMD, error);
   /* no --topology: the one the plan was made for */
   g_autoptr (SpTopo) topo = sp_cli_plan_topology (CMD, plan_s, plan, topology, nodes, &status);
   if (topo == NULL)

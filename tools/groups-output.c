@@ -389,8 +389,11 @@ gboolean
 sp_groups_print_text (const SpGroups *groups, guint32 nvlink_domain, const char *link, FILE *fp,
                       GError **error)
 {
-  if (link == NULL)
-    link = "NVLink";
+  /* sp_topo_spec_local_fabric's word, as people write it */
+  link = link == NULL || strcmp (link, "nvlink") == 0 ? "NVLink"
+         : strcmp (link, "pcie") == 0               ? "PCIe"
+         : strcmp (link, "shm") == 0                ? "shared memory"
+                                                    : link;
   const SpGroupsOptions *opts = sp_groups_options (groups);
   guint32 world = sp_groups_world_size (groups);
   guint32 dpn = opts->devices_per_node ? opts->devices_per_node : 1;

@@ -35,8 +35,8 @@ gboolean sp_groups_print_json (const SpGroups *groups, FILE *out, GError **error
  * Then, per family, how many of its groups stay inside one node and inside
  * one NVLink domain of `nvlink_domain` consecutive ranks (0: the domain is
  * the node), i.e. whether its collectives ride the node's link — `link`,
- * "NVLink" when NULL; "PCIe" or "shared memory" on such hosts — or the
- * network.  Fails with SP_ERROR_IO if writing fails. */
+ * as sp_topo_spec_local_fabric names it ("nvlink", "pcie", "shm"; NULL:
+ * nvlink) — or the network.  Fails with SP_ERROR_IO if writing fails. */
 gboolean sp_groups_print_text (const SpGroups *groups, guint32 nvlink_domain, const char *link,
                                FILE *out, GError **error);
 
