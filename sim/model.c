@@ -732,6 +732,8 @@ tree_node_load (guint32 nodes)
  * nc × 32 KiB, NCCL launches fewer channels. */
 #define SP_TREE_THREADS 512.0
 #define SP_SIMPLE_THREAD_THRESHOLD 64.0
+/* NCCL's Simple step inside a node: NCCL_BUFFSIZE (4 MiB) / NCCL_STEPS (8). */
+#define SP_SIMPLE_STEP_BYTES (512.0 * 1024)
 
 /* The pipeline steps of a Simple tree all-reduce of S bytes: its first
  * chunk's 2 × depth steps up and down (the node's chain, depth = GPUs per
@@ -758,6 +760,23 @@ tree_simple_steps (const SpShape *sh, double S)
     chunk /= 2;
   double chunks = MAX (1.0, ceil (S / (nc * chunk)));
   return 2 * depth + chunks - 1;
+}
+
+/* One Simple slice's time on one channel of a broadcast or reduce chain
+ * of S bytes at busBw `rate` (GB/s): NCCL launches a channel per 32 KiB
+ * (Simple's 64 B per thread × 512 threads, as for the tree above) up to
+ * its channel count, and cuts each channel's share into slices of at most
+ * one step (NCCL_BUFFSIZE / NCCL_STEPS = 512 KiB; the transport's step
+ * across nodes), which the channel's 1 / nc of the rate carries. */
+static double
+chain_slice_us (const SpShape *sh, double S, double rate)
+{
+  double nc = sh->n_channels;
+  while (nc > 1 && S < nc * SP_TREE_THREADS * SP_SIMPLE_THREAD_THRESHOLD)
+    nc--;
+  double step = sh->nodes > 1 ? transport_model (sh->spec)->step_bytes : SP_SIMPLE_STEP_BYTES;
+  double slice = MIN (S / nc, step);
+  return slice * nc / (1000.0 * rate);
 }
 
 static void
@@ -792,13 +811,22 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
             c->cap_busbw = nch * sp_nccl_ring_ll128_per_ch_bw (sh->arch, sh->nodes);
           }
         double b0 = sp_nccl_base_latency_us (algo, proto);
-        if (coll == SP_COLL_BROADCAST || coll == SP_COLL_REDUCE)
+        if ((coll == SP_COLL_BROADCAST || coll == SP_COLL_REDUCE) && sh->nccl)
           {
+            /* NCCL's own view (tuning.cc, sameChannels): one hop, whatever
+             * the ring's length */
             SpAlgo row = proto == SP_PROTO_SIMPLE ? SP_ALGO_TREE : SP_ALGO_RING;
             lat = b0 + (sh->nodes > 1 ? hop_net (sh, row, proto) : hop_intra (sh, row, proto));
           }
         else
           {
+            /* A ring's n − 1 steps (all-reduce 2(n − 1)); a broadcast or
+             * reduce is a chain (README-model §4, "ring broadcast and
+             * reduce"): the root's bytes cross its n − 1 hops in turn.
+             * nodes − 1 of them (all-reduce 2(nodes − 1)) are between
+             * nodes. */
+            gboolean chain = coll == SP_COLL_BROADCAST || coll == SP_COLL_REDUCE;
+            double hops = chain ? n - 1 : nsteps;
             double intra = hop_intra (sh, SP_ALGO_RING, proto);
             double inter = hop_net (sh, sh->ppn == 1 ? SP_ALGO_TREE : SP_ALGO_RING, proto);
             double n_inter = 0;
@@ -809,12 +837,18 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
                 intra = MAX (intra, ovh);
                 n_inter = coll == SP_COLL_ALL_REDUCE ? 2 * (nodes - 1) : nodes - 1;
               }
-            lat = b0 + (nsteps - n_inter) * intra + n_inter * inter;
-            /* every one of the ring's steps takes at least the
-             * transport's step floor; NCCL's formula does not know it */
+            lat = b0 + (hops - n_inter) * intra + n_inter * inter;
+            /* a Simple hop of a chain forwards a slice only once all of it
+             * has arrived (the receiver waits on the slice's tail), so the
+             * last rank's first slice comes (n − 2) slice times after the
+             * second's */
+            if (chain && proto == SP_PROTO_SIMPLE && n > 2 && S > 0)
+              lat += (n - 2) * chain_slice_us (sh, S, MIN (c->eff * base, c->cap_busbw));
+            /* every one of the ring's steps (a chain's hops) takes at least
+             * the transport's step floor; NCCL's formula does not know it */
             double per_step = step_floor_us (sh, proto);
             if (per_step > 0)
-              c->floor_us = b0 + nsteps * per_step;
+              c->floor_us = b0 + hops * per_step;
             if (coll == SP_COLL_ALL_REDUCE && proto == SP_PROTO_SIMPLE && sh->nodes > 1
                 && S / (nch * n) >= 64)
               lat *= sh->arch >= SP_ARCH_AMPERE ? SP_RING_PLATEAU_SM80 : SP_RING_PLATEAU_OLD;

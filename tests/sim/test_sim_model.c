@@ -339,6 +339,53 @@ START_TEST (slingshot_simple_steps_have_a_floor)
 }
 END_TEST
 
+/* A ring broadcast or reduce is a chain (README-model §4): the root's bytes
+ * cross n − 1 hops in turn, and a Simple hop forwards a slice only when all
+ * of it has arrived.  NCCL's own view charges one hop whatever n. */
+START_TEST (broadcast_is_a_chain)
+{
+  SpTopoSpec s = spec_h100 (1);
+  SpShape sh = shape_all (&s);
+  ck_assert_uint_eq (sh.n_channels, 18);
+  SpCost c, r;
+  /* 8 ranks, LL: 6.6 + 7 × 0.6 µs, as the ring all-gather's */
+  sp_cost_compute (&sh, SP_COLL_BROADCAST, 1024, SP_ALGO_RING, SP_PROTO_LL, &c);
+  ASSERT_NEAR (c.latency_us, 10.8, 1e-9);
+  /* Simple, 1 KiB: one channel (1024 < 2 × 512 × 64 B), one 1 KiB slice,
+   * 6 slice times at 370.8 GB/s on top of 8.4 + 7 × 3.4 */
+  sp_cost_compute (&sh, SP_COLL_BROADCAST, 1024, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.latency_us, 32.2 + 6 * 1024 / 370800.0, 1e-9);
+  /* 1 GiB: 18 channels, 512 KiB slices each at 370.8 / 18 GB/s */
+  guint64 S = 1u << 30;
+  sp_cost_compute (&sh, SP_COLL_BROADCAST, S, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.latency_us, 32.2 + 6 * 524288.0 * 18 / 370800.0, 1e-9);
+  ASSERT_NEAR (c.time_us, c.latency_us + (double) S / 370800.0, 1e-6);
+  sp_cost_compute (&sh, SP_COLL_REDUCE, S, SP_ALGO_RING, SP_PROTO_SIMPLE, &r);
+  ASSERT_NEAR (r.time_us, c.time_us, 1e-9);
+  /* 2 nodes, 16 ranks, LL: 14 NVLink hops (at least NCCL's 1 µs
+   * netOverhead) and one network hop: 6.6 + 14 + 2.7 */
+  SpTopoSpec two = spec_h100 (2);
+  SpShape sh2 = shape_all (&two);
+  sp_cost_compute (&sh2, SP_COLL_BROADCAST, 1024, SP_ALGO_RING, SP_PROTO_LL, &c);
+  ASSERT_NEAR (c.latency_us, 23.3, 1e-9);
+  /* 64 nodes: 448 NVLink and 63 network hops */
+  SpTopoSpec big = spec_h100 (64);
+  SpShape shb = shape_all (&big);
+  sp_cost_compute (&shb, SP_COLL_BROADCAST, 1024, SP_ALGO_RING, SP_PROTO_LL, &c);
+  ASSERT_NEAR (c.latency_us, 6.6 + 448 + 63 * 2.7, 1e-9);
+  /* NCCL's own view: one hop */
+  SpShape shn = shape_nccl (&big);
+  sp_cost_compute (&shn, SP_COLL_BROADCAST, 1024, SP_ALGO_RING, SP_PROTO_LL, &c);
+  ASSERT_NEAR (c.latency_us, 6.6 + 2.7, 1e-9);
+  /* Slingshot: every Simple hop of the chain takes the step floor */
+  SpTopoSpec pol = spec_polaris (2);
+  SpShape shp = shape_all (&pol);
+  sp_cost_compute (&shp, SP_COLL_BROADCAST, 4 << 20, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.floor_us, sp_nccl_base_latency_us (SP_ALGO_RING, SP_PROTO_SIMPLE) + 7 * 42.0,
+               1e-9);
+}
+END_TEST
+
 START_TEST (protocols_and_caps)
 {
   SpTopoSpec s = spec_h100 (1);
@@ -795,6 +842,7 @@ main (void)
   tcase_add_test (tc, ll128_needs_nics_under_the_gpus_switches);
   tcase_add_test (tc, ll_pays_the_message_cost_per_step);
   tcase_add_test (tc, slingshot_simple_steps_have_a_floor);
+  tcase_add_test (tc, broadcast_is_a_chain);
   tcase_add_test (tc, automatic_choice_is_the_minimum);
   tcase_add_test (tc, refusals);
   tcase_add_test (tc, arch_detection);
