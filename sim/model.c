@@ -842,8 +842,9 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
              * has arrived (the receiver waits on the slice's tail), so the
              * last rank's first slice comes (n − 2) slice times after the
              * second's */
-            if (chain && proto == SP_PROTO_SIMPLE && n > 2 && S > 0)
-              lat += (n - 2) * chain_slice_us (sh, S, MIN (c->eff * base, c->cap_busbw));
+            double chain_rate = MIN (c->eff * base, c->cap_busbw);
+            if (chain && proto == SP_PROTO_SIMPLE && n > 2 && S > 0 && chain_rate > 0)
+              lat += (n - 2) * chain_slice_us (sh, S, chain_rate);
             /* every one of the ring's steps (a chain's hops) takes at least
              * the transport's step floor; NCCL's formula does not know it */
             double per_step = step_floor_us (sh, proto);
