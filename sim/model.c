@@ -76,8 +76,9 @@
  *                      tried as a floor and left out: README-model §2.1a)
  *   [inter] step_floor_us overrides it.  Applied to the all-reduce,
  *   all-gather and reduce-scatter rings and the tree all-reduce (their
- *   steps: cost_compute_model, tree_simple_steps); not to broadcast /
- *   reduce rings or PAT, which no run of the development set shows.
+ *   steps: cost_compute_model, tree_simple_steps), and to broadcast /
+ *   reduce chains per network hop of their first slice and per further
+ *   slice (no run of the development set has one); not to PAT.
  *
  *   latency (µs) added to every network hop, twice for Simple (tuning.cc
  *   adds the net plugin's reported `latency` that way): aws-ofi-nccl
@@ -734,6 +735,14 @@ tree_node_load (guint32 nodes)
 #define SP_SIMPLE_THREAD_THRESHOLD 64.0
 /* NCCL's Simple step inside a node: NCCL_BUFFSIZE (4 MiB) / NCCL_STEPS (8). */
 #define SP_SIMPLE_STEP_BYTES (512.0 * 1024)
+/* LL's ring threshold per thread (NCCL_LL_THREAD_THRESHOLD, times the
+ * ranks for rings: tuning.cc); LL128's (NCCL_LL128_THREAD_THRESHOLD), its
+ * threads (NCCL_LL128_MAX_NTHREADS) and its step (NCCL_LL128_ELEMS_PER_THREAD
+ * 120 × 640 threads × 8 B: src/include/device.h). */
+#define SP_LL_THREAD_THRESHOLD 8.0
+#define SP_LL128_THREAD_THRESHOLD 8.0
+#define SP_LL128_THREADS 640.0
+#define SP_LL128_STEP_BYTES (120.0 * 640 * 8)
 
 /* The pipeline steps of a Simple tree all-reduce of S bytes: its first
  * chunk's 2 × depth steps up and down (the node's chain, depth = GPUs per
@@ -762,21 +771,57 @@ tree_simple_steps (const SpShape *sh, double S)
   return 2 * depth + chunks - 1;
 }
 
-/* One Simple slice's time on one channel of a broadcast or reduce chain
- * of S bytes at busBw `rate` (GB/s): NCCL launches a channel per 32 KiB
- * (Simple's 64 B per thread × 512 threads, as for the tree above) up to
- * its channel count, and cuts each channel's share into slices of at most
- * one step (NCCL_BUFFSIZE / NCCL_STEPS = 512 KiB; the transport's step
- * across nodes), which the channel's 1 / nc of the rate carries. */
+/* The store-and-forward fill of a broadcast or reduce chain of S bytes
+ * with `proto` at busBw `rate` (GB/s), in µs; *slices: the slices each
+ * channel moves.  NCCL launches a channel per `thr` bytes up to its channel
+ * count (Simple 512 threads × 64 B; LL 512 × 8 B × n, its ring threshold
+ * times the ranks; LL128 640 × 8 B: enqueue.cc, tuning.cc) and cuts each
+ * channel's share into slices of at most one step (Simple: NCCL_BUFFSIZE /
+ * NCCL_STEPS, 512 KiB, the transport's across nodes; LL: 32 KiB of payload;
+ * LL128: 614,400 B of which 120 / 128 payload).  A hop forwards a slice
+ * only once all of it has arrived where the receiver or the sending proxy
+ * waits for a whole step: every hop with Simple (the tail), only the
+ * network hops with LL and LL128 (the proxy checks every line's flag
+ * before it sends; between GPUs their lines carry their own flags and move
+ * on one by one).  Each channel runs at 1 / nChannels of the link: the
+ * NVLink hops at eff × intra, the network hops at eff × the node's NICs.
+ * The bandwidth term S / busBw already holds one slice time at the
+ * slowest link; the fill is the rest of the first slice's way. */
 static double
-chain_slice_us (const SpShape *sh, double S, double rate)
+chain_fill_us (const SpShape *sh, SpProto proto, double S, double eff, double rate,
+               double *slices)
 {
-  double nc = sh->n_channels;
-  while (nc > 1 && S < nc * SP_TREE_THREADS * SP_SIMPLE_THREAD_THRESHOLD)
+  double n = sh->n, nch = sh->n_channels;
+  double hops_net = sh->nodes > 1 ? sh->nodes - 1.0 : 0, hops_intra = n - 1 - hops_net;
+  double thr, step;
+  switch (proto)
+    {
+    case SP_PROTO_LL:
+      thr = SP_TREE_THREADS * SP_LL_THREAD_THRESHOLD * n;
+      step = SP_LL_STEP_WIRE_BYTES / 2;
+      break;
+    case SP_PROTO_LL128:
+      thr = SP_LL128_THREADS * SP_LL128_THREAD_THRESHOLD;
+      step = SP_LL128_STEP_BYTES * 120.0 / 128.0;
+      break;
+    default:
+      thr = SP_TREE_THREADS * SP_SIMPLE_THREAD_THRESHOLD;
+      step = sh->nodes > 1 ? transport_model (sh->spec)->step_bytes : SP_SIMPLE_STEP_BYTES;
+      break;
+    }
+  double nc = nch;
+  while (nc > 1 && S < nc * thr)
     nc--;
-  double step = sh->nodes > 1 ? transport_model (sh->spec)->step_bytes : SP_SIMPLE_STEP_BYTES;
   double slice = MIN (S / nc, step);
-  return slice * nc / (1000.0 * rate);
+  *slices = ceil (S / (nc * slice));
+  if (rate <= 0 || nch <= 0)
+    return 0;
+  double t = 0; /* ns: the first slice's way through every hop */
+  if (hops_net > 0 && sh->node_net_gbs > 0)
+    t += hops_net * slice * nch / (eff * sh->node_net_gbs);
+  if (proto == SP_PROTO_SIMPLE && hops_intra > 0 && sh->intra_gbs > 0)
+    t += hops_intra * slice * nch / (eff * sh->intra_gbs);
+  return MAX (0.0, t - slice * nch / rate) / 1000.0;
 }
 
 static void
@@ -832,23 +877,31 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
             double n_inter = 0;
             if (sh->nodes > 1)
               {
+                /* NCCL's netOverhead: a ring's steps move in lockstep
+                 * with its network steps; a chain's NVLink hops do not
+                 * wait on a proxy */
                 double ovh = (sh->amd_host ? SP_NET_OVERHEAD_AMD_US : SP_NET_OVERHEAD_US)
                              * (proto == SP_PROTO_SIMPLE ? 3 : 1);
-                intra = MAX (intra, ovh);
+                if (!chain)
+                  intra = MAX (intra, ovh);
                 n_inter = coll == SP_COLL_ALL_REDUCE ? 2 * (nodes - 1) : nodes - 1;
               }
             lat = b0 + (hops - n_inter) * intra + n_inter * inter;
-            /* a Simple hop of a chain forwards a slice only once all of it
-             * has arrived (the receiver waits on the slice's tail), so the
-             * last rank's first slice comes (n − 2) slice times after the
-             * second's */
-            double chain_rate = MIN (c->eff * base, c->cap_busbw);
-            if (chain && proto == SP_PROTO_SIMPLE && n > 2 && S > 0 && chain_rate > 0)
-              lat += (n - 2) * chain_slice_us (sh, S, chain_rate);
-            /* every one of the ring's steps (a chain's hops) takes at least
-             * the transport's step floor; NCCL's formula does not know it */
             double per_step = step_floor_us (sh, proto);
-            if (per_step > 0)
+            if (chain)
+              {
+                double slices = 1;
+                if (S > 0)
+                  lat += chain_fill_us (sh, proto, S, c->eff, MIN (c->eff * base, c->cap_busbw),
+                                        &slices);
+                /* the step floor: the first slice's network hops in turn,
+                 * then one more per further slice of a channel */
+                if (per_step > 0)
+                  c->floor_us = b0 + (n_inter - 1 + slices) * per_step;
+              }
+            /* every one of the ring's steps takes at least the
+             * transport's step floor; NCCL's formula does not know it */
+            else if (per_step > 0)
               c->floor_us = b0 + hops * per_step;
             if (coll == SP_COLL_ALL_REDUCE && proto == SP_PROTO_SIMPLE && sh->nodes > 1
                 && S / (nch * n) >= 64)

@@ -340,49 +340,89 @@ START_TEST (slingshot_simple_steps_have_a_floor)
 END_TEST
 
 /* A ring broadcast or reduce is a chain (README-model §4): the root's bytes
- * cross n − 1 hops in turn, and a Simple hop forwards a slice only when all
- * of it has arrived.  NCCL's own view charges one hop whatever n. */
+ * cross n − 1 hops in turn, and a hop forwards a slice only when all of it
+ * has arrived (every hop with Simple, the network hops with LL and LL128).
+ * NCCL's own view charges one hop whatever n. */
 START_TEST (broadcast_is_a_chain)
 {
   SpTopoSpec s = spec_h100 (1);
   SpShape sh = shape_all (&s);
   ck_assert_uint_eq (sh.n_channels, 18);
   SpCost c, r;
-  /* 8 ranks, LL: 6.6 + 7 × 0.6 µs, as the ring all-gather's */
+  /* 8 ranks, LL: 6.6 + 7 × 0.6 µs, as the ring all-gather's; no fill
+   * inside a node, whatever the size */
   sp_cost_compute (&sh, SP_COLL_BROADCAST, 1024, SP_ALGO_RING, SP_PROTO_LL, &c);
   ASSERT_NEAR (c.latency_us, 10.8, 1e-9);
-  /* Simple, 1 KiB: one channel (1024 < 2 × 512 × 64 B), one 1 KiB slice,
-   * 6 slice times at 370.8 GB/s on top of 8.4 + 7 × 3.4 */
+  sp_cost_compute (&sh, SP_COLL_BROADCAST, 1u << 30, SP_ALGO_RING, SP_PROTO_LL, &c);
+  ASSERT_NEAR (c.latency_us, 10.8, 1e-9);
+  /* Simple, 1 KiB: one channel (1024 < 2 × 512 × 64 B) carrying one 1 KiB
+   * slice at 1/18 of 370.8 GB/s through 7 hops, one of which the bytes'
+   * term holds: 6 slice times on top of 8.4 + 7 × 3.4 */
   sp_cost_compute (&sh, SP_COLL_BROADCAST, 1024, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
-  ASSERT_NEAR (c.latency_us, 32.2 + 6 * 1024 / 370800.0, 1e-9);
-  /* 1 GiB: 18 channels, 512 KiB slices each at 370.8 / 18 GB/s */
+  ASSERT_NEAR (c.latency_us, 32.2 + 6 * 1024 * 18 / 370800.0, 1e-9);
+  /* 1 GiB: 18 channels, 512 KiB slices */
   guint64 S = 1u << 30;
   sp_cost_compute (&sh, SP_COLL_BROADCAST, S, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
   ASSERT_NEAR (c.latency_us, 32.2 + 6 * 524288.0 * 18 / 370800.0, 1e-9);
   ASSERT_NEAR (c.time_us, c.latency_us + (double) S / 370800.0, 1e-6);
   sp_cost_compute (&sh, SP_COLL_REDUCE, S, SP_ALGO_RING, SP_PROTO_SIMPLE, &r);
   ASSERT_NEAR (r.time_us, c.time_us, 1e-9);
-  /* 2 nodes, 16 ranks, LL: 14 NVLink hops (at least NCCL's 1 µs
-   * netOverhead) and one network hop: 6.6 + 14 + 2.7 */
+  /* two ranks: one hop, nothing to fill */
+  static const guint32 pair[] = { 0, 1 };
+  SpShape sh2r;
+  GError *error = NULL;
+  ck_assert (sp_shape_init_model (&sh2r, &s, pair, 2, SP_SIM_DES, &error));
+  sp_cost_compute (&sh2r, SP_COLL_BROADCAST, S, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.latency_us, 8.4 + 3.4, 1e-9);
+  /* 2 nodes, 16 ranks, LL: 14 NVLink hops and one network hop, 6.6 + 14 ×
+   * 0.6 + 2.7 (no netOverhead: a chain's NVLink hops wait on no proxy);
+   * the network hop is the slowest, its slice time is the bytes' term */
   SpTopoSpec two = spec_h100 (2);
-  SpShape sh2 = shape_all (&two);
-  sp_cost_compute (&sh2, SP_COLL_BROADCAST, 1024, SP_ALGO_RING, SP_PROTO_LL, &c);
-  ASSERT_NEAR (c.latency_us, 23.3, 1e-9);
-  /* 64 nodes: 448 NVLink and 63 network hops */
+  SpShape shn2 = shape_all (&two);
+  sp_cost_compute (&shn2, SP_COLL_BROADCAST, 8, SP_ALGO_RING, SP_PROTO_LL, &c);
+  ASSERT_NEAR (c.latency_us, 17.7, 1e-9);
+  /* Simple, 64 MiB: 512 KiB slices on 18 channels through 14 NVLink hops
+   * at 370.8 GB/s and one network hop at 8 NICs × 50 GB/s × 524288 /
+   * (524288 + 0.30 µs × 50,000 B/µs) = 388.874 GB/s, less the slowest
+   * (NVLink) one; latency 8.4 + 14 × 3.4 + 14 (the network's Simple hop) */
+  S = 64u << 20;
+  sp_cost_compute (&shn2, SP_COLL_BROADCAST, S, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+  double nics = 8 * 50.0 * 524288 / (524288 + 0.30 * 50000);
+  double fill = 524288.0 * 18 * (1 / nics + 13 / 370.8) / 1000;
+  ASSERT_NEAR (c.latency_us, 70.0 + fill, 1e-6);
+  sp_cost_compute (&shn2, SP_COLL_REDUCE, S, SP_ALGO_RING, SP_PROTO_SIMPLE, &r);
+  ASSERT_NEAR (r.time_us, c.time_us, 1e-9);
+  /* 64 nodes: 448 NVLink and 63 network hops; LL fills the network hops
+   * (a proxy sends a step once every line of it has arrived): 8 B, so
+   * next to nothing */
   SpTopoSpec big = spec_h100 (64);
   SpShape shb = shape_all (&big);
-  sp_cost_compute (&shb, SP_COLL_BROADCAST, 1024, SP_ALGO_RING, SP_PROTO_LL, &c);
-  ASSERT_NEAR (c.latency_us, 6.6 + 448 + 63 * 2.7, 1e-9);
+  sp_cost_compute (&shb, SP_COLL_BROADCAST, 8, SP_ALGO_RING, SP_PROTO_LL, &c);
+  ASSERT_NEAR (c.latency_us, 6.6 + 448 * 0.6 + 63 * 2.7, 0.1);
+  /* LL128 at 16 MiB: every network hop holds a whole slice, one step of
+   * 120 × 640 × 8 B × 120 / 128 = 576,000 B of payload a channel (16 MiB /
+   * 18 is more), at 0.92 of the NICs over 18 channels; the slowest slice
+   * time is in the bytes' term (algBw = busBw for a chain).  Latency: 14 +
+   * 448 × 1.9 + 63 × 4.0 (NCCL's LL128 base, NVLink and network hops) */
+  sp_cost_compute (&shb, SP_COLL_BROADCAST, 16u << 20, SP_ALGO_RING, SP_PROTO_LL128, &c);
+  double slice = 576000.0 * 18;
+  ASSERT_NEAR (c.latency_us,
+               14 + 448 * 1.9 + 63 * 4.0 + (63 * slice / (0.92 * nics) - slice / c.algbw) / 1000,
+               1e-6);
   /* NCCL's own view: one hop */
   SpShape shn = shape_nccl (&big);
   sp_cost_compute (&shn, SP_COLL_BROADCAST, 1024, SP_ALGO_RING, SP_PROTO_LL, &c);
   ASSERT_NEAR (c.latency_us, 6.6 + 2.7, 1e-9);
-  /* Slingshot: every Simple hop of the chain takes the step floor */
+  /* Slingshot: the step floor on the first slice's network hops, then one
+   * per further slice: 4 MiB on 2 nodes is one 4 MiB / 12 slice a channel
+   * (one step), 64 MiB eleven of 512 KiB (10.7) */
   SpTopoSpec pol = spec_polaris (2);
   SpShape shp = shape_all (&pol);
+  double ring0 = sp_nccl_base_latency_us (SP_ALGO_RING, SP_PROTO_SIMPLE);
   sp_cost_compute (&shp, SP_COLL_BROADCAST, 4 << 20, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
-  ASSERT_NEAR (c.floor_us, sp_nccl_base_latency_us (SP_ALGO_RING, SP_PROTO_SIMPLE) + 7 * 42.0,
-               1e-9);
+  ASSERT_NEAR (c.floor_us, ring0 + 42.0, 1e-9);
+  sp_cost_compute (&shp, SP_COLL_BROADCAST, 64 << 20, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.floor_us, ring0 + 11 * 42.0, 1e-9);
 }
 END_TEST
 
