@@ -772,23 +772,25 @@ tree_simple_steps (const SpShape *sh, double S)
 }
 
 /* The store-and-forward fill of a broadcast or reduce chain of S bytes
- * with `proto` at busBw `rate` (GB/s), in µs; *slices: the slices each
- * channel moves.  NCCL launches a channel per `thr` bytes up to its channel
- * count (Simple 512 threads × 64 B; LL 512 × 8 B × n, its ring threshold
- * times the ranks; LL128 640 × 8 B: enqueue.cc, tuning.cc) and cuts each
- * channel's share into slices of at most one step (Simple: NCCL_BUFFSIZE /
- * NCCL_STEPS, 512 KiB, the transport's across nodes; LL: 32 KiB of payload;
- * LL128: 614,400 B of which 120 / 128 payload).  A hop forwards a slice
- * only once all of it has arrived where the receiver or the sending proxy
- * waits for a whole step: every hop with Simple (the tail), only the
- * network hops with LL and LL128 (the proxy checks every line's flag
- * before it sends; between GPUs their lines carry their own flags and move
- * on one by one).  Each channel runs at 1 / nChannels of the link: the
- * NVLink hops at eff × intra, the network hops at eff × the node's NICs.
- * The bandwidth term S / busBw already holds one slice time at the
- * slowest link; the fill is the rest of the first slice's way. */
+ * with `proto`, in µs; *slices: the slices each channel moves.  NCCL
+ * launches a channel per `thr` bytes up to its channel count (Simple 512
+ * threads × 64 B; LL 512 × 8 B × n, its ring threshold times the ranks;
+ * LL128 640 × 8 B: enqueue.cc, tuning.cc) and cuts each channel's share
+ * into slices of at most one step (Simple: NCCL_BUFFSIZE / NCCL_STEPS, 512
+ * KiB, the transport's across nodes; LL: 32 KiB of payload; LL128: 614,400
+ * B of which 120 / 128 payload).  A hop forwards a slice only once all of
+ * it has arrived where the receiver or the sending proxy waits for a whole
+ * step: every hop with Simple (the receiver waits on the tail), only the
+ * network hops with LL and LL128 (the proxy checks every LL line's flag,
+ * or LL128's tail through GPUDirect, before it sends; between GPUs their
+ * lines carry their own flags and move on one by one).  A channel runs at
+ * 1 / nChannels of its link — the NVLink hops at eff × intra, the network
+ * hops at eff × the node's NICs — and of the protocol's cap `cap` (busBw,
+ * GB/s).  The bytes' term S / busBw streams one slice through the slowest
+ * link; the fill is the first slice's time through every hop that holds it
+ * whole, less the slowest of those. */
 static double
-chain_fill_us (const SpShape *sh, SpProto proto, double S, double eff, double rate,
+chain_fill_us (const SpShape *sh, SpProto proto, double S, double eff, double cap,
                double *slices)
 {
   double n = sh->n, nch = sh->n_channels;
@@ -812,16 +814,19 @@ chain_fill_us (const SpShape *sh, SpProto proto, double S, double eff, double ra
   double nc = nch;
   while (nc > 1 && S < nc * thr)
     nc--;
-  double slice = MIN (S / nc, step);
-  *slices = ceil (S / (nc * slice));
-  if (rate <= 0 || nch <= 0)
+  double per_channel = S / nc;
+  double slice = MIN (per_channel, step);
+  *slices = per_channel <= step ? 1 : ceil (per_channel / step);
+  if (nch <= 0)
     return 0;
-  double t = 0; /* ns: the first slice's way through every hop */
+  /* ns for one slice through one hop of each kind that holds it whole */
+  double t_net = 0, t_intra = 0;
   if (hops_net > 0 && sh->node_net_gbs > 0)
-    t += hops_net * slice * nch / (eff * sh->node_net_gbs);
+    t_net = slice * nch / MIN (eff * sh->node_net_gbs, cap);
   if (proto == SP_PROTO_SIMPLE && hops_intra > 0 && sh->intra_gbs > 0)
-    t += hops_intra * slice * nch / (eff * sh->intra_gbs);
-  return MAX (0.0, t - slice * nch / rate) / 1000.0;
+    t_intra = slice * nch / MIN (eff * sh->intra_gbs, cap);
+  double t = hops_net * t_net + hops_intra * t_intra;
+  return MAX (0.0, t - MAX (t_net, t_intra)) / 1000.0;
 }
 
 static void
@@ -892,7 +897,7 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
               {
                 double slices = 1;
                 if (S > 0)
-                  lat += chain_fill_us (sh, proto, S, c->eff, MIN (c->eff * base, c->cap_busbw),
+                  lat += chain_fill_us (sh, proto, S, c->eff, c->cap_busbw,
                                         &slices);
                 /* the step floor: the first slice's network hops in turn,
                  * then one more per further slice of a channel */

@@ -393,22 +393,23 @@ START_TEST (broadcast_is_a_chain)
   sp_cost_compute (&shn2, SP_COLL_REDUCE, S, SP_ALGO_RING, SP_PROTO_SIMPLE, &r);
   ASSERT_NEAR (r.time_us, c.time_us, 1e-9);
   /* 64 nodes: 448 NVLink and 63 network hops; LL fills the network hops
-   * (a proxy sends a step once every line of it has arrived): 8 B, so
-   * next to nothing */
+   * (a proxy sends a step once every line of it has arrived), at LL's cap
+   * (llMaxBw, below LL's half of the NICs) over 18 channels: one 8-byte
+   * slice a hop, 62 of them beyond the bytes' term */
   SpTopoSpec big = spec_h100 (64);
   SpShape shb = shape_all (&big);
   sp_cost_compute (&shb, SP_COLL_BROADCAST, 8, SP_ALGO_RING, SP_PROTO_LL, &c);
-  ASSERT_NEAR (c.latency_us, 6.6 + 448 * 0.6 + 63 * 2.7, 0.1);
+  double llcap = sp_nccl_ll_max_bw (SP_ARCH_HOPPER, 64, shb.amd_host);
+  ck_assert (llcap < 0.5 * 8 * 50.0 * 65536 / (65536 + 0.30 * 50000));
+  ASSERT_NEAR (c.latency_us, 6.6 + 448 * 0.6 + 63 * 2.7 + 62 * 8.0 * 18 / llcap / 1000, 1e-9);
   /* LL128 at 16 MiB: every network hop holds a whole slice, one step of
    * 120 × 640 × 8 B × 120 / 128 = 576,000 B of payload a channel (16 MiB /
-   * 18 is more), at 0.92 of the NICs over 18 channels; the slowest slice
-   * time is in the bytes' term (algBw = busBw for a chain).  Latency: 14 +
-   * 448 × 1.9 + 63 × 4.0 (NCCL's LL128 base, NVLink and network hops) */
+   * 18 is more), at 0.92 of the NICs over 18 channels; one of the 63 is
+   * in the bytes' term.  Latency: 14 + 448 × 1.9 + 63 × 4.0 (NCCL's LL128
+   * base, NVLink and network hops) */
   sp_cost_compute (&shb, SP_COLL_BROADCAST, 16u << 20, SP_ALGO_RING, SP_PROTO_LL128, &c);
   double slice = 576000.0 * 18;
-  ASSERT_NEAR (c.latency_us,
-               14 + 448 * 1.9 + 63 * 4.0 + (63 * slice / (0.92 * nics) - slice / c.algbw) / 1000,
-               1e-6);
+  ASSERT_NEAR (c.latency_us, 14 + 448 * 1.9 + 63 * 4.0 + 62 * slice / (0.92 * nics) / 1000, 1e-6);
   /* NCCL's own view: one hop */
   SpShape shn = shape_nccl (&big);
   sp_cost_compute (&shn, SP_COLL_BROADCAST, 1024, SP_ALGO_RING, SP_PROTO_LL, &c);
@@ -423,6 +424,16 @@ START_TEST (broadcast_is_a_chain)
   ASSERT_NEAR (c.floor_us, ring0 + 42.0, 1e-9);
   sp_cost_compute (&shp, SP_COLL_BROADCAST, 64 << 20, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
   ASSERT_NEAR (c.floor_us, ring0 + 11 * 42.0, 1e-9);
+  /* one slice a channel whenever a channel's share fits one step, however
+   * S / channels rounds (229,388 B over 18 channels once counted 2) */
+  SpTopoSpec sl = spec_h100 (2);
+  sl.transport = SP_TRANSPORT_SLINGSHOT;
+  SpShape shs = shape_all (&sl);
+  for (guint64 b = 229000; b < 230000; b += 4)
+    {
+      sp_cost_compute (&shs, SP_COLL_BROADCAST, b, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+      ASSERT_NEAR (c.floor_us, ring0 + 42.0, 1e-9);
+    }
 }
 END_TEST
 
