@@ -784,9 +784,10 @@ tree_simple_steps (const SpShape *sh, double S)
  * network hops with LL and LL128 (the proxy checks every LL line's flag,
  * or LL128's tail through GPUDirect, before it sends; between GPUs their
  * lines carry their own flags and move on one by one).  A channel runs at
- * 1 / nChannels of its link — the NVLink hops at eff × intra, the network
- * hops at eff × the node's NICs — and of the protocol's cap `cap` (busBw,
- * GB/s).  The bytes' term S / busBw streams one slice through the slowest
+ * 1 / nChannels of eff × intra on an NVLink hop, and on a network hop at
+ * its share of eff × the node's NICs among the nc channels launched (a NIC
+ * to itself while nc is below the NICs), both under the protocol's cap
+ * `cap` (busBw, GB/s), split the same ways.  The bytes' term S / busBw streams one slice through the slowest
  * link; the fill is the first slice's time through every hop that holds it
  * whole, less the slowest of those. */
 static double
@@ -819,10 +820,16 @@ chain_fill_us (const SpShape *sh, SpProto proto, double S, double eff, double ca
   *slices = per_channel <= step ? 1 : ceil (per_channel / step);
   if (nch <= 0)
     return 0;
-  /* ns for one slice through one hop of each kind that holds it whole */
+  /* ns for one slice through one hop of each kind that holds it whole; a
+   * network hop's channel has its share of the node's NICs among the
+   * channels launched (a NIC to itself while they are fewer than the
+   * NICs) and of the GPU's cap */
   double t_net = 0, t_intra = 0;
   if (hops_net > 0 && sh->node_net_gbs > 0)
-    t_net = slice * nch / MIN (eff * sh->node_net_gbs, cap);
+    {
+      double nics = MAX (1.0, (double) sh->nics_used);
+      t_net = slice / MIN (eff * sh->node_net_gbs / MAX (nc, nics), cap / nc);
+    }
   if (proto == SP_PROTO_SIMPLE && hops_intra > 0 && sh->intra_gbs > 0)
     t_intra = slice * nch / MIN (eff * sh->intra_gbs, cap);
   double t = hops_net * t_net + hops_intra * t_intra;

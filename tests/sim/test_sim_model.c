@@ -393,15 +393,22 @@ START_TEST (broadcast_is_a_chain)
   sp_cost_compute (&shn2, SP_COLL_REDUCE, S, SP_ALGO_RING, SP_PROTO_SIMPLE, &r);
   ASSERT_NEAR (r.time_us, c.time_us, 1e-9);
   /* 64 nodes: 448 NVLink and 63 network hops; LL fills the network hops
-   * (a proxy sends a step once every line of it has arrived), at LL's cap
-   * (llMaxBw, below LL's half of the NICs) over 18 channels: one 8-byte
-   * slice a hop, 62 of them beyond the bytes' term */
+   * (a proxy sends a step once every line of it has arrived).  8 B: one
+   * channel, with a NIC to itself at LL's half of its rate for 64 KiB
+   * messages, or LL's cap (llMaxBw) if that is less: one 8-byte slice a
+   * hop, 62 of them beyond the bytes' term */
   SpTopoSpec big = spec_h100 (64);
   SpShape shb = shape_all (&big);
   sp_cost_compute (&shb, SP_COLL_BROADCAST, 8, SP_ALGO_RING, SP_PROTO_LL, &c);
   double llcap = sp_nccl_ll_max_bw (SP_ARCH_HOPPER, 64, shb.amd_host);
-  ck_assert (llcap < 0.5 * 8 * 50.0 * 65536 / (65536 + 0.30 * 50000));
-  ASSERT_NEAR (c.latency_us, 6.6 + 448 * 0.6 + 63 * 2.7 + 62 * 8.0 * 18 / llcap / 1000, 1e-9);
+  double llnic = 0.5 * 50.0 * 65536 / (65536 + 0.30 * 50000);
+  ASSERT_NEAR (c.latency_us, 6.6 + 448 * 0.6 + 63 * 2.7 + 62 * 8.0 / MIN (llnic, llcap) / 1000,
+               1e-9);
+  /* 32 KiB: still one channel (below 512 × 8 B × 512 ranks), one slice of
+   * 32 KiB, LL's step */
+  sp_cost_compute (&shb, SP_COLL_BROADCAST, 32768, SP_ALGO_RING, SP_PROTO_LL, &c);
+  ASSERT_NEAR (c.latency_us,
+               6.6 + 448 * 0.6 + 63 * 2.7 + 62 * 32768.0 / MIN (llnic, llcap) / 1000, 1e-9);
   /* LL128 at 16 MiB: every network hop holds a whole slice, one step of
    * 120 × 640 × 8 B × 120 / 128 = 576,000 B of payload a channel (16 MiB /
    * 18 is more), at 0.92 of the NICs over 18 channels; one of the 63 is
