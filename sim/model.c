@@ -733,8 +733,6 @@ tree_node_load (guint32 nodes)
  * nc × 32 KiB, NCCL launches fewer channels. */
 #define SP_TREE_THREADS 512.0
 #define SP_SIMPLE_THREAD_THRESHOLD 64.0
-/* NCCL's Simple step inside a node: NCCL_BUFFSIZE (4 MiB) / NCCL_STEPS (8). */
-#define SP_SIMPLE_STEP_BYTES (512.0 * 1024)
 /* LL's ring threshold per thread (NCCL_LL_THREAD_THRESHOLD, times the
  * ranks for rings: tuning.cc); LL128's (NCCL_LL128_THREAD_THRESHOLD), its
  * threads (NCCL_LL128_MAX_NTHREADS) and its step (NCCL_LL128_ELEMS_PER_THREAD
@@ -743,6 +741,19 @@ tree_node_load (guint32 nodes)
 #define SP_LL128_THREAD_THRESHOLD 8.0
 #define SP_LL128_THREADS 640.0
 #define SP_LL128_STEP_BYTES (120.0 * 640 * 8)
+
+/* The channels NCCL launches for S bytes (enqueue.cc, topoGetAlgoInfo):
+ * one fewer than its channel count while S is below channels × `per`, the
+ * bytes a channel's threads take on (threads × the protocol's threshold
+ * per thread); at least one. */
+static double
+launched_channels (const SpShape *sh, double S, double per)
+{
+  double nc = sh->n_channels;
+  while (nc > 1 && S < nc * per)
+    nc--;
+  return nc;
+}
 
 /* The pipeline steps of a Simple tree all-reduce of S bytes: its first
  * chunk's 2 × depth steps up and down (the node's chain, depth = GPUs per
@@ -757,9 +768,7 @@ static double
 tree_simple_steps (const SpShape *sh, double S)
 {
   double depth = (sh->ppn - 1) + log2_floor (sh->nodes);
-  double nc = sh->n_channels;
-  while (nc > 1 && S < nc * SP_TREE_THREADS * SP_SIMPLE_THREAD_THRESHOLD)
-    nc--;
+  double nc = launched_channels (sh, S, SP_TREE_THREADS * SP_SIMPLE_THREAD_THRESHOLD);
   double chunk = transport_model (sh->spec)->step_bytes;
   while (floor (S / (nc * chunk)) < depth * 8 && chunk > 131072)
     chunk /= 2;
@@ -776,9 +785,9 @@ tree_simple_steps (const SpShape *sh, double S)
  * launches a channel per `thr` bytes up to its channel count (Simple 512
  * threads × 64 B; LL 512 × 8 B × n, its ring threshold times the ranks;
  * LL128 640 × 8 B: enqueue.cc, tuning.cc) and cuts each channel's share
- * into slices of at most one step (Simple: NCCL_BUFFSIZE / NCCL_STEPS, 512
- * KiB, the transport's across nodes; LL: 32 KiB of payload; LL128: 614,400
- * B of which 120 / 128 payload).  A hop forwards a slice only once all of
+ * into slices of at most one step (Simple: the transport's, NCCL_BUFFSIZE /
+ * NCCL_STEPS = 512 KiB, 1 MiB on EFA, as the tree's chunk above; LL: 32 KiB
+ * of payload; LL128: 614,400 B of which 120 / 128 payload).  A hop forwards a slice only once all of
  * it has arrived where the receiver or the sending proxy waits for a whole
  * step: every hop with Simple (the receiver waits on the tail), only the
  * network hops with LL and LL128 (the proxy checks every LL line's flag,
@@ -787,9 +796,10 @@ tree_simple_steps (const SpShape *sh, double S)
  * 1 / nChannels of eff × intra on an NVLink hop, and on a network hop at
  * its share of eff × the node's NICs among the nc channels launched (a NIC
  * to itself while nc is below the NICs), both under the protocol's cap
- * `cap` (busBw, GB/s), split the same ways.  The bytes' term S / busBw streams one slice through the slowest
- * link; the fill is the first slice's time through every hop that holds it
- * whole, less the slowest of those. */
+ * `cap` (busBw, GB/s), split the same ways.  The bytes' term S / busBw
+ * streams one slice through the slowest link; the fill is the first
+ * slice's time through every hop that holds it whole, less the slowest of
+ * those. */
 static double
 chain_fill_us (const SpShape *sh, SpProto proto, double S, double eff, double cap,
                double *slices)
@@ -809,17 +819,13 @@ chain_fill_us (const SpShape *sh, SpProto proto, double S, double eff, double ca
       break;
     default:
       thr = SP_TREE_THREADS * SP_SIMPLE_THREAD_THRESHOLD;
-      step = sh->nodes > 1 ? transport_model (sh->spec)->step_bytes : SP_SIMPLE_STEP_BYTES;
+      step = transport_model (sh->spec)->step_bytes;
       break;
     }
-  double nc = nch;
-  while (nc > 1 && S < nc * thr)
-    nc--;
+  double nc = launched_channels (sh, S, thr);
   double per_channel = S / nc;
   double slice = MIN (per_channel, step);
   *slices = per_channel <= step ? 1 : ceil (per_channel / step);
-  if (nch <= 0)
-    return 0;
   /* ns for one slice through one hop of each kind that holds it whole; a
    * network hop's channel has its share of the node's NICs among the
    * channels launched (a NIC to itself while they are fewer than the
@@ -902,10 +908,8 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
             double per_step = step_floor_us (sh, proto);
             if (chain)
               {
-                double slices = 1;
-                if (S > 0)
-                  lat += chain_fill_us (sh, proto, S, c->eff, c->cap_busbw,
-                                        &slices);
+                double slices;
+                lat += chain_fill_us (sh, proto, S, c->eff, c->cap_busbw, &slices);
                 /* the step floor: the first slice's network hops in turn,
                  * then one more per further slice of a channel */
                 if (per_step > 0)

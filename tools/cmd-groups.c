@@ -207,9 +207,9 @@ sp_cmd_groups (int argc, char **argv)
    * group's own overhead that takes 12.5-14.5 bytes per rank and family
    * (/usr/bin/time at 2^22 ranks: world + shard + replicate 157.6 MB,
    * twelve families 690.2 MB, groups of one rank 183.0 MB for three;
-   * bench/RESULTS.md): 20 leaves a margin.  Refuse up front what this machine (or this process's address
-   * space or cgroup) cannot hold, rather than let the OOM killer stop it
-   * minutes later. */
+   * bench/RESULTS.md): 20 leaves a margin.  Refuse up front what this
+   * machine (or this process's address space or cgroup) cannot hold,
+   * rather than let the OOM killer stop it minutes later. */
   guint n_families = 1 + (opts.shard_size ? (hierarchical ? 4 : 2) : 0)
                      + (opts.tensor_parallel ? 2 : 0) + (opts.expert_parallel ? 2 : 0)
                      + (opts.zero_param_group_size ? 1 : 0) + (local_a2a ? 2 : 0);
