@@ -441,6 +441,16 @@ sp_chakra_cmd_import (int argc, char **argv)
                                           : g_strdup_printf ("%s.groups.json", prefix);
   g_autoptr (SpCliFiles) files = sp_cli_files_new (cmd);
   sp_cli_files_input (files, "PREFIX (rank 0)", first);
+  /* every rank file the import will read (up to the first missing one),
+   * named or not: -o must be none of them */
+  for (guint32 r = 1; r < G_MAXUINT32; r++)
+    {
+      g_autofree char *rank_file = g_strdup_printf ("%s.%u.et", prefix, r);
+      if (!g_file_test (rank_file, G_FILE_TEST_EXISTS))
+        break;
+      g_autofree char *what = g_strdup_printf ("PREFIX (rank %u)", r);
+      sp_cli_files_input (files, what, rank_file);
+    }
   sp_cli_files_input (files, groups_s ? "--groups" : "PREFIX (groups file)", groups_path);
   sp_cli_files_input (files, "--topology", topology);
   sp_cli_files_output (files, "-o/--output", output);

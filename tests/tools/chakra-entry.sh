@@ -40,6 +40,14 @@ echo "trace import-chakra: the exact plan back, from PREFIX and from the files"
 [ $? -eq 2 ] && grep -q 'different traces' err || { cat err >&2; exit 1; }
 "$SHARDPLAN" trace import-chakra et/s -o et/s.0.et 2>err
 [ $? -eq 2 ] && grep -q 'refusing to overwrite an input' err || { cat err >&2; exit 1; }
+# any rank's file, not only rank 0's, named or found from PREFIX
+cp et/s.1.et keep.1.et
+"$SHARDPLAN" trace import-chakra et/s -o et/s.1.et 2>err
+[ $? -eq 2 ] && grep -q "input PREFIX (rank 1) 'et/s.1.et': refusing to overwrite an input" err \
+  && cmp keep.1.et et/s.1.et || { cat err >&2; exit 1; }
+"$SHARDPLAN" chakra import et/s.*.et -o et/s.1.et 2>err
+[ $? -eq 2 ] && grep -q 'refusing to overwrite an input' err && cmp keep.1.et et/s.1.et \
+  || { cat err >&2; exit 1; }
 cp et/s.0.et t.0.et
 "$SHARDPLAN" trace export --format chakra -o t t.0.et 2>err
 [ $? -eq 2 ] || { cat err >&2; echo "FAIL: trace export over its input" >&2; exit 1; }

@@ -57,6 +57,13 @@ printf '{"1": [0, 1, 2, 3], "x": [4]}\n' > "$tmp/s.groups.json"
 expect "$tmp/s" 's\.groups\.json: group key .x. is not a decimal integer > 0'
 printf '{"1": [0, 1, 2' > "$tmp/s.groups.json"
 expect "$tmp/s" 's\.groups\.json: not JSON'
+# nested past json-glib's stack (it recurses per level): refused before it
+# parses, in the group file and in a PyTorch trace's process-group string
+awk 'BEGIN { for (i = 0; i < 100000; i++) printf "["; print "" }' > "$tmp/s.groups.json"
+expect "$tmp/s" 's\.groups\.json:1:129: objects and arrays nested deeper than 128 levels'
+awk 'BEGIN { printf "{\"nodes\": [{\"name\": \"## process_group:init ##\", \"inputs\": {\"values\": [\"";
+             for (i = 0; i < 100000; i++) printf "["; print "\"]}}]}" }' > "$tmp/s.groups.json"
+expect "$tmp/s" 's\.groups\.json: node .## process_group:init ##.: its input nests objects and arrays deeper than 128 levels'
 cp "$fx/small.groups.json" "$tmp/s.groups.json"
 rm "$tmp/s.5.et"
 expect "$tmp/s" 's\.5\.et: missing, but .*s\.6\.et exists'

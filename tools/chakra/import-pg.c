@@ -13,6 +13,7 @@
  * The file is read whole: at most SP_CHAKRA_PG_MAX_BYTES. */
 #include "config.h"
 #include "chakra/import-private.h"
+#include "json-scan.h"
 
 #include <json-glib/json-glib.h>
 #include <string.h>
@@ -189,9 +190,18 @@ load_pytorch_et (SpChakraPg *pg, JsonArray *nodes, GError **error)
           JsonNode *v = json_array_get_element (vals, k);
           if (!JSON_NODE_HOLDS_VALUE (v) || json_node_get_value_type (v) != G_TYPE_STRING)
             continue;
+          const char *text = json_node_get_string (v);
+          guint line = 0, col = 0;
+          if (!sp_json_depth_within (text, strlen (text), SP_JSON_MAX_DEPTH, &line, &col))
+            {
+              g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: node '" PG_INIT_NODE
+                           "': its input nests objects and arrays deeper than %d levels (at "
+                           "%u:%u of the string)", pg->path, SP_JSON_MAX_DEPTH, line, col);
+              return FALSE;
+            }
           g_autoptr (JsonParser) p = json_parser_new ();
           GError *e2 = NULL;
-          if (!json_parser_load_from_data (p, json_node_get_string (v), -1, &e2))
+          if (!json_parser_load_from_data (p, text, -1, &e2))
             {
               g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: node '" PG_INIT_NODE
                            "': its input is not JSON: %s", pg->path, e2->message);
@@ -242,6 +252,11 @@ sp_chakra_pg_load (const char *path, GError **error)
     }
   if (len > SP_CHAKRA_PG_MAX_BYTES)
     FAIL ("%s: more than the %u MiB a group file may have", path, SP_CHAKRA_PG_MAX_BYTES >> 20);
+  /* json-glib's parser recurses once per level: bound the depth first */
+  guint line = 0, col = 0;
+  if (!sp_json_depth_within (data, len, SP_JSON_MAX_DEPTH, &line, &col))
+    FAIL ("%s:%u:%u: objects and arrays nested deeper than %d levels (the limit)", path, line, col,
+          SP_JSON_MAX_DEPTH);
   if (!json_parser_load_from_data (parser, data, (gssize) len, &e))
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: not JSON: %s", path, e->message);
