@@ -192,8 +192,11 @@ finish_op (SpCompare *cmp, const Sample *m, OpAcc *acc, const SpPlan *plan, SpTr
 /* A simulated trace of one iteration (what `shardplan sim` writes: the
  * simulator is deterministic) stands for every measured iteration: its row
  * (op, 0, rank) is joined with (op, k, rank) for every k the measurement
- * has.  Replaces *sim by the spread copy (at most as many samples as the
- * measurement has iterations × simulated rows). */
+ * has.  Replaces *sim by its rows and, for each measured row of an
+ * iteration k > 0 whose (op, 0, rank) it holds, a copy of that row as
+ * iteration k: at most sim + measured samples, whatever iteration numbers
+ * the measured file claims (both arrays are sorted and free of duplicate
+ * keys, read_samples). */
 static void
 spread_iterations (GArray **sim, const GArray *meas)
 {
@@ -205,15 +208,22 @@ spread_iterations (GArray **sim, const GArray *meas)
   if (max_sim != 0 || max_meas <= 0)
     return;
   guint n = (*sim)->len;
-  GArray *out = g_array_sized_new (FALSE, FALSE, sizeof (Sample), n * (guint) (max_meas + 1));
-  for (gint32 k = 0; k <= max_meas; k++)
-    for (guint i = 0; i < n; i++)
-      {
-        Sample x = g_array_index (*sim, Sample, i);
-        x.iter = k;
-        x.copy = k > 0;
-        g_array_append_val (out, x);
-      }
+  GArray *out = g_array_sized_new (FALSE, FALSE, sizeof (Sample), n);
+  g_array_append_vals (out, (*sim)->data, n);
+  for (guint j = 0; j < meas->len; j++)
+    {
+      const Sample *m = &g_array_index (meas, Sample, j);
+      if (m->iter <= 0)
+        continue;
+      Sample key = { .op_id = m->op_id, .iter = 0, .rank = m->rank };
+      const Sample *s = bsearch (&key, (*sim)->data, n, sizeof (Sample), sample_cmp);
+      if (s == NULL)
+        continue;
+      Sample x = *s;
+      x.iter = m->iter;
+      x.copy = 1;
+      g_array_append_val (out, x);
+    }
   qsort (out->data, out->len, sizeof (Sample), sample_cmp);
   g_array_unref (*sim);
   *sim = out;

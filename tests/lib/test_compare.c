@@ -101,6 +101,7 @@ typedef enum {
   TRACE_SIM_DUPLICATE,   /* one key twice */
   TRACE_SIM_ONE_ITER,    /* iteration 0 only, as `shardplan sim` writes */
   TRACE_MEASURED_NCCL,   /* measured, with NCCL's estimates (table above) */
+  TRACE_MEASURED_FAR,    /* measured, plus op 0 of rank 0 at iteration G_MAXINT32 */
 } TraceKind;
 
 /* nccl_est_ns of op o on rank r (the table above). */
@@ -155,6 +156,12 @@ write_trace (const char *dir, const char *file, TraceKind kind, const char *mode
           if (kind == TRACE_SIM_DUPLICATE && o == 0 && iter == 0 && r == 5)
             ck_assert (sp_trace_writer_append (w, &row, 1, &error));
         }
+  if (kind == TRACE_MEASURED_FAR)
+    {
+      SpTraceRow far;
+      sp_sample_op_row (&far, groups, 0, sp_plan_op (plan, 0), 0, G_MAXINT32, 100000);
+      ck_assert (sp_trace_writer_append (w, &far, 1, &error));
+    }
   if (sim && kind != TRACE_SIM_ONE_ITER)
     {
       SpTraceRow extra;                                    /* only_sim */
@@ -323,6 +330,24 @@ START_TEST (test_one_sim_iteration)
   ck_assert_double_eq_tol (o[0].sim_ns, 113850, 1e-6);
   ck_assert_double_eq_tol (o[0].measured_ns, 108500, TOL);
   ck_assert_double_eq_tol (o[0].error, 113850.0 / 108500.0 - 1, 1e-12);
+
+  /* A measured row that claims iteration 2^31 − 1 joins its one simulated
+   * row, and costs one sample, not a copy of the simulated trace for every
+   * iteration up to it (2^31 × 48 rows: an abort on allocation). */
+  g_autofree char *far = write_trace (dir, "far.h5", TRACE_MEASURED_FAR, "m", TRUE);
+  g_autoptr (SpTrace) tf = sp_trace_open (far, &error);
+  SP_ASSERT_NO_ERROR (error);
+  g_autoptr (SpCompare) cf = sp_compare_traces (ts, "sim1.h5", tf, "far.h5", &error);
+  SP_ASSERT_NO_ERROR (error);
+  c = sp_compare_counts (cf);
+  ck_assert_uint_eq (c->measured_rows, 97);
+  ck_assert_uint_eq (c->joined, 97);
+  ck_assert_uint_eq (c->only_sim, 0);
+  ck_assert_uint_eq (c->only_measured, 0);
+  ck_assert_uint_eq (c->samples, 94);
+  o = sp_compare_ops (cf, &n);
+  ck_assert_uint_eq (o[0].n_samples, 17);
+  g_unlink (far);
   g_unlink (sim);
   g_unlink (meas);
   g_rmdir (dir);
