@@ -702,7 +702,11 @@ sp_nccl_tests_parse (const char *text, gssize length, const char *source_name, G
   p.env_seen = g_hash_table_new (g_str_hash, g_str_equal);
   /* Lines are cut in place in one copy (no array of lines: a log of
    * 64 M newlines must not cost 64 M allocations). */
-  g_autofree char *copy = g_strndup (text, (gsize) length);
+  /* Bytes that are not UTF-8 (a hostname, a GPU name) become U+FFFD: the
+   * trace declares its strings UTF-8, and JSON output must stay valid. */
+  g_autofree char *copy = g_utf8_validate_len (text, (gsize) length, NULL)
+                              ? g_strndup (text, (gsize) length)
+                              : g_utf8_make_valid (text, (gssize) length);
   gboolean ok = TRUE;
   char *line = copy;
   for (guint lineno = 1; ok && line != NULL; lineno++)

@@ -44,6 +44,19 @@ struct _SpTrace {
 };
 
 
+/* `s` in the trace's string chunk, as valid UTF-8: the schema's strings
+ * are ASCII or UTF-8, and what a damaged or hostile file holds instead
+ * reaches JSON and text output as U+FFFD, not as bytes that make it
+ * invalid. */
+static char *
+insert_text (SpTrace *t, const char *s)
+{
+  if (g_utf8_validate (s, -1, NULL))
+    return g_string_chunk_insert (t->strings, s);
+  g_autofree char *valid = g_utf8_make_valid (s, -1);
+  return g_string_chunk_insert (t->strings, valid);
+}
+
 /* A string attribute (variable- or fixed-length, ASCII or UTF-8, one
  * element), copied into trace->strings.  NULL with *error set when absent,
  * not a single string or too long. */
@@ -93,7 +106,7 @@ read_str_attr (SpTrace *t, hid_t loc, const char *where, const char *name, gbool
           hid_t mtype = H5Tcopy (ftype);
           char *value = NULL;
           if (H5Aread (a, mtype, &value) >= 0)
-            result = g_string_chunk_insert (t->strings, value ? value : "");
+            result = insert_text (t, value ? value : "");
           if (value)
             H5free_memory (value);
           H5Tclose (mtype);
@@ -106,7 +119,7 @@ read_str_attr (SpTrace *t, hid_t loc, const char *where, const char *name, gbool
           H5Tset_strpad (mtype, H5T_STR_NULLTERM);
           H5Tset_cset (mtype, cset);
           if (H5Aread (a, mtype, buf) >= 0)
-            result = g_string_chunk_insert (t->strings, buf);
+            result = insert_text (t, buf);
           H5Tclose (mtype);
         }
       if (result == NULL)
@@ -313,7 +326,7 @@ software_cb (hid_t loc, const char *name, const H5A_info_t *info, void *data)
   const char *value = read_str_attr (t, loc, "/meta/software", name, TRUE, NULL);
   if (value)
     {
-      char *key = g_string_chunk_insert (t->strings, name);
+      char *key = insert_text (t, name);
       g_hash_table_insert (t->software, key, (gpointer) value);
       g_ptr_array_add (t->software_keys, key);
     }
@@ -424,7 +437,7 @@ read_table (SpTrace *t, const SpTraceTable *table, GError **error)
           if (table->fields[i].kind == SP_TRACE_KIND_STR)
             {
               char **p = (char **) (a->data + r * table->record_size + table->fields[i].offset);
-              copies[nc++] = g_string_chunk_insert (t->strings, *p ? *p : "");
+              copies[nc++] = insert_text (t, *p ? *p : "");
             }
       sp_trace_h5_reclaim (mtype, n, a->data);
       nc = 0;

@@ -145,11 +145,17 @@ sp_cli_stderr_is_tty (void)
 }
 
 gboolean
+sp_cli_stdout_flushed (void)
+{
+  return fflush (stdout) == 0 && !ferror (stdout);
+}
+
+gboolean
 sp_cli_write_output (const char *path, const char *contents, gsize length, GError **error)
 {
   if (path == NULL || strcmp (path, "-") == 0)
     {
-      if (fwrite (contents, 1, length, stdout) != length || fflush (stdout) != 0)
+      if (fwrite (contents, 1, length, stdout) != length || !sp_cli_stdout_flushed ())
         {
           g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot write to standard output");
           return FALSE;

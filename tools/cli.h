@@ -77,6 +77,10 @@ gboolean sp_cli_stderr_is_tty (void);
 gboolean sp_cli_write_output (const char *path, const char *contents, gsize length,
                               GError **error);
 
+/* TRUE when everything written to stdout so far reached it: flushed, and
+ * no write failed (a failed fputs / printf leaves only the error flag). */
+gboolean sp_cli_stdout_flushed (void);
+
 /* The files a subcommand reads and writes (tools/cli-files.c), checked by
  * sp_cli_files_check() before any work:
  *   - no output is the same file as an input or as another output (same

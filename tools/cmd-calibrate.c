@@ -442,8 +442,9 @@ sp_cmd_calibrate (int argc, char **argv)
     }
   else
     report_text (out, data, res, topology, holdout_text, &opt, seconds, output);
-  if (fflush (out) != 0)
-    return sp_cli_fail (CMD, SP_EXIT_FAILURE, "cannot write the report");
+  if (fflush (out) != 0 || ferror (out))
+    return sp_cli_fail (CMD, SP_EXIT_FAILURE, "cannot write the report to standard %s",
+                        out == stdout ? "output" : "error");
   if (!quiet)
     sp_cli_wrote (CMD, output, "calibrated topology");
   return SP_EXIT_OK;

@@ -328,7 +328,7 @@ sp_cmd_compare (int argc, char **argv)
     }
   else
     print_text (cmp, top);
-  if (fflush (stdout) != 0)
+  if (!sp_cli_stdout_flushed ())
     return sp_cli_fail (CMD, SP_EXIT_FAILURE, "cannot write to standard output");
   gsize n_ops = 0;
   sp_compare_ops (cmp, &n_ops);

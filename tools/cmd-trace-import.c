@@ -146,7 +146,7 @@ sp_cmd_trace_import_nccl_tests (int argc, char **argv)
   printf ("%s: %s, %u ranks, %" G_GSIZE_FORMAT " points -> %s (%" G_GUINT64_FORMAT " rows)%s%s\n",
           argv[1], sp_nccl_tests_log_binary (log), n_ranks, n_points, output,
           (guint64) n_points * n_ranks, plan_out ? ", plan " : "", plan_out ? plan_out : "");
-  if (fflush (stdout) != 0)
+  if (!sp_cli_stdout_flushed ())
     return sp_cli_fail (CMD, SP_EXIT_FAILURE, "cannot write to standard output");
   sp_cli_wrote (CMD, output, "measured trace, %" G_GUINT64_FORMAT " rows",
                 (guint64) n_points * n_ranks);

@@ -154,6 +154,14 @@ add_ns (gint64 total, gint64 d)
   return total + d;
 }
 
+/* total + b, saturating at G_MAXUINT64 (sizes are exact up to 2^64 − 1;
+ * their sum need not be). */
+static guint64
+add_bytes (guint64 total, guint64 b)
+{
+  return total > G_MAXUINT64 - b ? G_MAXUINT64 : total + b;
+}
+
 static gboolean
 summarise (SpTrace *t, Summary *s, GError **error)
 {
@@ -177,7 +185,7 @@ summarise (SpTrace *t, Summary *s, GError **error)
           g_hash_table_add (s->ranks, GUINT_TO_POINTER (r->rank + 1));
           Totals *kt = &s->by_kind[(guint) r->coll & 0xff];
           kt->rows++;
-          kt->bytes += r->bytes;
+          kt->bytes = add_bytes (kt->bytes, r->bytes);
           kt->total_ns = add_ns (kt->total_ns, r->dur_ns);
           const char *fam = family_label (t, r->group_id);
           Totals *ft = g_hash_table_lookup (s->by_family, fam);
@@ -187,7 +195,7 @@ summarise (SpTrace *t, Summary *s, GError **error)
               g_hash_table_insert (s->by_family, (gpointer) fam, ft);
             }
           ft->rows++;
-          ft->bytes += r->bytes;
+          ft->bytes = add_bytes (ft->bytes, r->bytes);
           ft->total_ns = add_ns (ft->total_ns, r->dur_ns);
           s->by_status[(guint) r->status & 0xff]++;
           s->t_min = MIN (s->t_min, r->t_start_ns);
@@ -318,7 +326,10 @@ add_totals (JsonBuilder *b, const char *key, const char *name, const Totals *tt)
   json_builder_set_member_name (b, "rows");
   json_builder_add_int_value (b, (gint64) tt->rows);
   json_builder_set_member_name (b, "bytes");
-  json_builder_add_int_value (b, (gint64) tt->bytes);
+  if (tt->bytes <= (guint64) G_MAXINT64)
+    json_builder_add_int_value (b, (gint64) tt->bytes);
+  else /* past JSON's (json-glib's) 64-bit signed integers: a number, rounded */
+    json_builder_add_double_value (b, (double) tt->bytes);
   json_builder_set_member_name (b, "total_ns");
   json_builder_add_int_value (b, tt->total_ns);
   json_builder_end_object (b);
@@ -432,7 +443,7 @@ trace_show (int argc, char **argv)
   else
     print_text (argv[1], t, &s);
   summary_clear (&s);
-  if (fflush (stdout) != 0)
+  if (!sp_cli_stdout_flushed ())
     return sp_cli_fail (cmd, SP_EXIT_FAILURE, "cannot write to standard output");
   return SP_EXIT_OK;
 }

@@ -5,7 +5,9 @@
 #include "shardplan/shardplan.h"
 
 #include <locale.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const SpCommand commands[] = {
   { "info", "version, build configuration, backends, kernels, presets", sp_cmd_info },
@@ -32,6 +34,22 @@ usage (FILE *out)
   fprintf (out, "\n'shardplan <subcommand> --help' describes each one.\n");
 }
 
+/* At exit: a failed write to stdout (fputs and printf leave only the
+ * stream's error flag) turns success into exit status 1, with a message
+ * (as coreutils' close_stdout). */
+static int command_status = SP_EXIT_OK; /* a failed command has said why */
+
+static void
+close_stdout (void)
+{
+  if (command_status == SP_EXIT_OK && !sp_cli_stdout_flushed ())
+    {
+      const char *prog = g_get_prgname ();
+      fprintf (stderr, "%s: cannot write to standard output\n", prog ? prog : "shardplan");
+      _exit (SP_EXIT_FAILURE);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -40,6 +58,9 @@ main (int argc, char **argv)
   /* Ctrl-C, SIGTERM and SIGHUP remove the temporary file of an output
    * being written (shardplan/file.h). */
   sp_file_cleanup_on_signals ();
+  /* What was printed must have arrived (a full disk, a closed pipe), on
+   * every way out, GOption's exit after --help included. */
+  atexit (close_stdout);
   if (argc < 2)
     {
       usage (stderr);
@@ -62,7 +83,8 @@ main (int argc, char **argv)
         g_autofree char *prog = g_strdup_printf ("shardplan %s", name);
         g_set_prgname (prog);
         argv[1] = prog;
-        return commands[i].main (argc - 1, argv + 1);
+        command_status = commands[i].main (argc - 1, argv + 1);
+        return command_status;
       }
   const char *names[G_N_ELEMENTS (commands)];
   for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)

@@ -26,6 +26,7 @@
 #include "trace-cmd.h"
 #include "shardplan/shardplan.h"
 
+#include <math.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -364,6 +365,7 @@ typedef struct {
   SpPlan *plan;              /* NULL: name ops by kind */
   GPtrArray *group_labels;   /* group_id → "shard[1]" */
   gboolean started;          /* an event was written: the next needs a comma */
+  GHashTable *named;         /* rank + 1 of the tracks named so far; NULL: all named */
 } Chrome;
 
 /* Start an event: the separator, then "{". */
@@ -381,6 +383,27 @@ chrome_pid (const Chrome *c, guint32 rank)
   return v ? GPOINTER_TO_UINT (v) - 1 : 0;
 }
 
+/* The metadata events naming rank's track. */
+static void
+name_track (Chrome *c, FILE *fp, guint32 rank)
+{
+  guint32 pid = chrome_pid (c, rank);
+  begin_event (c, fp);
+  fprintf (fp, "\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
+               "\"args\":{\"name\":\"rank %u\"}}", pid, rank, rank);
+  begin_event (c, fp);
+  fprintf (fp, "\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
+               "\"args\":{\"sort_index\":%u}}", pid, rank, rank);
+}
+
+/* A rate as JSON: null where a damaged row holds NaN or an infinity. */
+static void
+put_rate (FILE *fp, double v)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  fputs (isfinite (v) ? g_ascii_formatd (buf, sizeof buf, "%.6g", v) : "null", fp);
+}
+
 static gboolean
 chrome_rows (SpTrace *t, const SpTraceRow *rows, gsize n, FILE *fp, gpointer data, GError **error)
 {
@@ -388,6 +411,8 @@ chrome_rows (SpTrace *t, const SpTraceRow *rows, gsize n, FILE *fp, gpointer dat
   for (gsize i = 0; i < n; i++)
     {
       const SpTraceRow *r = &rows[i];
+      if (c->named && g_hash_table_add (c->named, GUINT_TO_POINTER (r->rank + 1)))
+        name_track (c, fp, r->rank);
       const char *name = NULL;
       if (c->plan && r->op_id < sp_plan_n_ops (c->plan))
         name = sp_plan_op (c->plan, r->op_id)->name;
@@ -405,16 +430,16 @@ chrome_rows (SpTrace *t, const SpTraceRow *rows, gsize n, FILE *fp, gpointer dat
       const char *group = r->group_id < c->group_labels->len ? c->group_labels->pdata[r->group_id]
                           : r->group_id == SP_TRACE_NO_GROUP ? "none" : "unknown";
       const char *status = sp_trace_status_name (r->status);
-      char algbw[G_ASCII_DTOSTR_BUF_SIZE], busbw[G_ASCII_DTOSTR_BUF_SIZE];
-      g_ascii_formatd (algbw, sizeof algbw, "%.6g", r->algbw_gbs);
-      g_ascii_formatd (busbw, sizeof busbw, "%.6g", r->busbw_gbs);
       fprintf (fp,
                ",\"args\":{\"op_id\":%u,\"iter\":%d,\"bytes\":%" G_GUINT64_FORMAT
                ",\"count\":%" G_GUINT64_FORMAT ",\"group\":",
                r->op_id, r->iter, r->bytes, r->count);
       put_json_string (fp, group);
-      fprintf (fp, ",\"group_rank\":%u,\"algbw_gbs\":%s,\"busbw_gbs\":%s,\"status\":\"%s\"}}",
-               r->group_rank, algbw, busbw, status ? status : "unknown");
+      fprintf (fp, ",\"group_rank\":%u,\"algbw_gbs\":", r->group_rank);
+      put_rate (fp, r->algbw_gbs);
+      fputs (",\"busbw_gbs\":", fp);
+      put_rate (fp, r->busbw_gbs);
+      fprintf (fp, ",\"status\":\"%s\"}}", status ? status : "unknown");
     }
   return TRUE;
 }
@@ -453,22 +478,16 @@ export_chrome (SpTrace *t, FILE *fp, const Filter *f, GError **error)
   for (gsize i = 0; i < n_ranks; i++)
     g_hash_table_insert (c.node_of_rank, GUINT_TO_POINTER (ranks[i].rank + 1),
                          GUINT_TO_POINTER (ranks[i].node_id + 1));
-  /* One named track per rank: the cluster table's ranks, else the world. */
-  guint32 n_tracks = n_ranks ? (guint32) n_ranks : sp_trace_header (t)->world_size;
-  for (guint32 i = 0; i < n_tracks; i++)
-    {
-      guint32 rank = n_ranks ? ranks[i].rank : i;
-      if (!sp_ranges_contain (f->ranks, rank))
-        continue;
-      guint32 pid = chrome_pid (&c, rank);
-      begin_event (&c, fp);
-      fprintf (fp, "\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
-                   "\"args\":{\"name\":\"rank %u\"}}", pid, rank, rank);
-      begin_event (&c, fp);
-      fprintf (fp, "\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
-                   "\"args\":{\"sort_index\":%u}}", pid, rank, rank);
-    }
+  /* One named track per rank: the cluster table's ranks up front; without
+   * one, each rank's as its first row comes (the header's world_size is
+   * only a number: a damaged one must not cost a track per rank it claims) */
+  for (gsize i = 0; i < n_ranks; i++)
+    if (sp_ranges_contain (f->ranks, ranks[i].rank))
+      name_track (&c, fp, ranks[i].rank);
+  if (n_ranks == 0)
+    c.named = g_hash_table_new (NULL, NULL);
   gboolean ok = for_each_selected (t, fp, f, chrome_rows, &c, error);
+  g_clear_pointer (&c.named, g_hash_table_unref);
   fputs ("\n]}\n", fp);
   g_hash_table_unref (c.node_of_rank);
   g_ptr_array_unref (c.group_labels);
@@ -482,7 +501,8 @@ chrome_estimate (SpTrace *t, const Filter *f, guint64 selected)
 {
   gsize n_ranks = 0;
   sp_trace_ranks (t, &n_ranks);
-  guint64 tracks = n_ranks ? n_ranks : sp_trace_header (t)->world_size;
+  /* without a ranks table, a track per rank that has a row (at most one per row) */
+  guint64 tracks = n_ranks ? n_ranks : MIN ((guint64) sp_trace_header (t)->world_size, selected);
   if (f->ranks)
     {
       guint64 picked = 0;

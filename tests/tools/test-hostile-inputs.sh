@@ -87,6 +87,33 @@ refused "log over 64 MiB" "$tmp/sparse.log: 67108865 bytes is larger than any nc
 rm -f "$tmp/sparse.log"
 [ -e "$tmp/t.h5" ] && fail "a refused log left $tmp/t.h5"
 
+# bytes that are not UTF-8 in a hostname and a GPU name: imported as
+# U+FFFD (the trace declares its strings UTF-8), so the JSON exports of the
+# trace stay valid JSON
+bad=$(printf '\377\376') bad2=$(printf '\303(')
+LC_ALL=C sed -e "s/dgx1 device/dgx1$bad device/" -e "s/Tesla V100/Tesla ${bad2}V100/" \
+  "$SP_SRCDIR/tests/fixtures/nccltests/all_reduce-2019.txt" >"$tmp/latin.log"
+LC_ALL=C grep -q "$bad" "$tmp/latin.log" || fail "latin.log: the sed made no invalid UTF-8"
+accepted "hostname not UTF-8" trace import-nccl-tests "$tmp/latin.log" -o "$tmp/latin.h5" $topo
+py=
+for cand in "${PYTHON:-}" python3 /usr/bin/python3; do
+  [ -n "$cand" ] && "$cand" -c 'import h5py' >/dev/null 2>&1 && { py=$cand; break; }
+done
+if [ -n "$py" ]; then
+  "$py" -c 'import h5py, sys
+for n in h5py.File(sys.argv[1], "r")["meta/cluster/nodes"]["hostname"]:
+    (n if isinstance(n, bytes) else n.encode()).decode("utf-8", "strict")' "$tmp/latin.h5" \
+    || fail "hostname not UTF-8: the trace holds strings that are not UTF-8"
+fi
+accepted "hostname not UTF-8, exported" trace export --format chrome "$tmp/latin.h5" -o "$tmp/latin.json"
+for f in "$tmp/latin.json"; do
+  if command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import json, sys; json.load(open(sys.argv[1], encoding="utf-8", errors="strict"))' "$f" \
+      || fail "hostname not UTF-8: $f is not valid UTF-8 JSON"
+  fi
+  LC_ALL=C grep -q "$(printf '\357\277\275')" "$f" || fail "hostname not UTF-8: no U+FFFD in $f"
+done
+
 # 60,000 distinct rank lines and environment keys: linear (the quadratic
 # scans took 28 s here)
 awk -v n=60000 'BEGIN {

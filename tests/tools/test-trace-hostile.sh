@@ -81,6 +81,30 @@ for cmd in "trace show" "trace export --format csv" "trace export --format chrom
     || fail "extreme values: shardplan $cmd exited $status: $(cat "$tmp/err")"
 done
 
+# JSON output stays JSON: the sums of 2^64 - 1 bytes per row are no
+# negative number; NaN and infinite rates are null; a hostname that is not
+# UTF-8 comes out as U+FFFD; a header claiming 2^32 - 1 ranks without a
+# ranks table names a Chrome track per rank that has a row (the file stays
+# small and quick, where it wrote two events per claimed rank, 600 GiB).
+json_ok () {
+  what=$1 file=$2
+  shift 2
+  run "$@" "$file"
+  [ "$status" -eq 0 ] || { fail "$what: shardplan $* exited $status: $(cat "$tmp/err")"; return; }
+  out=$tmp/out
+  case "$*" in *"-o "*) out=$tmp/o.json ;; esac
+  "$py" -c 'import json, sys; json.load(open(sys.argv[1], encoding="utf-8", errors="strict"))' \
+    "$out" 2>"$tmp/pyerr" || fail "$what: shardplan $* wrote no valid JSON: $(cat "$tmp/pyerr")"
+}
+json_ok "extreme values" "$tmp/ok-extreme-values.h5" trace show --format json
+grep -q '"bytes" : -' "$tmp/out" && fail "extreme values: trace show --format json: a negative byte total"
+for f in ok-extreme-values ok-nonfinite-rates ok-hostname-not-utf8 ok-world-huge; do
+  json_ok "$f" "$tmp/$f.h5" trace export --format chrome -o "$tmp/o.json"
+done
+json_ok ok-hostname-not-utf8 "$tmp/ok-hostname-not-utf8.h5" trace show --format json
+[ "$(wc -c <"$tmp/o.json")" -lt 1000000 ] \
+  || fail "ok-world-huge: a Chrome trace of $(wc -c <"$tmp/o.json") bytes for 48 rows"
+
 # 2: attributes that are not one value.
 refused f2-producer-vlen-array "attribute producer of / is an array of 64 strings, expected one string"
 refused f2-producer-fixed-array "attribute producer of / is an array of 64 strings, expected one string"

@@ -149,6 +149,25 @@ with copy("ok-extreme-values") as f:
     rows["count"] = 2**64 - 1
     f["ops/ops"][:] = rows
 
+# Valid files whose values JSON cannot carry as they are: rates that are
+# NaN or infinite (null in JSON), a hostname that is not UTF-8 (U+FFFD),
+# and a world_size of 2^32 - 1 with no ranks table (a Chrome track per rank
+# that has a row, not per rank the header claims).
+with copy("ok-nonfinite-rates") as f:
+    rows = f["ops/ops"][:]
+    rows["algbw_gbs"][0::2] = np.nan
+    rows["busbw_gbs"][0::2] = np.inf
+    rows["busbw_gbs"][1::2] = -np.inf
+    f["ops/ops"][:] = rows
+with copy("ok-hostname-not-utf8") as f:
+    nodes = f["meta/cluster/nodes"][:]
+    nodes["hostname"][0] = b"node-\xff\xfe"
+    f["meta/cluster/nodes"][:] = nodes
+with copy("ok-world-huge") as f:
+    f.attrs.modify("world_size", np.uint32(2**32 - 1))
+    ranks = f["meta/cluster/ranks"]
+    replace_dataset(f, "meta/cluster/ranks", shape=(0,), dtype=ranks.dtype)
+
 # 7: the filter pipeline message of /ops/ops made an unknown message type
 # (one byte, found by the byte-flip loop): libhdf5 ignores it, takes the
 # deflated chunk for a raw one and copies a whole chunk's worth out of it
