@@ -186,6 +186,16 @@ timer_pop (SpEngine *e)
   return top;
 }
 
+/* a + b, or past the horizon (SP_SIM_HORIZON_NS + 1) when either or the
+ * sum is: a timer there fails the run when it comes next */
+static guint64
+horizon_add (guint64 a, guint64 b)
+{
+  if (a > SP_SIM_HORIZON_NS || b > SP_SIM_HORIZON_NS)
+    return SP_SIM_HORIZON_NS + 1;
+  return MIN (a + b, SP_SIM_HORIZON_NS + 1);
+}
+
 guint32
 sp_engine_add_job (SpEngine *e, guint64 start_ns, guint32 n_phases, const guint64 *delay_ns,
                    SpJobPhaseFn fn, gpointer data, const char *label)
@@ -199,7 +209,7 @@ sp_engine_add_job (SpEngine *e, guint64 start_ns, guint32 n_phases, const guint6
   j.label = g_strdup (label ? label : "job");
   g_array_append_val (e->jobs, j);
   guint32 id = e->jobs->len - 1;
-  timer_push (e, j.start + (n_phases ? delay_ns[0] : 0), id);
+  timer_push (e, horizon_add (j.start, n_phases ? delay_ns[0] : 0), id);
   return id;
 }
 
@@ -453,7 +463,7 @@ phase_end (SpEngine *e, guint32 id)
   if (j->phase < j->n_phases)
     {
       j->lb_ns += (double) j->delay[j->phase];
-      timer_push (e, e->now + j->delay[j->phase], id);
+      timer_push (e, horizon_add (e->now, j->delay[j->phase]), id);
     }
   else
     job_finish (e, id);
@@ -505,8 +515,17 @@ sp_engine_run (SpEngine *e, GError **error)
       for (guint i = 0; i < nf; i++)
         {
           double dt = ceil (fl[i].remaining / fl[i].rate * (1 - 1e-12));
+          if (!(dt < (double) SP_SIM_HORIZON_NS)) /* NaN too: fails below */
+            dt = (double) SP_SIM_HORIZON_NS;
           guint64 t = e->now + (guint64) MAX (dt, 1.0);
           next = MIN (next, t);
+        }
+      if (next > SP_SIM_HORIZON_NS)
+        {
+          /* the input's doing, not a failed check: as bad input (exit 2) */
+          g_set_error (&e->error, SP_ERROR, SP_ERROR_UNSUPPORTED,
+                       "simulated time passes the horizon of " SP_SIM_HORIZON_TEXT);
+          break;
         }
       double dt = (double) (next - e->now);
       e->now = next;

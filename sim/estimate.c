@@ -215,6 +215,14 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
                        sp_coll_name (coll), r->bytes, t_us - cost.latency_us, lb);
           return FALSE;
         }
+      if (!(t_us * 1000.0 <= (double) SP_SIM_HORIZON_NS))
+        {
+          g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,
+                       "analytic %s of %" G_GUINT64_FORMAT " bytes: %.4g us, beyond the "
+                       "simulator's horizon of " SP_SIM_HORIZON_TEXT, sp_coll_name (coll),
+                       r->bytes, t_us);
+          return FALSE;
+        }
       est.time_ns = (guint64) llround (t_us * 1000.0);
     }
   else
@@ -226,6 +234,20 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
           return FALSE;
         }
       SpNet *net = sp_net_new (s);
+      if (!(coll == SP_COLL_ALL_TO_ALL && cost.algo == SP_ALGO_DIRECT)) /* sp_des_coll_new checks */
+        {
+          guint64 flows = sp_des_flow_bound (net, &sh, &cost, coll, ranks, n);
+          if (flows > SP_DES_ESTIMATE_MAX_FLOWS)
+            {
+              g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,
+                           "%s (%s) over %u ranks needs %" G_GUINT64_FORMAT " flows, more than "
+                           "the des model's limit of %u for one collective; use the analytic "
+                           "model (the same time for one collective alone)", sp_coll_name (coll),
+                           sp_algo_name (cost.algo), n, flows, SP_DES_ESTIMATE_MAX_FLOWS);
+              sp_net_free (net);
+              return FALSE;
+            }
+        }
       SpEngine *eng = sp_engine_new (net, NULL, NULL);
       g_autofree char *label = g_strdup_printf ("%s of %" G_GUINT64_FORMAT " bytes over %u ranks",
                                                 sp_coll_name (coll), r->bytes, n);

@@ -208,14 +208,24 @@ cost_lookup (SpPlanCtx *c, const SpOp *op, GError **error)
   return &g_array_index (c->cache, CostEntry, c->cache->len - 1);
 }
 
-/* Duration of a kernel op (compute / quantize / dequantize / quant_reduce), ns. */
+/* ns as a whole number, SP_SIM_HORIZON_NS + 1 past the horizon (the
+ * schedule and the engine fail there) */
+static guint64
+horizon_ns (double ns)
+{
+  return ns <= (double) SP_SIM_HORIZON_NS ? (guint64) llround (MAX (0.0, ns))
+                                          : SP_SIM_HORIZON_NS + 1;
+}
+
+/* Duration of a kernel op (compute / quantize / dequantize / quant_reduce),
+ * ns; SP_SIM_HORIZON_NS + 1 when it is longer than the simulator follows. */
 guint64
 sp_plan_kernel_ns (const SpPlanCtx *c, const SpOp *op)
 {
   if (op->flops > 0)
-    return (guint64) llround ((double) op->flops / (c->spec->gpu_tflops * 1e3 * c->efficiency));
+    return horizon_ns ((double) op->flops / (c->spec->gpu_tflops * 1e3 * c->efficiency));
   if (op->kind != SP_COLL_COMPUTE && op->bytes > 0)
-    return (guint64) llround ((double) op->bytes / sp_topo_spec_memory_bandwidth_gbs (c->spec));
+    return horizon_ns ((double) op->bytes / sp_topo_spec_memory_bandwidth_gbs (c->spec));
   return 0;
 }
 
@@ -302,6 +312,14 @@ sp_plan_composite_spans (const SpPlanCtx *c, SpSimResult *res, const SpOp *paren
   return TRUE;
 }
 
+static gboolean
+past_horizon (guint32 o, const SpOp *op, GError **error)
+{
+  g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED, "op %u (%s) ends past the simulator's "
+               "horizon of " SP_SIM_HORIZON_TEXT, o, op->name);
+  return FALSE;
+}
+
 /* One pass of the schedule into res->spans; zero_comm costs every
  * collective 0 (the compute-only critical path). */
 static gboolean
@@ -333,6 +351,8 @@ schedule (SpPlanCtx *c, SpSimResult *res, gboolean zero_comm, const guint32 *str
               sp[r].end = rd[r] = t + d;
               step = MAX (step, t + d);
             }
+          if (step > SP_SIM_HORIZON_NS)
+            return past_horizon (o, op, error);
         }
       else
         {
@@ -354,6 +374,8 @@ schedule (SpPlanCtx *c, SpSimResult *res, gboolean zero_comm, const guint32 *str
                 rd[m[i]] = end;
               step = MAX (step, end);
             }
+          if (step > SP_SIM_HORIZON_NS)
+            return past_horizon (o, op, error);
         }
       if (parent != NULL && (gint64) o == last_sub[parent->id]
           && !sp_plan_composite_spans (c, res, parent, o, error))

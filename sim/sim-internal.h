@@ -262,6 +262,20 @@ guint32 sp_des_coll_job (const SpDesColl *coll);
  * guard: about 100 B per flow). */
 #define SP_DES_MAX_FLOWS (1u << 22)
 
+/* The flows one collective alone may need in `shardplan estimate`'s des
+ * run (sp_des_flow_bound): 2^24, about 2.7 GB of engine state at the
+ * 1.35 GB measured for 12.6 M flows (an all-reduce of 2 M H100s); above
+ * it the estimate is refused with a pointer to the analytic model, which
+ * gives the same time for one uncontended collective. */
+#define SP_DES_ESTIMATE_MAX_FLOWS (1u << 24)
+
+/* The latest simulated time, ns: 2^62, 146 years.  A rate near zero or
+ * sizes near 2^64 pass it; the simulator fails there with a message
+ * instead of wrapping its unsigned time (a hang in des, a saturated or
+ * negative duration elsewhere).  Sums of two times below it fit in 64 bits. */
+#define SP_SIM_HORIZON_NS (G_GUINT64_CONSTANT (1) << 62)
+#define SP_SIM_HORIZON_TEXT "2^62 ns (146 years): a link rate or peak near zero, or sizes near 2^64"
+
 /* Engine flow entries one phase of a collective adds at most (a pooled
  * link of a class flow counted as 1/8 of an entry); for all_to_all it
  * depends on the ranks, for the others only on the shape. */

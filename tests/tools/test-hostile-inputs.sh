@@ -305,4 +305,43 @@ for c in "sim --plan $no.json -o $tmp/x.h5" "chakra export --plan $no.json -o $t
   done
 done
 
+## Valid inputs the simulator cannot follow: a link rate or a peak near
+## zero (the INI takes any positive number) makes a time past 2^62 ns (146
+## years), which des wrapped (a hang), the closed form saturated (printed
+## 2^63 ns as an answer) and a plan's schedule turned into "a negative
+## duration"; a collective whose des run needs more flows than it holds
+## aborted on allocation (524,288 nodes: 4 GiB)
+cat >"$tmp/slow.ini" <<INI
+[cluster]
+name = slow
+nodes = 2
+gpus_per_node = 8
+[gpu]
+model = H100
+memory_gib = 80
+tflops = 989
+[intra]
+kind = nvswitch
+bandwidth_gbs = 1e-12
+[inter]
+nics_per_node = 8
+nic_gbps = 400
+INI
+sed 's/^bandwidth_gbs = .*/bandwidth_gbs = 450/; s/^tflops = .*/tflops = 1e-300/' "$tmp/slow.ini" >"$tmp/flopless.ini"
+horizon="horizon of 2^62 ns (146 years)"
+for m in des analytic nccl; do
+  refused "rate near zero, estimate $m" "$horizon" \
+    estimate -t "$tmp/slow.ini" -c all_reduce -b 1G --sim-model $m
+done
+"$SHARDPLAN" plan -m gpt-1b -t "$tmp/flopless.ini" --one-micro-step -o "$tmp/p.json" 2>/dev/null \
+  || fail "plan on flopless.ini: exit $?"
+for m in des analytic; do
+  refused "rate near zero, sim $m" "$horizon" sim -p "$tmp/p.json" -t "$tmp/slow.ini" --sim-model $m
+  refused "peak near zero, sim $m" "$horizon" sim -p "$tmp/p.json" -t "$tmp/flopless.ini" --sim-model $m
+done
+refused "peak near zero, sweep" "$horizon" sweep -m gpt-1b -t "$tmp/flopless.ini" -n 1
+refused "des flows past the limit" "needs 25165824 flows, more than the des model's limit of 16777216 for one collective; use the analytic model" \
+  estimate -t dgx-h100 --nodes 524288 -c all_reduce -b 1G
+accepted "the same with the analytic model" estimate -t dgx-h100 --nodes 524288 -c all_reduce -b 1G --sim-model analytic
+
 finish
