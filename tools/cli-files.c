@@ -18,10 +18,32 @@ typedef struct {
   gboolean output;
 } Entry;
 
+/* Outputs DIR/BASE.<r>SUFFIX for r < count (a Chakra trace's rank files):
+ * too many to list, so matched by name */
+typedef struct {
+  char *option;
+  char *dir;    /* resolved */
+  char *base;
+  char *suffix;
+  guint64 count;
+} Family;
+
 struct SpCliFiles {
   char *command;
   GArray *entries; /* Entry */
+  GPtrArray *families; /* Family */
 };
+
+static void
+family_free (gpointer p)
+{
+  Family *f = p;
+  g_free (f->option);
+  g_free (f->dir);
+  g_free (f->base);
+  g_free (f->suffix);
+  g_free (f);
+}
 
 SpCliFiles *
 sp_cli_files_new (const char *command)
@@ -29,6 +51,7 @@ sp_cli_files_new (const char *command)
   SpCliFiles *f = g_new0 (SpCliFiles, 1);
   f->command = g_strdup (command);
   f->entries = g_array_new (FALSE, FALSE, sizeof (Entry));
+  f->families = g_ptr_array_new_with_free_func (family_free);
   return f;
 }
 
@@ -44,6 +67,7 @@ sp_cli_files_free (SpCliFiles *files)
       g_free (e->path);
     }
   g_array_unref (files->entries);
+  g_ptr_array_unref (files->families);
   g_free (files->command);
   g_free (files);
 }
@@ -75,6 +99,74 @@ void
 sp_cli_files_output (SpCliFiles *files, const char *option, const char *path)
 {
   add (files, option, path, TRUE);
+}
+
+/* `path` absolute, its directory's symbolic links and ".." resolved, and
+ * the file's own link too when it exists: where writing it lands. */
+static char *
+resolved (const char *path)
+{
+  char *real = realpath (path, NULL);
+  if (real != NULL)
+    {
+      char *out = g_strdup (real);
+      free (real);
+      return out;
+    }
+  g_autofree char *abs = g_canonicalize_filename (path, NULL);
+  g_autofree char *dir = g_path_get_dirname (abs);
+  g_autofree char *base = g_path_get_basename (abs);
+  real = realpath (dir, NULL);
+  if (real == NULL)
+    return g_steal_pointer (&abs);
+  char *out = g_build_filename (real, base, NULL);
+  free (real);
+  return out;
+}
+
+void
+sp_cli_files_output_family (SpCliFiles *files, const char *option, const char *prefix,
+                            const char *suffix, guint64 count)
+{
+  if (prefix == NULL || *prefix == '\0' || count == 0)
+    return;
+  g_autofree char *first = g_strdup_printf ("%s.0%s", prefix, suffix);
+  g_autofree char *last = g_strdup_printf ("%s.%" G_GUINT64_FORMAT "%s", prefix, count - 1, suffix);
+  g_autofree char *o_first = g_strdup_printf ("%s (rank 0)", option);
+  g_autofree char *o_last = g_strdup_printf ("%s (last rank)", option);
+  /* the first and the last as outputs (their places checked, and each
+   * against the other outputs); every member by name below */
+  add (files, o_first, first, TRUE);
+  if (count > 1)
+    add (files, o_last, last, TRUE);
+  g_autofree char *r = resolved (first);
+  Family *f = g_new0 (Family, 1);
+  f->option = g_strdup (option);
+  f->dir = g_path_get_dirname (r);
+  g_autofree char *b = g_path_get_basename (r);
+  f->base = g_strndup (b, strlen (b) - strlen (".0") - strlen (suffix));
+  f->suffix = g_strdup (suffix);
+  f->count = count;
+  g_ptr_array_add (files->families, f);
+}
+
+/* The member of family `f` that `path` would be (its rank), or -1. */
+static gint64
+family_member (const Family *f, const char *path)
+{
+  g_autofree char *r = resolved (path);
+  g_autofree char *dir = g_path_get_dirname (r);
+  g_autofree char *name = g_path_get_basename (r);
+  gsize nb = strlen (f->base), ns = strlen (f->suffix), n = strlen (name);
+  if (strcmp (dir, f->dir) != 0 || n < nb + 2 + ns || strncmp (name, f->base, nb) != 0
+      || name[nb] != '.' || strcmp (name + n - ns, f->suffix) != 0)
+    return -1;
+  g_autofree char *digits = g_strndup (name + nb + 1, n - nb - 1 - ns);
+  guint64 v;
+  if ((digits[0] == '0' && digits[1] != '\0')
+      || !g_ascii_string_to_unsigned (digits, 10, 0, f->count - 1, &v, NULL))
+    return -1;
+  return (gint64) v;
 }
 
 /* Where an output would go must be a directory we can create files in, and
@@ -155,6 +247,29 @@ sp_cli_files_check (const SpCliFiles *files)
                          "%s '%s' is the same file as the input %s '%s': refusing to overwrite an "
                          "input (give another output file)", o->option, o->path, x->option,
                          x->path);
+          return FALSE;
+        }
+    }
+  /* a family's members, by name, against every other file */
+  for (guint k = 0; k < files->families->len; k++)
+    {
+      const Family *f = files->families->pdata[k];
+      g_autofree char *o_first = g_strdup_printf ("%s (rank 0)", f->option);
+      g_autofree char *o_last = g_strdup_printf ("%s (last rank)", f->option);
+      for (guint j = 0; j < n; j++)
+        {
+          const Entry *x = &es[j];
+          if (strcmp (x->option, o_first) == 0 || strcmp (x->option, o_last) == 0)
+            continue;
+          gint64 r = family_member (f, x->path);
+          if (r < 0)
+            continue;
+          sp_cli_fail (files->command, SP_EXIT_USAGE,
+                       "%s '%s' is rank %" G_GINT64_FORMAT "'s file of %s '%s/%s.<rank>%s' "
+                       "(ranks 0 to %" G_GUINT64_FORMAT "): refusing to %s (give another %s)",
+                       x->option, x->path, r, f->option, f->dir, f->base, f->suffix,
+                       f->count - 1, x->output ? "write both" : "overwrite an input",
+                       x->output ? "file" : "prefix");
           return FALSE;
         }
     }

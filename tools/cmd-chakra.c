@@ -23,15 +23,9 @@ void
 sp_chakra_cmd_outputs (SpCliFiles *files, const char *option, const char *prefix, guint32 world)
 {
   g_autofree char *groups_path = g_strdup_printf ("%s.groups.json", prefix);
-  g_autofree char *first = g_strdup_printf ("%s.0.et", prefix);
-  g_autofree char *last = g_strdup_printf ("%s.%u.et", prefix, world ? world - 1 : 0);
   g_autofree char *o_groups = g_strdup_printf ("%s (groups file)", option);
-  g_autofree char *o_first = g_strdup_printf ("%s (rank 0)", option);
-  g_autofree char *o_last = g_strdup_printf ("%s (last rank)", option);
   sp_cli_files_output (files, o_groups, groups_path);
-  sp_cli_files_output (files, o_first, first);
-  if (world > 1)
-    sp_cli_files_output (files, o_last, last);
+  sp_cli_files_output_family (files, option, prefix, ".et", MAX (world, 1));
 }
 
 #ifndef HAVE_PROTOBUF_C

@@ -21,6 +21,22 @@ echo "plan --chakra: the files of chakra export, byte for byte"
 "$SHARDPLAN" plan $plan -o et/r.groups.json --chakra et/r >/dev/null 2>err
 [ $? -eq 2 ] && grep -q 'et/r.groups.json' err || { cat err >&2; echo "FAIL: plan --chakra clash" >&2; exit 1; }
 [ ! -e et/r.0.et ] && [ ! -e et/r.groups.json ] || { echo "FAIL: written after a refusal" >&2; exit 1; }
+# ... any rank's file, not only the first and the last (8 ranks: 3 is
+# neither): as the -o, or as an input (directly or through a link), which
+# the atomic rename would have replaced
+"$SHARDPLAN" plan $plan -o et/r.3.et --chakra et/r >/dev/null 2>err
+[ $? -eq 2 ] && grep -q "output 'et/r.3.et' is rank 3's file of --chakra" err \
+  || { cat err >&2; echo "FAIL: plan --chakra: -o rank 3's file" >&2; exit 1; }
+cp "$SP_SRCDIR/examples/model-tiny.json" et/r.5.et
+ln -s et/r.5.et link.json
+for m in et/r.5.et link.json; do
+  "$SHARDPLAN" plan --model $m --topology dgx-h100 --nodes 1 --chakra et/r -o m.json >/dev/null 2>err
+  [ $? -eq 2 ] && grep -q "model '$m' is rank 5's file of --chakra .*refusing to overwrite an input" err \
+    && cmp -s "$SP_SRCDIR/examples/model-tiny.json" et/r.5.et \
+    || { cat err >&2; echo "FAIL: plan --chakra over its --model $m" >&2; exit 1; }
+done
+rm et/r.5.et link.json
+[ ! -e et/r.0.et ] && [ ! -e m.json ] || { echo "FAIL: written after a refusal" >&2; exit 1; }
 
 # a simulated trace -> Chakra with its durations
 "$SHARDPLAN" sim --plan p.json --topology dgx-h100 --nodes 1 -o s.h5 >/dev/null || exit 1
