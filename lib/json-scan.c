@@ -454,3 +454,89 @@ sp_json_depth_within (const char *text, gsize length, guint max_depth, guint *ou
       }
   return TRUE;
 }
+
+/* 1-based line and column of byte `at` of `text`. */
+static void
+line_col (const char *text, const char *at, guint *out_line, guint *out_col)
+{
+  guint line = 1, col = 1;
+  for (const char *q = text; q < at; q++)
+    {
+      if (*q == '\n')
+        {
+          line++;
+          col = 1;
+        }
+      else
+        col++;
+    }
+  *out_line = line;
+  *out_col = col;
+}
+
+/* One value of sp_json_strict_problem's walk: FALSE with *problem set on a
+ * finding, FALSE without on a syntax error (json-glib reports those). */
+static gboolean
+strict_walk (SpJsonScan *s, guint depth, char **problem)
+{
+  skip_ws (s);
+  if (depth > MAX_DEPTH || s->p >= s->end)
+    return FALSE;
+  guint line, col;
+  if (*s->p == '{')
+    {
+      s->p++;
+      g_autoptr (GHashTable) keys = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+      gboolean first = TRUE;
+      int r;
+      while ((r = object_next (s, &first, TRUE, NULL)) == 1)
+        {
+          if (!g_hash_table_add (keys, g_strdup (s->key->str)))
+            {
+              line_col (s->start, s->p, &line, &col);
+              g_autofree char *key = g_strescape (s->key->str, NULL);
+              *problem = g_strdup_printf ("%u:%u: the key \"%s\" a second time in one object "
+                                          "(which value is meant?)", line, col, key);
+              return FALSE;
+            }
+          if (!strict_walk (s, depth + 1, problem))
+            return FALSE;
+        }
+      return r == 0;
+    }
+  if (*s->p == '[')
+    {
+      s->p++;
+      gboolean first = TRUE;
+      int r;
+      while ((r = sp_json_scan_array_next (s, &first, NULL)) == 1)
+        if (!strict_walk (s, depth + 1, problem))
+          return FALSE;
+      return r == 0;
+    }
+  const char *at = s->p;
+  SpJsonValue v;
+  if (!scan_value (s, &v, depth, FALSE, NULL))
+    return FALSE;
+  if (v.kind == SP_JSON_INT
+      && (v.overflow || v.magnitude > (guint64) G_MAXINT64 + (v.neg ? 1 : 0)))
+    {
+      line_col (s->start, at, &line, &col);
+      *problem = g_strdup_printf ("%u:%u: the integer %.*s is outside the 64-bit range "
+                                  "[-2^63, 2^63 - 1]", line, col, (int) MIN (v.text_len, 64),
+                                  v.text);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+char *
+sp_json_strict_problem (const char *text, gsize length)
+{
+  SpJsonScan s;
+  sp_json_scan_init (&s, text, length);
+  char *problem = NULL;
+  strict_walk (&s, 0, &problem);
+  sp_json_scan_clear (&s);
+  return problem;
+}

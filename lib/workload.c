@@ -286,6 +286,12 @@ parse_json (const char *json, gssize length, const char *src, JsonParser **out_p
                    line, col, SP_JSON_MAX_DEPTH);
       return NULL;
     }
+  g_autofree char *problem = sp_json_strict_problem (json, n);
+  if (problem != NULL)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_WORKLOAD, "%s:%s", src, problem);
+      return NULL;
+    }
   JsonParser *parser = json_parser_new ();
   GError *local = NULL;
   if (!json_parser_load_from_data (parser, json, length, &local))

@@ -146,6 +146,24 @@ rm -f "$tmp/model-deep.json" "$tmp/ds-deep.json"
 refused "model name with a lone surrogate" "name must be a non-empty string of valid UTF-8" \
   plan --model "$fx/model-fuzz-name-lone-surrogate.json" --nodes 1 -o "$tmp/p.json"
 
+# what json-glib takes silently: a key twice (DeepSpeed refuses its
+# config's duplicates; the last value won here) and integers outside 64
+# bits (wrapped: 2^64 read as -1)
+printf '{"zero_optimization": {"stage": 3,\n  "mics_shard_size": 8, "mics_shard_size": 16}}\n' \
+  >"$tmp/ds-dup.json"
+refused "DeepSpeed config with a key twice" \
+  "$tmp/ds-dup.json:2:43: the key \"mics_shard_size\" a second time in one object" \
+  plan --model gpt-1b --deepspeed-config "$tmp/ds-dup.json" --nodes 1 -o "$tmp/p.json"
+sed 's/"layers": [0-9]*/"layers": 18446744073709551616/' "$SP_SRCDIR/examples/model-tiny.json" \
+  >"$tmp/model-2p64.json"
+refused "model with 2^64 layers" "the integer 18446744073709551616 is outside the 64-bit range" \
+  plan --model "$tmp/model-2p64.json" --nodes 1 -o "$tmp/p.json"
+sed 's/"layers": [0-9]*/"layers": 8, "layers": 9/' "$SP_SRCDIR/examples/model-tiny.json" \
+  >"$tmp/model-dup.json"
+refused "model with a key twice" "the key \"layers\" a second time in one object" \
+  plan --model "$tmp/model-dup.json" --nodes 1 -o "$tmp/p.json"
+[ -e "$tmp/p.json" ] && fail "a refused model left $tmp/p.json"
+
 ## spill files (exec/spill.c, exec/recover.c): finding 8
 for kind in ok deep fields clock; do
   "$make_spill" "$kind" "$tmp/$kind.spill" || fail "make-spill $kind failed"
