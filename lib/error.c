@@ -174,8 +174,15 @@ sp_parse_bytes (const char *what, const char *text, guint64 min, guint64 max,
     }
   g_autofree char *number = g_strndup (text, *suffix ? digits : len);
   guint64 v;
-  if (!sp_parse_u64 (what, number, 0, G_MAXUINT64, &v, error))
-    return FALSE;
+  gboolean all_digits = digits > 0 && number[digits] == '\0';
+  if (!sp_parse_u64 (what, number, 0, G_MAXUINT64, &v, all_digits ? NULL : error))
+    {
+      if (all_digits) /* more digits than 64 bits hold: say this option's limit */
+        g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                     "%s '%s' is too large: expected at most %" G_GUINT64_FORMAT " bytes", what,
+                     text, max);
+      return FALSE;
+    }
   if (v > G_MAXUINT64 / unit)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,

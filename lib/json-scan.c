@@ -475,9 +475,9 @@ line_col (const char *text, const char *at, guint *out_line, guint *out_col)
 }
 
 /* One value of sp_json_strict_problem's walk: FALSE with *problem set on a
- * finding, FALSE without on a syntax error (json-glib reports those). */
+ * finding, FALSE with *err on a syntax error. */
 static gboolean
-strict_walk (SpJsonScan *s, guint depth, char **problem)
+strict_walk (SpJsonScan *s, guint depth, char **problem, GError **err)
 {
   skip_ws (s);
   if (depth > MAX_DEPTH || s->p >= s->end)
@@ -489,7 +489,7 @@ strict_walk (SpJsonScan *s, guint depth, char **problem)
       g_autoptr (GHashTable) keys = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
       gboolean first = TRUE;
       int r;
-      while ((r = object_next (s, &first, TRUE, NULL)) == 1)
+      while ((r = object_next (s, &first, TRUE, err)) == 1)
         {
           if (!g_hash_table_add (keys, g_strdup (s->key->str)))
             {
@@ -499,7 +499,7 @@ strict_walk (SpJsonScan *s, guint depth, char **problem)
                                           "(which value is meant?)", line, col, key);
               return FALSE;
             }
-          if (!strict_walk (s, depth + 1, problem))
+          if (!strict_walk (s, depth + 1, problem, err))
             return FALSE;
         }
       return r == 0;
@@ -509,14 +509,14 @@ strict_walk (SpJsonScan *s, guint depth, char **problem)
       s->p++;
       gboolean first = TRUE;
       int r;
-      while ((r = sp_json_scan_array_next (s, &first, NULL)) == 1)
-        if (!strict_walk (s, depth + 1, problem))
+      while ((r = sp_json_scan_array_next (s, &first, err)) == 1)
+        if (!strict_walk (s, depth + 1, problem, err))
           return FALSE;
       return r == 0;
     }
   const char *at = s->p;
   SpJsonValue v;
-  if (!scan_value (s, &v, depth, FALSE, NULL))
+  if (!scan_value (s, &v, depth, FALSE, err))
     return FALSE;
   if (v.kind == SP_JSON_INT
       && (v.overflow || v.magnitude > (guint64) G_MAXINT64 + (v.neg ? 1 : 0)))
@@ -536,7 +536,13 @@ sp_json_strict_problem (const char *text, gsize length)
   SpJsonScan s;
   sp_json_scan_init (&s, text, length);
   char *problem = NULL;
-  strict_walk (&s, 0, &problem);
+  g_autoptr (GError) err = NULL;
+  strict_walk (&s, 0, &problem, &err);
   sp_json_scan_clear (&s);
+  /* of the scanner's syntax errors, the escapes json-glib takes: \u0000
+   * (a C string ends there) and an unpaired surrogate (not UTF-8) */
+  const char *at = err ? strstr (err->message, " at ") : NULL;
+  if (problem == NULL && at != NULL && strstr (at, "\\u") != NULL)
+    problem = g_strdup (at + strlen (" at "));
   return problem;
 }

@@ -87,7 +87,8 @@ gboolean sp_json_depth_within (const char *text, gsize length, guint max_depth, 
 /* What json-glib lets through silently, for the JSON a user writes (model,
  * DeepSpeed config): a key twice in one object (json-glib keeps the last;
  * DeepSpeed refuses its config with "Duplicate keys"), an integer outside
- * gint64 (json-glib wraps it).  NULL when there is neither (or the text is
+ * gint64 (json-glib wraps it), a \u0000 (C strings end there) or an
+ * unpaired surrogate escape (not UTF-8) in a string or a key.  NULL when there is neither (or the text is
  * not JSON: the parser says so), else "LINE:COL: what" (g_free). */
 char *sp_json_strict_problem (const char *text, gsize length);
 

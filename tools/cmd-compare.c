@@ -285,7 +285,7 @@ sp_cmd_compare (int argc, char **argv)
     return sp_cli_fail (CMD, SP_EXIT_USAGE,
                         "expected two traces, SIM.h5 and MEASURED.h5, got %d arguments "
                         "(see 'shardplan compare --help')", argc - 1);
-  if (plot_path && !g_str_has_suffix (plot_path, ".png") && !g_str_has_suffix (plot_path, ".svg"))
+  if (plot_path && sp_plot_kind (plot_path) == NULL)
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--plot '%s' must end in .png or .svg", plot_path);
   g_autoptr (SpCliFiles) files = sp_cli_files_new (CMD);
   sp_cli_files_input (files, "SIM.h5 argument", argv[1]);

@@ -180,8 +180,10 @@ sp_cmd_estimate (int argc, char **argv)
   if (sweep)
     {
       g_autofree char *a = g_strndup (bytes_s, colon - bytes_s);
-      if (!sp_parse_bytes ("--bytes", a, 1, max_bytes, &lo, &error)
-          || !sp_parse_bytes ("--bytes", colon + 1, 1, max_bytes, &hi, &error))
+      g_autofree char *what_a = g_strdup_printf ("--bytes '%s': A", bytes_s);
+      g_autofree char *what_b = g_strdup_printf ("--bytes '%s': B", bytes_s);
+      if (!sp_parse_bytes (what_a, a, 1, max_bytes, &lo, &error)
+          || !sp_parse_bytes (what_b, colon + 1, 1, max_bytes, &hi, &error))
         return sp_cli_error (CMD, error);
       if ((lo & (lo - 1)) || (hi & (hi - 1)) || lo > hi)
         return sp_cli_fail (CMD, SP_EXIT_USAGE,
@@ -281,10 +283,12 @@ sp_cmd_estimate (int argc, char **argv)
     }
   else
     {
-      g_string_append_printf (out, "# shardplan estimate: %s, %u %s x %u ranks = %u ranks, "
+      guint32 k = rpn ? rpn : spec->gpus_per_node;
+      g_string_append_printf (out, "# shardplan estimate: %s, %u %s x %u %s = %u %s, "
                                    "model %s\n",
                               spec->name, spec->nodes, sp_cli_plural (spec->nodes, "node", "nodes"),
-                              rpn ? rpn : spec->gpus_per_node, n, sp_sim_model_name (model));
+                              k, sp_cli_plural (k, "rank", "ranks"), n,
+                              sp_cli_plural (n, "rank", "ranks"), sp_sim_model_name (model));
       g_string_append (out, "#       size         count      type   redop    root     time   algbw"
                             "   busbw  algorithm protocol\n"
                             "#        (B)    (elements)                               (us)  (GB/s)"

@@ -7,6 +7,7 @@
 #include "config.h"
 #include "cli.h"
 #include "commands.h"
+#include "plot.h"
 #include "progress.h"
 #include "sweep.h"
 #include "shardplan/memory.h"
@@ -178,8 +179,9 @@ simulate_row (gpointer data, gpointer user_data)
       g_clear_error (&row->error);
     }
   if (row->error != NULL)
-    g_prefix_error (&row->error, "%u nodes, shard size %u%s, expert-parallel size %u: ",
-                    row->nodes, row->shard, row->hier ? " hierarchical" : "", row->ep);
+    g_prefix_error (&row->error, "%u %s, shard size %u%s, expert-parallel size %u: ",
+                    row->nodes, sp_cli_plural (row->nodes, "node", "nodes"), row->shard,
+                    row->hier ? " hierarchical" : "", row->ep);
   sp_sim_result_free (res);
   sp_groups_free (groups);
   sp_plan_free (plan);
@@ -329,8 +331,9 @@ recommend (const SpSweepRow *rows, guint n, double uncertainty_pct, SpSweepPick 
     {
       const SpSweepRow *r = &rows[p->runner];
       p->margin_pct = (r->step_us / b->step_us - 1) * 100;
-      g_string_append_printf (w, "; %.1f %% ahead of %s on %u nodes, micro-batch %u (%.1f ms)",
-                              p->margin_pct, sp_sweep_label (r, lr, sizeof lr), r->nodes, r->micro_batch,
+      g_string_append_printf (w, "; %.1f %% ahead of %s on %u %s, micro-batch %u (%.1f ms)",
+                              p->margin_pct, sp_sweep_label (r, lr, sizeof lr), r->nodes,
+                              sp_cli_plural (r->nodes, "node", "nodes"), r->micro_batch,
                               r->step_us / 1e3);
     }
   else
@@ -559,7 +562,7 @@ sp_cmd_sweep (int argc, char **argv)
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
   if (unc_s && !sp_parse_double ("--uncertainty", unc_s, 0, 1000, &uncertainty, &error))
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
-  if (plot_s && !g_str_has_suffix (plot_s, ".png") && !g_str_has_suffix (plot_s, ".svg"))
+  if (plot_s && sp_plot_kind (plot_s) == NULL)
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--plot '%s' must end in .png or .svg", plot_s);
   g_autoptr (GArray) nodes = g_array_new (FALSE, FALSE, sizeof (guint32));
   g_autoptr (GArray) mbs = g_array_new (FALSE, FALSE, sizeof (guint32));
@@ -640,6 +643,7 @@ sp_cmd_sweep (int argc, char **argv)
         }
       lcm = MIN (lcm / a * sp_topo_world_size (t), G_GUINT64_CONSTANT (1) << 30);
     }
+  gboolean batch_given = global_batch != 0;
   if (global_batch == 0)
     global_batch = (guint32) MIN ((guint64) model.micro_batch * model.grad_accum * lcm, 1u << 30);
   g_autoptr (GArray) eps = g_array_new (FALSE, FALSE, sizeof (guint32));
@@ -675,9 +679,11 @@ sp_cmd_sweep (int argc, char **argv)
                         "the world");
   if (rows->len == 0)
     return sp_cli_fail (CMD, SP_EXIT_USAGE,
-                        "no configuration to sweep: the global batch %u is not a multiple of any "
-                        "micro-batch x GPUs (--global-batch, --micro-batch)",
-                        global_batch);
+                        "no configuration to sweep: the global batch %u%s is not a multiple of "
+                        "any micro-batch x GPUs (--global-batch, --micro-batch)", global_batch,
+                        batch_given ? ""
+                        : " (the default: micro-batch x grad_accum x the least common multiple "
+                          "of the world sizes, at most 2^30)");
   SpProgress *progress = sp_progress_new (CMD, rows->len, "configurations", quiet);
   Sweep sw = { &model, &knobs, global_batch, efficiency, sim_model, sim_opts,
                (SpSweepRow *) rows->data, progress };

@@ -127,6 +127,17 @@ sp_plot_add_mark (SpPlot *plot, guint panel, const char *label, double x, double
 
 
 
+const char *
+sp_plot_kind (const char *path)
+{
+  gsize n = path ? strlen (path) : 0;
+  if (n >= 4 && g_ascii_strcasecmp (path + n - 4, ".png") == 0)
+    return "png";
+  if (n >= 4 && g_ascii_strcasecmp (path + n - 4, ".svg") == 0)
+    return "svg";
+  return NULL;
+}
+
 gboolean
 sp_plot_save (const SpPlot *plot, const char *path, GError **error)
 {
@@ -135,7 +146,8 @@ sp_plot_save (const SpPlot *plot, const char *path, GError **error)
                "cannot write plot %s: this shardplan was built without cairo", path);
   return FALSE;
 #else
-  gboolean svg = g_str_has_suffix (path, ".svg"), png = g_str_has_suffix (path, ".png");
+  const char *kind = sp_plot_kind (path);
+  gboolean svg = g_strcmp0 (kind, "svg") == 0, png = g_strcmp0 (kind, "png") == 0;
   if (!svg && !png)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,

@@ -183,9 +183,10 @@ fabric_lines (GString *out, const SpTopoSpec *ts, const SpSweepRow *r, guint n,
   if (domain <= ts->gpus_per_node || p->best < 0)
     return;
   const SpSweepRow *b = &r[p->best];
-  g_string_append_printf (out, "nvlink: domains of %u GPUs (%u nodes); the recommendation's "
+  g_string_append_printf (out, "nvlink: domains of %u GPUs (%u %s); the recommendation's "
                                "parameter all-gathers ",
-                          domain, domain / ts->gpus_per_node);
+                          domain, domain / ts->gpus_per_node,
+                          sp_cli_plural (domain / ts->gpus_per_node, "node", "nodes"));
   if (b->gather_in_domain == b->gather_groups)
     {
       g_string_append (out, "stay inside one domain\n");
@@ -294,10 +295,11 @@ sp_sweep_format_text (GString *out, const SpSweepContext *c, const SpTopoSpec *t
   char lb[64], lr[64];
   const SpSweepRow *b = &r[p->best];
   if (p->runner >= 0)
-    g_string_append_printf (out, "runner-up: #%d %s on %u nodes, micro-batch %u: %.1f ms, %.1f %% "
+    g_string_append_printf (out, "runner-up: #%d %s on %u %s, micro-batch %u: %.1f ms, %.1f %% "
                                  "slower\n",
                             p->runner + 1, sp_sweep_label (&r[p->runner], lr, sizeof lr),
-                            r[p->runner].nodes, r[p->runner].micro_batch,
+                            r[p->runner].nodes, sp_cli_plural (r[p->runner].nodes, "node", "nodes"),
+                            r[p->runner].micro_batch,
                             r[p->runner].step_us / 1e3, p->margin_pct);
   if (p->near > 0)
     g_string_append_printf (out, "note: %u other configuration%s within %.3g %% of the best step "
@@ -317,9 +319,10 @@ sp_sweep_format_text (GString *out, const SpSweepContext *c, const SpTopoSpec *t
     g_string_append_printf (out, "deepspeed config: ep_size is not a config key: build the MoE "
                                  "layers with deepspeed.moe.layer.MoE(..., ep_size=%u)\n",
                             b->ep);
-  g_string_append_printf (out, "recommended: #%d %s on %u nodes, micro-batch %u x %u accumulation "
+  g_string_append_printf (out, "recommended: #%d %s on %u %s, micro-batch %u x %u accumulation "
                                "(%s)\n",
-                          p->best + 1, sp_sweep_label (b, lb, sizeof lb), b->nodes, b->micro_batch,
+                          p->best + 1, sp_sweep_label (b, lb, sizeof lb), b->nodes,
+                          sp_cli_plural (b->nodes, "node", "nodes"), b->micro_batch,
                           b->grad_accum, p->why);
 }
 

@@ -109,4 +109,9 @@ done
 "$SHARDPLAN" sweep -m gpt-1b -t "$topo" --nodes 2 --sim-model analytic --plot "$tmp/q.svg" \
   >/dev/null 2>"$tmp/err2" || fail "second sweep exited $?"
 grep -q '^plot: ' "$tmp/err2" && fail "layout printed without SHARDPLAN_PLOT_DEBUG"
+
+# the extension in either case: p.SVG is an SVG (it was refused)
+"$SHARDPLAN" sweep -m gpt-1b -t "$topo" --nodes 2 --sim-model analytic --plot "$tmp/r.SVG" \
+  >/dev/null 2>"$tmp/err3" || fail "--plot r.SVG exited $?: $(cat "$tmp/err3")"
+grep -q '<svg' "$tmp/r.SVG" || fail "r.SVG is not an SVG"
 finish
