@@ -178,6 +178,16 @@ check_lines (const char *data, gsize length, const char *prefix, GError **error)
       g_strstrip (text);
       if (section == NULL)
         continue; /* GKeyFile reports a key before any section */
+      if (strchr (text, '[') != NULL)
+        {
+          /* GKeyFile's localized value (key[locale]): stored apart and
+           * never read, so it would be ignored without a word */
+          g_autofree char *key = excerpt (text, 64);
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                       "%sline %u: key '%s': a topology key has no [locale] suffix", prefix, line,
+                       key);
+          return FALSE;
+        }
       g_autofree char *id = g_strdup_printf ("[%s] %s", section, text);
       guint first = GPOINTER_TO_UINT (g_hash_table_lookup (seen, id));
       if (first != 0)
@@ -276,6 +286,9 @@ sp_topo_load_data (const char *data, gssize length, const char *source_name, GEr
   g_return_val_if_fail (data != NULL || length == 0, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
   gsize len = length < 0 ? strlen (data) : (gsize) length;
+  /* a UTF-8 byte order mark, as some Windows editors write: not content */
+  if (data != NULL && len >= 3 && memcmp (data, "\xEF\xBB\xBF", 3) == 0)
+    data += 3, len -= 3;
   g_autofree char *prefix = g_strdup_printf ("%s: ", source_name ? source_name : "topology");
   if (!check_text (data ? data : "", len, prefix, error)
       || !check_lines (data ? data : "", len, prefix, error))

@@ -18,6 +18,17 @@
 #include <string.h>
 
 #define CMD "sweep"
+
+/* `word` as one word of a shell command line: as it is when it holds only
+ * characters no shell treats specially, else quoted (g_shell_quote). */
+static char *
+shell_word (const char *word)
+{
+  gboolean plain = *word != '\0';
+  for (const char *p = word; *p && plain; p++)
+    plain = g_ascii_isalnum (*p) || strchr ("_./,:=+-@%", *p) != NULL;
+  return plain ? g_strdup (word) : g_shell_quote (word);
+}
 #define DEFAULT_TOPOLOGY "dgx-h100"
 #define DEFAULT_NODES 16
 #define DEFAULT_MICRO_BATCHES "1,2,4,8"
@@ -746,10 +757,11 @@ sp_cmd_sweep (int argc, char **argv)
       g_autofree char *ep = r[pick.best].ep > 1
                               ? g_strdup_printf (" --expert-parallel %u", r[pick.best].ep)
                               : g_strdup ("");
+      g_autofree char *qm = shell_word (model_s ? model_s : SP_MODEL_DEFAULT);
+      g_autofree char *qt = shell_word (topology ? topology : DEFAULT_TOPOLOGY);
+      g_autofree char *qe = shell_word (emit_s);
       rebuild = g_strdup_printf ("shardplan plan -m %s -t %s -n %u%s%s --deepspeed-config %s",
-                                 model_s ? model_s : SP_MODEL_DEFAULT,
-                                 topology ? topology : DEFAULT_TOPOLOGY, r[pick.best].nodes, eff,
-                                 ep, emit_s);
+                                 qm, qt, r[pick.best].nodes, eff, ep, qe);
     }
   g_autoptr (GString) out = g_string_new (NULL);
   if (format == SP_FORMAT_JSON)

@@ -314,7 +314,8 @@ sp_sweep_format_text (GString *out, const SpSweepContext *c, const SpTopoSpec *t
                             r[p->lean].memory_gib, r[p->lean].step_us / 1e3);
   fabric_lines (out, ts, r, n, p);
   if (emitted)
-    g_string_append_printf (out, "deepspeed config: written; '%s' rebuilds this plan\n", emitted);
+    g_string_append_printf (out, "deepspeed config: written; this command rebuilds its plan: %s\n",
+                            emitted);
   if (emitted && b->ep > 1)
     g_string_append_printf (out, "deepspeed config: ep_size is not a config key: build the MoE "
                                  "layers with deepspeed.moe.layer.MoE(..., ep_size=%u)\n",

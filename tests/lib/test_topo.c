@@ -408,6 +408,8 @@ START_TEST (test_duplicates_and_bare_lines)
     { "\n[inter\n", "'[inter' is not a key = value pair" },
     { "\n[]\n", "'[]' is not a key = value pair" },
     { "\n= 1\n", "'= 1' is not a key = value pair" },
+    /* GKeyFile's localized key: stored apart, never read */
+    { "\nnic_gbps[de] = 100\n", "key 'nic_gbps[de]': a topology key has no [locale] suffix" },
     /* cut at 64 characters, not bytes: the message stays UTF-8 */
     { "\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaéééé\n",
       "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaé…' is not" },
@@ -438,6 +440,14 @@ START_TEST (test_duplicates_and_bare_lines)
   g_autoptr (SpTopo) topo = sp_topo_load_data (commented, -1, "t.ini", &error);
   ck_assert_msg (topo != NULL, "%s", error ? error->message : "");
   ck_assert_int_eq (sp_topo_spec (topo)->transport, SP_TRANSPORT_ROCE);
+  /* a UTF-8 byte order mark before the first section is no content */
+  g_autofree char *bom = g_strconcat ("\xEF\xBB\xBF", text, NULL);
+  g_autoptr (SpTopo) with_bom = sp_topo_load_data (bom, -1, "t.ini", &error);
+  ck_assert_msg (with_bom != NULL, "%s", error ? error->message : "");
+  g_autoptr (SpTopo) plain = sp_topo_load_data (text, -1, "t.ini", &error);
+  ck_assert (plain != NULL);
+  ck_assert_int_eq (sp_topo_spec (with_bom)->nodes, sp_topo_spec (plain)->nodes);
+  ck_assert_str_eq (sp_topo_spec (with_bom)->name, sp_topo_spec (plain)->name);
 }
 END_TEST
 

@@ -101,7 +101,7 @@ sweep --zeropp none --expert-parallel 4 --emit-deepspeed-config "$tmp/ds-ep.json
   || fail "emit with ep: $(cat "$tmp/e")"
 grep -q "^deepspeed config: ep_size is not a config key: build the MoE layers with deepspeed.moe.layer.MoE(..., ep_size=4)$" "$tmp/t" \
   || fail "emit: no ep_size line"
-cmd=$(sed -n "s/^deepspeed config: written; '\(.*\)' rebuilds this plan$/\1/p" "$tmp/t")
+cmd=$(sed -n "s/^deepspeed config: written; this command rebuilds its plan: \(.*\)$/\1/p" "$tmp/t")
 case $cmd in *" --expert-parallel 4 --deepspeed-config $tmp/ds-ep.json") ;; *) fail "rebuild command: '$cmd'" ;; esac
 grep -q 'ep_size\|expert' "$tmp/ds-ep.json" && fail "the emitted config has an expert key DeepSpeed does not read"
 if $have_py && [ -n "$cmd" ]; then
