@@ -2,7 +2,7 @@
  * (lib/json-scan.h): validate and skip the whole text, walk it value by
  * value as the plan reader does (objects and arrays entered, scalars
  * decoded and described, seeking back to each value), and the depth
- * pre-scan that guards json-glib. */
+ * pre-scan and the strict check that guard json-glib. */
 #include "config.h"
 #include "fuzz-common.h"
 #include "json-scan.h"
@@ -98,5 +98,15 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       abort ();
     }
   sp_json_scan_clear (&s);
+
+  /* the strict pre-check for json-glib (duplicate keys, 64-bit integers,
+   * \u0000): whatever it says is one line, "LINE:COL: …" */
+  g_autofree char *problem = sp_json_strict_problem (text, size);
+  if (problem != NULL && (!g_ascii_isdigit (problem[0]) || strchr (problem, ':') == NULL
+                          || strchr (problem, '\n') != NULL))
+    {
+      fprintf (stderr, "json-scan: strict check's message is not 'LINE:COL: …': %s\n", problem);
+      abort ();
+    }
   return 0;
 }
