@@ -18,13 +18,13 @@ typedef struct {
   gboolean output;
 } Entry;
 
-/* Outputs DIR/BASE.<r>SUFFIX for r < count (a Chakra trace's rank files):
- * too many to list, so matched by name */
+/* Outputs HEAD<r>TAIL for r < count (a Chakra trace's rank files, a run's
+ * spill files): too many to list, so matched by name */
 typedef struct {
   char *option;
-  char *dir;    /* resolved */
-  char *base;
-  char *suffix;
+  char *dir;    /* HEAD's directory, resolved */
+  char *head;   /* HEAD's file-name part */
+  char *tail;
   guint64 count;
 } Family;
 
@@ -40,8 +40,8 @@ family_free (gpointer p)
   Family *f = p;
   g_free (f->option);
   g_free (f->dir);
-  g_free (f->base);
-  g_free (f->suffix);
+  g_free (f->head);
+  g_free (f->tail);
   g_free (f);
 }
 
@@ -101,12 +101,15 @@ sp_cli_files_output (SpCliFiles *files, const char *option, const char *path)
   add (files, option, path, TRUE);
 }
 
-/* `path` absolute, its directory's symbolic links and ".." resolved, and
- * the file's own link too when it exists: where writing it lands. */
+/* `path` absolute with its directory's symbolic links and ".." resolved
+ * (lexically where the directory does not exist), and with its own link
+ * followed too when `follow` and it exists: where writing to it lands
+ * (follow FALSE: an output is renamed into place, replacing a link, not
+ * its target) or what reading it reads (follow TRUE). */
 static char *
-resolved (const char *path)
+resolved (const char *path, gboolean follow)
 {
-  char *real = realpath (path, NULL);
+  char *real = follow ? realpath (path, NULL) : NULL;
   if (real != NULL)
     {
       char *out = g_strdup (real);
@@ -125,13 +128,13 @@ resolved (const char *path)
 }
 
 void
-sp_cli_files_output_family (SpCliFiles *files, const char *option, const char *prefix,
-                            const char *suffix, guint64 count)
+sp_cli_files_output_family (SpCliFiles *files, const char *option, const char *head,
+                            const char *tail, guint64 count)
 {
-  if (prefix == NULL || *prefix == '\0' || count == 0)
+  if (head == NULL || *head == '\0' || count == 0)
     return;
-  g_autofree char *first = g_strdup_printf ("%s.0%s", prefix, suffix);
-  g_autofree char *last = g_strdup_printf ("%s.%" G_GUINT64_FORMAT "%s", prefix, count - 1, suffix);
+  g_autofree char *first = g_strdup_printf ("%s0%s", head, tail);
+  g_autofree char *last = g_strdup_printf ("%s%" G_GUINT64_FORMAT "%s", head, count - 1, tail);
   g_autofree char *o_first = g_strdup_printf ("%s (rank 0)", option);
   g_autofree char *o_last = g_strdup_printf ("%s (last rank)", option);
   /* the first and the last as outputs (their places checked, and each
@@ -139,31 +142,35 @@ sp_cli_files_output_family (SpCliFiles *files, const char *option, const char *p
   add (files, o_first, first, TRUE);
   if (count > 1)
     add (files, o_last, last, TRUE);
-  g_autofree char *r = resolved (first);
+  /* HEAD's directory resolved, its file-name part as written (HEAD ends
+   * in "." or ".rank": never a directory of its own) */
+  g_autofree char *r = resolved (first, FALSE);
   Family *f = g_new0 (Family, 1);
   f->option = g_strdup (option);
   f->dir = g_path_get_dirname (r);
-  g_autofree char *b = g_path_get_basename (r);
-  f->base = g_strndup (b, strlen (b) - strlen (".0") - strlen (suffix));
-  f->suffix = g_strdup (suffix);
+  g_autofree char *name = g_path_get_basename (r);
+  gsize nh = strlen (name) - strlen ("0") - strlen (tail); /* name = head part + "0" + tail */
+  f->head = g_strndup (name, nh);
+  f->tail = g_strdup (tail);
   f->count = count;
   g_ptr_array_add (files->families, f);
 }
 
-/* The member of family `f` that `path` would be (its rank), or -1. */
+/* The member of family `f` that `path` is (its rank), or -1: by where
+ * writing to it lands for an output, what reading it reads for an input. */
 static gint64
-family_member (const Family *f, const char *path)
+family_member (const Family *f, const char *path, gboolean output)
 {
-  g_autofree char *r = resolved (path);
+  g_autofree char *r = resolved (path, !output);
   g_autofree char *dir = g_path_get_dirname (r);
   g_autofree char *name = g_path_get_basename (r);
-  gsize nb = strlen (f->base), ns = strlen (f->suffix), n = strlen (name);
-  if (strcmp (dir, f->dir) != 0 || n < nb + 2 + ns || strncmp (name, f->base, nb) != 0
-      || name[nb] != '.' || strcmp (name + n - ns, f->suffix) != 0)
+  gsize nh = strlen (f->head), nt = strlen (f->tail), n = strlen (name);
+  if (strcmp (dir, f->dir) != 0 || n < nh + 1 + nt || strncmp (name, f->head, nh) != 0
+      || strcmp (name + n - nt, f->tail) != 0)
     return -1;
-  g_autofree char *digits = g_strndup (name + nb + 1, n - nb - 1 - ns);
+  g_autofree char *digits = g_strndup (name + nh, n - nh - nt);
   guint64 v;
-  if ((digits[0] == '0' && digits[1] != '\0')
+  if ((digits[0] == '0' && digits[1] != '\0') || !g_ascii_isdigit (digits[0])
       || !g_ascii_string_to_unsigned (digits, 10, 0, f->count - 1, &v, NULL))
     return -1;
   return (gint64) v;
@@ -261,15 +268,17 @@ sp_cli_files_check (const SpCliFiles *files)
           const Entry *x = &es[j];
           if (strcmp (x->option, o_first) == 0 || strcmp (x->option, o_last) == 0)
             continue;
-          gint64 r = family_member (f, x->path);
+          gint64 r = family_member (f, x->path, x->output);
           if (r < 0)
             continue;
+          g_autofree char *ranks = f->count <= G_MAXUINT32
+                                     ? g_strdup_printf ("ranks 0 to %" G_GUINT64_FORMAT, f->count - 1)
+                                     : g_strdup ("one per rank");
           sp_cli_fail (files->command, SP_EXIT_USAGE,
-                       "%s '%s' is rank %" G_GINT64_FORMAT "'s file of %s '%s/%s.<rank>%s' "
-                       "(ranks 0 to %" G_GUINT64_FORMAT "): refusing to %s (give another %s)",
-                       x->option, x->path, r, f->option, f->dir, f->base, f->suffix,
-                       f->count - 1, x->output ? "write both" : "overwrite an input",
-                       x->output ? "file" : "prefix");
+                       "%s '%s' is rank %" G_GINT64_FORMAT "'s file of %s '%s/%s<rank>%s' "
+                       "(%s): refusing to %s (change one of them)",
+                       x->option, x->path, r, f->option, f->dir, f->head, f->tail, ranks,
+                       x->output ? "write both" : "overwrite an input");
           return FALSE;
         }
     }

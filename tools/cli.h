@@ -100,12 +100,15 @@ void sp_cli_files_input (SpCliFiles *files, const char *option, const char *path
 /* `n` positional inputs, each labelled `option`. */
 void sp_cli_files_inputs (SpCliFiles *files, const char *option, int n, char **paths);
 void sp_cli_files_output (SpCliFiles *files, const char *option, const char *path);
-/* Outputs PREFIX.<r>SUFFIX for every r < count (a Chakra trace's rank
- * files): the first and the last as outputs above, and every member by
- * its resolved name against the other files (writes are atomic renames,
- * so a name, not an inode, is what one of them would replace). */
-void sp_cli_files_output_family (SpCliFiles *files, const char *option, const char *prefix,
-                                 const char *suffix, guint64 count);
+/* Outputs HEAD<r>TAIL for every r < count (a Chakra trace's rank files
+ * PREFIX.<r>.et, a run's spill files OUTPUT.rank<r>.spill): the first and
+ * the last as outputs above, and every member by name against the other
+ * files: an output by where writing it lands (its directory resolved; an
+ * atomic rename replaces a symbolic link, not its target), an input by
+ * what reading it reads (its own link followed too).  count above
+ * G_MAXUINT32: any rank (the world size is not known yet). */
+void sp_cli_files_output_family (SpCliFiles *files, const char *option, const char *head,
+                                 const char *tail, guint64 count);
 /* TRUE when every rule holds; else one line "shardplan <cmd>: …" naming
  * both files and their options is printed and the caller exits
  * SP_EXIT_USAGE. */

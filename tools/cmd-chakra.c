@@ -25,7 +25,8 @@ sp_chakra_cmd_outputs (SpCliFiles *files, const char *option, const char *prefix
   g_autofree char *groups_path = g_strdup_printf ("%s.groups.json", prefix);
   g_autofree char *o_groups = g_strdup_printf ("%s (groups file)", option);
   sp_cli_files_output (files, o_groups, groups_path);
-  sp_cli_files_output_family (files, option, prefix, ".et", MAX (world, 1));
+  g_autofree char *head = g_strconcat (prefix, ".", NULL);
+  sp_cli_files_output_family (files, option, head, ".et", MAX (world, 1));
 }
 
 #ifndef HAVE_PROTOBUF_C

@@ -153,6 +153,11 @@ run_main (int argc, char **argv, int saved_stderr)
   sp_cli_files_input (files, "--plan", plan);
   sp_cli_files_input (files, "--topology", topology);
   sp_cli_files_output (files, "-o/--output", output);
+  /* each rank's spill file, OUTPUT.rank<r>.spill (exec.c), opened for
+   * writing as the run starts: no input may be one */
+  g_autofree char *spill_head = g_strconcat (output, ".rank", NULL);
+  sp_cli_files_output_family (files, "-o/--output (spill files)", spill_head, ".spill",
+                              (guint64) G_MAXUINT32 + 1);
   if (!sp_cli_files_check (files))
     return SP_EXIT_USAGE;
   SpExecOptions o;

@@ -37,6 +37,21 @@ for m in et/r.5.et link.json; do
 done
 rm et/r.5.et link.json
 [ ! -e et/r.0.et ] && [ ! -e m.json ] || { echo "FAIL: written after a refusal" >&2; exit 1; }
+# rank files that are symbolic links are names the export replaces: rank
+# 0's pointing at a short name (which crashed the name check), rank 3's at
+# a file outside, named as -o (refused: the plan JSON would land in the trace)
+echo x >x
+ln -s ../x et/r.0.et
+echo '{}' >out.json
+ln -s ../out.json et/r.3.et
+"$SHARDPLAN" plan $plan -o et/r.3.et --chakra et/r >/dev/null 2>err
+[ $? -eq 2 ] && grep -q "output 'et/r.3.et' is rank 3's file of --chakra" err && [ "$(cat out.json)" = '{}' ] \
+  || { cat err >&2; echo "FAIL: plan --chakra -o a rank file that is a link" >&2; exit 1; }
+rm et/r.3.et
+"$SHARDPLAN" chakra export -q --plan p.json --topology dgx-h100 -o et/r 2>err \
+  || { cat err >&2; echo "FAIL: chakra export over a rank file that is a link" >&2; exit 1; }
+[ ! -L et/r.0.et ] && [ "$(cat x)" = x ] || { echo "FAIL: the link's target was written" >&2; exit 1; }
+rm -f et/r.*
 
 # a simulated trace -> Chakra with its durations
 "$SHARDPLAN" sim --plan p.json --topology dgx-h100 --nodes 1 -o s.h5 >/dev/null || exit 1

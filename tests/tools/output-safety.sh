@@ -141,4 +141,14 @@ wrote_row () {
     || fail "$name: the last line on stderr is not what it wrote: $(tail -n 1 "$tmp/err")"
 }
 for_each_row wrote_row
+
+# run's per-rank spill files (OUTPUT.rank<r>.spill, opened as the run
+# starts) are outputs too: an input named like one is refused
+if [ "$HAVE_MPI" = yes ]; then
+  cp "$TOPO" "$tmp/t.h5.rank1.spill"
+  want="rank 1's file of -o/--output (spill files)
+refusing to overwrite an input"
+  refused "run: --topology is a spill file" run --plan "$PLAN" -o "$tmp/t.h5" --topology "$tmp/t.h5.rank1.spill"
+  cmp -s "$TOPO" "$tmp/t.h5.rank1.spill" || fail "run: the topology named like a spill file changed"
+fi
 finish
