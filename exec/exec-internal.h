@@ -346,6 +346,8 @@ void sp_exec_recorder_flush (SpExecRecorder *rec);
 const GArray *sp_exec_recorder_rows (const SpExecRecorder *rec);
 /* Remove the spill file (after a complete run). */
 void sp_exec_recorder_remove_spill (SpExecRecorder *rec);
+/* TRUE while the spill file is there (not removed). */
+gboolean sp_exec_recorder_has_spill (const SpExecRecorder *rec);
 /* The local clock at the start of the first timed iteration (taken when
  * the iteration is set to 0; the spill file's epoch record), ns; FALSE
  * before that. */

@@ -739,9 +739,23 @@ run_inner (SpExecCtx *ctx, SpExecResult *res, GError **error)
     }
   else if (rec)
     sp_exec_recorder_remove_spill (rec);
-  if (rec && !ok && !res->abort_job && !res->partial_written)
+  /* A failed run keeps the spill files of a rank that recorded rows: the
+   * trace may not have been written (rank 0's write or the gather failed,
+   * a full disk), and they are then the only copy.  run_backend removed
+   * them where the trace was written. */
+  gboolean kept = rec && !ok && sp_exec_recorder_has_spill (rec)
+                  && (res->abort_job || sp_exec_recorder_rows (rec)->len > 0);
+  if (rec && !ok && !kept)
     sp_exec_recorder_remove_spill (rec);
-  note_spill_files (ctx, rec && !ok && (res->abort_job || res->partial_written)); /* still there */
+  if (kept && ctx->rank == 0 && !res->abort_job && error != NULL && *error != NULL)
+    {
+      g_autofree char *old = (*error)->message;
+      (*error)->message = g_strdup_printf ("%s; the spill files %s.rank*.spill are kept: "
+                                           "'shardplan trace recover %s.rank*.spill -o FILE.h5' "
+                                           "makes a trace of what they hold", old,
+                                           ctx->opts->output, ctx->opts->output);
+    }
+  note_spill_files (ctx, kept); /* still there */
   sp_exec_recorder_free (rec);
   free_tasks (ctx);
   g_clear_pointer (&ctx->error_text, g_free);

@@ -198,6 +198,12 @@ sp_exec_recorder_rows (const SpExecRecorder *rec)
   return rec->rows;
 }
 
+gboolean
+sp_exec_recorder_has_spill (const SpExecRecorder *rec)
+{
+  return rec->spill_path != NULL && g_file_test (rec->spill_path, G_FILE_TEST_EXISTS);
+}
+
 void
 sp_exec_recorder_remove_spill (SpExecRecorder *rec)
 {

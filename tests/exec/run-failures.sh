@@ -197,4 +197,24 @@ else
   bad_recover "with another plan" "$out0.rank1.spill" --plan "$tmp/all.json"
   "$SHARDPLAN" trace recover --help | grep -q "spill" || fail "trace recover --help"
 fi
+
+# 6. Rank 0 cannot write the trace (here: the output's name becomes a
+# directory while rank 0 holds its temporary file; in practice a full
+# disk): the run fails, and every rank keeps its spill file, the only copy
+# of the measurements, which `trace recover` turns into the trace (every
+# rank deleted its file, as after a written trace)
+( SP_TEST_TEMP_PAUSE=4; export SP_TEST_TEMP_PAUSE
+  mpi 4 --plan "$tmp/rep.json" -o "$tmp/nowrite.h5" --iters 2 --warmup 0 --timeout 30
+  echo "$status" >"$tmp/nowrite.status" ) &
+i=0
+while [ $i -lt 600 ] && ! ls "$tmp" | grep -q '^nowrite\.h5\.tmp-'; do sleep 0.1; i=$((i + 1)); done
+mkdir "$tmp/nowrite.h5"
+wait
+[ "$(cat "$tmp/nowrite.status")" -ne 0 ] || fail "a trace that could not be written: exit 0"
+grep -q "spill files $tmp/nowrite.h5.rank\*.spill are kept" "$tmp/err" \
+  || fail "unwritable trace: the message does not say the spill files are kept: $(cat "$tmp/err")"
+n_spill=$(ls "$tmp" | grep -c '^nowrite\.h5\.rank[0-3]\.spill$')
+[ "$n_spill" -eq 4 ] || fail "unwritable trace: $n_spill spill files left, expected 4"
+"$SHARDPLAN" trace recover "$tmp"/nowrite.h5.rank*.spill -o "$tmp/nowrite-rec.h5" >/dev/null 2>"$tmp/rerr" \
+  || fail "recover after an unwritable trace: $(cat "$tmp/rerr")"
 finish
