@@ -595,8 +595,8 @@ note_spill_files (const SpExecCtx *ctx, gboolean kept)
   if (kept)
     note = g_strdup_printf ("%sshardplan run: interrupted: the spill files %s.rank*.spill are kept; "
                             "'shardplan trace recover %s.rank*.spill -o FILE.h5' turns them into "
-                            "a partial trace (do that before running again with -o %s, which "
-                            "overwrites them)\n", ctx->opts->progress ? "\r\033[K" : "",
+                            "a partial trace (running again with -o %s is refused while they "
+                            "are there)\n", ctx->opts->progress ? "\r\033[K" : "",
                             ctx->opts->output, ctx->opts->output, ctx->opts->output);
   sp_file_set_interrupt_note (note);
 }

@@ -8,8 +8,10 @@
 #include "exec-internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <unistd.h>
 
 struct SpExecRecorder {
   char *spill_path;
@@ -27,12 +29,24 @@ SpExecRecorder *
 sp_exec_recorder_new (const char *spill_path, const SpExecSpillRun *run, gint64 (*now_ns) (void),
                       GError **error)
 {
-  FILE *f = g_fopen (spill_path, "wb");
+  /* A new file only: one already there is an earlier run's that did not
+   * finish (its rows are recoverable, and this run would truncate them),
+   * and a symbolic link there is not followed. */
+  int fd = g_open (spill_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  FILE *f = fd >= 0 ? fdopen (fd, "wb") : NULL;
   if (!f)
     {
       int e = errno;
-      g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot create the spill file %s: %s", spill_path,
-                   g_strerror (e));
+      if (fd >= 0)
+        close (fd);
+      if (e == EEXIST)
+        g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                     "the spill file %s exists: an earlier run with this -o did not finish; "
+                     "'shardplan trace recover' makes a trace of its spill files, then remove "
+                     "them (or give another -o)", spill_path);
+      else
+        g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot create the spill file %s: %s",
+                     spill_path, g_strerror (e));
       return NULL;
     }
   SpExecRecorder *rec = g_new0 (SpExecRecorder, 1);

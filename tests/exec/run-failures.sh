@@ -217,4 +217,15 @@ n_spill=$(ls "$tmp" | grep -c '^nowrite\.h5\.rank[0-3]\.spill$')
 [ "$n_spill" -eq 4 ] || fail "unwritable trace: $n_spill spill files left, expected 4"
 "$SHARDPLAN" trace recover "$tmp"/nowrite.h5.rank*.spill -o "$tmp/nowrite-rec.h5" >/dev/null 2>"$tmp/rerr" \
   || fail "recover after an unwritable trace: $(cat "$tmp/rerr")"
+# ... and running again with the same -o does not truncate them: refused
+# before the first op, the files as they were
+rmdir "$tmp/nowrite.h5"
+cat "$tmp"/nowrite.h5.rank*.spill | cksum >"$tmp/spill.sum"
+mpi 4 --plan "$tmp/rep.json" -o "$tmp/nowrite.h5" --iters 2 --warmup 0 --timeout 30
+[ "$status" -ne 0 ] || fail "a run over an earlier run's spill files: exit 0"
+grep -q "the spill file $tmp/nowrite.h5.rank[0-3].spill exists: an earlier run with this -o did not finish" \
+  "$tmp/err" || fail "rerun over spill files: message: $(cat "$tmp/err")"
+cat "$tmp"/nowrite.h5.rank*.spill | cksum | cmp -s - "$tmp/spill.sum" \
+  || fail "rerun over spill files: the earlier run's spill files changed"
+[ ! -e "$tmp/nowrite.h5" ] || fail "rerun over spill files: wrote a trace"
 finish
