@@ -420,7 +420,7 @@ write_partial_alone (SpExecCtx *ctx, SpExecRecorder *rec, SpExecTraceInfo *info,
       res->rows = rows->len;
     }
   else if (error && *error)
-    g_prefix_error (error, "(partial trace not written: %s) ", we->message);
+    g_prefix_error (error, "(partial trace not written: %s) ", we ? we->message : "no reason given");
   g_clear_error (&we);
   g_array_unref (rows);
 }

@@ -349,6 +349,8 @@ get_kv_object (Json *j, const char *name, GPtrArray **kv)
       JsonNode *v = json_object_get_member (o, k->data);
       if (!JSON_NODE_HOLDS_VALUE (v) || json_node_get_value_type (v) != G_TYPE_STRING)
         return bad (j, name, "has a value that is not a string");
+      if (*(const char *) k->data == '\0')
+        return bad (j, name, "has a member with an empty name");
       g_ptr_array_add (*kv, g_strdup (k->data));
       g_ptr_array_add (*kv, g_strdup (json_node_get_string (v)));
     }

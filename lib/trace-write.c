@@ -312,7 +312,15 @@ gboolean
 sp_trace_writer_set_software (SpTraceWriter *writer, const char *key, const char *value,
                               GError **error)
 {
-  g_return_val_if_fail (!writer->done && key != NULL && *key != '\0', FALSE);
+  g_return_val_if_fail (!writer->done && key != NULL, FALSE);
+  if (*key == '\0')
+    {
+      /* data, not a programming error: a spill file's software record can
+       * hold an empty key (HDF5 has no attribute without a name) */
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                   "a software entry has an empty name (value '%s')", value ? value : "");
+      return FALSE;
+    }
   hid_t g = H5Gopen2 (writer->file, "/meta/software", H5P_DEFAULT);
   if (g < 0)
     {

@@ -102,6 +102,8 @@ error_status (const GError *error, gboolean io_is_input)
 static int
 report (const char *command, GError *error, gboolean io_is_input)
 {
+  if (error == NULL) /* a failure that did not say why: still one line, exit 1 */
+    return sp_cli_fail (command, SP_EXIT_FAILURE, "internal error (no reason given)");
   int status = error_status (error, io_is_input);
   sp_cli_fail (command, status, "%s", error->message);
   g_error_free (error);

@@ -112,7 +112,7 @@ main (int argc, char **argv)
 {
   if (argc < 3)
     {
-      fprintf (stderr, "usage: make-spill ok|world|marks|deep|fields|clock OUT [N]\n");
+      fprintf (stderr, "usage: make-spill ok|world|marks|deep|fields|software|clock OUT [N]\n");
       return 2;
     }
   const char *kind = argv[1], *out = argv[2];
@@ -169,6 +169,28 @@ main (int argc, char **argv)
       g_string_free (fields, TRUE);
       hand_run (out, json);
       return 0;
+    }
+  else if (strcmp (kind, "software") == 0)
+    {
+      /* a software entry with an empty name (the trace writer cannot
+       * store one: recover crashed on its unreported refusal) */
+      g_autofree char *plan = NULL, *digest = NULL;
+      make_plan (2, &plan, &digest);
+      f = fopen (out, "wb");
+      if (!f)
+        die (out, NULL);
+      g_autoptr (GPtrArray) sw = g_ptr_array_new ();
+      g_ptr_array_add (sw, (gpointer) "");
+      g_ptr_array_add (sw, (gpointer) "x");
+      SpExecSpillRun run = {
+        .rank = 0, .world_size = 2, .run_id = "run-hostile", .output = "out.h5",
+        .producer = "shardplan run", .producer_version = "0", .clock = "MPI_Wtime",
+        .timing_mode = "isolated", .check_policy = "after", .warmup_iters = 0, .iters = 1,
+        .plan_digest = digest, .plan_text = plan, .software = sw,
+      };
+      GError *e = NULL;
+      if (!sp_exec_spill_write_run (f, &run, &e))
+        die (out, e);
     }
   else if (strcmp (kind, "clock") == 0)
     {

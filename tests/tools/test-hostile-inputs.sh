@@ -169,7 +169,7 @@ refused "model name with \\u0000" "model-nul.json:1:18: \\u0000 in a string is n
 [ -e "$tmp/p.json" ] && fail "a refused model left $tmp/p.json"
 
 ## spill files (exec/spill.c, exec/recover.c): finding 8
-for kind in ok deep fields clock; do
+for kind in ok deep fields software clock; do
   "$make_spill" "$kind" "$tmp/$kind.spill" || fail "make-spill $kind failed"
 done
 "$make_spill" world "$tmp/world.spill" 134217728 || fail "make-spill world failed"
@@ -183,6 +183,8 @@ refused "spill row_fields of wrong types" "$tmp/fields.spill: written with anoth
   trace recover "$tmp/fields.spill" -o "$tmp/r.h5"
 refused "spill clock near gint64's ends" "$tmp/clock.spill: epoch 9223372036854775806 ns minus clock offset -9223372036854775807 ns overflows" \
   trace recover "$tmp/clock.spill" -o "$tmp/r.h5"
+refused "spill software entry with an empty name" "software' has a member with an empty name" \
+  trace recover "$tmp/software.spill" -o "$tmp/r.h5"
 refused "spill from /dev/zero" "/dev/zero: not a regular file, so not a spill file" \
   trace recover /dev/zero -o "$tmp/r.h5"
 # fuzz finding S1 (the spill target): an empty record payload, no json-glib critical
