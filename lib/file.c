@@ -188,6 +188,19 @@ sp_file_temp_commit (const char *tmp, const char *path, GError **error)
       return FALSE;
     }
   unregister_temp (tmp);
+  /* the rename itself on the disk: its directory flushed (a file system
+   * that cannot sync a directory says EINVAL: nothing more to do there) */
+  g_autofree char *dir = g_path_get_dirname (path);
+  int fd = g_open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+  int e = fd < 0 ? 0 : fsync (fd) != 0 ? errno : 0;
+  if (fd >= 0)
+    close (fd);
+  if (e != 0 && e != EINVAL && e != EBADF)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_IO, "%s: written, but its directory %s cannot be "
+                   "flushed to disk: %s", path, dir, g_strerror (e));
+      return FALSE;
+    }
   return TRUE;
 }
 

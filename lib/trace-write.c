@@ -4,6 +4,8 @@
 #include "trace-private.h"
 #include "shardplan/file.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -572,6 +574,18 @@ finish_h5 (SpTraceWriter *w, GError **error)
   if (rc < 0)
     {
       sp_trace_h5_error (error, SP_ERROR_IO, "%s: cannot close HDF5 file", w->tmp_path);
+      return FALSE;
+    }
+  /* on the disk before it is renamed into place (sp_file_write_atomic's
+   * order): a run removes its spill files once the trace is written */
+  int fd = g_open (w->tmp_path, O_RDONLY | O_CLOEXEC, 0);
+  int e = fd < 0 ? errno : fsync (fd) != 0 ? errno : 0;
+  if (fd >= 0)
+    close (fd);
+  if (e != 0)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_IO, "%s: cannot flush to disk: %s", w->tmp_path,
+                   g_strerror (e));
       return FALSE;
     }
   return TRUE;
