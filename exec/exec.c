@@ -210,7 +210,17 @@ build_tasks (SpExecCtx *ctx, const SpTopo *topo, GError **error)
           else if (topo)
             {
               double rate = sp_topo_spec (topo)->gpu_tflops * 1e12; /* FLOP/s */
-              t->sleep_ns = (gint64) llround ((double) op->flops / rate * 1e9);
+              double ns = (double) op->flops / rate * 1e9;
+              if (!(ns <= (double) (G_GINT64_CONSTANT (1) << 62)))
+                {
+                  g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                               "op %u (%s): %" G_GUINT64_FORMAT " FLOPs at the topology's %g "
+                               "TFLOP/s take %.3g s, more than replay can sleep (a peak near "
+                               "zero?)", op->id, op->name, op->flops,
+                               sp_topo_spec (topo)->gpu_tflops, ns / 1e9);
+                  return FALSE;
+                }
+              t->sleep_ns = (gint64) llround (ns);
               t->flags |= SP_TRACE_FLAG_MODELLED;
             }
         }

@@ -23,7 +23,25 @@ struct SpExecRecorder {
   gint64 (*now_ns) (void);
   gboolean epoch_set, epoch_spilled;
   gint64 epoch_ns;     /* local clock at set_iter (0) */
+  gboolean spill_failed; /* a write to the spill file failed (said once) */
 };
+
+/* Flush the spill file; the first time a write to it has failed (a full
+ * disk, a quota), say so once: the run goes on and its trace is written
+ * from memory, but a crash from then on keeps only what the file held. */
+static void
+spill_flush (SpExecRecorder *rec)
+{
+  int e = fflush (rec->spill) != 0 ? errno : 0;
+  if ((e != 0 || ferror (rec->spill)) && !rec->spill_failed)
+    {
+      rec->spill_failed = TRUE;
+      fprintf (stderr, "shardplan run: rank %u: warning: cannot write the spill file %s%s%s: "
+               "the run goes on (its trace is written from memory), but if it dies now, the "
+               "spill file holds only the rows before this point\n", rec->rank, rec->spill_path,
+               e ? ": " : "", e ? g_strerror (e) : "");
+    }
+}
 
 SpExecRecorder *
 sp_exec_recorder_new (const char *spill_path, const SpExecSpillRun *run, gint64 (*now_ns) (void),
@@ -103,7 +121,7 @@ sp_exec_recorder_info (SpExecRecorder *rec, const SpExecSpillRank *info)
   if (!rec->spill)
     return;
   sp_exec_spill_write_info (rec->spill, info, FALSE, 0);
-  fflush (rec->spill);
+  spill_flush (rec);
 }
 
 static void
@@ -184,7 +202,7 @@ sp_exec_recorder_mark (SpExecRecorder *rec, const SpExecTask *t, SpTraceStatus s
    * later in the validation pass keeps the verdicts given so far. */
   sp_exec_recorder_flush (rec);
   sp_exec_spill_write_mark (rec->spill, t->op->id, stages, status, flags);
-  fflush (rec->spill);
+  spill_flush (rec);
 }
 
 void
@@ -203,7 +221,7 @@ sp_exec_recorder_flush (SpExecRecorder *rec)
       sp_exec_spill_write_rows (rec->spill, &g_array_index (rec->rows, SpTraceRow, rec->flushed), n);
       rec->flushed = rec->rows->len;
     }
-  fflush (rec->spill);
+  spill_flush (rec);
 }
 
 const GArray *

@@ -327,8 +327,13 @@ software_cb (hid_t loc, const char *name, const H5A_info_t *info, void *data)
   if (value)
     {
       char *key = insert_text (t, name);
-      g_hash_table_insert (t->software, key, (gpointer) value);
-      g_ptr_array_add (t->software_keys, key);
+      /* two names that differ only in bytes that are not UTF-8 read as one
+       * (U+FFFD): the first stays, listed once */
+      if (!g_hash_table_contains (t->software, key))
+        {
+          g_hash_table_insert (t->software, key, (gpointer) value);
+          g_ptr_array_add (t->software_keys, key);
+        }
     }
   return 0;
 }

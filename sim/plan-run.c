@@ -237,7 +237,8 @@ sp_sim_kernel_ns (const SpTopo *topo, double compute_efficiency, const SpOp *op)
   SpPlanCtx c = { 0 };
   c.spec = sp_topo_spec (topo);
   c.efficiency = compute_efficiency;
-  return sp_plan_kernel_ns (&c, op);
+  guint64 ns = sp_plan_kernel_ns (&c, op);
+  return ns > SP_SIM_HORIZON_NS ? G_MAXUINT64 : ns;
 }
 
 /* Span of op `d` on rank r, NULL when r does not run it. */

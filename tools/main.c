@@ -40,15 +40,32 @@ usage (FILE *out)
 static int command_status = SP_EXIT_OK; /* a failed command has said why */
 
 static void
-close_stdout (void)
+close_stdout_status (int status)
 {
-  if (command_status == SP_EXIT_OK && !sp_cli_stdout_flushed ())
+  if (status == SP_EXIT_OK && command_status == SP_EXIT_OK && !sp_cli_stdout_flushed ())
     {
       const char *prog = g_get_prgname ();
       fprintf (stderr, "%s: cannot write to standard output\n", prog ? prog : "shardplan");
       _exit (SP_EXIT_FAILURE);
     }
 }
+
+#ifdef __GLIBC__
+/* on_exit: the status exit() was given too (`run` ends its ranks with
+ * exit (status), past main: a failed run keeps its own status) */
+static void
+close_stdout_on_exit (int status, void *data)
+{
+  (void) data;
+  close_stdout_status (status);
+}
+#else
+static void
+close_stdout (void)
+{
+  close_stdout_status (SP_EXIT_OK);
+}
+#endif
 
 int
 main (int argc, char **argv)
@@ -60,7 +77,11 @@ main (int argc, char **argv)
   sp_file_cleanup_on_signals ();
   /* What was printed must have arrived (a full disk, a closed pipe), on
    * every way out, GOption's exit after --help included. */
+#ifdef __GLIBC__
+  on_exit (close_stdout_on_exit, NULL);
+#else
   atexit (close_stdout);
+#endif
   if (argc < 2)
     {
       usage (stderr);

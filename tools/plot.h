@@ -93,11 +93,11 @@ void sp_plot_axis_range (SpPlotAxis kind, gboolean include_zero, double *lo, dou
  * Writes at most `max` values to out_ticks and returns how many. */
 guint sp_plot_axis_ticks (SpPlotAxis kind, double lo, double hi, double *out_ticks, guint max);
 
-/* A tick's label: "0.01", "1", "100", "250000", "1e6", "2.5e-5"; integers
- * on an integer axis. */
 /* "png" or "svg" from the path's extension, in either case (p.PNG is a
  * PNG), NULL for anything else. */
 const char *sp_plot_kind (const char *path);
+/* A tick's label: "0.01", "1", "100", "250000", "1e6", "2.5e-5"; integers
+ * on an integer axis. */
 void sp_plot_format_tick (SpPlotAxis kind, double v, char *buf, gsize size);
 /* The labels of an axis's n ticks, in one notation: all plain or, when one
  * of them needs it (>= 1e6 or < 1e-3), all "4e5", "1e6", "1.2e6"

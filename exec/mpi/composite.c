@@ -36,19 +36,23 @@ sp_exec_mpi_composite_setup (SpExecCtx *ctx, SpExecTask *t, GError **error)
     {
       guint64 numel = t->op->count, G = t->qgz_groups;
       guint32 D = t->qgz_devices;
-      mt->buf = g_try_malloc (numel / 2);       /* swizzled int4 */
-      mt->buf2 = g_try_malloc (numel / 2);      /* after the local all-to-all */
-      mt->buf3 = g_try_malloc (numel / 2 / D);  /* intra-node reduced */
-      mt->buf4 = g_try_malloc (numel / 2 / D);  /* after the global all-to-all */
-      mt->sc = g_try_new (float, G);
-      mt->sc2 = g_try_new (float, G);
-      mt->sc3 = g_try_new (float, G / D);
-      mt->sc4 = g_try_new (float, G / D);
-      if (!mt->buf3 || !mt->sc4 || !mt->sc)
-        mt->buf = NULL;
+      /* at least a byte each (g_try_malloc (0) is NULL, which is no failure) */
+      mt->buf = g_try_malloc (MAX (numel / 2, 1));       /* swizzled int4 */
+      mt->buf2 = g_try_malloc (MAX (numel / 2, 1));      /* after the local all-to-all */
+      mt->buf3 = g_try_malloc (MAX (numel / 2 / D, 1));  /* intra-node reduced */
+      mt->buf4 = g_try_malloc (MAX (numel / 2 / D, 1));  /* after the global all-to-all */
+      mt->sc = g_try_new (float, MAX (G, 1));
+      mt->sc2 = g_try_new (float, MAX (G, 1));
+      mt->sc3 = g_try_new (float, MAX (G / D, 1));
+      mt->sc4 = g_try_new (float, MAX (G / D, 1));
+      if (!mt->buf2 || !mt->buf3 || !mt->buf4 || !mt->sc || !mt->sc2 || !mt->sc3 || !mt->sc4)
+        g_clear_pointer (&mt->buf, g_free); /* one missing: all fail, below */
     }
+  if (t->op->kind == SP_COLL_REDUCE_SCATTER_COALESCED && !mt->buf2)
+    g_clear_pointer (&mt->buf, g_free);
   if (!mt->buf)
     {
+      sp_exec_mpi_composite_free (t);
       g_set_error (error, SP_ERROR, SP_ERROR_BACKEND, "op %u (%s): cannot allocate its scratch "
                    "buffers", t->op->id, t->op->name);
       return FALSE;

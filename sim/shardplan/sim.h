@@ -219,7 +219,9 @@ SpSimResult *sp_sim_run_plan (const SpTopo *topo, SpSimModel model, const SpPlan
  * the plan simulation costs it, ns: flops / (the topology's peak × the
  * efficiency, a fraction in (0, 1] — the plan's meta compute_efficiency,
  * 0.5 when absent), else bytes / the GPU model's HBM bandwidth for the
- * byte-only kernels, else 0. */
+ * byte-only kernels, else 0; G_MAXUINT64 when that is past the
+ * simulator's horizon of 2^62 ns (146 years: a peak near zero), where
+ * sp_sim_run_plan fails. */
 guint64 sp_sim_kernel_ns (const SpTopo *topo, double compute_efficiency, const SpOp *op);
 void sp_sim_result_free (SpSimResult *result);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpSimResult, sp_sim_result_free)

@@ -31,6 +31,10 @@ bad 4 "$tmp/huge.ini: 1048577 bytes is larger than any topology (limit 1048576)"
   --topology "$tmp/huge.ini"
 rm -f "$tmp/huge.json" "$tmp/huge.ini"
 bad 4 "needs --topology" --plan "$tmp/all.json" --mode replay
+# a peak near zero: replay's modelled compute would sleep for ages (the
+# sleep was llround (inf): a negative time, so no time at all)
+sed 's/^tflops = .*/tflops = 1e-300/' "$SP_SRCDIR/examples/cpu-shm.ini" >"$tmp/flopless.ini"
+bad 4 "TFLOP/s take" --plan "$tmp/all.json" --mode replay --topology "$tmp/flopless.ini"
 bad 4 "--topology nosuch" --plan "$tmp/all.json" --topology nosuch
 bad 4 "--mode 'bogus'" --plan "$tmp/all.json" --mode bogus
 bad 4 "--iters" --plan "$tmp/all.json" --iters 0

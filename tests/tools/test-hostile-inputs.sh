@@ -364,6 +364,12 @@ for m in des analytic; do
   refused "peak near zero, sim $m" "$horizon" sim -p "$tmp/p.json" -t "$tmp/flopless.ini" --sim-model $m
 done
 refused "peak near zero, sweep" "$horizon" sweep -m gpt-1b -t "$tmp/flopless.ini" -n 1
+if "$SHARDPLAN" info | grep -q 'protobuf-c=yes'; then
+  mkdir -p "$tmp/et"
+  refused "peak near zero, plan --chakra" "its compute time passes the simulator's horizon of 2^62 ns" \
+    plan -m gpt-1b -t "$tmp/flopless.ini" --one-micro-step --chakra "$tmp/et/r" -o "$tmp/p2.json"
+  [ -z "$(ls "$tmp/et")" ] || fail "plan --chakra past the horizon wrote $(ls "$tmp/et")"
+fi
 refused "des flows past the limit" "needs 25165824 flows, more than the des model's limit of 16777216 for one collective; use the analytic model" \
   estimate -t dgx-h100 --nodes 524288 -c all_reduce -b 1G
 accepted "the same with the analytic model" estimate -t dgx-h100 --nodes 524288 -c all_reduce -b 1G --sim-model analytic

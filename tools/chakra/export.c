@@ -256,8 +256,17 @@ ctx_init (Ctx *c, const SpPlan *plan, const SpTopo *topo, SpChakraRankDurations 
       for (guint32 o = 0; o < c->n_ops; o++)
         {
           const SpOp *op = sp_plan_op (plan, o);
-          if (!sp_coll_is_communication (op->kind) && !sp_coll_is_composite (op->kind))
-            c->dur_us[o] = (sp_sim_kernel_ns (topo, eff, op) + 500) / 1000;
+          if (sp_coll_is_communication (op->kind) || sp_coll_is_composite (op->kind))
+            continue;
+          guint64 ns = sp_sim_kernel_ns (topo, eff, op);
+          if (ns == G_MAXUINT64)
+            {
+              g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,
+                           "op %u (%s): its compute time passes the simulator's horizon of 2^62 "
+                           "ns (146 years): the topology's peak is near zero", o, op->name);
+              return FALSE;
+            }
+          c->dur_us[o] = (ns + 500) / 1000;
         }
     }
 

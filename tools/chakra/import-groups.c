@@ -532,8 +532,12 @@ sp_chakra_build_foreign (const SpChakraForeign *f, GPtrArray *ops, GError **erro
               if (f->topo == NULL)
                 FAIL ("%s: node %" G_GUINT64_FORMAT ": field duration_micros: turning time into "
                       "FLOPs needs the GPU's peak: give --topology", file, o->id);
-              op.flops = (guint64) llround ((double) o->dur_us * 1e3
-                                            * sp_topo_spec (f->topo)->gpu_tflops * 1e3);
+              double flops = (double) o->dur_us * 1e3 * sp_topo_spec (f->topo)->gpu_tflops * 1e3;
+              if (!(flops < 0x1p64))
+                FAIL ("%s: node %" G_GUINT64_FORMAT ": field duration_micros %" G_GUINT64_FORMAT
+                      ": %.4g FLOPs at the topology's peak, more than 2^64", file, o->id,
+                      (guint64) o->dur_us, flops);
+              op.flops = (guint64) llround (flops);
             }
           else
             op.flops = o->num_ops;
