@@ -130,6 +130,30 @@ boot_gatherv (const void *in, gsize bytes, guint8 **out_data, guint64 **out_leng
   if (!sp_exec_mpi_check (MPI_Gather (&len, 1, MPI_UINT64_T, lens, 1, MPI_UINT64_T, 0, boot_comm),
                  "MPI_Gather", error))
     return FALSE;
+  /* Rank 0 takes the rows only where it could allocate them all: it says
+   * so first (a rank sending to a rank 0 that posts no receive would wait
+   * forever, with no deadline). */
+  guint64 total = 0;
+  g_autofree guint8 *data = NULL;
+  if (boot_rank == 0)
+    {
+      for (int r = 0; r < boot_size; r++)
+        total += lens[r];
+      data = g_try_malloc (total ? total : 1);
+    }
+  guint8 go = data != NULL;
+  if (!sp_exec_mpi_check (MPI_Bcast (&go, 1, MPI_BYTE, 0, boot_comm), "MPI_Bcast", error))
+    return FALSE;
+  if (!go)
+    {
+      if (boot_rank == 0)
+        g_set_error (error, SP_ERROR, SP_ERROR_BACKEND, "cannot allocate %" G_GUINT64_FORMAT
+                     " bytes for the gathered trace rows", total);
+      else
+        g_set_error (error, SP_ERROR, SP_ERROR_BACKEND, "rank 0 cannot hold the gathered trace "
+                     "rows (out of memory)");
+      return FALSE;
+    }
   /* Large payloads go in 1 GiB pieces (int counts), one rank at a time. */
   const guint64 piece = 1u << 30;
   if (boot_rank != 0)
@@ -142,16 +166,6 @@ boot_gatherv (const void *in, gsize bytes, guint8 **out_data, guint64 **out_leng
             return FALSE;
         }
       return TRUE;
-    }
-  guint64 total = 0;
-  for (int r = 0; r < boot_size; r++)
-    total += lens[r];
-  g_autofree guint8 *data = g_try_malloc (total ? total : 1);
-  if (!data)
-    {
-      g_set_error (error, SP_ERROR, SP_ERROR_BACKEND, "cannot allocate %" G_GUINT64_FORMAT
-                   " bytes for the gathered trace rows", total);
-      return FALSE;
     }
   guint64 at = 0;
   for (int r = 0; r < boot_size; r++)
