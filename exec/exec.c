@@ -326,8 +326,8 @@ alloc_buffers (SpExecCtx *ctx, GError **error)
     }
   if (first)
     {
-      g_free (in);
-      g_free (out);
+      buffer_free (ctx->opts, in);
+      buffer_free (ctx->opts, out);
     }
   return TRUE;
 }

@@ -479,6 +479,11 @@ read_run (SpExecSpill *s, const guint8 *text, guint64 len, GError **error)
       !get_str (&j, "plan_digest", TRUE, &r->plan_digest) || !get_str (&j, "plan", TRUE, &r->plan_text) ||
       !get_str (&j, "topology", FALSE, &r->topology_text) || !get_kv_object (&j, "software", &r->software))
     return FALSE;
+  /* what the trace schema allows (run writes these three): anything else
+   * would pass into the recovered trace unchecked */
+  if (r->check_policy != NULL && strcmp (r->check_policy, "after") != 0
+      && strcmp (r->check_policy, "every") != 0 && strcmp (r->check_policy, "none") != 0)
+    return bad (&j, "check_policy", "is not after, every or none");
   r->world_size = (guint32) world;
   if (r->world_size > SPILL_MAX_WORLD)
     {
