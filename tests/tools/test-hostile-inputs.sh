@@ -163,6 +163,11 @@ sed 's/"layers": [0-9]*/"layers": 8, "layers": 9/' "$SP_SRCDIR/examples/model-ti
   >"$tmp/model-dup.json"
 refused "model with a key twice" "the key \"layers\" a second time in one object" \
   plan --model "$tmp/model-dup.json" --nodes 1 -o "$tmp/p.json"
+# fuzz finding I1 (tests/fuzz/README): invalid backslash escapes in a value
+# made GLib's key file parser set its error twice; a backslash is refused
+refused "topology value with backslash escapes" "topo-fuzz-backslash-escapes.ini: [gpu] model (line 7): a backslash in the value" \
+  estimate -t "$fx/topo-fuzz-backslash-escapes.ini" -c all_reduce -b 1M
+grep -q 'GError set over the top' "$tmp/err" && fail "backslash escapes: GLib's double error"
 printf '{"name": "a\\u0000b", "layers": 2, "hidden": 512, "heads": 8}\n' >"$tmp/model-nul.json"
 refused "model name with \\u0000" "model-nul.json:1:18: \\u0000 in a string is not supported" \
   plan --model "$tmp/model-nul.json" --nodes 1 -o "$tmp/p.json"
