@@ -248,10 +248,8 @@ sp_file_write_atomic (const char *path, const char *contents, gsize length, GErr
   return sp_file_temp_commit (tmp, path, error);
 }
 
-/* The absolute path of `path` with its directory resolved (symbolic links
- * and "..") when the directory exists, lexically otherwise. */
-static char *
-canonical_path (const char *path)
+char *
+sp_file_resolved_path (const char *path)
 {
   g_autofree char *abs = g_canonicalize_filename (path, NULL);
   g_autofree char *dir = g_path_get_dirname (abs);
@@ -274,7 +272,7 @@ sp_file_same (const char *a, const char *b)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
   if (ea || eb)
     return FALSE;
-  g_autofree char *ca = canonical_path (a);
-  g_autofree char *cb = canonical_path (b);
+  g_autofree char *ca = sp_file_resolved_path (a);
+  g_autofree char *cb = sp_file_resolved_path (b);
   return strcmp (ca, cb) == 0;
 }

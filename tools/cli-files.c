@@ -110,19 +110,9 @@ static char *
 resolved (const char *path, gboolean follow)
 {
   char *real = follow ? realpath (path, NULL) : NULL;
-  if (real != NULL)
-    {
-      char *out = g_strdup (real);
-      free (real);
-      return out;
-    }
-  g_autofree char *abs = g_canonicalize_filename (path, NULL);
-  g_autofree char *dir = g_path_get_dirname (abs);
-  g_autofree char *base = g_path_get_basename (abs);
-  real = realpath (dir, NULL);
   if (real == NULL)
-    return g_steal_pointer (&abs);
-  char *out = g_build_filename (real, base, NULL);
+    return sp_file_resolved_path (path);
+  char *out = g_strdup (real);
   free (real);
   return out;
 }

@@ -55,6 +55,11 @@ void sp_file_cleanup_on_signals (void);
  * leaves; NULL clears it.  Longer than 1023 bytes is cut. */
 void sp_file_set_interrupt_note (const char *note);
 
+/* The absolute path of `path` with its directory resolved (symbolic
+ * links and ".."), lexically where the directory does not exist; the file
+ * name itself as given (g_free). */
+char *sp_file_resolved_path (const char *path);
+
 /* TRUE when `a` and `b` name the same file: the same device and inode
  * when both exist (hard links and symbolic links included), else the
  * same absolute path once the directories are resolved. */

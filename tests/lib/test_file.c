@@ -67,6 +67,15 @@ START_TEST (test_same)
   ck_assert (sp_file_same (n1, n4));
   /* one exists, the other not */
   ck_assert (!sp_file_same (a, n1));
+  /* the directory resolved, the file's own name kept (a link is not
+   * followed: an atomic rename replaces it) */
+  g_autofree char *real_dir = realpath (dir, NULL);
+  g_autofree char *want_sym = g_build_filename (real_dir, "sym", NULL);
+  g_autofree char *want_new = g_build_filename (real_dir, "new.h5", NULL);
+  g_autofree char *r_sym = sp_file_resolved_path (sym);
+  g_autofree char *r_new = sp_file_resolved_path (n2);
+  ck_assert_str_eq (r_sym, want_sym);
+  ck_assert_str_eq (r_new, want_new);
 }
 END_TEST
 
