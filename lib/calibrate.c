@@ -166,17 +166,31 @@ push_point (SpCalibData *d, const SpCalibPoint *p)
 }
 
 /* Where the trace's /meta/cluster put its ranks on a topology of `nodes` x
- * `gpn` GPUs: map[r] = node_id x gpn + local_rank (g_free), or NULL when the
- * cluster is absent, does not cover every rank once, puts a rank outside
- * the topology or two ranks on one GPU, or is the block placement anyway. */
-static guint32 *
-cluster_placement (SpTrace *trace, guint32 nodes, guint32 gpn)
+ * `gpn` GPUs: *out_map[r] = node_id x gpn + local_rank (g_free), or NULL
+ * when the cluster is absent, does not cover every rank once, puts two
+ * ranks on one GPU, or is the block placement anyway.  FALSE when it puts
+ * a rank outside the topology: the trace ran on another layout, and ranks
+ * placed in block order would pair the wrong links. */
+static gboolean
+cluster_placement (SpTrace *trace, const char *name, guint32 nodes, guint32 gpn,
+                   guint32 **out_map, GError **error)
 {
+  *out_map = NULL;
   guint32 world = sp_trace_header (trace)->world_size;
   gsize n = 0;
   const SpTraceRank *cr = sp_trace_ranks (trace, &n);
   if (cr == NULL || n != world || world == 0 || nodes == 0 || gpn == 0)
-    return NULL;
+    return TRUE;
+  for (gsize i = 0; i < n; i++)
+    if (cr[i].node_id >= nodes || cr[i].local_rank >= gpn)
+      {
+        g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+                     "%s: its /meta/cluster ran rank %u on node %u, local rank %u, outside "
+                     "the topology's %u x %u GPUs (give the topology and --nodes it was "
+                     "measured on)", name, cr[i].rank, cr[i].node_id, cr[i].local_rank, nodes,
+                     gpn);
+        return FALSE;
+      }
   g_autofree guint32 *map = g_new (guint32, world);
   g_autofree gboolean *seen = g_new0 (gboolean, world);
   g_autoptr (GHashTable) used = g_hash_table_new (g_direct_hash, g_direct_equal);
@@ -184,17 +198,19 @@ cluster_placement (SpTrace *trace, guint32 nodes, guint32 gpn)
   for (gsize i = 0; i < n; i++)
     {
       const SpTraceRank *r = &cr[i];
-      if (r->rank >= world || seen[r->rank] || r->node_id >= nodes || r->local_rank >= gpn)
-        return NULL;
+      if (r->rank >= world || seen[r->rank])
+        return TRUE;
       seen[r->rank] = TRUE;
       guint32 g = r->node_id * gpn + r->local_rank;
       if (g_hash_table_contains (used, GUINT_TO_POINTER (g)))
-        return NULL;
+        return TRUE;
       g_hash_table_add (used, GUINT_TO_POINTER (g));
       map[r->rank] = g;
       block &= g == r->rank;
     }
-  return block ? NULL : g_steal_pointer (&map);
+  if (!block)
+    *out_map = g_steal_pointer (&map);
+  return TRUE;
 }
 
 static gboolean add_trace_mapped (SpCalibData *d, SpTrace *trace, const char *name,
@@ -213,7 +229,12 @@ sp_calib_data_add_trace_on (SpCalibData *d, SpTrace *trace, const char *name, gu
                             guint32 gpus_per_node, GError **error)
 {
   g_return_val_if_fail (d != NULL && trace != NULL && name != NULL, FALSE);
-  g_autofree guint32 *map = cluster_placement (trace, nodes, gpus_per_node);
+  g_autofree guint32 *map = NULL;
+  guint64 capacity = (guint64) nodes * gpus_per_node;
+  /* (a trace of more ranks than the topology: add_trace_mapped says so) */
+  if (sp_trace_header (trace)->world_size <= capacity
+      && !cluster_placement (trace, name, nodes, gpus_per_node, &map, error))
+    return FALSE;
   guint64 world = (guint64) nodes * gpus_per_node;
   return add_trace_mapped (d, trace, name, (guint32) MIN (world, (guint64) G_MAXUINT32), map,
                            error);

@@ -21,6 +21,14 @@
 /* A parameter whose Jacobian column stays below this (d log t per unit of
  * the parameter) at the start is not identifiable from the data. */
 #define JAC_ZERO 1e-9
+/* Points across its bounds where a parameter flat at the start is tried
+ * (drop_unidentifiable), evenly in the fit variable (log for efficiencies:
+ * about ×1.54 apart over [0.001, 1]). */
+#define CALIB_PROBES 16
+/* A probe shows a dependence when it moves some op's log time by more
+ * than this (1 %: what a measurement can tell; 16-byte ops slowed by tens
+ * of ns at an efficiency of 0.001 do not count). */
+#define PROBE_MOVES 0.01
 /* Two Jacobian columns with |cos| >= 1 − JAC_PARALLEL are one direction. */
 #define JAC_PARALLEL 1e-3
 /* "moved": the value changed by more than this, relative (or absolute for
@@ -514,17 +522,54 @@ drop_unidentifiable (Fit *f, double *x, const char **reason, GError **error)
   double xk[P];
   guint idx[P];
   gboolean drop[P] = { FALSE };
+  gboolean probed = FALSE;
   for (guint k = 0; k < n; k++)
     {
       double mx = 0;
       for (gsize i = 0; i < m; i++)
         mx = MAX (mx, fabs (J[i * n + k]));
-      if (mx < JAC_ZERO)
+      if (mx >= JAC_ZERO)
+        continue;
+      /* Flat here need not be flat everywhere: an op's time follows the
+       * slower of its links, so a NIC efficiency moves nothing until the
+       * NIC is the bottleneck (a slow NIC under all-reduces on NVLink-fast
+       * nodes).  Probe an efficiency across its bounds; where the times
+       * move, start it at the probe that fits best.  (Not a latency: one
+       * raised until its hop is the slowest only adds a constant, which
+       * the overheads fit, and a flat latency stays unfitted.) */
+      double lo, hi, best = cost, at = x[k];
+      bounds_of (f->base, f->idx[k], &lo, &hi);
+      gboolean depends = FALSE;
+      for (guint s = 0; is_efficiency (f->idx[k]) && s <= CALIB_PROBES; s++)
+        {
+          double xs[P];
+          memcpy (xs, x, sizeof (double) * n);
+          xs[k] = lo + (hi - lo) * s / CALIB_PROBES;
+          double c;
+          if (!residuals (f, xs, sim, r_tmp, &c, error))
+            return FALSE;
+          for (gsize i = 0; i < m && !depends; i++)
+            depends = fabs (r_tmp[i] - r[i]) > PROBE_MOVES;
+          if (c < best)
+            best = c, at = xs[k];
+        }
+      if (!depends)
         {
           reason[f->idx[k]] = "the fitted ops' times do not depend on it";
           drop[k] = TRUE;
+          continue;
+        }
+      if (at != x[k])
+        {
+          x[k] = at;
+          probed = TRUE;
+          if (!residuals (f, x, sim, r, &cost, error))
+            return FALSE;
         }
     }
+  /* the directions below at the point the probes moved to */
+  if (probed && !jacobian (f, x, r, m, J, sim, r_tmp, error))
+    return FALSE;
   /* A column parallel to an earlier one (e.g. the per-step latency and a
    * protocol overhead when every op has the same group shape and kind:
    * both add a constant to each op) can only move with it along a valley:

@@ -488,10 +488,23 @@ START_TEST (placement_from_cluster)
   assert_placed (spread, 10, 2, one_per_node_of_2);
   /* the topology's own shape: the block placement */
   assert_placed (spread, 4, 1, block);
-  /* a cluster that does not fit the topology (4 nodes on 2): block placement */
-  assert_placed (spread, 2, 8, block);
   /* no cluster: block placement */
   assert_placed (plain, 4, 8, block);
+  /* a cluster that does not fit the topology (4 nodes on 2): refused, with
+   * the rank and where it ran (block placement would put ranks measured
+   * on four nodes behind one node's NVLink) */
+  {
+    GError *pe = NULL;
+    g_autoptr (SpTrace) ts = sp_trace_open (spread, &pe);
+    SP_ASSERT_NO_ERROR (pe);
+    g_autoptr (SpCalibData) dd = sp_calib_data_new ();
+    ck_assert (!sp_calib_data_add_trace_on (dd, ts, spread, 2, 8, &pe));
+    SP_ASSERT_ERROR (pe, SP_ERROR_INVALID_ARGUMENT);
+    ck_assert_msg (strstr (pe->message, "ran rank 3 on node 3, local rank 0, outside the "
+                                        "topology's 2 x 8 GPUs") != NULL, "%s", pe->message);
+    g_clear_error (&pe);
+    ck_assert_uint_eq (sp_calib_data_n_points (dd), 0);
+  }
   /* sp_calib_data_add_trace is block placement whatever the cluster says */
   GError *e = NULL;
   g_autoptr (SpTrace) t = sp_trace_open (spread, &e);

@@ -406,6 +406,48 @@ START_TEST (unidentifiable_efficiency_is_kept)
 }
 END_TEST
 
+/* An efficiency that moves no time at the start can still be what the data
+ * says: all-reduces over 2 × 8 H100 follow the faster-looking NVLink path
+ * until the NIC is the bottleneck, so at the preset's NIC rate its column
+ * is zero, and a NIC at 0.3 of its rate (every time 1.2-2×) was "kept: the
+ * fitted ops' times do not depend on it" while intra_efficiency took the
+ * blame.  Probing the flat efficiency across its range finds it. */
+START_TEST (flat_at_start_efficiency_is_probed)
+{
+  g_autoptr (SpTopo) preset = start_topo ();
+  SpTopoSpec truth = *sp_topo_spec (preset);
+  truth.cal_nic_efficiency = 0.3;
+  g_autoptr (SpTopo) t = sp_topo_new (&truth, NULL);
+  g_autoptr (SpCalibData) d = sp_calib_data_new ();
+  guint32 op = 0;
+  for (guint64 bytes = 1u << 20; bytes <= (1ull << 30); bytes *= 4)
+    {
+      SpCollRequest req;
+      sp_coll_request_init (&req);
+      req.coll = SP_COLL_ALL_REDUCE;
+      req.bytes = bytes;
+      req.n_ranks = 16;
+      req.ranks = g_all;
+      SpCollEstimate est;
+      GError *e = NULL;
+      ck_assert_msg (sp_sim_estimate (t, SP_SIM_ANALYTIC, &req, &est, &e), "%s", e ? e->message : "");
+      SpCalibPoint p = { .op_id = op++, .coll = SP_COLL_ALL_REDUCE, .bytes = bytes,
+                         .algo = SP_ALGO_AUTO, .n_ranks = 16, .ranks = g_all, .n_samples = 1,
+                         .measured_ns = (double) est.time_ns };
+      ck_assert (sp_calib_data_add_point (d, &p, NULL, NULL));
+    }
+  GError *e = NULL;
+  g_autoptr (SpCalibResult) r = sp_calibrate_fit (preset, d, NULL, &e);
+  SP_ASSERT_NO_ERROR (e);
+  gboolean fitted, moved;
+  sp_calib_result_param (r, SP_CALIB_NIC_EFFICIENCY, NULL, NULL, &fitted, &moved, NULL);
+  ck_assert (fitted && moved);
+  ASSERT_REL (param_after (r, SP_CALIB_NIC_EFFICIENCY), 0.3, 0.01);
+  ck_assert_msg (sp_calib_result_errors (r, FALSE, TRUE)->worst_abs < 5e-3, "worst error after %g",
+                 sp_calib_result_errors (r, FALSE, TRUE)->worst_abs);
+}
+END_TEST
+
 START_TEST (collinear_overhead_is_kept)
 {
   /* one group shape and one kind: the per-step latency and the protocol
@@ -526,6 +568,7 @@ suite (void)
   tcase_add_test (tc, two_and_eight_nodes_predict_128);
   tcase_add_test (tc, single_node_keeps_inter_parameters);
   tcase_add_test (tc, unidentifiable_efficiency_is_kept);
+  tcase_add_test (tc, flat_at_start_efficiency_is_probed);
   tcase_add_test (tc, collinear_overhead_is_kept);
   tcase_add_test (tc, deterministic);
   tcase_add_test (tc, des_forward_model);
