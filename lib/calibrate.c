@@ -447,11 +447,16 @@ sp_calib_holdout_parse (const char *text, SpCalibHoldout *out, GError **error)
       h.n_sizes = g_strv_length (parts);
       h.sizes = g_new0 (guint64, MAX (h.n_sizes, 1));
       for (guint i = 0; i < h.n_sizes; i++)
-        if (!sp_parse_bytes (what, parts[i], 1, G_MAXUINT64, &h.sizes[i], error))
-          {
-            g_free (h.sizes);
-            return FALSE;
-          }
+        {
+          /* name the item: "size 2 of --holdout size:=8,,64" */
+          g_autofree char *item = h.n_sizes > 1 ? g_strdup_printf ("size %u of %s", i + 1, what)
+                                                : g_strdup (what);
+          if (!sp_parse_bytes (item, parts[i], 1, G_MAXUINT64, &h.sizes[i], error))
+            {
+              g_free (h.sizes);
+              return FALSE;
+            }
+        }
       if (h.n_sizes == 0)
         {
           g_free (h.sizes);

@@ -62,6 +62,8 @@ expect_usage "other world size" "$tmp/ar.h5" --topology cpu-shm -o "$o"
 grep -q 'world size 8' "$tmp/err" || fail "world size message: $(cat "$tmp/err")"
 expect_usage "bad nodes" "$tmp/ar.h5" --topology p3dn --nodes 0 -o "$o"
 expect_usage "bad holdout" "$tmp/ar.h5" --topology p3dn -o "$o" --holdout size:4K
+expect_usage "holdout list with an empty item" "$tmp/ar.h5" --topology p3dn -o "$o" --holdout "size:=8,,64"
+grep -q "size 2 of --holdout size:=8,,64 is empty" "$tmp/err" || fail "empty holdout item: $(cat "$tmp/err")"
 expect_usage "holdout of everything" "$tmp/ar.h5" --topology p3dn -o "$o" --holdout "size:>=1"
 grep -q 'nothing left to fit' "$tmp/err" || fail "holdout message: $(cat "$tmp/err")"
 expect_usage "holdout of nothing" "$tmp/ar.h5" --topology p3dn -o "$o" --holdout "size:>=1T"
