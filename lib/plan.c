@@ -341,6 +341,31 @@ validate_op (const SpPlan *plan, const SpOp *op, guint32 id, const char *name, G
                          "parent %" G_GINT64_FORMAT " ('%s') has kind %s, not a composite kind "
                          "(hier_all_gather, reduce_scatter_coalesced, all_to_all_quant_reduce)",
                          op->parent, parent->name, sp_coll_name (parent->kind));
+      if (sp_coll_is_composite (op->kind))
+        return op_error (error, id, name, SP_ERROR_INVALID_PLAN,
+                         "a composite (%s) cannot be a sub-op of another (parent %" G_GINT64_FORMAT
+                         ")", kind, op->parent);
+      /* A composite is followed by its sub-ops, one run of them: another op
+       * between made a cycle through the parent (the composite waits for its
+       * sub-ops, the op between for the composite) and a quadratic walk */
+      const SpOp *before = sp_plan_op (plan, id - 1);
+      if ((gint64) (id - 1) != op->parent && before->parent != op->parent)
+        return op_error (error, id, name, SP_ERROR_INVALID_PLAN,
+                         "parent %" G_GINT64_FORMAT " is not the op before it, nor the parent of "
+                         "the op before it (%u, '%s'): a composite's sub-ops follow it, together",
+                         op->parent, id - 1, before->name);
+      /* what the executor runs a coalesced reduce-scatter as: one
+       * reduce_scatter of its buffer on its family */
+      if (parent->kind == SP_COLL_REDUCE_SCATTER_COALESCED
+          && ((gint64) (id - 1) != op->parent || op->kind != SP_COLL_REDUCE_SCATTER
+              || op->family != parent->family || op->bytes != parent->bytes))
+        return op_error (error, id, name, SP_ERROR_INVALID_PLAN,
+                         "a reduce_scatter_coalesced (parent %" G_GINT64_FORMAT ") has exactly "
+                         "one sub-op, a reduce_scatter on its family with its bytes (%s): this "
+                         "one is %s on %s with %" G_GUINT64_FORMAT " bytes", op->parent,
+                         sp_family_name (parent->family) ? sp_family_name (parent->family) : "?",
+                         kind, sp_family_name (op->family) ? sp_family_name (op->family) : "?",
+                         op->bytes);
     }
   return TRUE;
 }

@@ -209,6 +209,36 @@ START_TEST (test_add_op_rejects)
   q.parent = cid;
   ck_assert (sp_plan_add_op (plan, &q, NULL, NULL));
   ck_assert_uint_eq (sp_plan_n_ops (plan), 3);
+
+  /* a composite's sub-ops follow it, together (another op between made a
+   * cycle through the parent and a quadratic walk in sim); no composite
+   * is a sub-op; a coalesced reduce-scatter has one sub-op, a
+   * reduce_scatter of its buffer on its family */
+  SpOp other = comm_op ("between", SP_COLL_ALL_REDUCE, SP_FAMILY_WORLD, 4096, SP_DTYPE_FLOAT16);
+  other.redop = SP_REDOP_SUM;
+  ck_assert (sp_plan_add_op (plan, &other, NULL, NULL));
+  SpOp late = q;
+  late.name = "qgz.late";
+  assert_add_fails (plan, &late, "parent 1", "a composite's sub-ops follow it, together");
+  SpOp rsc = comm_op ("rsc", SP_COLL_REDUCE_SCATTER_COALESCED, SP_FAMILY_WORLD, 4096,
+                      SP_DTYPE_FLOAT16);
+  rsc.redop = SP_REDOP_SUM;
+  guint32 rid;
+  ck_assert (sp_plan_add_op (plan, &rsc, &rid, NULL));
+  SpOp nested = rsc;
+  nested.parent = rid;
+  assert_add_fails (plan, &nested, "a composite (reduce_scatter_coalesced) cannot be a sub-op",
+                    NULL);
+  SpOp sub = comm_op ("rsc.rs", SP_COLL_ALL_REDUCE, SP_FAMILY_WORLD, 4096, SP_DTYPE_FLOAT16);
+  sub.redop = SP_REDOP_SUM;
+  sub.parent = rid;
+  assert_add_fails (plan, &sub, "exactly one sub-op, a reduce_scatter on its family",
+                    "this one is all_reduce on world with 4096 bytes");
+  sub.kind = SP_COLL_REDUCE_SCATTER;
+  ck_assert (sp_plan_add_op (plan, &sub, NULL, NULL));
+  SpOp second = sub;
+  second.name = "rsc.rs2";
+  assert_add_fails (plan, &second, "exactly one sub-op", NULL);
 }
 END_TEST
 
@@ -311,7 +341,7 @@ random_plan (GRand *rng, guint32 n_ops)
     sp_plan_set_meta (plan, "seed", "x");
 
   g_autoptr (GArray) deps = g_array_new (FALSE, FALSE, sizeof (guint32));
-  gint64 composite = -1;
+  gint64 composite = -1, prev_parent_or_self = -1;
   for (guint32 i = 0; i < n_ops; i++)
     {
       g_autofree char *name = g_strdup_printf ("L%u.op%u\"%s", i / 7, i % 7,
@@ -357,8 +387,27 @@ random_plan (GRand *rng, guint32 n_ops)
         }
       if (reduces (op.kind))
         op.redop = (SpRedop) g_rand_int_range (rng, 0, 5);
-      if (composite >= 0 && r >= 2 && op.kind != SP_COLL_P2P && g_rand_boolean (rng))
-        op.parent = composite;
+      /* a composite's sub-ops follow it, together; a coalesced
+       * reduce-scatter's one sub-op is a reduce_scatter of its buffer */
+      gboolean run_open = composite >= 0 && prev_parent_or_self == composite;
+      if (run_open && r >= 2 && op.kind != SP_COLL_P2P && g_rand_boolean (rng))
+        {
+          const SpOp *c = sp_plan_op (plan, (guint32) composite);
+          if (c->kind != SP_COLL_REDUCE_SCATTER_COALESCED)
+            op.parent = composite;
+          else if ((gint64) i == composite + 1)
+            {
+              op.parent = composite;
+              op.kind = SP_COLL_REDUCE_SCATTER;
+              op.family = c->family;
+              op.bytes = c->bytes;
+              op.count = c->count;
+              op.dtype = c->dtype;
+              op.redop = SP_REDOP_SUM;
+              op.flops = 0;
+              op.src = op.dst = 0;
+            }
+        }
       g_array_set_size (deps, 0);
       for (guint k = g_rand_int_range (rng, 0, 4); k > 0 && i > 0; k--)
         {
@@ -373,6 +422,8 @@ random_plan (GRand *rng, guint32 n_ops)
                      error ? error->message : "");
       if (sp_coll_is_composite (op.kind))
         composite = id;
+      /* the composite a sub-op may follow: this op, or its parent */
+      prev_parent_or_self = sp_coll_is_composite (op.kind) ? (gint64) id : op.parent;
     }
   return plan;
 }
