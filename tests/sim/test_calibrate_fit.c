@@ -77,6 +77,21 @@ synthetic (const SpTopoSpec *truth, SpSimModel model, double sigma, const guint3
   return d;
 }
 
+/* A point measured at exactly the analytic model's time of `req` on `t`
+ * (the request's algorithm left to the fit's choice). */
+static void
+add_modelled (SpCalibData *d, const SpTopo *t, const SpCollRequest *req, guint32 op_id,
+              guint32 n_samples)
+{
+  SpCollEstimate est;
+  GError *e = NULL;
+  ck_assert_msg (sp_sim_estimate (t, SP_SIM_ANALYTIC, req, &est, &e), "%s", e ? e->message : "");
+  SpCalibPoint p = { .op_id = op_id, .coll = req->coll, .bytes = req->bytes, .algo = SP_ALGO_AUTO,
+                     .n_ranks = req->n_ranks, .ranks = req->ranks, .n_samples = n_samples,
+                     .measured_ns = (double) est.time_ns };
+  ck_assert (sp_calib_data_add_point (d, &p, NULL, &e));
+}
+
 static SpTopo *
 start_topo (void)
 {
@@ -428,13 +443,7 @@ START_TEST (flat_at_start_efficiency_is_probed)
       req.bytes = bytes;
       req.n_ranks = 16;
       req.ranks = g_all;
-      SpCollEstimate est;
-      GError *e = NULL;
-      ck_assert_msg (sp_sim_estimate (t, SP_SIM_ANALYTIC, &req, &est, &e), "%s", e ? e->message : "");
-      SpCalibPoint p = { .op_id = op++, .coll = SP_COLL_ALL_REDUCE, .bytes = bytes,
-                         .algo = SP_ALGO_AUTO, .n_ranks = 16, .ranks = g_all, .n_samples = 1,
-                         .measured_ns = (double) est.time_ns };
-      ck_assert (sp_calib_data_add_point (d, &p, NULL, NULL));
+      add_modelled (d, t, &req, op++, 1);
     }
   GError *e = NULL;
   g_autoptr (SpCalibResult) r = sp_calibrate_fit (preset, d, NULL, &e);
@@ -468,12 +477,7 @@ START_TEST (collinear_overhead_is_kept)
       req.n_ranks = 4;
       req.ranks = all4;
       req.proto = SP_PROTO_LL;
-      SpCollEstimate est;
-      ck_assert (sp_sim_estimate (tt, SP_SIM_ANALYTIC, &req, &est, NULL));
-      SpCalibPoint p = { .op_id = op++, .coll = req.coll, .bytes = bytes, .algo = SP_ALGO_AUTO,
-                         .n_ranks = 4, .ranks = all4, .n_samples = 4,
-                         .measured_ns = (double) est.time_ns };
-      ck_assert (sp_calib_data_add_point (d, &p, NULL, NULL));
+      add_modelled (d, tt, &req, op++, 4);
     }
   GError *e = NULL;
   g_autoptr (SpCalibResult) r = sp_calibrate_fit (shm, d, NULL, &e);
