@@ -389,15 +389,6 @@ build_nodes (SpDesColl *dc)
   g_hash_table_destroy (index);
 }
 
-/* µs as whole ns, past the horizon (SP_SIM_HORIZON_NS + 1: the engine
- * fails the run there) where it is beyond it or not a number */
-static guint64
-ns_of_us (double us)
-{
-  double ns = MAX (0.0, us) * 1000.0;
-  return ns <= (double) SP_SIM_HORIZON_NS ? (guint64) llround (ns) : SP_SIM_HORIZON_NS + 1;
-}
-
 SpDesColl *
 sp_des_coll_new (SpEngine *engine, const SpNet *net, const SpShape *shape, const SpCost *cost,
                  SpColl coll, guint64 bytes, const guint32 *ranks, guint32 n, guint64 start_ns,
@@ -460,7 +451,7 @@ sp_des_coll_new (SpEngine *engine, const SpNet *net, const SpShape *shape, const
     dc->t_cap_ns = MAX (isfinite (dc->t_cap_ns) ? dc->t_cap_ns : 0.0,
                         (cost->floor_us - cost->latency_us) * 1000.0);
 
-  guint64 lat_ns = ns_of_us (cost->latency_us);
+  guint64 lat_ns = sp_sim_horizon_ns (cost->latency_us * 1000.0);
   guint64 *delay;
   if (cost->algo == SP_ALGO_PAT)
     {
@@ -474,7 +465,7 @@ sp_des_coll_new (SpEngine *engine, const SpNet *net, const SpShape *shape, const
                              sp_nccl_base_latency_us (SP_ALGO_PAT, cost->proto) + 2.8 * n);
       double rest = MAX (0.0, cost->latency_us - up_front);
       for (guint32 p = 0; p < phases; p++)
-        delay[p] = ns_of_us ((p == 0 ? up_front : 0) + rest / phases);
+        delay[p] = sp_sim_horizon_ns (((p == 0 ? up_front : 0) + rest / phases) * 1000.0);
     }
   else
     {

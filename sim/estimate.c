@@ -215,7 +215,8 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
                        sp_coll_name (coll), r->bytes, t_us - cost.latency_us, lb);
           return FALSE;
         }
-      if (!(t_us * 1000.0 <= (double) SP_SIM_HORIZON_NS))
+      guint64 ns = sp_sim_horizon_ns (t_us * 1000.0);
+      if (ns > SP_SIM_HORIZON_NS)
         {
           g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,
                        "analytic %s of %" G_GUINT64_FORMAT " bytes: %.4g us, beyond the "
@@ -223,7 +224,7 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
                        r->bytes, t_us);
           return FALSE;
         }
-      est.time_ns = (guint64) llround (t_us * 1000.0);
+      est.time_ns = ns;
     }
   else
     {

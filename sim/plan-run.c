@@ -208,24 +208,15 @@ cost_lookup (SpPlanCtx *c, const SpOp *op, GError **error)
   return &g_array_index (c->cache, CostEntry, c->cache->len - 1);
 }
 
-/* ns as a whole number, SP_SIM_HORIZON_NS + 1 past the horizon (the
- * schedule and the engine fail there) */
-static guint64
-horizon_ns (double ns)
-{
-  return ns <= (double) SP_SIM_HORIZON_NS ? (guint64) llround (MAX (0.0, ns))
-                                          : SP_SIM_HORIZON_NS + 1;
-}
-
 /* Duration of a kernel op (compute / quantize / dequantize / quant_reduce),
  * ns; SP_SIM_HORIZON_NS + 1 when it is longer than the simulator follows. */
 guint64
 sp_plan_kernel_ns (const SpPlanCtx *c, const SpOp *op)
 {
   if (op->flops > 0)
-    return horizon_ns ((double) op->flops / (c->spec->gpu_tflops * 1e3 * c->efficiency));
+    return sp_sim_horizon_ns ((double) op->flops / (c->spec->gpu_tflops * 1e3 * c->efficiency));
   if (op->kind != SP_COLL_COMPUTE && op->bytes > 0)
-    return horizon_ns ((double) op->bytes / sp_topo_spec_memory_bandwidth_gbs (c->spec));
+    return sp_sim_horizon_ns ((double) op->bytes / sp_topo_spec_memory_bandwidth_gbs (c->spec));
   return 0;
 }
 

@@ -6,6 +6,8 @@
 #include "shardplan/sim.h"
 #include "shardplan/error.h"
 
+#include <math.h>
+
 G_BEGIN_DECLS
 
 /* ---- GPU generation (selects rows of NCCL's tables) ------------------- */
@@ -275,6 +277,15 @@ guint32 sp_des_coll_job (const SpDesColl *coll);
  * negative duration elsewhere).  Sums of two times below it fit in 64 bits. */
 #define SP_SIM_HORIZON_NS (G_GUINT64_CONSTANT (1) << 62)
 #define SP_SIM_HORIZON_TEXT "2^62 ns (146 years): a link rate or peak near zero, or sizes near 2^64"
+
+/* `ns` as whole ns (negative as 0), or SP_SIM_HORIZON_NS + 1 where it is
+ * past the horizon or not a number: the engine and the schedule fail there. */
+static inline guint64
+sp_sim_horizon_ns (double ns)
+{
+  return ns <= (double) SP_SIM_HORIZON_NS ? (guint64) llround (MAX (0.0, ns))
+                                          : SP_SIM_HORIZON_NS + 1;
+}
 
 /* Engine flow entries one phase of a collective adds at most (a pooled
  * link of a class flow counted as 1/8 of an entry); for all_to_all it
