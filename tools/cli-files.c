@@ -16,6 +16,7 @@ typedef struct {
   char *option; /* "--plan", "-o/--output", "trace argument" */
   char *path;
   gboolean output;
+  gint family;  /* the family (files->families) it is a member of, or -1 */
 } Entry;
 
 /* Outputs HEAD<r>TAIL for r < count (a Chakra trace's rank files, a run's
@@ -78,7 +79,7 @@ add (SpCliFiles *files, const char *option, const char *path, gboolean output)
   /* "-" is standard input or output: nothing on disk to protect */
   if (path == NULL || *path == '\0' || strcmp (path, "-") == 0)
     return;
-  Entry e = { g_strdup (option), g_strdup (path), output };
+  Entry e = { g_strdup (option), g_strdup (path), output, -1 };
   g_array_append_val (files->entries, e);
 }
 
@@ -129,9 +130,12 @@ sp_cli_files_output_family (SpCliFiles *files, const char *option, const char *h
   g_autofree char *o_last = g_strdup_printf ("%s (last rank)", option);
   /* the first and the last as outputs (their places checked, and each
    * against the other outputs); every member by name below */
+  guint from = files->entries->len;
   add (files, o_first, first, TRUE);
   if (count > 1)
     add (files, o_last, last, TRUE);
+  for (guint i = from; i < files->entries->len; i++) /* members: not checked against the family */
+    g_array_index (files->entries, Entry, i).family = (gint) files->families->len;
   /* HEAD's directory resolved, its file-name part as written (HEAD ends
    * in "." or ".rank": never a directory of its own) */
   g_autofree char *r = resolved (first, FALSE);
@@ -251,12 +255,10 @@ sp_cli_files_check (const SpCliFiles *files)
   for (guint k = 0; k < files->families->len; k++)
     {
       const Family *f = files->families->pdata[k];
-      g_autofree char *o_first = g_strdup_printf ("%s (rank 0)", f->option);
-      g_autofree char *o_last = g_strdup_printf ("%s (last rank)", f->option);
       for (guint j = 0; j < n; j++)
         {
           const Entry *x = &es[j];
-          if (strcmp (x->option, o_first) == 0 || strcmp (x->option, o_last) == 0)
+          if (x->family == (gint) k)
             continue;
           gint64 r = family_member (f, x->path, x->output);
           if (r < 0)
