@@ -201,8 +201,14 @@ void sp_exec_set_error (SpExecCtx *ctx, const char *fmt, ...) G_GNUC_PRINTF (2, 
  *             validation pass's verdict on an op (sp_exec_rows_mark), applied
  *             by the reader to the rows before it in the file.
  * A file cut short mid-row keeps its whole rows (dropped_bytes counts the
- * rest); one cut inside the RUN record is refused.  The reader takes
- * versions 1 (no MARK records) and 2. */
+ * rest); one cut inside the RUN record is refused.  Damage after the RUN
+ * record (a record of unknown type, a second RUN record, an INFO record
+ * that is not valid, a ROWS record not of whole rows or holding a row of
+ * another rank, a MARK record of the wrong size) stops the reading there:
+ * the records before it are kept, and `damage` says what was found where
+ * (a crash that tore the file's end, a disk error; the rows before it were
+ * measured and are not lost with it).  The reader takes versions 1 (no
+ * MARK records) and 2. */
 
 #define SP_EXEC_SPILL_VERSION 2
 
@@ -241,7 +247,9 @@ typedef struct {
   gboolean has_epoch;
   gint64 epoch_ns;            /* raw clock of this rank */
   GArray *rows;               /* SpTraceRow, raw clock */
-  guint64 dropped_bytes;      /* of a last row or record cut short */
+  guint64 dropped_bytes;      /* of a last row or record cut short, or from a damaged record to the end */
+  char *damage;               /* NULL, or what was wrong with the record at damaged_at */
+  guint64 damaged_at;         /* byte offset where the reading stopped (damage != NULL) */
 } SpExecSpill;
 
 /* Write the file header and the RUN record to `f`.  SP_ERROR_IO. */
@@ -266,9 +274,9 @@ void sp_exec_rows_mark (GArray *rows, guint32 op_id, gboolean stages, SpTraceSta
  * SP_ERROR_IO when it cannot be read; SP_ERROR_INVALID_TRACE for a bad
  * magic, a newer spill version, another byte order, another row layout
  * (schema version, row size or fields), a RUN record missing, cut short or
- * not valid, an unknown record type, a MARK record of the wrong size, a
- * row of another rank.  Free with
- * sp_exec_spill_free. */
+ * not valid.  Damage after the RUN record is not refused: the records
+ * before it are read, and `damage`, `damaged_at` and `dropped_bytes` say
+ * what was left.  Free with sp_exec_spill_free. */
 SpExecSpill *sp_exec_spill_read (const char *path, GError **error);
 void sp_exec_spill_free (SpExecSpill *spill);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpExecSpill, sp_exec_spill_free)

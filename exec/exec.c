@@ -415,9 +415,9 @@ write_partial_alone (SpExecCtx *ctx, SpExecRecorder *rec, SpExecTraceInfo *info,
   g_array_append_vals (rows, own->data, own->len);
   for (guint32 r = 1; r < ctx->world; r++)
     {
-      /* A file that is missing, damaged or of another run adds nothing (its
-       * rank is then absent from the trace); one cut mid-row adds its whole
-       * rows. */
+      /* A file that is missing, unreadable or of another run adds nothing
+       * (its rank is then absent from the trace); one cut mid-row adds its
+       * whole rows, one damaged further on the rows before the damage. */
       g_autofree char *p = g_strdup_printf ("%s.rank%u.spill", ctx->opts->output, r);
       g_autoptr (SpExecSpill) more = sp_exec_spill_read (p, NULL);
       if (more && more->run.rank == r && g_strcmp0 (more->run.run_id, info->run_id) == 0)

@@ -275,7 +275,20 @@ sp_exec_spill_recover (const char *const *paths, gsize n, const char *plan_path,
     {
       const SpExecSpill *s = spills->pdata[i];
       g_array_append_val (present, s->run.rank);
-      if (s->dropped_bytes)
+      if (s->damage)
+        {
+          g_ptr_array_add (warnings, g_strdup_printf ("%s: damaged at byte %" G_GUINT64_FORMAT
+                                                      " (%s): kept the %u row%s before it, "
+                                                      "dropped the %" G_GUINT64_FORMAT " bytes "
+                                                      "from there", s->path, s->damaged_at,
+                                                      s->damage, s->rows->len,
+                                                      s->rows->len == 1 ? "" : "s",
+                                                      s->dropped_bytes));
+          g_string_append_printf (notes, "; rank %u's file damaged at byte %" G_GUINT64_FORMAT
+                                  " (%" G_GUINT64_FORMAT " bytes dropped)", s->run.rank,
+                                  s->damaged_at, s->dropped_bytes);
+        }
+      else if (s->dropped_bytes)
         {
           g_ptr_array_add (warnings, g_strdup_printf ("%s: cut short mid-row: %" G_GUINT64_FORMAT
                                                       " bytes after its last whole row dropped",

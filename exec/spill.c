@@ -262,6 +262,7 @@ sp_exec_spill_free (SpExecSpill *s)
   kv_free (&s->info.software);
   if (s->rows)
     g_array_unref (s->rows);
+  g_free (s->damage);
   g_free (s->path);
   g_free (s);
 }
@@ -269,6 +270,7 @@ sp_exec_spill_free (SpExecSpill *s)
 /* Reading one JSON record; the first problem goes to *error. */
 typedef struct {
   const char *path;
+  const char *record;         /* "header" (NULL) or "info" */
   JsonObject *o;
   GError **error;
 } Json;
@@ -277,8 +279,8 @@ static gboolean
 bad (Json *j, const char *member, const char *what)
 {
   if (*j->error == NULL)
-    g_set_error (j->error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: header member '%s' %s", j->path,
-                 member, what);
+    g_set_error (j->error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: %s member '%s' %s", j->path,
+                 j->record ? j->record : "header", member, what);
   return FALSE;
 }
 
@@ -512,6 +514,19 @@ read_run (SpExecSpill *s, const guint8 *text, guint64 len, GError **error)
   return TRUE;
 }
 
+/* *dst = *src when *src is set (a later INFO record's member wins). */
+static void
+replace_str (char **dst, char **src)
+{
+  if (*src)
+    {
+      g_free (*dst);
+      *dst = g_steal_pointer (src);
+    }
+}
+
+/* An INFO record.  Read whole before any of it is taken, so that a damaged
+ * one (where the reader stops, parse_records) changes nothing. */
 static gboolean
 read_info (SpExecSpill *s, const guint8 *text, guint64 len, GError **error)
 {
@@ -519,17 +534,32 @@ read_info (SpExecSpill *s, const guint8 *text, guint64 len, GError **error)
   JsonObject *o = parse_object (s->path, "info", text, len, parser, error);
   if (!o)
     return FALSE;
-  Json j = { .path = s->path, .o = o, .error = error };
+  Json j = { .path = s->path, .record = "info", .o = o, .error = error };
   SpExecSpillRank *i = &s->info;
-  gint64 device = i->device;
-  if (!get_str (&j, "backend", FALSE, &i->backend) || !get_str (&j, "hostname", FALSE, &i->hostname) ||
-      !get_str (&j, "gpu_model", FALSE, &i->gpu_model) || !get_u32 (&j, "local_rank", FALSE, &i->local_rank) ||
+  g_autofree char *backend = NULL, *hostname = NULL, *gpu_model = NULL;
+  g_autoptr (GPtrArray) software = NULL;
+  guint32 local_rank = i->local_rank;
+  gint64 device = i->device, offset = i->clock_offset_ns, epoch = s->epoch_ns;
+  if (!get_str (&j, "backend", FALSE, &backend) || !get_str (&j, "hostname", FALSE, &hostname) ||
+      !get_str (&j, "gpu_model", FALSE, &gpu_model) || !get_u32 (&j, "local_rank", FALSE, &local_rank) ||
       !get_int (&j, "device", FALSE, -1, G_MAXINT32, &device) ||
-      !get_int (&j, "clock_offset_ns", FALSE, G_MININT64, G_MAXINT64, &i->clock_offset_ns) ||
-      !get_kv_object (&j, "software", &i->software) ||
-      !get_int (&j, "epoch_ns", FALSE, G_MININT64, G_MAXINT64, &s->epoch_ns))
+      !get_int (&j, "clock_offset_ns", FALSE, G_MININT64, G_MAXINT64, &offset) ||
+      !get_kv_object (&j, "software", &software) ||
+      !get_int (&j, "epoch_ns", FALSE, G_MININT64, G_MAXINT64, &epoch))
     return FALSE;
+  replace_str (&i->backend, &backend);
+  replace_str (&i->hostname, &hostname);
+  replace_str (&i->gpu_model, &gpu_model);
+  for (guint k = 0; software && k < software->len; k++)
+    {
+      if (!i->software)
+        i->software = g_ptr_array_new_with_free_func (g_free);
+      g_ptr_array_add (i->software, g_strdup (g_ptr_array_index (software, k)));
+    }
+  i->local_rank = local_rank;
   i->device = (gint32) device;
+  i->clock_offset_ns = offset;
+  s->epoch_ns = epoch;
   if (json_object_has_member (o, "hostname"))
     s->has_info = TRUE;
   if (json_object_has_member (o, "epoch_ns"))
@@ -657,6 +687,29 @@ apply_marks (GArray *rows, const GArray *marks)
     }
 }
 
+/* Damage after the header record, in the record at byte `at`: the reading
+ * stops there and what came before it is kept (a torn write of a crash, a
+ * disk error: the rows before it were measured).  `damage` (taken) says
+ * what; a tail of zero bytes is named as what a crash leaves when a file's
+ * size reached the disk before its data. */
+static void
+stop_at_damage (SpExecSpill *s, const guint8 *data, gsize len, gsize at, GError *damage)
+{
+  gsize k = at;
+  while (k < len && data[k] == 0)
+    k++;
+  s->damaged_at = at;
+  s->dropped_bytes += len - at;
+  const char *what = damage->message;
+  gsize n = strlen (s->path);
+  if (strncmp (what, s->path, n) == 0 && strncmp (what + n, ": ", 2) == 0)
+    what += n + 2; /* read_info's messages name the file */
+  s->damage = k == len ? g_strdup_printf ("%" G_GSIZE_FORMAT " zero bytes to its end (a crash "
+                                          "before the data reached the disk)", len - at)
+                       : g_strdup (what);
+  g_error_free (damage);
+}
+
 static gboolean
 parse_records (SpExecSpill *s, const guint8 *data, gsize len, GArray *marks, GError **error)
 {
@@ -691,6 +744,7 @@ parse_records (SpExecSpill *s, const guint8 *data, gsize len, GArray *marks, GEr
   gboolean have_run = FALSE;
   while (pos < len)
     {
+      const gsize at = pos;     /* this record's first byte */
       gsize left = len - pos;
       guint32 rh[2] = { 0, 0 };
       guint64 bytes = 0;
@@ -706,19 +760,12 @@ parse_records (SpExecSpill *s, const guint8 *data, gsize len, GArray *marks, GEr
       pos += RECORD_HEADER_LEN;
       left -= RECORD_HEADER_LEN;
       gboolean cut = bytes > left;
-      if (!have_run && rh[0] != REC_RUN)
+      if (!have_run)
         {
-          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: the first record is of "
-                       "type %u, not the header (type %d)", s->path, rh[0], REC_RUN);
-          return FALSE;
-        }
-      switch (rh[0])
-        {
-        case REC_RUN:
-          if (have_run)
+          if (rh[0] != REC_RUN)
             {
-              g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: a second header record "
-                           "at byte %" G_GSIZE_FORMAT, s->path, pos - RECORD_HEADER_LEN);
+              g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: the first record is of "
+                           "type %u, not the header (type %d)", s->path, rh[0], REC_RUN);
               return FALSE;
             }
           if (cut)
@@ -731,6 +778,16 @@ parse_records (SpExecSpill *s, const guint8 *data, gsize len, GArray *marks, GEr
           if (!read_run (s, data + pos, bytes, error))
             return FALSE;
           have_run = TRUE;
+          pos += (gsize) bytes;
+          continue;
+        }
+      /* After the header: a record cut short ends the file; damage stops
+       * the reading there, what came before it kept. */
+      GError *damage = NULL;
+      switch (rh[0])
+        {
+        case REC_RUN:
+          g_set_error (&damage, SP_ERROR, SP_ERROR_INVALID_TRACE, "a second header record");
           break;
         case REC_INFO:
           if (cut)
@@ -738,31 +795,31 @@ parse_records (SpExecSpill *s, const guint8 *data, gsize len, GArray *marks, GEr
               s->dropped_bytes += left;
               return TRUE;
             }
-          if (!read_info (s, data + pos, bytes, error))
-            return FALSE;
+          read_info (s, data + pos, bytes, &damage);
           break;
         case REC_ROWS:
           {
             guint64 avail = cut ? left : bytes;
             if (!cut && bytes % sizeof (SpTraceRow) != 0)
               {
-                g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: a rows record of %"
-                             G_GUINT64_FORMAT " bytes at byte %" G_GSIZE_FORMAT " is not a whole "
-                             "number of %" G_GSIZE_FORMAT "-byte rows", s->path, bytes,
-                             pos - RECORD_HEADER_LEN, sizeof (SpTraceRow));
-                return FALSE;
+                g_set_error (&damage, SP_ERROR, SP_ERROR_INVALID_TRACE, "a rows record of %"
+                             G_GUINT64_FORMAT " bytes, not a whole number of %" G_GSIZE_FORMAT
+                             "-byte rows", bytes, sizeof (SpTraceRow));
+                break;
               }
-            guint first = s->rows->len;
-            guint n = (guint) (avail / sizeof (SpTraceRow));
+            const guint first = s->rows->len;
+            const guint n = (guint) (avail / sizeof (SpTraceRow));
             g_array_append_vals (s->rows, data + pos, n);
-            for (guint k = first; k < s->rows->len; k++)
+            for (guint k = first; k < s->rows->len && !damage; k++)
               if (g_array_index (s->rows, SpTraceRow, k).rank != s->run.rank)
-                {
-                  g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: row %u is of rank %u "
-                               "in rank %u's file (damaged)", s->path, k,
-                               g_array_index (s->rows, SpTraceRow, k).rank, s->run.rank);
-                  return FALSE;
-                }
+                g_set_error (&damage, SP_ERROR, SP_ERROR_INVALID_TRACE, "its row %u is of rank "
+                             "%u in rank %u's file", k - first,
+                             g_array_index (s->rows, SpTraceRow, k).rank, s->run.rank);
+            if (damage)
+              {
+                g_array_set_size (s->rows, first); /* none of the record's rows */
+                break;
+              }
             if (cut)
               {
                 s->dropped_bytes += avail - (guint64) n * sizeof (SpTraceRow);
@@ -779,10 +836,9 @@ parse_records (SpExecSpill *s, const guint8 *data, gsize len, GArray *marks, GEr
               }
             if (bytes != MARK_LEN)
               {
-                g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: a mark record of %"
-                             G_GUINT64_FORMAT " bytes at byte %" G_GSIZE_FORMAT " (a mark is %d)",
-                             s->path, bytes, pos - RECORD_HEADER_LEN, MARK_LEN);
-                return FALSE;
+                g_set_error (&damage, SP_ERROR, SP_ERROR_INVALID_TRACE, "a mark record of %"
+                             G_GUINT64_FORMAT " bytes (a mark is %d)", bytes, MARK_LEN);
+                break;
               }
             guint32 m[4];
             memcpy (m, data + pos, sizeof m);
@@ -792,9 +848,14 @@ parse_records (SpExecSpill *s, const guint8 *data, gsize len, GArray *marks, GEr
             break;
           }
         default:
-          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: unknown record type %u at "
-                       "byte %" G_GSIZE_FORMAT, s->path, rh[0], pos - RECORD_HEADER_LEN);
-          return FALSE;
+          g_set_error (&damage, SP_ERROR, SP_ERROR_INVALID_TRACE, "a record of unknown type %u",
+                       rh[0]);
+          break;
+        }
+      if (damage)
+        {
+          stop_at_damage (s, data, len, at, damage);
+          return TRUE;
         }
       pos += (gsize) bytes;
     }

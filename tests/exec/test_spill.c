@@ -361,41 +361,61 @@ START_TEST (test_hand_built_ok_and_damage)
     ck_assert (!s->has_info);
   }
   {
-    /* A row of another rank: damaged. */
-    GByteArray *b = hand_header (1, 0x01020304u);
-    put_record (b, 1, j, strlen (j));
-    SpTraceRow other = row (5, 3, 10);
-    put_record (b, 3, &other, sizeof other);
-    g_autofree char *path = save ("rank.spill", b);
-    ck_assert_ptr_null (sp_exec_spill_read (path, &e));
-    ck_assert_msg (strstr (e->message, "row 0 is of rank 3 in rank 1's file"), "%s", e->message);
-    g_clear_error (&e);
-  }
-  {
-    /* Rows before the header; an unknown record type; a rows record that
-     * is not a whole number of rows. */
+    /* Rows before the header: refused. */
     GByteArray *b = hand_header (1, 0x01020304u);
     put_record (b, 3, r, sizeof r);
     g_autofree char *p1 = save ("first.spill", b);
     ck_assert_ptr_null (sp_exec_spill_read (p1, &e));
     ck_assert_msg (strstr (e->message, "first record is of type 3"), "%s", e->message);
     g_clear_error (&e);
-    b = hand_header (1, 0x01020304u);
-    put_record (b, 1, j, strlen (j));
-    put_record (b, 9, "x", 1);
-    g_autofree char *p2 = save ("type.spill", b);
-    ck_assert_ptr_null (sp_exec_spill_read (p2, &e));
-    ck_assert_msg (strstr (e->message, "unknown record type 9"), "%s", e->message);
-    g_clear_error (&e);
-    b = hand_header (1, 0x01020304u);
-    put_record (b, 1, j, strlen (j));
-    put_record (b, 3, r, sizeof r - 1);
-    put_record (b, 3, r, sizeof r);
-    g_autofree char *p3 = save ("odd.spill", b);
-    ck_assert_ptr_null (sp_exec_spill_read (p3, &e));
-    ck_assert_msg (strstr (e->message, "is not a whole number of"), "%s", e->message);
-    g_clear_error (&e);
   }
+  /* Damage after the header: the records before it are kept, nothing
+   * after it is read (a valid rows record follows each), and the reader
+   * says what and where. */
+  SpTraceRow other = row (5, 3, 10);
+  const struct {
+    const char *name;
+    guint32 type;
+    const void *payload;
+    guint64 len;
+    const char *want;
+  } damaged[] = {
+    { "rank.spill", 3, &other, sizeof other, "its row 0 is of rank 3 in rank 1's file" },
+    { "type.spill", 9, "x", 1, "a record of unknown type 9" },
+    { "odd.spill", 3, r, sizeof r - 1, "a rows record of" },
+    { "run2.spill", 1, NULL, 0, "a second header record" },
+    { "info.spill", 2, "{\"device\": \"x\"}", 0, "info member 'device' is not an integer" },
+    { "infojson.spill", 2, "{nope", 0, "the info record is not a JSON object" },
+  };
+  for (guint k = 0; k < G_N_ELEMENTS (damaged); k++)
+    {
+      GByteArray *b = hand_header (1, 0x01020304u);
+      put_record (b, 1, j, strlen (j));
+      const char *info = "{\"hostname\": \"n1\", \"device\": 3}";
+      put_record (b, 2, info, strlen (info));
+      put_record (b, 3, r, sizeof r);
+      const gsize at = b->len;
+      /* a payload of length 0 here: a string (or, NULL, the header again) */
+      const void *payload = damaged[k].payload ? damaged[k].payload : j;
+      put_record (b, damaged[k].type, payload,
+                  damaged[k].len ? damaged[k].len : strlen (payload));
+      put_record (b, 3, r, sizeof r);
+      const gsize total = b->len;
+      g_autofree char *path = save (damaged[k].name, b);
+      g_autoptr (SpExecSpill) s = sp_exec_spill_read (path, &e);
+      SP_ASSERT_NO_ERROR (e);
+      ck_assert_msg (s->rows->len == 2, "%s: %u rows", damaged[k].name, s->rows->len);
+      ck_assert_uint_eq (g_array_index (s->rows, SpTraceRow, 1).op_id, 6);
+      ck_assert_ptr_nonnull (s->damage);
+      ck_assert_msg (strstr (s->damage, damaged[k].want), "%s: %s", damaged[k].name, s->damage);
+      ck_assert_ptr_null (strstr (s->damage, path)); /* the path is said once, by the caller */
+      ck_assert_uint_eq (s->damaged_at, at);
+      ck_assert_uint_eq (s->dropped_bytes, total - at);
+      /* a damaged INFO record changes nothing of the one before it */
+      ck_assert (s->has_info);
+      ck_assert_str_eq (s->info.hostname, "n1");
+      ck_assert_int_eq (s->info.device, 3);
+    }
   {
     /* The header record is not JSON; a required member missing. */
     GByteArray *b = hand_header (1, 0x01020304u);
@@ -504,17 +524,59 @@ START_TEST (test_marks)
     ck_assert_uint_eq (c->dropped_bytes, 13);
   }
   {
-    /* A mark of the wrong size is damage. */
+    /* A mark of the wrong size is damage: the rows before it and the mark
+     * before them stay, nothing after it is read. */
     GByteArray *b = hand_header (2, 0x01020304u);
     put_record (b, 1, j, strlen (j));
     put_record (b, 3, r, sizeof r);
+    put_mark (b, 6, 0, SP_TRACE_STATUS_WRONG, SP_TRACE_FLAG_CHECKED);
+    const gsize at = b->len;
     guint32 short_mark[3] = { 5, 1, SP_TRACE_STATUS_WRONG };
     put_record (b, 4, short_mark, sizeof short_mark);
+    put_mark (b, 5, 0, SP_TRACE_STATUS_WRONG, SP_TRACE_FLAG_CHECKED);
     g_autofree char *path = save ("badmark.spill", b);
-    ck_assert_ptr_null (sp_exec_spill_read (path, &e));
-    ck_assert_msg (strstr (e->message, "a mark record of 12 bytes"), "%s", e->message);
-    g_clear_error (&e);
+    g_autoptr (SpExecSpill) s = sp_exec_spill_read (path, &e);
+    SP_ASSERT_NO_ERROR (e);
+    ck_assert_uint_eq (s->rows->len, 4);
+    ck_assert_msg (strstr (s->damage, "a mark record of 12 bytes"), "%s", s->damage);
+    ck_assert_uint_eq (s->damaged_at, at);
+    ck_assert_int_eq (g_array_index (s->rows, SpTraceRow, 3).status, SP_TRACE_STATUS_WRONG);
+    ck_assert_int_eq (g_array_index (s->rows, SpTraceRow, 0).status, SP_TRACE_STATUS_OK);
   }
+}
+END_TEST
+
+/* A crash that tore the file's end: its size reached the disk, its last
+ * data did not, so it ends in zeros (a record of type 0).  The rows before
+ * are kept, and the damage is named for what it is. */
+START_TEST (test_zero_tail)
+{
+  g_autofree char *path = write_spill ("zeros.spill", 3);
+  gsize full = file_size (path);
+  FILE *f = fopen (path, "ab");
+  ck_assert_ptr_nonnull (f);
+  static const char zeros[4096];
+  ck_assert_uint_eq (fwrite (zeros, 1, sizeof zeros, f), sizeof zeros);
+  ck_assert_int_eq (fclose (f), 0);
+  GError *e = NULL;
+  g_autoptr (SpExecSpill) s = sp_exec_spill_read (path, &e);
+  SP_ASSERT_NO_ERROR (e);
+  ck_assert_uint_eq (s->rows->len, 3);
+  ck_assert_uint_eq (s->damaged_at, full);
+  ck_assert_uint_eq (s->dropped_bytes, 4096);
+  ck_assert_str_eq (s->damage, "4096 zero bytes to its end (a crash before the data reached the disk)");
+  ck_assert_str_eq (s->info.hostname, "node7");
+  /* the same zeros in the middle of the file, a valid record after them:
+   * damage, not a crash's tail */
+  f = fopen (path, "ab");
+  ck_assert_ptr_nonnull (f);
+  SpTraceRow r = row (9, 2, 9000);
+  sp_exec_spill_write_rows (f, &r, 1);
+  ck_assert_int_eq (fclose (f), 0);
+  g_autoptr (SpExecSpill) m = sp_exec_spill_read (path, &e);
+  SP_ASSERT_NO_ERROR (e);
+  ck_assert_uint_eq (m->rows->len, 3);
+  ck_assert_str_eq (m->damage, "a record of unknown type 0");
 }
 END_TEST
 
@@ -658,6 +720,7 @@ spill_suite (void)
   tcase_add_test (tc, test_other_row_layout);
   tcase_add_test (tc, test_hand_built_ok_and_damage);
   tcase_add_test (tc, test_marks);
+  tcase_add_test (tc, test_zero_tail);
   tcase_add_test (tc, test_missing_file);
   tcase_add_test (tc, test_marks_random);
   tcase_add_test (tc, test_hostile);

@@ -197,6 +197,17 @@ refused "spill with an empty record" "record is not a JSON object" \
   trace recover "$fx/spill-fuzz-run-record-empty.spill" -o "$tmp/r.h5"
 grep -q CRITICAL "$tmp/err" && fail "empty spill record: json-glib complained: $(head -c 300 "$tmp/err")"
 [ -e "$tmp/r.h5" ] && fail "a refused spill file left $tmp/r.h5"
+# a crash that tore the file's end (zeros where its last records were): the
+# rows before them are recovered, with a warning and a note in the trace
+"$make_spill" ok "$tmp/torn.spill" || fail "make-spill ok failed"
+torn_at=$(wc -c <"$tmp/torn.spill")
+head -c 8192 /dev/zero >>"$tmp/torn.spill"
+accepted "a spill file ending in zeros" trace recover "$tmp/torn.spill" -o "$tmp/torn.h5"
+grep -qF "warning: $tmp/torn.spill: damaged at byte $torn_at (8192 zero bytes to its end (a crash before the data reached the disk)): kept the 4 rows before it, dropped the 8192 bytes from there" "$tmp/err" \
+  || fail "torn spill file: $(head -c 400 "$tmp/err")"
+grep -q "partial trace of 4 rows" "$tmp/out" || fail "torn spill file: $(cat "$tmp/out")"
+"$SHARDPLAN" trace show "$tmp/torn.h5" | grep -qF "rank 0's file damaged at byte $torn_at (8192 bytes dropped)" \
+  || fail "torn spill file: the trace does not say so: $("$SHARDPLAN" trace show "$tmp/torn.h5" | head -3)"
 accepted "40,000 rows and 40,000 marks" trace recover "$tmp/marks.spill" -o "$tmp/marks.h5"
 grep -q "40000 rows" "$tmp/out" || fail "marks.spill: unexpected output: $(cat "$tmp/out")"
 
