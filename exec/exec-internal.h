@@ -307,10 +307,13 @@ typedef struct {
   const char *partial_reason;   /* NULL: complete */
 } SpExecTraceDesc;
 
-/* Convert the rows' raw clocks (t -= offsets_ns[rank] + epoch_ns) and write
- * the trace to `path` (atomically: sp_trace_writer_*). */
-gboolean sp_exec_trace_write (const char *path, const SpExecTraceDesc *desc, GArray *rows,
-                              GError **error);
+/* Convert the raw clocks of `rows[n]` in place (t -= offsets_ns[rank] +
+ * epoch_ns) and write the trace to `path` (atomically: sp_trace_writer_*).
+ * A pointer and a count, not a GArray: rank 0 writes the gathered buffer
+ * as it came, without a second copy of every row (and a GArray's guint
+ * length would cap a run at 2^32 rows). */
+gboolean sp_exec_trace_write (const char *path, const SpExecTraceDesc *desc, SpTraceRow *rows,
+                              gsize n, GError **error);
 
 /* `shardplan trace recover`: a partial trace at `output` from the spill
  * files `paths[n]` of one run (any subset of its ranks).  `plan_path`
@@ -404,6 +407,8 @@ typedef struct {
   const char *run_id;           /* shared with the spill files */
 } SpExecTraceInfo;
 
-gboolean sp_exec_write_trace (const SpExecTraceInfo *info, GArray *rows, GError **error);
+/* `rows[n]` (SpTraceRow, raw clocks; converted in place) to the run's -o. */
+gboolean sp_exec_write_trace (const SpExecTraceInfo *info, SpTraceRow *rows, gsize n,
+                              GError **error);
 
 G_END_DECLS

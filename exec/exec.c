@@ -424,7 +424,7 @@ write_partial_alone (SpExecCtx *ctx, SpExecRecorder *rec, SpExecTraceInfo *info,
         g_array_append_vals (rows, more->rows->data, more->rows->len);
     }
   GError *we = NULL;
-  if (sp_exec_write_trace (info, rows, &we))
+  if (sp_exec_write_trace (info, (SpTraceRow *) rows->data, rows->len, &we))
     {
       res->partial_written = TRUE;
       res->rows = rows->len;
@@ -447,17 +447,17 @@ gather_and_write (SpExecCtx *ctx, SpExecRecorder *rec, SpExecTraceInfo *info, Sp
   if (ctx->boot->gatherv (mine->data, mine->len * sizeof (SpTraceRow), &data, &lens, &local) &&
       ctx->rank == 0)
     {
+      /* written from the gathered buffer itself (g_malloc's alignment
+       * holds any row): no second copy of every row */
       guint64 total = 0;
       for (guint32 r = 0; r < ctx->world; r++)
         total += lens[r];
-      GArray *rows = g_array_new (FALSE, FALSE, sizeof (SpTraceRow));
-      g_array_append_vals (rows, data, (guint) (total / sizeof (SpTraceRow)));
-      if (sp_exec_write_trace (info, rows, &local))
+      const gsize n = (gsize) (total / sizeof (SpTraceRow));
+      if (sp_exec_write_trace (info, (SpTraceRow *) data, n, &local))
         {
-          res->rows = rows->len;
+          res->rows = n;
           res->partial_written = info->partial_reason != NULL;
         }
-      g_array_unref (rows);
     }
   return sp_exec_agree (ctx, &local, TRUE, error);
 }

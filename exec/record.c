@@ -361,7 +361,7 @@ sp_exec_record_unwrap (SpExecBackend *wrapped)
 /* ---------------------------------------------------------------- trace */
 
 gboolean
-sp_exec_write_trace (const SpExecTraceInfo *info, GArray *rows, GError **error)
+sp_exec_write_trace (const SpExecTraceInfo *info, SpTraceRow *rows, gsize n, GError **error)
 {
   const SpExecCtx *ctx = info->ctx;
   g_autoptr (GPtrArray) build = g_ptr_array_new ();
@@ -383,5 +383,5 @@ sp_exec_write_trace (const SpExecTraceInfo *info, GArray *rows, GError **error)
     .topo_text = info->topo_text, .groups = ctx->groups, .epoch_ns = info->epoch_ns,
     .offsets_ns = info->offsets_ns, .partial_reason = info->partial_reason,
   };
-  return sp_exec_trace_write (ctx->opts->output, &d, rows, error);
+  return sp_exec_trace_write (ctx->opts->output, &d, rows, n, error);
 }

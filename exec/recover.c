@@ -49,7 +49,8 @@ set_software (SpTraceWriter *w, const GPtrArray *kv, GError **error)
 }
 
 gboolean
-sp_exec_trace_write (const char *path, const SpExecTraceDesc *d, GArray *rows, GError **error)
+sp_exec_trace_write (const char *path, const SpExecTraceDesc *d, SpTraceRow *rows, gsize n,
+                     GError **error)
 {
   g_autoptr (SpTraceWriter) w = sp_trace_writer_new (path, &d->header, error);
   if (!w)
@@ -67,9 +68,9 @@ sp_exec_trace_write (const char *path, const SpExecTraceDesc *d, GArray *rows, G
   /* Raw local clocks → ns since the epoch on rank 0's clock.  The clocks
    * may come from a damaged spill file: a shift that leaves gint64 is
    * refused, not wrapped. */
-  for (guint i = 0; i < rows->len; i++)
+  for (gsize i = 0; i < n; i++)
     {
-      SpTraceRow *r = &g_array_index (rows, SpTraceRow, i);
+      SpTraceRow *r = &rows[i];
       gint64 offset = r->rank < d->header.world_size ? d->offsets_ns[r->rank] : 0;
       gint64 shift = 0;
       gint64 *t[] = { &r->t_enqueue_ns, &r->t_start_ns, &r->t_end_ns };
@@ -86,7 +87,7 @@ sp_exec_trace_write (const char *path, const SpExecTraceDesc *d, GArray *rows, G
           return FALSE;
         }
     }
-  if (rows->len && !sp_trace_writer_append (w, (const SpTraceRow *) rows->data, rows->len, error))
+  if (n && !sp_trace_writer_append (w, rows, n, error))
     return FALSE;
   if (d->partial_reason)
     sp_trace_writer_mark_partial (w, d->partial_reason);
@@ -382,7 +383,7 @@ sp_exec_spill_recover (const char *const *paths, gsize n, const char *plan_path,
     .plan = plan, .plan_text = plan_text, .topo_text = r->topology_text, .groups = groups,
     .epoch_ns = epoch, .offsets_ns = offsets, .partial_reason = reason->str,
   };
-  gboolean ok = sp_exec_trace_write (output, &d, rows, error);
+  gboolean ok = sp_exec_trace_write (output, &d, (SpTraceRow *) rows->data, rows->len, error);
   g_string_free (reason, TRUE);
   if (ok && out_rows)
     *out_rows = rows->len;
