@@ -675,6 +675,48 @@ check_rows (Parser *p, GError **error)
   return TRUE;
 }
 
+/* The length of the prefix a launcher put before a line of the program's
+ * output, or 0: Open MPI's `mpirun --tag-output` ("[1,0]<stdout>:", Open
+ * MPI 5 with a space after it), MPICH's and Intel MPI's `-prepend-rank`
+ * ("[0] ") and Slurm's `srun --label` ("0: ", the task id maybe padded).
+ * No line of nccl-tests or NCCL starts like these (NCCL's INFO lines start
+ * "host:pid:tid", with no space after a colon), so they are taken off
+ * wherever they are. */
+static gsize
+launcher_prefix_len (const char *line)
+{
+  const char *c = line;
+  if (*c == '[')
+    {
+      c++;
+      const char *digits = c;
+      while (g_ascii_isdigit (*c))
+        c++;
+      if (c == digits)
+        return 0;
+      if (*c == ']' && c[1] == ' ')
+        return (gsize) (c + 2 - line);                        /* [0] */
+      if (*c++ != ',')
+        return 0;
+      digits = c;
+      while (g_ascii_isdigit (*c))
+        c++;
+      if (c == digits || *c++ != ']')
+        return 0;
+      if (g_str_has_prefix (c, "<stdout>:") || g_str_has_prefix (c, "<stderr>:"))
+        return (gsize) (c + strlen ("<stdout>:") + (c[9] == ' ') - line); /* [1,0]<stdout>: */
+      return 0;
+    }
+  while (*c == ' ')
+    c++;
+  const char *digits = c;
+  while (g_ascii_isdigit (*c))
+    c++;
+  if (c > digits && c[0] == ':' && c[1] == ' ')
+    return (gsize) (c + 2 - line);                            /* 0: */
+  return 0;
+}
+
 SpNcclTestsLog *
 sp_nccl_tests_parse (const char *text, gssize length, const char *source_name, GError **error)
 {
@@ -717,7 +759,7 @@ sp_nccl_tests_parse (const char *text, gssize length, const char *source_name, G
       gsize len = nl ? (gsize) (nl - line) : strlen (line);
       if (len > 0 && line[len - 1] == '\r')
         line[len - 1] = '\0';
-      ok = parse_line (&p, line, lineno, error);
+      ok = parse_line (&p, line + launcher_prefix_len (line), lineno, error);
       line = nl ? nl + 1 : NULL;
     }
   g_strfreev (p.cols);

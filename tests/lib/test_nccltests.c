@@ -148,6 +148,91 @@ START_TEST (test_new_layout)
 }
 END_TEST
 
+/* A log captured through a launcher that tags each line: Open MPI's
+ * `mpirun --tag-output` (4.x without a space, 5.x with one), MPICH's and
+ * Intel MPI's `-prepend-rank`, Slurm's `srun --label` (its task id padded
+ * to the widest one): the same log as the plain one, every field. */
+static void
+assert_same_log (const SpNcclTestsLog *a, const SpNcclTestsLog *b)
+{
+  gsize na = 0, nb = 0;
+  const SpNcclTestsResult *ra = sp_nccl_tests_log_results (a, &na);
+  const SpNcclTestsResult *rb = sp_nccl_tests_log_results (b, &nb);
+  ck_assert_uint_eq (na, nb);
+  for (gsize i = 0; i < na; i++)
+    {
+      ASSERT_RESULT (&rb[i], ra[i].bytes, ra[i].count, ra[i].dtype, ra[i].redop, ra[i].root,
+                     ra[i].in_place, ra[i].time_us, ra[i].wrong);
+      ck_assert_uint_eq (rb[i].line, ra[i].line);
+    }
+  const SpNcclTestsRank *ka = sp_nccl_tests_log_ranks (a, &na);
+  const SpNcclTestsRank *kb = sp_nccl_tests_log_ranks (b, &nb);
+  ck_assert_uint_eq (na, nb);
+  for (gsize i = 0; i < na; i++)
+    {
+      ck_assert_str_eq (kb[i].hostname, ka[i].hostname);
+      ck_assert_str_eq (kb[i].gpu_model, ka[i].gpu_model);
+      ck_assert_int_eq (kb[i].device, ka[i].device);
+    }
+  const char *const *ea = sp_nccl_tests_log_env (a);
+  const char *const *eb = sp_nccl_tests_log_env (b);
+  for (; *ea && *eb; ea++, eb++)
+    ck_assert_str_eq (*eb, *ea);
+  ck_assert_ptr_eq (*ea, *eb);
+  ck_assert_str_eq (sp_nccl_tests_log_binary (b), sp_nccl_tests_log_binary (a));
+  ck_assert_str_eq (sp_nccl_tests_log_version (b), sp_nccl_tests_log_version (a));
+  ck_assert_str_eq (sp_nccl_tests_log_nccl_version (b), sp_nccl_tests_log_nccl_version (a));
+  ck_assert_uint_eq (sp_nccl_tests_log_n_ranks (b), sp_nccl_tests_log_n_ranks (a));
+  ck_assert_int_eq (sp_nccl_tests_log_is_complete (b), sp_nccl_tests_log_is_complete (a));
+  ck_assert_uint_eq (n_warnings (b), n_warnings (a));
+}
+
+START_TEST (test_launcher_prefixes)
+{
+  g_autofree char *path = sp_test_fixture ("nccltests/all_gather-new.txt");
+  g_autofree char *text = NULL;
+  ck_assert (g_file_get_contents (path, &text, NULL, NULL));
+  GError *e = NULL;
+  g_autoptr (SpNcclTestsLog) plain = sp_nccl_tests_parse (text, -1, "plain", &e);
+  SP_ASSERT_NO_ERROR (e);
+  /* %u: the line number, so that the tags differ from line to line as
+   * ranks' lines interleave */
+  static const char *const styles[] = { "[1,%u]<stdout>:", "[1,%u]<stderr>: ", "[%u] ",
+                                        "%u: ", "%3u: " };
+  for (gsize k = 0; k < G_N_ELEMENTS (styles); k++)
+    {
+      g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+      GString *tagged = g_string_new (NULL);
+      for (guint i = 0; lines[i]; i++)
+        {
+          if (!lines[i + 1] && !*lines[i])
+            break; /* the text's last newline */
+          g_string_append_printf (tagged, styles[k], i % 16);
+          g_string_append_printf (tagged, "%s\n", lines[i]);
+        }
+      g_autoptr (SpNcclTestsLog) log = sp_nccl_tests_parse (tagged->str, (gssize) tagged->len,
+                                                            styles[k], &e);
+      g_string_free (tagged, TRUE);
+      SP_ASSERT_NO_ERROR (e);
+      ck_assert_ptr_nonnull (log);
+      assert_same_log (plain, log);
+    }
+  /* what only looks like a tag is left alone: here a prefix with no space
+   * after its colon makes the column header no header */
+  g_autofree char *joined = NULL;
+  {
+    g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+    joined = g_strjoinv ("\n0:", lines);
+  }
+  g_autofree char *bad = g_strconcat ("0:", joined, NULL);
+  g_autoptr (SpNcclTestsLog) none = sp_nccl_tests_parse (bad, -1, "colon", &e);
+  ck_assert_ptr_null (none);
+  ck_assert_msg (e && strstr (e->message, "no nccl-tests column header"), "%s",
+                 e ? e->message : "no error");
+  g_clear_error (&e);
+}
+END_TEST
+
 /* -c 0: "#wrong" is N/A; bfloat16; bus ids "[0000:18:00]". */
 START_TEST (test_no_validation)
 {
@@ -521,6 +606,7 @@ nccltests_suite (void)
   TCase *tc = tcase_create ("parse");
   tcase_add_test (tc, test_old_layout);
   tcase_add_test (tc, test_new_layout);
+  tcase_add_test (tc, test_launcher_prefixes);
   tcase_add_test (tc, test_no_validation);
   tcase_add_test (tc, test_out_of_place_only);
   tcase_add_test (tc, test_root_and_wrong);
