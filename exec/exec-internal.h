@@ -160,6 +160,8 @@ struct SpExecCtx {
   SpExecTask *tasks;             /* [n_ops] in plan order */
   gboolean families_used[SP_FAMILY_N];
   gpointer backend_state;        /* owned by the backend */
+  gboolean failure_agreed;       /* the backend's setup failed after an sp_exec_agree:
+                                  * every rank has the failing rank's message already */
   char *error_text;              /* last backend error (g_free) */
 };
 

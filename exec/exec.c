@@ -505,6 +505,15 @@ run_backend (SpExecCtx *ctx, const SpExecBackend *inner, SpExecRecorder *rec, co
   GError *local = NULL;
   SpExecBackend *be = sp_exec_record_wrap (inner, rec);
   be->setup (ctx, &local);
+  /* A failure the backend's setup already agreed on is every rank's, with
+   * the failing rank named: agreeing again would name rank 0 before it. */
+  if (ctx->failure_agreed)
+    {
+      g_propagate_error (error, local);
+      be->teardown (ctx);
+      sp_exec_record_unwrap (be);
+      return FALSE;
+    }
   if (!sp_exec_agree (ctx, &local, TRUE, error))
     {
       be->teardown (ctx);

@@ -389,7 +389,7 @@ nccl_setup (SpExecCtx *ctx, GError **error)
     }
   if (!sp_exec_agree (ctx, &local, TRUE, error))
     {
-      g_clear_error (&local);
+      ctx->failure_agreed = TRUE;
       return FALSE;
     }
   if (!ctx->boot->bcast (&id, sizeof id, 0, error))
@@ -398,13 +398,23 @@ nccl_setup (SpExecCtx *ctx, GError **error)
   ncclResult_t r = ncclCommInitRankConfig (&st->world, (int) ctx->world, id, (int) ctx->rank, &cfg);
   if (!nccl_ok (ctx, st->world, r, "ncclCommInitRankConfig", error) || !split_families (ctx, st, error))
     return FALSE;
-  if (!cuda_ok (ctx, cudaMalloc (&st->scratch, 4), "cudaMalloc", error))
-    return FALSE;
-  for (guint32 i = 0; i < ctx->n_tasks; i++)
+  /* Device memory, streams and events: local steps, so one rank can fail
+   * here alone (out of device memory).  Every rank agrees before the
+   * warm-up, whose first collective a failed rank would never join: its
+   * peers would wait there until the set-up deadline. */
+  GError *alloc_error = NULL;
+  if (cuda_ok (ctx, cudaMalloc (&st->scratch, 4), "cudaMalloc", &alloc_error))
+    for (guint32 i = 0; i < ctx->n_tasks; i++)
+      {
+        SpExecTask *t = &ctx->tasks[i];
+        if (t->runs && !t->handled_by_parent && !t->virtual_composite
+            && !alloc_task (ctx, st, t, &alloc_error))
+          break;
+      }
+  if (!sp_exec_agree (ctx, &alloc_error, TRUE, error))
     {
-      SpExecTask *t = &ctx->tasks[i];
-      if (t->runs && !t->handled_by_parent && !t->virtual_composite && !alloc_task (ctx, st, t, error))
-        return FALSE;
+      ctx->failure_agreed = TRUE;
+      return FALSE;
     }
   /* Warm up every communicator (connections are made on first use). */
   for (int f = 0; f < SP_FAMILY_N; f++)
