@@ -205,9 +205,11 @@ void sp_exec_set_error (SpExecCtx *ctx, const char *fmt, ...) G_GNUC_PRINTF (2, 
  * A file cut short mid-row keeps its whole rows (dropped_bytes counts the
  * rest); one cut inside the RUN record is refused.  Damage after the RUN
  * record (a record of unknown type, a second RUN record, an INFO record
- * that is not valid, a ROWS record not of whole rows or holding a row of
- * another rank, a MARK record of the wrong size) stops the reading there:
- * the records before it are kept, and `damage` says what was found where
+ * that is not valid, a ROWS record not of whole rows, a row the recorder
+ * could not have written — another rank's, an iteration outside the run, a
+ * group rank outside its group, an unknown enum value, as a crash's zeros
+ * or a record read out of step give —, a MARK record of the wrong size)
+ * stops the reading there: the records and rows before it are kept, and `damage` says what was found where
  * (a crash that tore the file's end, a disk error; the rows before it were
  * measured and are not lost with it).  The reader takes versions 1 (no
  * MARK records) and 2. */

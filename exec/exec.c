@@ -413,16 +413,26 @@ write_partial_alone (SpExecCtx *ctx, SpExecRecorder *rec, SpExecTraceInfo *info,
   GArray *rows = g_array_new (FALSE, FALSE, sizeof (SpTraceRow));
   const GArray *own = sp_exec_recorder_rows (rec);
   g_array_append_vals (rows, own->data, own->len);
+  GString *reason = g_string_new (info->partial_reason);
   for (guint32 r = 1; r < ctx->world; r++)
     {
       /* A file that is missing, unreadable or of another run adds nothing
        * (its rank is then absent from the trace); one cut mid-row adds its
-       * whole rows, one damaged further on the rows before the damage. */
+       * whole rows, one damaged further on the rows before the damage, and
+       * the trace's reason says so. */
       g_autofree char *p = g_strdup_printf ("%s.rank%u.spill", ctx->opts->output, r);
       g_autoptr (SpExecSpill) more = sp_exec_spill_read (p, NULL);
-      if (more && more->run.rank == r && g_strcmp0 (more->run.run_id, info->run_id) == 0)
-        g_array_append_vals (rows, more->rows->data, more->rows->len);
+      if (!more || more->run.rank != r || g_strcmp0 (more->run.run_id, info->run_id) != 0)
+        continue;
+      g_array_append_vals (rows, more->rows->data, more->rows->len);
+      if (more->damage)
+        g_string_append_printf (reason, "; rank %u's spill file damaged at byte %" G_GUINT64_FORMAT
+                                " (%" G_GUINT64_FORMAT " bytes dropped)", r, more->damaged_at,
+                                more->dropped_bytes);
     }
+  const char *given = info->partial_reason;
+  if (given)
+    info->partial_reason = reason->str;
   GError *we = NULL;
   if (sp_exec_write_trace (info, (SpTraceRow *) rows->data, rows->len, &we))
     {
@@ -432,6 +442,8 @@ write_partial_alone (SpExecCtx *ctx, SpExecRecorder *rec, SpExecTraceInfo *info,
   else if (error && *error)
     g_prefix_error (error, "(partial trace not written: %s) ", we ? we->message : "no reason given");
   g_clear_error (&we);
+  info->partial_reason = given;
+  g_string_free (reason, TRUE);
   g_array_unref (rows);
 }
 

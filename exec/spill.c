@@ -687,6 +687,29 @@ apply_marks (GArray *rows, const GArray *marks)
     }
 }
 
+/* What is wrong with a row read from rank `rank`'s file, NULL when it is
+ * one the recorder could have written (exec/record.c fill_row): this
+ * rank's, a timed iteration of the run, a group of at least one rank with
+ * the row's rank in it, known enum values.  A crash's zeros (group_size 0)
+ * or a record read out of step fail it. */
+static char *
+row_problem (const SpTraceRow *r, const SpExecSpillRun *run)
+{
+  if (r->rank != run->rank)
+    return g_strdup_printf ("is of rank %u in rank %u's file", r->rank, run->rank);
+  if (r->iter < 0 || (guint32) r->iter >= run->iters)
+    return g_strdup_printf ("has iteration %d of a run of %u", r->iter, run->iters);
+  if (r->group_size == 0 || r->group_rank >= r->group_size)
+    return g_strdup_printf ("has group rank %u of %u", r->group_rank, r->group_size);
+  if (r->parent_op_id < -1)
+    return g_strdup_printf ("has parent op %" G_GINT64_FORMAT, r->parent_op_id);
+  if (!sp_coll_name (r->coll) || !sp_dtype_name (r->dtype) || !sp_redop_name (r->redop)
+      || !sp_trace_status_name (r->status))
+    return g_strdup_printf ("has an unknown kind, type, reduction or status (%d, %d, %d, %d)",
+                            (int) r->coll, (int) r->dtype, (int) r->redop, (int) r->status);
+  return NULL;
+}
+
 /* Damage after the header record, in the record at byte `at`: the reading
  * stops there and what came before it is kept (a torn write of a crash, a
  * disk error: the rows before it were measured).  `damage` (taken) says
@@ -744,7 +767,7 @@ parse_records (SpExecSpill *s, const guint8 *data, gsize len, GArray *marks, GEr
   gboolean have_run = FALSE;
   while (pos < len)
     {
-      const gsize at = pos;     /* this record's first byte */
+      gsize at = pos;           /* this record's first byte; where damage starts */
       gsize left = len - pos;
       guint32 rh[2] = { 0, 0 };
       guint64 bytes = 0;
@@ -810,16 +833,23 @@ parse_records (SpExecSpill *s, const guint8 *data, gsize len, GArray *marks, GEr
             const guint first = s->rows->len;
             const guint n = (guint) (avail / sizeof (SpTraceRow));
             g_array_append_vals (s->rows, data + pos, n);
-            for (guint k = first; k < s->rows->len && !damage; k++)
-              if (g_array_index (s->rows, SpTraceRow, k).rank != s->run.rank)
-                g_set_error (&damage, SP_ERROR, SP_ERROR_INVALID_TRACE, "its row %u is of rank "
-                             "%u in rank %u's file", k - first,
-                             g_array_index (s->rows, SpTraceRow, k).rank, s->run.rank);
-            if (damage)
+            for (guint k = first; k < s->rows->len; k++)
               {
-                g_array_set_size (s->rows, first); /* none of the record's rows */
-                break;
+                g_autofree char *why = row_problem (&g_array_index (s->rows, SpTraceRow, k),
+                                                    &s->run);
+                if (why)
+                  {
+                    /* the rows before it stand (a record torn by a crash
+                     * keeps the rows that reached the disk) */
+                    g_set_error (&damage, SP_ERROR, SP_ERROR_INVALID_TRACE, "row %u of a rows "
+                                 "record %s", k - first, why);
+                    at = pos + (gsize) (k - first) * sizeof (SpTraceRow);
+                    g_array_set_size (s->rows, k);
+                    break;
+                  }
               }
+            if (damage)
+              break;
             if (cut)
               {
                 s->dropped_bytes += avail - (guint64) n * sizeof (SpTraceRow);

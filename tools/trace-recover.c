@@ -52,8 +52,8 @@ sp_cmd_trace_recover (int argc, char **argv)
     return sp_cli_error (CMD, error);
   for (char **w = warnings; w && *w; w++)
     fprintf (stderr, "shardplan " CMD ": warning: %s\n", *w);
-  printf ("%s: partial trace of %" G_GUINT64_FORMAT " rows from %d spill file%s\n", output, rows,
-          argc - 1, argc == 2 ? "" : "s");
+  printf ("%s: partial trace of %" G_GUINT64_FORMAT " %s from %d spill file%s\n", output, rows,
+          sp_cli_plural (rows, "row", "rows"), argc - 1, argc == 2 ? "" : "s");
   fflush (stdout);
   sp_cli_wrote (CMD, output, "partial trace, %" G_GUINT64_FORMAT " %s", rows,
                 sp_cli_plural (rows, "row", "rows"));

@@ -380,7 +380,7 @@ START_TEST (test_hand_built_ok_and_damage)
     guint64 len;
     const char *want;
   } damaged[] = {
-    { "rank.spill", 3, &other, sizeof other, "its row 0 is of rank 3 in rank 1's file" },
+    { "rank.spill", 3, &other, sizeof other, "row 0 of a rows record is of rank 3 in rank 1's file" },
     { "type.spill", 9, "x", 1, "a record of unknown type 9" },
     { "odd.spill", 3, r, sizeof r - 1, "a rows record of" },
     { "run2.spill", 1, NULL, 0, "a second header record" },
@@ -409,8 +409,10 @@ START_TEST (test_hand_built_ok_and_damage)
       ck_assert_ptr_nonnull (s->damage);
       ck_assert_msg (strstr (s->damage, damaged[k].want), "%s: %s", damaged[k].name, s->damage);
       ck_assert_ptr_null (strstr (s->damage, path)); /* the path is said once, by the caller */
-      ck_assert_uint_eq (s->damaged_at, at);
-      ck_assert_uint_eq (s->dropped_bytes, total - at);
+      /* a bad row: damage from that row (here the record's first) on */
+      const gsize from = at + (strstr (damaged[k].want, "row 0 of") ? 16 : 0);
+      ck_assert_uint_eq (s->damaged_at, from);
+      ck_assert_uint_eq (s->dropped_bytes, total - from);
       /* a damaged INFO record changes nothing of the one before it */
       ck_assert (s->has_info);
       ck_assert_str_eq (s->info.hostname, "n1");
@@ -542,6 +544,94 @@ START_TEST (test_marks)
     ck_assert_uint_eq (s->damaged_at, at);
     ck_assert_int_eq (g_array_index (s->rows, SpTraceRow, 3).status, SP_TRACE_STATUS_WRONG);
     ck_assert_int_eq (g_array_index (s->rows, SpTraceRow, 0).status, SP_TRACE_STATUS_OK);
+  }
+}
+END_TEST
+
+/* Rows the recorder could not have written (exec/record.c fill_row) are
+ * damage, in a file of rank 0 too, where a crash's zero row has the right
+ * rank: the rows of the record before the bad one are kept, the reading
+ * stops at it.  And a rows record whose length runs past the end of the
+ * file, read out of step into the records after it, stops at the first row
+ * that is not one. */
+START_TEST (test_bad_rows)
+{
+  g_autofree char *fields = fields_json ();
+  g_autofree char *j1 = run_json ("1.2", sizeof (SpTraceRow), fields);
+  g_autofree char *j = g_strdup (j1);
+  char *rk = strstr (j, "\"rank\": 1,");
+  ck_assert_ptr_nonnull (rk);
+  rk[strlen ("\"rank\": ")] = '0';
+  SpTraceRow zero;
+  memset (&zero, 0, sizeof zero);
+  SpTraceRow bad_iter = row (8, 0, 30), bad_group = row (8, 0, 30), bad_coll = row (8, 0, 30),
+             bad_parent = row (8, 0, 30);
+  bad_iter.iter = 1; /* a run of 1 iteration */
+  bad_group.group_size = 4;
+  bad_group.group_rank = 4;
+  bad_coll.coll = (SpColl) 999;
+  bad_parent.parent_op_id = -2;
+  const struct {
+    const SpTraceRow *bad;
+    const char *want;
+  } cases[] = {
+    { &zero, "row 2 of a rows record has group rank 0 of 0" },
+    { &bad_iter, "row 2 of a rows record has iteration 1 of a run of 1" },
+    { &bad_group, "row 2 of a rows record has group rank 4 of 4" },
+    { &bad_coll, "row 2 of a rows record has an unknown kind, type, reduction or status (999," },
+    { &bad_parent, "row 2 of a rows record has parent op -2" },
+  };
+  GError *e = NULL;
+  for (guint k = 0; k < G_N_ELEMENTS (cases); k++)
+    {
+      SpTraceRow rec[4] = { row (5, 0, 10), row (6, 0, 20), *cases[k].bad, row (9, 0, 40) };
+      GByteArray *b = hand_header (2, 0x01020304u);
+      put_record (b, 1, j, strlen (j));
+      put_record (b, 3, rec, sizeof rec);
+      const gsize at = b->len - 2 * sizeof (SpTraceRow);
+      g_autofree char *name = g_strdup_printf ("badrow%u.spill", k);
+      g_autofree char *path = save (name, b);
+      g_autoptr (SpExecSpill) s = sp_exec_spill_read (path, &e);
+      SP_ASSERT_NO_ERROR (e);
+      ck_assert_uint_eq (s->rows->len, 2);
+      ck_assert_uint_eq (g_array_index (s->rows, SpTraceRow, 1).op_id, 6);
+      ck_assert_uint_eq (s->damaged_at, at);
+      ck_assert_uint_eq (s->dropped_bytes, 2 * sizeof (SpTraceRow));
+      ck_assert_msg (g_str_has_prefix (s->damage, cases[k].want), "case %u: %s", k, s->damage);
+    }
+  {
+    /* the zeros of a crash at the end of a rows record: its whole rows
+     * before them kept, named for what they are */
+    SpTraceRow rec[4] = { row (5, 0, 10), row (6, 0, 20), zero, zero };
+    GByteArray *b = hand_header (2, 0x01020304u);
+    put_record (b, 1, j, strlen (j));
+    put_record (b, 3, rec, sizeof rec);
+    g_autofree char *path = save ("tornrows.spill", b);
+    g_autoptr (SpExecSpill) s = sp_exec_spill_read (path, &e);
+    SP_ASSERT_NO_ERROR (e);
+    ck_assert_uint_eq (s->rows->len, 2);
+    g_autofree char *want = g_strdup_printf ("%" G_GSIZE_FORMAT " zero bytes to its end",
+                                             2 * sizeof (SpTraceRow));
+    ck_assert_msg (g_str_has_prefix (s->damage, want), "%s", s->damage);
+  }
+  {
+    /* a length past the file's end: the next record's header and rows,
+     * read as rows of this one, are not rows */
+    SpTraceRow r2[2] = { row (5, 0, 10), row (6, 0, 20) };
+    GByteArray *b = hand_header (2, 0x01020304u);
+    put_record (b, 1, j, strlen (j));
+    const gsize len_at = b->len + 8;
+    put_record (b, 3, r2, sizeof r2);
+    put_mark (b, 5, 0, SP_TRACE_STATUS_WRONG, SP_TRACE_FLAG_CHECKED);
+    put_record (b, 3, r2, sizeof r2);
+    guint64 huge = 40 * sizeof (SpTraceRow);
+    memcpy (b->data + len_at, &huge, sizeof huge);
+    g_autofree char *path = save ("longrows.spill", b);
+    g_autoptr (SpExecSpill) s = sp_exec_spill_read (path, &e);
+    SP_ASSERT_NO_ERROR (e);
+    ck_assert_uint_eq (s->rows->len, 2);
+    ck_assert_msg (s->damage && g_str_has_prefix (s->damage, "row 2 of a rows record "), "%s",
+                   s->damage ? s->damage : "no damage");
   }
 }
 END_TEST
@@ -721,6 +811,7 @@ spill_suite (void)
   tcase_add_test (tc, test_hand_built_ok_and_damage);
   tcase_add_test (tc, test_marks);
   tcase_add_test (tc, test_zero_tail);
+  tcase_add_test (tc, test_bad_rows);
   tcase_add_test (tc, test_missing_file);
   tcase_add_test (tc, test_marks_random);
   tcase_add_test (tc, test_hostile);
