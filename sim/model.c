@@ -257,21 +257,50 @@ sp_cost_net_factor (const SpShape *sh, SpAlgo algo, SpProto proto)
  * nodes on (src/enqueue.cc; reference/nccl-transports.md §2.6). */
 #define SP_NVLS_TREE_CHUNK_4NODES 65536.0
 
+/* GPU model names are matched as the README says: case-insensitive
+ * substrings ("h100", "NVIDIA H100 80GB HBM3" and "H100-SXM5-80GB" alike). */
+static gboolean
+model_has (const char *upper, const char *part)
+{
+  return strstr (upper, part) != NULL;
+}
+
 SpArch
 sp_sim_arch_of (const char *m)
 {
   if (m == NULL)
     return SP_ARCH_AMPERE;
-  if (strstr (m, "B200") || strstr (m, "B100") || strstr (m, "GB200") || strstr (m, "B300"))
-    return SP_ARCH_BLACKWELL;
-  if (strstr (m, "H100") || strstr (m, "H200") || strstr (m, "H800") || strstr (m, "H20")
-      || strstr (m, "GH200"))
-    return SP_ARCH_HOPPER;
-  if (strstr (m, "V100"))
+  g_autofree char *u = g_ascii_strup (m, -1);
+  if (model_has (u, "B200") || model_has (u, "B100") || model_has (u, "B300"))
+    return SP_ARCH_BLACKWELL; /* GB200, GB300 too */
+  if (model_has (u, "H100") || model_has (u, "H200") || model_has (u, "H800") || model_has (u, "H20"))
+    return SP_ARCH_HOPPER;    /* GH200 too */
+  if (model_has (u, "V100"))
     return SP_ARCH_VOLTA;
   if (g_ascii_strncasecmp (m, "cpu", 3) == 0)
     return SP_ARCH_CPU;
   return SP_ARCH_AMPERE; /* A100 and anything unknown: documented default */
+}
+
+gboolean
+sp_sim_gpu_model_known (const char *m)
+{
+  if (m == NULL)
+    return FALSE;
+  if (sp_sim_arch_of (m) != SP_ARCH_AMPERE)
+    return TRUE;
+  g_autofree char *u = g_ascii_strup (m, -1);
+  return model_has (u, "A100") || model_has (u, "A800");
+}
+
+/* A Grace superchip (GH200, GB200, GB300): an Arm host, NICs over C2C. */
+static gboolean
+model_is_grace (const char *m)
+{
+  if (m == NULL)
+    return FALSE;
+  g_autofree char *u = g_ascii_strup (m, -1);
+  return model_has (u, "GH200") || model_has (u, "GB200") || model_has (u, "GB300");
 }
 
 gboolean
@@ -320,8 +349,7 @@ sp_sim_host_cpu (const SpTopoSpec *s)
    * Xeon E5-2698 v4; DGX A100 2x AMD EPYC 7742 (HGX A100 systems such as
    * ALCF Polaris: EPYC Milan); DGX H100 2x Xeon Platinum 8480C; DGX B200
    * 2x Xeon Platinum 8570; GB200 / GB300: Grace (Arm). */
-  if ((strstr (s->gpu_model, "GB200") || strstr (s->gpu_model, "GB300")
-                               || strstr (s->gpu_model, "GH200")))
+  if (model_is_grace (s->gpu_model))
     return SP_HOST_CPU_ARM;
   return sp_sim_arch_of (s->gpu_model) == SP_ARCH_AMPERE ? SP_HOST_CPU_AMD : SP_HOST_CPU_INTEL;
 }
@@ -336,9 +364,7 @@ sp_sim_nic_path (const SpTopoSpec *s)
    * ALCF Polaris and NERSC Perlmutter, HGX H100 4-GPU, IBM AC922) have none:
    * GPUs and NICs hang off the CPU's root ports (PHB).  Grace superchips
    * reach their NICs over C2C, which NCCL ranks with PXN (NCCL_LL128_C2C). */
-  gboolean grace = strstr (s->gpu_model, "GH200") || strstr (s->gpu_model, "GB200")
-                   || strstr (s->gpu_model, "GB300");
-  if (s->intra_kind == SP_INTRA_NVLINK && s->gpus_per_node < 8 && !grace)
+  if (s->intra_kind == SP_INTRA_NVLINK && s->gpus_per_node < 8 && !model_is_grace (s->gpu_model))
     return SP_NIC_PATH_PHB;
   return SP_NIC_PATH_PXB;
 }

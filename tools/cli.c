@@ -191,6 +191,22 @@ topology_digest (const SpTopo *topo)
   return g_compute_checksum_for_string (G_CHECKSUM_SHA256, ini, -1);
 }
 
+SpTopo *
+sp_cli_topo_open (const char *command, const char *file_or_preset, guint32 nodes, GError **error)
+{
+  static gboolean noted;
+  SpTopo *topo = sp_topo_open (file_or_preset, nodes, error);
+  const char *model = topo ? sp_topo_spec (topo)->gpu_model : NULL;
+  if (topo && !noted && !sp_sim_gpu_model_known (model))
+    {
+      noted = TRUE;
+      fprintf (stderr, "shardplan %s: note: [gpu] model '%s' is not a GPU the simulator knows by "
+               "name (V100, A100, A800, H100, H200, H800, H20, GH200, B100, B200, B300, GB200, "
+               "GB300): it is costed with the A100's generation constants\n", command, model);
+    }
+  return topo;
+}
+
 void
 sp_cli_plan_record_topology (SpPlan *plan, const SpTopo *topo)
 {
@@ -252,7 +268,7 @@ sp_cli_plan_topology (const char *command, const char *plan_path, const SpPlan *
         nodes = recorded_nodes;
     }
   GError *error = NULL;
-  g_autoptr (SpTopo) topo = sp_topo_open (topology, nodes, &error);
+  g_autoptr (SpTopo) topo = sp_cli_topo_open (command, topology, nodes, &error);
   if (topo == NULL)
     {
       *out_status = sp_cli_error (command, error);

@@ -366,7 +366,7 @@ sp_cmd_calibrate (int argc, char **argv)
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
   g_autofree char *holdout_file = holdout.file;      /* both freed with the command */
   g_autofree guint64 *holdout_sizes = holdout.sizes;
-  g_autoptr (SpTopo) topo = sp_topo_open (topology, nodes, &error);
+  g_autoptr (SpTopo) topo = sp_cli_topo_open (CMD, topology, nodes, &error);
   if (topo == NULL)
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
 

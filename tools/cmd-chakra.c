@@ -195,7 +195,7 @@ cmd_export (int argc, char **argv)
   g_autoptr (SpTopo) topo = NULL;
   if (topology)
     {
-      topo = sp_topo_open (topology, nodes, &error);
+      topo = sp_cli_topo_open (CMD " export", topology, nodes, &error);
       if (topo == NULL)
         return sp_cli_error (CMD " export", error);
       guint32 gpn = sp_topo_spec (topo)->gpus_per_node;

@@ -196,7 +196,7 @@ sp_cmd_estimate (int argc, char **argv)
       hi = lo;
     }
 
-  g_autoptr (SpTopo) topo = sp_topo_open (topology, nodes, &error);
+  g_autoptr (SpTopo) topo = sp_cli_topo_open (CMD, topology, nodes, &error);
   if (topo == NULL)
     return sp_cli_error (CMD, error);
   const SpTopoSpec *spec = sp_topo_spec (topo);

@@ -241,7 +241,8 @@ sp_cmd_plan (int argc, char **argv)
                         "a unit (%sG for GiB, %sGB for 10^9 B, or %sB for bytes)",
                         reserve_s, reserve_s, reserve_s, reserve_s, reserve_s);
 
-  g_autoptr (SpTopo) topo = sp_topo_open (topology ? topology : DEFAULT_TOPOLOGY, nodes, &error);
+  g_autoptr (SpTopo) topo = sp_cli_topo_open (CMD, topology ? topology : DEFAULT_TOPOLOGY, nodes,
+                                               &error);
   if (!topo)
     return sp_cli_error (CMD, error);
   po.world_size = sp_topo_world_size (topo);

@@ -640,8 +640,8 @@ sp_cmd_sweep (int argc, char **argv)
   guint64 lcm = 1; /* of the worlds: the default batch suits every node count */
   for (guint k = 0; k < nodes->len; k++)
     {
-      SpTopo *t = sp_topo_open (topology ? topology : DEFAULT_TOPOLOGY,
-                                g_array_index (nodes, guint32, k), &error);
+      SpTopo *t = sp_cli_topo_open (CMD, topology ? topology : DEFAULT_TOPOLOGY,
+                                    g_array_index (nodes, guint32, k), &error);
       if (t == NULL)
         return sp_cli_error (CMD, error);
       g_ptr_array_add (topos, t);

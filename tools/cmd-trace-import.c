@@ -18,7 +18,7 @@
 static SpTopo *
 open_topology (const char *topo_arg, guint32 nodes, guint32 n_ranks, GError **error)
 {
-  g_autoptr (SpTopo) topo = sp_topo_open (topo_arg, nodes, error);
+  g_autoptr (SpTopo) topo = sp_cli_topo_open (CMD, topo_arg, nodes, error);
   if (topo == NULL)
     return NULL;
   guint32 gpn = sp_topo_spec (topo)->gpus_per_node;

@@ -667,6 +667,35 @@ START_TEST (arch_detection)
   ck_assert_int_eq (sp_sim_arch_of ("V100-SXM2-32GB"), SP_ARCH_VOLTA);
   ck_assert_int_eq (sp_sim_arch_of ("B200"), SP_ARCH_BLACKWELL);
   ck_assert_int_eq (sp_sim_arch_of ("cpu-core"), SP_ARCH_CPU);
+  /* case-insensitive, as the README promises: "h100" was Ampere once */
+  ck_assert_int_eq (sp_sim_arch_of ("h100"), SP_ARCH_HOPPER);
+  ck_assert_int_eq (sp_sim_arch_of ("NVIDIA h200 141GB"), SP_ARCH_HOPPER);
+  ck_assert_int_eq (sp_sim_arch_of ("gb200"), SP_ARCH_BLACKWELL);
+  ck_assert_int_eq (sp_sim_arch_of ("Tesla v100-sxm2"), SP_ARCH_VOLTA);
+  ck_assert_int_eq (sp_sim_arch_of ("gh200"), SP_ARCH_HOPPER);
+  /* and what follows from the name: the host and the NIC path of Grace */
+  SpTopoSpec g = spec_h100 (2);
+  g_strlcpy (g.gpu_model, "gh200", sizeof g.gpu_model);
+  g.gpus_per_node = 4;
+  g.intra_kind = SP_INTRA_NVLINK;
+  ck_assert_int_eq (sp_sim_host_cpu (&g), SP_HOST_CPU_ARM);
+  ck_assert_int_eq (sp_sim_nic_path (&g), SP_NIC_PATH_PXB);
+  g_strlcpy (g.gpu_model, "a100-sxm4-80gb", sizeof g.gpu_model);
+  ck_assert_int_eq (sp_sim_host_cpu (&g), SP_HOST_CPU_AMD);
+  ck_assert_int_eq (sp_sim_nic_path (&g), SP_NIC_PATH_PHB);
+  /* the same estimate whatever the case */
+  SpTopoSpec up = spec_h100 (4), low = spec_h100 (4);
+  g_strlcpy (low.gpu_model, "h100-sxm5-80gb", sizeof low.gpu_model);
+  g_autoptr (SpTopo) tu = sp_topo_new (&up, NULL);
+  g_autoptr (SpTopo) tl = sp_topo_new (&low, NULL);
+  SpCollRequest r;
+  sp_coll_request_init (&r);
+  r.coll = SP_COLL_ALL_REDUCE;
+  r.bytes = 1 << 30;
+  SpCollEstimate eu, el;
+  ck_assert (sp_sim_estimate (tu, SP_SIM_ANALYTIC, &r, &eu, NULL));
+  ck_assert (sp_sim_estimate (tl, SP_SIM_ANALYTIC, &r, &el, NULL));
+  ck_assert_uint_eq (eu.time_ns, el.time_ns);
 }
 END_TEST
 

@@ -84,6 +84,22 @@ grep -q '^timing: .*, 1 iteration after 0 warm-up$' "$tmp/show" || fail "trace s
 grep -Eq '^span: +[0-9]+\.[0-9]+ (s|ms|µs|us) \(first' "$tmp/show" || fail "trace show: $(grep '^span' "$tmp/show")"
 "$SHARDPLAN" estimate -t dgx-h100 -c all_reduce -b 1M >"$tmp/est" || fail "estimate"
 grep -q '^# shardplan estimate: dgx-h100, 1 node x 8 ranks = 8 ranks' "$tmp/est" || fail "estimate: $(head -n 1 "$tmp/est")"
+# The GPU model by name, case-insensitively; a model the simulator does not
+# know gets a note saying how it is costed (once), a known one none.
+gpu_ini () {
+  printf '[cluster]\nname = g\nnodes = 2\ngpus_per_node = 8\n[gpu]\nmodel = %s\nmemory_gib = 80\ntflops = 989\n[intra]\nkind = nvswitch\nbandwidth_gbs = 450\n[inter]\nnics_per_node = 8\nnic_gbps = 400\n' "$1" >"$tmp/g.ini"
+}
+gpu_ini H100-SXM5-80GB
+"$SHARDPLAN" estimate -t "$tmp/g.ini" -c all_reduce -b 1G >"$tmp/upper" 2>"$tmp/err" || fail "estimate H100"
+[ -s "$tmp/err" ] && fail "estimate H100: stderr: $(cat "$tmp/err")"
+gpu_ini h100-sxm5-80gb
+"$SHARDPLAN" estimate -t "$tmp/g.ini" -c all_reduce -b 1G >"$tmp/lower" 2>"$tmp/err" || fail "estimate h100"
+[ -s "$tmp/err" ] && fail "estimate h100: stderr: $(cat "$tmp/err")"
+cmp -s "$tmp/upper" "$tmp/lower" || fail "model h100 is not costed as H100: $(tail -n 1 "$tmp/lower") vs $(tail -n 1 "$tmp/upper")"
+gpu_ini MI300X
+"$SHARDPLAN" sweep -t "$tmp/g.ini" --nodes 1,2 >/dev/null 2>"$tmp/err" || fail "sweep MI300X: $(cat "$tmp/err")"
+[ "$(grep -c "note: \[gpu\] model 'MI300X' is not a GPU the simulator knows by name (V100, A100, A800, H100, H200, H800, H20, GH200, B100, B200, B300, GB200, GB300): it is costed with the A100's generation constants" "$tmp/err")" -eq 1 ] \
+  || fail "unknown GPU model: not one note: $(head -c 600 "$tmp/err")"
 "$SHARDPLAN" sim --plan "$tmp/plan.json" -t "$topo" -o "$tmp/b.h5" >/dev/null 2>&1
 cmp -s "$tmp/a.h5" "$tmp/b.h5" || fail "two runs are not byte-identical"
 "$SHARDPLAN" sim --plan "$tmp/plan.json" -t "$topo" -f json >"$tmp/j" 2>/dev/null || fail "json"
