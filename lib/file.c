@@ -31,7 +31,9 @@ static TempSlot temps[SP_FILE_MAX_TEMPS];
 static char note_buf[NOTE_MAX];
 static volatile sig_atomic_t note_len;
 
-static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP };
+/* SIGPIPE too: a closed pipe on standard output (`| head`) ends a command
+ * as it ends any filter, and its temporary file must go with it. */
+static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
 
 static void
 register_temp (const char *tmp)

@@ -125,11 +125,13 @@ write_export (const char *command, const SpPlan *plan, const SpTopo *topo,
   sp_progress_free (p.bar);
   if (!ok)
     return sp_cli_error (command, error);
+  /* the closing line names what was written, as every command's does */
   if (!quiet)
-    fprintf (stderr, "shardplan %s: %u files, %" G_GUINT64_FORMAT " nodes, %.1f MB, "
-             "%u communicator groups in %.2f s (peak RSS %.0f MiB)\n", command, st.files,
-             st.nodes, st.bytes / 1e6, st.groups, (g_get_monotonic_time () - p.t0) / 1e6,
-             peak_rss_mib ());
+    fprintf (stderr, "shardplan %s: wrote %s.0.et .. %s.%u.et and %s.groups.json (%u files, %"
+             G_GUINT64_FORMAT " nodes, %u communicator %s, %.1f MB; %.2f s, peak RSS %.0f "
+             "MiB)\n", command, prefix, prefix, world - 1, prefix, st.files, st.nodes, st.groups,
+             sp_cli_plural (st.groups, "group", "groups"), st.bytes / 1e6,
+             (g_get_monotonic_time () - p.t0) / 1e6, peak_rss_mib ());
   return SP_EXIT_OK;
 }
 
@@ -406,6 +408,7 @@ sp_chakra_cmd_import (int argc, char **argv)
   g_autofree char *cmd = g_strdup (command);
   g_autofree char *help = g_strdup_printf ("see 'shardplan %s --help'", cmd);
   g_autofree char *topology = NULL, *nodes_s = NULL, *output = NULL, *groups_s = NULL;
+  gboolean quiet = FALSE;
   GOptionEntry entries[] = {
     { "topology", 't', 0, G_OPTION_ARG_FILENAME, &topology,
       "Topology INI or preset (compute durations to FLOPs)", "FILE|PRESET" },
@@ -415,6 +418,8 @@ sp_chakra_cmd_import (int argc, char **argv)
       "(default PREFIX.groups.json when present)", "FILE" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write the plan JSON here (atomically)",
       "FILE" },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No closing line (notes on what was mapped stay)",
+      NULL },
     { NULL },
   };
   int status;
@@ -454,7 +459,7 @@ sp_chakra_cmd_import (int argc, char **argv)
 
   GError *error = NULL;
   g_autoptr (SpTopo) topo = NULL;
-  if (topology && (topo = sp_topo_open (topology, nodes, &error)) == NULL)
+  if (topology && (topo = sp_cli_topo_open (cmd, topology, nodes, &error)) == NULL)
     return sp_cli_error (cmd, error);
   gint64 t0 = g_get_monotonic_time ();
   SpChakraImportStats st;
@@ -481,13 +486,21 @@ sp_chakra_cmd_import (int argc, char **argv)
   if (st.compute_spread)
     fprintf (stderr, "shardplan %s: %u compute op(s) with different durations on "
              "different ranks: the longest kept\n", cmd, st.compute_spread);
-  fprintf (stderr, "shardplan %s: %u files, %" G_GUINT64_FORMAT " nodes -> %u ops "
-           "(%s) in %.2f s (peak RSS %.0f MiB)\n", cmd, st.files, st.nodes, st.ops,
-           st.shardplan ? "exact: written by shardplan" : "mapped from Chakra",
-           (g_get_monotonic_time () - t0) / 1e6, peak_rss_mib ());
   g_autofree char *json = sp_plan_to_json (plan);
   if (!sp_cli_write_output (output, json, strlen (json), &error))
     return sp_cli_error (cmd, error);
+  if (quiet)
+    return SP_EXIT_OK;
+  g_autofree char *what = g_strdup_printf ("plan of %u ops from %u files, %" G_GUINT64_FORMAT
+                                           " nodes, %s; %.2f s, peak RSS %.0f MiB", st.ops,
+                                           st.files, st.nodes,
+                                           st.shardplan ? "exact: written by shardplan"
+                                                        : "mapped from Chakra",
+                                           (g_get_monotonic_time () - t0) / 1e6, peak_rss_mib ());
+  if (output && strcmp (output, "-") != 0)
+    sp_cli_wrote (cmd, output, "%s", what);
+  else
+    fprintf (stderr, "shardplan %s: %s\n", cmd, what);
   return SP_EXIT_OK;
 }
 

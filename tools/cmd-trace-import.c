@@ -76,9 +76,9 @@ sp_cmd_trace_import_nccl_tests (int argc, char **argv)
   GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "trace file to write (required)",
       "FILE.h5" },
-    { "topology", 0, 0, G_OPTION_ARG_STRING, &topo_arg,
+    { "topology", 't', 0, G_OPTION_ARG_STRING, &topo_arg,
       "topology file or preset the run used (required)", "T" },
-    { "nodes", 0, 0, G_OPTION_ARG_STRING, &nodes_text,
+    { "nodes", 'n', 0, G_OPTION_ARG_STRING, &nodes_text,
       "node count (default: the ranks of the log / GPUs per node)", "N" },
     { "plan-out", 0, 0, G_OPTION_ARG_FILENAME, &plan_out,
       "also write the synthetic plan as JSON, for 'shardplan sim'", "PLAN.json" },

@@ -72,7 +72,7 @@ main (int argc, char **argv)
 {
   setlocale (LC_ALL, "");
   setlocale (LC_NUMERIC, "C"); /* numbers in JSON/CSV/INI always use '.' */
-  /* Ctrl-C, SIGTERM and SIGHUP remove the temporary file of an output
+  /* Ctrl-C, SIGTERM, SIGHUP and SIGPIPE remove the temporary file of an output
    * being written (shardplan/file.h). */
   sp_file_cleanup_on_signals ();
   /* What was printed must have arrived (a full disk, a closed pipe), on

@@ -17,7 +17,7 @@ sp_cmd_trace_recover (int argc, char **argv)
   GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "partial trace to write (required)",
       "FILE.h5" },
-    { "plan", 0, 0, G_OPTION_ARG_FILENAME, &plan,
+    { "plan", 'p', 0, G_OPTION_ARG_FILENAME, &plan,
       "the run's plan instead of the copy in the spill files (must have the same digest)",
       "PLAN.json" },
     { NULL },

@@ -9,7 +9,7 @@
  *     umask), not mkstemp's 0600, so the renamed output does too;
  *   - every live temporary file is kept in a registry that a signal handler
  *     can walk without allocating; with sp_file_cleanup_on_signals()
- *     installed, SIGINT, SIGTERM and SIGHUP remove them, write the
+ *     installed, SIGINT, SIGTERM, SIGHUP and SIGPIPE remove them, write the
  *     interrupt note (if any) on stderr and end the process by the same
  *     signal (so the shell sees 130, 143 or 129).
  *
@@ -44,7 +44,7 @@ void sp_file_temp_discard (const char *tmp);
 gboolean sp_file_write_atomic (const char *path, const char *contents, gsize length,
                                GError **error);
 
-/* Install the handler for SIGINT, SIGTERM and SIGHUP that removes every
+/* Install the handler for SIGINT, SIGTERM, SIGHUP and SIGPIPE that removes every
  * registered temporary file, writes the interrupt note, and re-raises the
  * signal with its default action.  A signal ignored when this is called
  * (nohup, a background job of a script) stays ignored.  Idempotent. */

@@ -10,6 +10,15 @@ fx=$SP_SRCDIR/tests/fixtures/chakra
   2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
 cat "$tmp/err"
 grep -q '8 metadata node(s) not modelled' "$tmp/err" || { echo "FAIL: metadata nodes not reported" >&2; exit 1; }
+# the closing line names the file written, as every command's does
+grep -Eq "^shardplan chakra import: wrote $tmp/small.json \(plan of [0-9]+ ops from 8 files, [0-9]+ nodes, mapped from Chakra; " "$tmp/err" \
+  || { echo "FAIL: closing line: $(tail -n 1 "$tmp/err")" >&2; exit 1; }
+# -q: no closing line, the notes on what was mapped stay
+"$SHARDPLAN" chakra import -q "$fx/small" -t dgx-h100 -n 1 -o "$tmp/small-q.json" 2>"$tmp/err" \
+  || { cat "$tmp/err" >&2; exit 1; }
+grep -q 'wrote' "$tmp/err" && { echo "FAIL: -q printed $(cat "$tmp/err")" >&2; exit 1; }
+grep -q '8 metadata node(s) not modelled' "$tmp/err" || { echo "FAIL: -q dropped a note" >&2; exit 1; }
+cmp -s "$tmp/small.json" "$tmp/small-q.json" || { echo "FAIL: -q changed the plan" >&2; exit 1; }
 # the fixture's source path differs between trees: compare without it
 sed 's/"source": "[^"]*"/"source": ""/' "$fx/small.plan.json" > "$tmp/want.json"
 sed 's/"source": "[^"]*"/"source": ""/' "$tmp/small.json" > "$tmp/got.json"

@@ -68,8 +68,15 @@ done
 # One meaning and one letter per flag across the subcommands (issue 16): a
 # subcommand that has the flag spells it this way in --help, and --model is
 # the workload wherever it appears (the simulator's is --sim-model).
+{ cat "$tmp/cmds"
+  for sub in "trace show" "trace export" "trace import-nccl-tests" "trace import-chakra" \
+             "trace recover" "chakra export" "chakra import"; do
+    echo "$sub"
+  done
+} >"$tmp/all-cmds"
 while read -r cmd; do
-  "$SHARDPLAN" "$cmd" --help >"$tmp/help" 2>&1
+  # shellcheck disable=SC2086
+  "$SHARDPLAN" $cmd --help >"$tmp/help" 2>&1
   for pair in "t topology" "n nodes" "f format" "o output" "p plan" "m model" "q quiet"; do
     letter=${pair%% *} long=${pair#* }
     if grep -Eq -- "^ +(-., )?--$long[ =]" "$tmp/help" \
@@ -80,7 +87,7 @@ while read -r cmd; do
   if grep -Eq -- "^ +-m, --model=" "$tmp/help" && ! grep -Eq -- "^ +-m, --model=NAME\|FILE" "$tmp/help"; then
     fail "shardplan $cmd: --model is not the workload model"
   fi
-done <"$tmp/cmds"
+done <"$tmp/all-cmds"
 for cmd in "trace show" "trace export" "chakra export" "chakra import"; do
   # shellcheck disable=SC2086
   "$SHARDPLAN" $cmd --help 2>&1 | grep -Eq -- "^ +--format[ =]" && fail "shardplan $cmd: --format has no -f"

@@ -1,9 +1,10 @@
 #!/bin/sh
-# Ctrl-C, SIGTERM and SIGHUP during a write leave no temporary file: for
+# Ctrl-C, SIGTERM, SIGHUP and SIGPIPE (a closed pipe on standard output)
+# during a write leave no temporary file: for
 # every subcommand that writes (the table in output-table.sh), the write
 # is stopped with its temporary file open (test hook SP_TEST_TEMP_PAUSE in
 # lib/file.c), the signal is sent, and then the process must have died of
-# that signal (status 130, 143, 129), no PATH.tmp-XXXXXX may be left and
+# that signal (status 130, 143, 129, 141), no PATH.tmp-XXXXXX may be left and
 # no output written.  With MPI, an interrupted `shardplan run` keeps its
 # spill files and says that `shardplan trace recover` turns them into a
 # trace.
@@ -14,9 +15,9 @@ SP_TEST_NAME=output-signals
 # A background job of a script starts with SIGINT ignored, and shardplan
 # (rightly) leaves an ignored signal ignored: start it with the default.
 if env --default-signal=INT true 2>/dev/null; then
-  DEFAULT_SIGNALS="env --default-signal=INT,TERM,HUP"
+  DEFAULT_SIGNALS="env --default-signal=INT,TERM,HUP,PIPE"
 elif command -v perl >/dev/null 2>&1; then
-  DEFAULT_SIGNALS="perl -e \$SIG{INT}=\$SIG{TERM}=\$SIG{HUP}=q(DEFAULT);exec(@ARGV)or(die)"
+  DEFAULT_SIGNALS="perl -e \$SIG{INT}=\$SIG{TERM}=\$SIG{HUP}=\$SIG{PIPE}=q(DEFAULT);exec(@ARGV)or(die)"
 else
   echo "SKIP: cannot start a background process with SIGINT at its default"
   exit 77
@@ -37,7 +38,7 @@ wait_for_temp () {
 signal_row () {
   name=$1 src=$(fixture "$2") outname=$4 writes=$5 cmd=$6
   [ "$writes" = yes ] || return 0
-  for s in INT:130 TERM:143 HUP:129; do
+  for s in INT:130 TERM:143 HUP:129 PIPE:141; do
     sig=${s%:*} want=${s#*:}
     d="$tmp/$name-$sig"
     mkdir -p "$d"

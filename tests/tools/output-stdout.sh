@@ -57,4 +57,24 @@ compare-csv       |compare CSIM CMEASURED --format csv
 compare-json      |compare CSIM CMEASURED --format json
 calibrate         |calibrate MEASURED -t p3dn -o OUT.ini
 ROWS
+
+# A closed pipe (`| head`): SIGPIPE ends the command as any filter
+# (status 141), with nothing on stderr; where SIGPIPE is ignored, the write
+# fails and the command says so with exit 1.  groups of 2^16 ranks prints
+# ~1 MB, far more than a pipe holds once head has gone.
+if env --default-signal=PIPE true 2>/dev/null && env --ignore-signal=PIPE true 2>/dev/null; then
+  for mode in default ignore; do
+    ( env --$mode-signal=PIPE "$SHARDPLAN" groups --world-size 65536 --shard-size 2 2>"$tmp/pipe-err"
+      echo $? >"$tmp/pipe-st" ) | head -c 10 >/dev/null
+    st=$(cat "$tmp/pipe-st")
+    if [ $mode = default ]; then
+      [ "$st" -eq 141 ] || fail "closed pipe: exit $st, expected 141 (SIGPIPE): $(cat "$tmp/pipe-err")"
+      [ -s "$tmp/pipe-err" ] && fail "closed pipe: stderr: $(cat "$tmp/pipe-err")"
+    else
+      [ "$st" -eq 1 ] || fail "closed pipe, SIGPIPE ignored: exit $st, expected 1"
+      grep -q "shardplan groups: cannot write to standard output" "$tmp/pipe-err" \
+        || fail "closed pipe, SIGPIPE ignored: $(cat "$tmp/pipe-err")"
+    fi
+  done
+fi
 finish
