@@ -187,9 +187,9 @@ Usage or bad input: an unknown option, a bad value, a rejected
 configuration, a file over a limit or corrupt; one line on standard error
 names the value and what is accepted, and nothing is written.
 .TP
-.B 129, 130, 143
-Ended by SIGHUP, SIGINT (Ctrl\-C) or SIGTERM, after removing the temporary
-file of an output.
+.B 129, 130, 141, 143
+Ended by SIGHUP, SIGINT (Ctrl\-C), SIGPIPE (a closed pipe on standard
+output) or SIGTERM, after removing the temporary file of an output.
 .SH SEE ALSO
 .BR mpirun (1),
 .BR srun (1),

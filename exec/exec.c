@@ -89,7 +89,8 @@ sp_exec_set_error (SpExecCtx *ctx, const char *fmt, ...)
 
 /* Every rank contributes its local outcome; when any failed, every rank
  * gets the first failing rank's message in *error (prefixed "rank R: "
- * when `prefix_rank`) and FALSE.  Collective: all ranks must call it. */
+ * when `prefix_rank`) and FALSE.  *local is cleared on every path.
+ * Collective: all ranks must call it. */
 gboolean
 sp_exec_agree (const SpExecCtx *ctx, GError **local, gboolean prefix_rank, GError **error)
 {
@@ -108,6 +109,8 @@ sp_exec_agree (const SpExecCtx *ctx, GError **local, gboolean prefix_rank, GErro
     {
       g_free (all);
       g_propagate_error (error, e);
+      if (local)
+        g_clear_error (local);
       return FALSE;
     }
   gboolean ok = TRUE;

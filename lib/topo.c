@@ -95,19 +95,24 @@ sp_topo_spec_memory_bandwidth_gbs (const SpTopoSpec *spec)
   g_return_val_if_fail (spec != NULL, SP_TOPO_MEMORY_BANDWIDTH_FALLBACK_GBS);
   if (spec->gpu_memory_bandwidth_gbs > 0)
     return spec->gpu_memory_bandwidth_gbs;
-  /* NVIDIA datasheets: H100 SXM5 3.35 TB/s, H200 4.8 TB/s, B200 / GB200
-   * 8 TB/s, B300 / GB300 8 TB/s, A100 80GB SXM4 2.039 TB/s, A100 40GB
+  /* NVIDIA datasheets: H100 and H800 SXM5 3.35 TB/s, H200 4.8 TB/s, H20
+   * 4.0 TB/s, GH200 4 TB/s (96 GB HBM3; 4.9 TB/s with 144 GB HBM3e), B100,
+   * B200 / GB200, B300 / GB300 8 TB/s, A100 and A800 80GB 2.039 TB/s, 40GB
    * 1.555 TB/s, V100 SXM2 900 GB/s.  Names as sp_sim_arch_of reads them:
-   * case-insensitive substrings. */
+   * case-insensitive substrings (every model it knows has a figure here). */
   g_autofree char *m = g_ascii_strup (spec->gpu_model, -1);
-  if (strstr (m, "H100") != NULL)
+  if (strstr (m, "H100") != NULL || strstr (m, "H800") != NULL)
     return 3350.0;
+  if (strstr (m, "GH200") != NULL)
+    return strstr (m, "144") != NULL ? 4900.0 : 4000.0;
   if (strstr (m, "H200") != NULL)
     return 4800.0;
-  if (strstr (m, "B200") != NULL || strstr (m, "B300") != NULL)
+  if (strstr (m, "H20") != NULL)
+    return 4000.0;
+  if (strstr (m, "B100") != NULL || strstr (m, "B200") != NULL || strstr (m, "B300") != NULL)
     return 8000.0;
-  if (strstr (m, "A100") != NULL)
-    return strstr (m, "80") != NULL ? 2039.0 : 1555.0;
+  if (strstr (m, "A100") != NULL || strstr (m, "A800") != NULL)
+    return strstr (m, "80G") != NULL || strstr (m, "80 G") != NULL ? 2039.0 : 1555.0;
   if (strstr (m, "V100") != NULL)
     return 900.0;
   return SP_TOPO_MEMORY_BANDWIDTH_FALLBACK_GBS;

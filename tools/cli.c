@@ -191,19 +191,29 @@ topology_digest (const SpTopo *topo)
   return g_compute_checksum_for_string (G_CHECKSUM_SHA256, ini, -1);
 }
 
-SpTopo *
-sp_cli_topo_open (const char *command, const char *file_or_preset, guint32 nodes, GError **error)
+void
+sp_cli_topo_note (const char *command, const SpTopo *topo)
 {
   static gboolean noted;
-  SpTopo *topo = sp_topo_open (file_or_preset, nodes, error);
   const char *model = topo ? sp_topo_spec (topo)->gpu_model : NULL;
   if (topo && !noted && !sp_sim_gpu_model_known (model))
     {
       noted = TRUE;
+      g_autofree char *hbm = sp_topo_spec (topo)->gpu_memory_bandwidth_gbs > 0
+          ? g_strdup ("")
+          : g_strdup_printf (", and kernels without FLOPs at %.0f GB/s of memory bandwidth ([gpu] "
+                             "memory_bandwidth_gbs sets it)", SP_TOPO_MEMORY_BANDWIDTH_FALLBACK_GBS);
       fprintf (stderr, "shardplan %s: note: [gpu] model '%s' is not a GPU the simulator knows by "
                "name (V100, A100, A800, H100, H200, H800, H20, GH200, B100, B200, B300, GB200, "
-               "GB300): it is costed with the A100's generation constants\n", command, model);
+               "GB300): it is costed with the A100's generation constants%s\n", command, model, hbm);
     }
+}
+
+SpTopo *
+sp_cli_topo_open (const char *command, const char *file_or_preset, guint32 nodes, GError **error)
+{
+  SpTopo *topo = sp_topo_open (file_or_preset, nodes, error);
+  sp_cli_topo_note (command, topo);
   return topo;
 }
 

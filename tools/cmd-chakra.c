@@ -320,6 +320,7 @@ sp_chakra_cmd_write_trace (const char *command, const char *trace_path, const ch
       if (topo && sp_topo_world_size (topo) != world)
         g_clear_pointer (&topo, sp_topo_free);
       g_clear_error (&error);
+      sp_cli_topo_note (command, topo);
     }
   if (rc == SP_EXIT_OK && topo == NULL)
     fprintf (stderr, "shardplan %s: %s: no usable topology in the trace: kernels without rows "

@@ -174,7 +174,10 @@ split_families (SpExecCtx *ctx, SpNcclState *st, GError **error)
       if (in && grank == 0)
         nccl_ok (ctx, NULL, ncclGetUniqueId (&mine), "ncclGetUniqueId", &local);
       if (!sp_exec_agree (ctx, &local, TRUE, error))
-        return FALSE;
+        {
+          ctx->failure_agreed = TRUE;
+          return FALSE;
+        }
       g_autofree ncclUniqueId *all = g_new (ncclUniqueId, ctx->world);
       if (!ctx->boot->allgather (&mine, sizeof mine, all, error))
         return FALSE;
@@ -403,7 +406,8 @@ nccl_setup (SpExecCtx *ctx, GError **error)
    * warm-up, whose first collective a failed rank would never join: its
    * peers would wait there until the set-up deadline. */
   GError *alloc_error = NULL;
-  if (cuda_ok (ctx, cudaMalloc (&st->scratch, 4), "cudaMalloc", &alloc_error))
+  if (stream_for (st, 0, &alloc_error) /* the warm-up's */
+      && cuda_ok (ctx, cudaMalloc (&st->scratch, 4), "cudaMalloc", &alloc_error))
     for (guint32 i = 0; i < ctx->n_tasks; i++)
       {
         SpExecTask *t = &ctx->tasks[i];

@@ -80,7 +80,7 @@
  *
  * Crash safety: the writer writes to a temporary file next to `path`
  * ("path.tmp-XXXXXX", shardplan/file.h: mode 0666 & ~umask, removed on
- * SIGINT/SIGTERM/SIGHUP once sp_file_cleanup_on_signals() is installed)
+ * SIGINT/SIGTERM/SIGHUP/SIGPIPE once sp_file_cleanup_on_signals() is installed)
  * and renames it to `path` in sp_trace_writer_finish(), so a file under
  * the final name is always whole.  A run that failed can
  * still keep what it has: sp_trace_writer_mark_partial() then finish writes

@@ -935,6 +935,13 @@ START_TEST (test_memory_bandwidth)
     { "H100-SXM5-80GB", 3350 }, { "nvidia h200", 4800 }, { "GB200", 8000 }, { "B300", 8000 },
     { "A100-SXM4-80GB", 2039 }, { "A100-SXM4-40GB", 1555 }, { "V100-SXM2-32GB", 900 },
     { "cpu-core", SP_TOPO_MEMORY_BANDWIDTH_FALLBACK_GBS },
+    /* every model the simulator knows by name has its own figure (a
+     * review found H800, H20, A800 and B100 at the fallback), and the
+     * substrings do not catch each other: A800's "80" is not 80 GB, GH200
+     * is not an H200, H200 not an H20 */
+    { "H800-SXM5-80GB", 3350 }, { "h20", 4000 }, { "A800-SXM4-80GB", 2039 },
+    { "A800-SXM4-40GB", 1555 }, { "B100", 8000 }, { "GH200", 4000 }, { "GH200 144GB", 4900 },
+    { "H200-SXM-141GB", 4800 },
   };
   GError *error = NULL;
   g_autoptr (SpTopo) p = sp_topo_new_preset ("dgx-h100", 1, &error);
