@@ -282,6 +282,11 @@ void sp_exec_rows_mark (GArray *rows, guint32 op_id, gboolean stages, SpTraceSta
  * before it are read, and `damage`, `damaged_at` and `dropped_bytes` say
  * what was left.  Free with sp_exec_spill_free. */
 SpExecSpill *sp_exec_spill_read (const char *path, GError **error);
+/* What a partial trace's reason says of `spill` (trace recover, and rank
+ * 0's own partial trace): "; rank R's file damaged at byte X (N bytes
+ * dropped)" or "; rank R's file cut short (N bytes dropped)" appended to
+ * `out`; nothing for a whole file. */
+void sp_exec_spill_append_note (GString *out, const SpExecSpill *spill);
 void sp_exec_spill_free (SpExecSpill *spill);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpExecSpill, sp_exec_spill_free)
 

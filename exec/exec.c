@@ -422,16 +422,13 @@ write_partial_alone (SpExecCtx *ctx, SpExecRecorder *rec, SpExecTraceInfo *info,
       /* A file that is missing, unreadable or of another run adds nothing
        * (its rank is then absent from the trace); one cut mid-row adds its
        * whole rows, one damaged further on the rows before the damage, and
-       * the trace's reason says so. */
+       * the trace's reason says so, as trace recover's does. */
       g_autofree char *p = g_strdup_printf ("%s.rank%u.spill", ctx->opts->output, r);
       g_autoptr (SpExecSpill) more = sp_exec_spill_read (p, NULL);
       if (!more || more->run.rank != r || g_strcmp0 (more->run.run_id, info->run_id) != 0)
         continue;
       g_array_append_vals (rows, more->rows->data, more->rows->len);
-      if (more->damage)
-        g_string_append_printf (reason, "; rank %u's spill file damaged at byte %" G_GUINT64_FORMAT
-                                " (%" G_GUINT64_FORMAT " bytes dropped)", r, more->damaged_at,
-                                more->dropped_bytes);
+      sp_exec_spill_append_note (reason, more);
     }
   const char *given = info->partial_reason;
   if (given)

@@ -285,18 +285,12 @@ sp_exec_spill_recover (const char *const *paths, gsize n, const char *plan_path,
                                                       s->damage, s->rows->len,
                                                       s->rows->len == 1 ? "" : "s",
                                                       s->dropped_bytes));
-          g_string_append_printf (notes, "; rank %u's file damaged at byte %" G_GUINT64_FORMAT
-                                  " (%" G_GUINT64_FORMAT " bytes dropped)", s->run.rank,
-                                  s->damaged_at, s->dropped_bytes);
         }
       else if (s->dropped_bytes)
-        {
-          g_ptr_array_add (warnings, g_strdup_printf ("%s: cut short mid-row: %" G_GUINT64_FORMAT
-                                                      " bytes after its last whole row dropped",
-                                                      s->path, s->dropped_bytes));
-          g_string_append_printf (notes, "; rank %u's file cut short (%" G_GUINT64_FORMAT
-                                  " bytes dropped)", s->run.rank, s->dropped_bytes);
-        }
+        g_ptr_array_add (warnings, g_strdup_printf ("%s: cut short mid-row: %" G_GUINT64_FORMAT
+                                                    " bytes after its last whole row dropped",
+                                                    s->path, s->dropped_bytes));
+      sp_exec_spill_append_note (notes, s);
       if (!s->has_info)
         continue;
       with_info = with_info ? with_info : s;

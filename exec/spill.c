@@ -908,6 +908,18 @@ parse (SpExecSpill *s, const guint8 *data, gsize len, GError **error)
   return TRUE;
 }
 
+void
+sp_exec_spill_append_note (GString *out, const SpExecSpill *s)
+{
+  if (s->damage)
+    g_string_append_printf (out, "; rank %u's file damaged at byte %" G_GUINT64_FORMAT " (%"
+                            G_GUINT64_FORMAT " bytes dropped)", s->run.rank, s->damaged_at,
+                            s->dropped_bytes);
+  else if (s->dropped_bytes)
+    g_string_append_printf (out, "; rank %u's file cut short (%" G_GUINT64_FORMAT " bytes "
+                            "dropped)", s->run.rank, s->dropped_bytes);
+}
+
 SpExecSpill *
 sp_exec_spill_read (const char *path, GError **error)
 {

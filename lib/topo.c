@@ -89,33 +89,74 @@ sp_mnnvl_name (SpMnnvl mnnvl)
   return (guint) mnnvl < G_N_ELEMENTS (mnnvl_names) ? mnnvl_names[mnnvl] : NULL;
 }
 
+/* The GPUs shardplan knows by name: case-insensitive substrings, tried in
+ * order (GH200 before H200, H200 before H20; GB200 / GB300 are found as
+ * B200 / B300), each with its HBM bandwidth from NVIDIA's datasheets, and
+ * that of a variant named by a second substring (80 GB parts; GH200 with
+ * 144 GB HBM3e, 96 GB HBM3 otherwise).  The one list: the default memory
+ * bandwidth, sp_topo_gpu_model_known and the names a note prints all read
+ * it; sim/model.c's generations cover the same names (test_sim_model
+ * arch_detection checks). */
+static const struct {
+  const char *name;
+  double hbm_gbs;
+  const char *variant;
+  double variant_gbs;
+} known_gpus[] = {
+  { "H100", 3350, NULL, 0 },     { "H800", 3350, NULL, 0 },  { "GH200", 4000, "144", 4900 },
+  { "H200", 4800, NULL, 0 },     { "H20", 4000, NULL, 0 },   { "B100", 8000, NULL, 0 },
+  { "B200", 8000, NULL, 0 },     { "B300", 8000, NULL, 0 },  { "A100", 1555, "80G", 2039 },
+  { "A800", 1555, "80G", 2039 }, { "V100", 900, NULL, 0 },
+};
+
+/* The entry of known_gpus `model` names, or -1. */
+static int
+known_gpu (const char *model)
+{
+  if (model == NULL)
+    return -1;
+  g_autofree char *m = g_ascii_strup (model, -1);
+  for (guint i = 0; i < G_N_ELEMENTS (known_gpus); i++)
+    if (strstr (m, known_gpus[i].name) != NULL)
+      return (int) i;
+  return -1;
+}
+
+gboolean
+sp_topo_gpu_model_known (const char *gpu_model)
+{
+  return known_gpu (gpu_model) >= 0
+         || (gpu_model != NULL && g_ascii_strncasecmp (gpu_model, "cpu", 3) == 0);
+}
+
+const char *
+sp_topo_gpu_model_names (void)
+{
+  static gsize once = 0;
+  static char *names;
+  if (g_once_init_enter (&once))
+    {
+      GString *s = g_string_new (NULL);
+      for (guint i = 0; i < G_N_ELEMENTS (known_gpus); i++)
+        g_string_append_printf (s, "%s%s", i ? ", " : "", known_gpus[i].name);
+      names = g_string_free (s, FALSE);
+      g_once_init_leave (&once, 1);
+    }
+  return names;
+}
+
 double
 sp_topo_spec_memory_bandwidth_gbs (const SpTopoSpec *spec)
 {
   g_return_val_if_fail (spec != NULL, SP_TOPO_MEMORY_BANDWIDTH_FALLBACK_GBS);
   if (spec->gpu_memory_bandwidth_gbs > 0)
     return spec->gpu_memory_bandwidth_gbs;
-  /* NVIDIA datasheets: H100 and H800 SXM5 3.35 TB/s, H200 4.8 TB/s, H20
-   * 4.0 TB/s, GH200 4 TB/s (96 GB HBM3; 4.9 TB/s with 144 GB HBM3e), B100,
-   * B200 / GB200, B300 / GB300 8 TB/s, A100 and A800 80GB 2.039 TB/s, 40GB
-   * 1.555 TB/s, V100 SXM2 900 GB/s.  Names as sp_sim_arch_of reads them:
-   * case-insensitive substrings (every model it knows has a figure here). */
+  int k = known_gpu (spec->gpu_model);
+  if (k < 0)
+    return SP_TOPO_MEMORY_BANDWIDTH_FALLBACK_GBS;
   g_autofree char *m = g_ascii_strup (spec->gpu_model, -1);
-  if (strstr (m, "H100") != NULL || strstr (m, "H800") != NULL)
-    return 3350.0;
-  if (strstr (m, "GH200") != NULL)
-    return strstr (m, "144") != NULL ? 4900.0 : 4000.0;
-  if (strstr (m, "H200") != NULL)
-    return 4800.0;
-  if (strstr (m, "H20") != NULL)
-    return 4000.0;
-  if (strstr (m, "B100") != NULL || strstr (m, "B200") != NULL || strstr (m, "B300") != NULL)
-    return 8000.0;
-  if (strstr (m, "A100") != NULL || strstr (m, "A800") != NULL)
-    return strstr (m, "80G") != NULL || strstr (m, "80 G") != NULL ? 2039.0 : 1555.0;
-  if (strstr (m, "V100") != NULL)
-    return 900.0;
-  return SP_TOPO_MEMORY_BANDWIDTH_FALLBACK_GBS;
+  return known_gpus[k].variant && strstr (m, known_gpus[k].variant) ? known_gpus[k].variant_gbs
+                                                                      : known_gpus[k].hbm_gbs;
 }
 
 guint32

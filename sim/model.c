@@ -257,40 +257,23 @@ sp_cost_net_factor (const SpShape *sh, SpAlgo algo, SpProto proto)
  * nodes on (src/enqueue.cc; reference/nccl-transports.md §2.6). */
 #define SP_NVLS_TREE_CHUNK_4NODES 65536.0
 
-/* GPU model names are matched as the README says: case-insensitive
- * substrings ("h100", "NVIDIA H100 80GB HBM3" and "H100-SXM5-80GB" alike). */
-static gboolean
-model_has (const char *upper, const char *part)
-{
-  return strstr (upper, part) != NULL;
-}
-
 SpArch
 sp_sim_arch_of (const char *m)
 {
   if (m == NULL)
     return SP_ARCH_AMPERE;
+  /* case-insensitive substrings, as the README says (lib/topo.c
+   * known_gpus: the same names) */
   g_autofree char *u = g_ascii_strup (m, -1);
-  if (model_has (u, "B200") || model_has (u, "B100") || model_has (u, "B300"))
+  if (strstr (u, "B200") || strstr (u, "B100") || strstr (u, "B300"))
     return SP_ARCH_BLACKWELL; /* GB200, GB300 too */
-  if (model_has (u, "H100") || model_has (u, "H200") || model_has (u, "H800") || model_has (u, "H20"))
+  if (strstr (u, "H100") || strstr (u, "H200") || strstr (u, "H800") || strstr (u, "H20"))
     return SP_ARCH_HOPPER;    /* GH200 too */
-  if (model_has (u, "V100"))
+  if (strstr (u, "V100"))
     return SP_ARCH_VOLTA;
   if (g_ascii_strncasecmp (m, "cpu", 3) == 0)
     return SP_ARCH_CPU;
   return SP_ARCH_AMPERE; /* A100 and anything unknown: documented default */
-}
-
-gboolean
-sp_sim_gpu_model_known (const char *m)
-{
-  if (m == NULL)
-    return FALSE;
-  if (sp_sim_arch_of (m) != SP_ARCH_AMPERE)
-    return TRUE;
-  g_autofree char *u = g_ascii_strup (m, -1);
-  return model_has (u, "A100") || model_has (u, "A800");
 }
 
 /* A Grace superchip (GH200, GB200, GB300): an Arm host, NICs over C2C. */
@@ -300,7 +283,7 @@ model_is_grace (const char *m)
   if (m == NULL)
     return FALSE;
   g_autofree char *u = g_ascii_strup (m, -1);
-  return model_has (u, "GH200") || model_has (u, "GB200") || model_has (u, "GB300");
+  return strstr (u, "GH200") || strstr (u, "GB200") || strstr (u, "GB300");
 }
 
 gboolean

@@ -196,7 +196,7 @@ sp_cli_topo_note (const char *command, const SpTopo *topo)
 {
   static gboolean noted;
   const char *model = topo ? sp_topo_spec (topo)->gpu_model : NULL;
-  if (topo && !noted && !sp_sim_gpu_model_known (model))
+  if (topo && !noted && !sp_topo_gpu_model_known (model))
     {
       noted = TRUE;
       g_autofree char *hbm = sp_topo_spec (topo)->gpu_memory_bandwidth_gbs > 0
@@ -204,8 +204,8 @@ sp_cli_topo_note (const char *command, const SpTopo *topo)
           : g_strdup_printf (", and kernels without FLOPs at %.0f GB/s of memory bandwidth ([gpu] "
                              "memory_bandwidth_gbs sets it)", SP_TOPO_MEMORY_BANDWIDTH_FALLBACK_GBS);
       fprintf (stderr, "shardplan %s: note: [gpu] model '%s' is not a GPU the simulator knows by "
-               "name (V100, A100, A800, H100, H200, H800, H20, GH200, B100, B200, B300, GB200, "
-               "GB300): it is costed with the A100's generation constants%s\n", command, model, hbm);
+               "name (%s): it is costed with the A100's generation constants%s\n", command, model,
+               sp_topo_gpu_model_names (), hbm);
     }
 }
 

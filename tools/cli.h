@@ -116,7 +116,7 @@ gboolean sp_cli_files_check (const SpCliFiles *files);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpCliFiles, sp_cli_files_free)
 
 /* A note on stderr (once per process) when the topology's GPU model is
- * not one the simulator knows by name (sp_sim_gpu_model_known): it is then
+ * not one the simulator knows by name (sp_topo_gpu_model_known): it is then
  * costed as an A100.  Nothing for NULL. */
 void sp_cli_topo_note (const char *command, const SpTopo *topo);
 /* sp_topo_open, then sp_cli_topo_note. */

@@ -177,11 +177,19 @@ typedef struct {
 
 /* The HBM bandwidth the simulator uses, GB/s: [gpu] memory_bandwidth_gbs
  * when given, else the NVIDIA datasheet figure of the model named in
- * [gpu] model (V100 900, A100 40GB 1555, A100 80GB 2039, H100 3350, H200
- * 4800, B200 / GB200 8000, B300 / GB300 8000), else
- * SP_TOPO_MEMORY_BANDWIDTH_FALLBACK_GBS. */
+ * [gpu] model (V100 900; A100 / A800 40GB 1555, 80GB 2039; H100 / H800
+ * 3350; H20 4000; GH200 4000, 144GB 4900; H200 4800; B100 / B200 /
+ * GB200 / B300 / GB300 8000), else SP_TOPO_MEMORY_BANDWIDTH_FALLBACK_GBS. */
 #define SP_TOPO_MEMORY_BANDWIDTH_FALLBACK_GBS 1000.0
 double sp_topo_spec_memory_bandwidth_gbs (const SpTopoSpec *spec);
+
+/* Whether shardplan knows `gpu_model` ([gpu] model) by name — one of
+ * sp_topo_gpu_model_names() as a case-insensitive substring — or it is a
+ * CPU ("cpu…").  Any other model is costed with the A100's generation
+ * constants and the fallback memory bandwidth. */
+gboolean sp_topo_gpu_model_known (const char *gpu_model);
+/* Those names, ", "-separated (a static string). */
+const char *sp_topo_gpu_model_names (void);
 
 /* TRUE when any [calibration] value is set (non-zero). */
 gboolean sp_topo_spec_calibrated (const SpTopoSpec *spec);

@@ -47,13 +47,6 @@ typedef enum {
   SP_SIM_NCCL = 2,
 } SpSimModel;
 
-/* Whether the simulator knows the GPU generation of `gpu_model` ([gpu]
- * model) by name: case-insensitive substrings V100; A100, A800; H100,
- * H200, H800, H20, GH200; B100, B200, B300, GB200, GB300; or a CPU model
- * ("cpu…").  Any other model is costed with the A100's generation
- * constants (sim/README-model.md §2). */
-gboolean sp_sim_gpu_model_known (const char *gpu_model);
-
 /* "analytic", "des", "nccl" (static strings); NULL / FALSE for unknown. */
 const char *sp_sim_model_name (SpSimModel model);
 gboolean sp_sim_model_from_name (const char *name, SpSimModel *out_model);

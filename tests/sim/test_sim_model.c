@@ -673,6 +673,18 @@ START_TEST (arch_detection)
   ck_assert_int_eq (sp_sim_arch_of ("gb200"), SP_ARCH_BLACKWELL);
   ck_assert_int_eq (sp_sim_arch_of ("Tesla v100-sxm2"), SP_ARCH_VOLTA);
   ck_assert_int_eq (sp_sim_arch_of ("gh200"), SP_ARCH_HOPPER);
+  /* every GPU lib/topo.c knows by name has its generation here: only the
+   * Ampere parts fall to the default */
+  g_auto (GStrv) names = g_strsplit (sp_topo_gpu_model_names (), ", ", -1);
+  ck_assert_uint_ge (g_strv_length (names), 11);
+  for (guint i = 0; names[i]; i++)
+    {
+      ck_assert_msg (sp_topo_gpu_model_known (names[i]), "%s", names[i]);
+      gboolean ampere = g_str_has_prefix (names[i], "A");
+      ck_assert_msg ((sp_sim_arch_of (names[i]) == SP_ARCH_AMPERE) == ampere, "%s: arch %d",
+                     names[i], sp_sim_arch_of (names[i]));
+    }
+  ck_assert (sp_topo_gpu_model_known ("cpu-core") && !sp_topo_gpu_model_known ("MI300X"));
   /* and what follows from the name: the host and the NIC path of Grace */
   SpTopoSpec g = spec_h100 (2);
   g_strlcpy (g.gpu_model, "gh200", sizeof g.gpu_model);

@@ -1,11 +1,11 @@
 #!/bin/sh
 # Ctrl-C, SIGTERM, SIGHUP and SIGPIPE (a closed pipe on standard output)
-# during a write leave no temporary file: for
-# every subcommand that writes (the table in output-table.sh), the write
-# is stopped with its temporary file open (test hook SP_TEST_TEMP_PAUSE in
-# lib/file.c), the signal is sent, and then the process must have died of
-# that signal (status 130, 143, 129, 141), no PATH.tmp-XXXXXX may be left and
-# no output written.  With MPI, an interrupted `shardplan run` keeps its
+# during a write leave no temporary file: for every subcommand that writes
+# (the table in output-table.sh), the write is stopped with its temporary
+# file open (test hook SP_TEST_TEMP_PAUSE in lib/file.c), the signal is
+# sent, and then the process must have died of that signal (status 130,
+# 143, 129, 141), no temporary PATH.tmp-* file may be left and no output
+# written.  With MPI, an interrupted `shardplan run` keeps its
 # spill files and says that `shardplan trace recover` turns them into a
 # trace.
 SP_TEST_NAME=output-signals
