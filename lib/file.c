@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <glib/gstdio.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -34,6 +35,20 @@ static volatile sig_atomic_t note_len;
 /* SIGPIPE too: a closed pipe on standard output (`| head`) ends a command
  * as it ends any filter, and its temporary file must go with it. */
 static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+
+/* A thread between mkstemp and registering the file blocks the cleanup
+ * signals, but another thread of the process (a sweep worker, the
+ * progress line, the executor's watchdog, a thread of MPI or CUDA) may
+ * take the signal meanwhile.  `creating` counts the threads inside that
+ * window; the handler first sets `ending` (no thread enters the window
+ * after it) and waits for `creating` to reach 0, so the file just made is
+ * registered before it walks the registry. */
+static gint creating;
+static gint ending;
+
+/* How long the handler waits for a thread inside the window (mkstemp on
+ * a hung network file system must not keep the process from ending). */
+#define WINDOW_WAIT_MS 2000
 
 static void
 register_temp (const char *tmp)
@@ -63,11 +78,15 @@ unregister_temp (const char *tmp)
       }
 }
 
-/* Only async-signal-safe calls: unlink, write, raise, pthread_sigmask. */
+/* Only async-signal-safe calls: poll, unlink, write, raise, pthread_sigmask
+ * (and atomic loads and stores). */
 static void
 on_signal (int sig)
 {
   int saved = errno;
+  g_atomic_int_set (&ending, 1);
+  for (int waited = 0; g_atomic_int_get (&creating) > 0 && waited < WINDOW_WAIT_MS; waited++)
+    poll (NULL, 0, 1);
   for (guint i = 0; i < SP_FILE_MAX_TEMPS; i++)
     if (temps[i].state == SLOT_LIVE)
       unlink (temps[i].path);
@@ -138,9 +157,9 @@ default_file_mode (void)
 }
 
 static void
-test_pause (void)
+test_pause (const char *variable)
 {
-  const char *s = g_getenv ("SP_TEST_TEMP_PAUSE");
+  const char *s = g_getenv (variable);
   if (s != NULL && *s != '\0')
     g_usleep ((gulong) (g_ascii_strtod (s, NULL) * G_USEC_PER_SEC));
 }
@@ -157,15 +176,26 @@ sp_file_temp_open (const char *path, char **out_tmp, GError **error)
   for (gsize i = 0; i < G_N_ELEMENTS (cleanup_signals); i++)
     sigaddset (&block, cleanup_signals[i]);
   pthread_sigmask (SIG_BLOCK, &block, &old);
-  int fd = g_mkstemp (tmp);
-  int e = errno;
-  if (fd >= 0)
-    register_temp (tmp);
+  /* ... and tell a handler running on another thread to wait for it */
+  g_atomic_int_inc (&creating);
+  int fd = -1, e = EINTR;
+  if (!g_atomic_int_get (&ending))
+    {
+      fd = g_mkstemp (tmp);
+      e = errno;
+      if (fd >= 0)
+        {
+          test_pause ("SP_TEST_TEMP_CREATE_PAUSE");
+          register_temp (tmp);
+        }
+    }
+  g_atomic_int_add (&creating, -1);
   pthread_sigmask (SIG_SETMASK, &old, NULL);
   if (fd < 0)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot create a temporary file for %s: %s", path,
-                   g_strerror (e));
+                   e == EINTR && g_atomic_int_get (&ending) ? "the process is ending on a signal"
+                   : g_strerror (e));
       g_free (tmp);
       return -1;
     }
@@ -173,7 +203,7 @@ sp_file_temp_open (const char *path, char **out_tmp, GError **error)
    * the user writes gets. */
   if (fchmod (fd, default_file_mode ()) != 0)
     g_debug ("fchmod %s: %s", tmp, g_strerror (errno));
-  test_pause ();
+  test_pause ("SP_TEST_TEMP_PAUSE");
   *out_tmp = tmp;
   return fd;
 }

@@ -11,11 +11,16 @@
  *     can walk without allocating; with sp_file_cleanup_on_signals()
  *     installed, SIGINT, SIGTERM, SIGHUP and SIGPIPE remove them, write the
  *     interrupt note (if any) on stderr and end the process by the same
- *     signal (so the shell sees 130, 143 or 129).
+ *     signal (so the shell sees 130, 143 or 129).  The thread creating a
+ *     temporary file blocks those signals until the file is registered,
+ *     and a handler that runs on another thread meanwhile waits for it
+ *     (up to 2 s), so no signal leaves a temporary file behind, whichever
+ *     thread of the process takes it.
  *
- * Test hook: SP_TEST_TEMP_PAUSE=SECONDS makes sp_file_temp_open() sleep
+ * Test hooks: SP_TEST_TEMP_PAUSE=SECONDS makes sp_file_temp_open() sleep
  * that long after creating (and registering) the temporary file, so a test
- * can interrupt a write at a known point.
+ * can interrupt a write at a known point; SP_TEST_TEMP_CREATE_PAUSE=SECONDS
+ * sleeps between creating the file and registering it.
  */
 #pragma once
 #include <glib.h>

@@ -189,6 +189,46 @@ START_TEST (test_signals)
 }
 END_TEST
 
+/* Another thread of the child sends the process SIGTERM while the main
+ * thread is between creating a temporary file and registering it
+ * (SP_TEST_TEMP_CREATE_PAUSE): the main thread blocks the signal there, so
+ * the other thread takes it, and its handler must wait for the file to be
+ * registered before it removes what is registered. */
+static gpointer
+send_term_soon (gpointer data)
+{
+  (void) data;
+  g_usleep (300 * 1000);
+  kill (getpid (), SIGTERM);
+  g_usleep (10 * G_USEC_PER_SEC);
+  return NULL;
+}
+
+START_TEST (test_signal_on_another_thread)
+{
+  g_autofree char *p = g_build_filename (dir, "thread.h5", NULL);
+  pid_t pid = fork ();
+  ck_assert_int_ge (pid, 0);
+  if (pid == 0)
+    {
+      signal (SIGTERM, SIG_DFL);
+      sp_file_cleanup_on_signals ();
+      g_setenv ("SP_TEST_TEMP_CREATE_PAUSE", "1", TRUE);
+      g_thread_unref (g_thread_new ("sender", send_term_soon, NULL));
+      char *t = NULL;
+      if (sp_file_temp_open (p, &t, NULL) < 0)
+        _exit (3);
+      g_usleep (10 * G_USEC_PER_SEC); /* the signal ends the process first */
+      _exit (4);
+    }
+  int status = 0;
+  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+  ck_assert_msg (WIFSIGNALED (status) && WTERMSIG (status) == SIGTERM,
+                 "child status %#x, expected death by SIGTERM", status);
+  ck_assert_uint_eq (n_temps (), 0);
+}
+END_TEST
+
 /* A signal ignored before installation (nohup) stays ignored. */
 START_TEST (test_ignored_stays_ignored)
 {
@@ -217,6 +257,7 @@ file_suite (void)
   tcase_add_test (tc, test_write_mode);
   tcase_add_test (tc, test_commit_discard);
   tcase_add_test (tc, test_signals);
+  tcase_add_test (tc, test_signal_on_another_thread);
   tcase_add_test (tc, test_ignored_stays_ignored);
   suite_add_tcase (s, tc);
   return s;
