@@ -73,6 +73,19 @@ const SpTopoSpec sp_topo_defaults = {
 static const char *const intra_names[] = { "nvswitch", "nvlink", "pcie", "shm" };
 static const char *const fabric_names[] = { "single-switch", "fat-tree", "rail" };
 static const char *const transport_names[] = { "ib", "roce", "efa", "slingshot", "tcp" };
+
+/* Other spellings of a transport users copy from their cluster's docs or
+ * NCCL's log (NET/IB, NET/Socket); read as the name they stand for. */
+static const struct
+{
+  const char *alias;
+  SpTransport transport;
+} transport_aliases[] = {
+  { "infiniband", SP_TRANSPORT_IB },
+  { "rocev2", SP_TRANSPORT_ROCE },
+  { "socket", SP_TRANSPORT_TCP },
+  { "sockets", SP_TRANSPORT_TCP },
+};
 static const char *const host_cpu_names[] = { "default", "intel", "amd", "arm" };
 static const char *const mnnvl_names[] = { "on", "off" };
 static const char *const nic_path_names[] = { "default", "pix", "pxb", "phb", "node", "sys" };
@@ -411,6 +424,12 @@ sp_topo_parse_field (const SpTopoField *f, const char *text, const char *prefix,
           if (g_ascii_strcasecmp (text, names[i]) == 0)
             {
               *(int *) slot = (int) i;
+              return TRUE;
+            }
+        for (guint i = 0; f->type == SP_FIELD_TRANSPORT && i < G_N_ELEMENTS (transport_aliases); i++)
+          if (g_ascii_strcasecmp (text, transport_aliases[i].alias) == 0)
+            {
+              *(int *) slot = (int) transport_aliases[i].transport;
               return TRUE;
             }
         g_autofree char *what = sp_topo_field_what (f);

@@ -290,6 +290,22 @@ START_TEST (test_datasheet_only)
       ck_assert_ptr_null (strchr (error->message, '\n'));
       g_clear_error (&error);
     }
+  /* other spellings read as the name they stand for, and written back
+   * under that name */
+  static const struct { const char *alias; SpTransport t; } aliases[] = {
+    { "InfiniBand", SP_TRANSPORT_IB }, { "rocev2", SP_TRANSPORT_ROCE },
+    { "Socket", SP_TRANSPORT_TCP }, { "sockets", SP_TRANSPORT_TCP },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (aliases); i++)
+    {
+      g_autofree char *with = g_strdup_printf ("%s\ntransport = %s\n", text, aliases[i].alias);
+      g_autoptr (SpTopo) u = sp_topo_load_data (with, -1, "t.ini", &error);
+      SP_ASSERT_NO_ERROR (error);
+      ck_assert_int_eq (sp_topo_spec (u)->transport, aliases[i].t);
+      g_autofree char *out = sp_topo_to_ini (u);
+      g_autofree char *want = g_strdup_printf ("transport=%s\n", sp_transport_name (aliases[i].t));
+      ck_assert_msg (strstr (out, want) != NULL, "%s", out);
+    }
   ck_assert_ptr_null (sp_transport_name ((SpTransport) 5));
   ck_assert_str_eq (sp_host_cpu_name (SP_HOST_CPU_ARM), "arm");
   ck_assert_ptr_null (sp_host_cpu_name ((SpHostCpu) 4));
@@ -337,7 +353,7 @@ START_TEST (test_bad_fixtures)
   expect_file_error ("missing-gpus-per-node.ini",
                      "[cluster] gpus_per_node is missing: expected an integer in [1, 1024]");
   expect_file_error ("bad-transport.ini",
-                     "[inter] transport 'infiniband' is not one of ib, roce, efa, slingshot or tcp");
+                     "[inter] transport 'omnipath' is not one of ib, roce, efa, slingshot or tcp");
   expect_file_error ("misspelt-key.ini",
                      "unknown key 'gpu_per_node' in [cluster] (did you mean gpus_per_node?): "
                      "expected name, nodes, gpus_per_node, host_cpu, nvlink_domain or mnnvl");
