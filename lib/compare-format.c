@@ -212,6 +212,7 @@ sp_compare_to_json (const SpCompare *cmp, gsize top_n)
   add_count (b, "only_measured", c->only_measured);
   add_count (b, "excluded_status", c->excluded_status);
   add_count (b, "excluded_composite", c->excluded_composite);
+  add_count (b, "excluded_one_rank", c->excluded_one_rank);
   add_count (b, "excluded_zero", c->excluded_zero);
   add_count (b, "samples", c->samples);
   if (nccl)

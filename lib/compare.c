@@ -26,6 +26,7 @@ typedef struct {
   guint8 coll;
   guint8 status;
   guint8 composite;
+  guint8 one_rank;      /* a collective on a group of one rank */
   guint8 copy;          /* a one-iteration simulated row standing for iteration > 0 */
 } Sample;
 
@@ -107,7 +108,8 @@ read_samples (SpTrace *trace, const char *name, Progress *progress, GError **err
                        .group_id = r->group_id, .bytes = r->bytes, .dur_ns = r->dur_ns,
                        .nccl_est_ns = r->nccl_est_ns,
                        .coll = (guint8) r->coll, .status = (guint8) r->status,
-                       .composite = (r->flags & SP_TRACE_FLAG_COMPOSITE) != 0 };
+                       .composite = (r->flags & SP_TRACE_FLAG_COMPOSITE) != 0,
+                       .one_rank = r->group_id != SP_TRACE_NO_GROUP && r->group_size == 1 };
           g_array_append_val (out, s);
         }
       progress_add (progress, k);
@@ -265,6 +267,8 @@ join (SpCompare *cmp, GArray *sim, GArray *meas, const SpPlan *plan, SpTrace *me
         c->excluded_composite++;
       else if (s->status != SP_TRACE_STATUS_OK || m->status != SP_TRACE_STATUS_OK)
         c->excluded_status++;
+      else if (s->one_rank || m->one_rank)
+        c->excluded_one_rank++;
       else if (m->dur_ns <= 0)
         c->excluded_zero++;
       else
@@ -510,9 +514,10 @@ sp_compare_traces_full (SpTrace *sim, const char *sim_name, SpTrace *measured,
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
                    "%s and %s have no row in common to compare (%" G_GUINT64_FORMAT
                    " joined; excluded: %" G_GUINT64_FORMAT " by status, %" G_GUINT64_FORMAT
-                   " composite, %" G_GUINT64_FORMAT " zero measured duration)",
+                   " composite, %" G_GUINT64_FORMAT " in groups of one rank, %" G_GUINT64_FORMAT
+                   " zero measured duration)",
                    sim_name, measured_name, c->joined, c->excluded_status,
-                   c->excluded_composite, c->excluded_zero);
+                   c->excluded_composite, c->excluded_one_rank, c->excluded_zero);
       return NULL;
     }
   compute_stats (cmp);

@@ -57,9 +57,10 @@ print_text (const SpCompare *cmp, gsize top_n)
           c->sim_rows, c->measured_rows, c->joined, c->samples, n_ops);
   printf ("left out: %" G_GUINT64_FORMAT " only simulated, %" G_GUINT64_FORMAT
           " only measured, %" G_GUINT64_FORMAT " status not ok, %" G_GUINT64_FORMAT
-          " composite, %" G_GUINT64_FORMAT " zero measured time\n\n",
+          " composite, %" G_GUINT64_FORMAT " in groups of one rank (not costed), %" G_GUINT64_FORMAT
+          " zero measured time\n\n",
           c->only_sim, c->only_measured, c->excluded_status, c->excluded_composite,
-          c->excluded_zero);
+          c->excluded_one_rank, c->excluded_zero);
   printf ("error = simulated / measured - 1, per op (median over iterations and ranks)\n\n");
   printf ("%-26s %6s %14s %11s %11s %11s   %s\n", "", "ops", "median |err|", "p90 |err|",
           "worst |err|", "bias", "worst");

@@ -29,7 +29,9 @@
  *   family   the family of the op's group in the measured trace ("none" for
  *            ops without a group).
  * Rows present in one trace only, or excluded for their status, a zero
- * measured duration or being composite, are counted (SpCompareCounts).
+ * measured duration, being composite or a collective on a group of one
+ * rank (which the simulator does not cost: nothing crosses a link), are
+ * counted (SpCompareCounts).
  *
  * NCCL's own estimate, a third series: a measured trace of the NCCL
  * backend carries NCCL's estimate of each op (nccl_est_ns >= 0, trace
@@ -123,6 +125,9 @@ typedef struct {
   guint64 only_measured;   /* keys in the measured trace only */
   guint64 excluded_status; /* joined, but status != ok in either trace */
   guint64 excluded_composite; /* joined composite spans */
+  guint64 excluded_one_rank; /* joined, a collective on a group of one rank
+                              (either trace): nothing crosses a link, and
+                              the simulator gives it no time */
   guint64 excluded_zero;   /* joined, measured dur_ns <= 0 */
   guint64 samples;         /* joined rows in the statistics */
   guint64 nccl_samples;    /* of those, rows whose measured row has nccl_est_ns >= 0 */

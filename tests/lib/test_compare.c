@@ -102,6 +102,7 @@ typedef enum {
   TRACE_SIM_ONE_ITER,    /* iteration 0 only, as `shardplan sim` writes */
   TRACE_MEASURED_NCCL,   /* measured, with NCCL's estimates (table above) */
   TRACE_MEASURED_FAR,    /* measured, plus op 0 of rank 0 at iteration G_MAXINT32 */
+  TRACE_MEASURED_ONE_RANK, /* measured, one row of op 4 on a group of one rank */
 } TraceKind;
 
 /* nccl_est_ns of op o on rank r (the table above). */
@@ -150,6 +151,8 @@ write_trace (const char *dir, const char *file, TraceKind kind, const char *mode
             row.dur_ns = 0;                                /* excluded_zero */
           if (!sim && o == 3 && iter == 1 && r == 2)
             row.flags |= SP_TRACE_FLAG_COMPOSITE;          /* excluded_composite */
+          if (kind == TRACE_MEASURED_ONE_RANK && o == 4 && iter == 1 && r == 6)
+            row.group_size = 1;                            /* excluded_one_rank */
           if (sim && o == 2 && iter == 1 && r == 7)
             continue;                                      /* only_measured */
           ck_assert (sp_trace_writer_append (w, &row, 1, &error));
@@ -239,6 +242,7 @@ START_TEST (test_join_stats)
   ck_assert_uint_eq (c->excluded_status, 1);
   ck_assert_uint_eq (c->excluded_zero, 1);
   ck_assert_uint_eq (c->excluded_composite, 1);
+  ck_assert_uint_eq (c->excluded_one_rank, 0);
   ck_assert_uint_eq (c->samples, 92);
 
   gsize n = 0;
@@ -488,6 +492,42 @@ assert_nccl_stats (const SpCompareStats *st, const char *label, guint n, double 
   ck_assert_double_eq_tol (st->sim_median_abs_nccl_ops, sim_median, TOL);
 }
 
+/* A collective on a group of one rank (in either trace) is left out and
+ * counted: the simulator gives it no time (nothing crosses a link), so its
+ * error would be -100 % whatever the executor measured. */
+START_TEST (test_one_rank_left_out)
+{
+  g_autofree char *dir = sp_test_tmpdir ();
+  g_autofree char *sim = write_trace (dir, "sim.h5", TRACE_SIM, "m", TRUE);
+  g_autofree char *meas = write_trace (dir, "one.h5", TRACE_MEASURED_ONE_RANK, "m", TRUE);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SpTrace) ts = sp_trace_open (sim, &error);
+  SP_ASSERT_NO_ERROR (error);
+  g_autoptr (SpTrace) tm = sp_trace_open (meas, &error);
+  SP_ASSERT_NO_ERROR (error);
+  g_autoptr (SpCompare) cmp = sp_compare_traces (ts, "sim.h5", tm, "one.h5", &error);
+  SP_ASSERT_NO_ERROR (error);
+  const SpCompareCounts *c = sp_compare_counts (cmp);
+  ck_assert_uint_eq (c->joined, 95);
+  ck_assert_uint_eq (c->excluded_one_rank, 1);
+  ck_assert_uint_eq (c->samples, 91);
+  gsize n = 0;
+  const SpCompareOp *o = sp_compare_ops (cmp, &n);
+  ck_assert_uint_eq (n, N_OPS);
+  ck_assert_uint_eq (o[4].n_samples, 14);
+  ck_assert_double_eq_tol (o[4].error, -0.05, TOL);
+  g_autofree char *json = sp_compare_to_json (cmp, 2);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  ck_assert (json_parser_load_from_data (parser, json, -1, NULL));
+  JsonObject *counts = json_object_get_object_member (
+    json_node_get_object (json_parser_get_root (parser)), "counts");
+  ck_assert_int_eq (json_object_get_int_member (counts, "excluded_one_rank"), 1);
+  g_unlink (sim);
+  g_unlink (meas);
+  g_rmdir (dir);
+}
+END_TEST
+
 START_TEST (test_nccl_estimate)
 {
   g_autofree char *dir = sp_test_tmpdir ();
@@ -650,6 +690,7 @@ compare_suite (void)
   tcase_add_test (tc, test_refusals);
   tcase_add_test (tc, test_formats);
   tcase_add_test (tc, test_nccl_estimate);
+  tcase_add_test (tc, test_one_rank_left_out);
   tcase_add_test (tc, test_no_nccl_estimate);
   tcase_add_test (tc, test_bands);
   suite_add_tcase (s, tc);

@@ -129,4 +129,12 @@ awk -v a="$des" -v b="$ana" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 
   && ok "send: des $des = analytic $ana" || bad "send: des $des, analytic $ana"
 expect_status 2 "send over one rank" "$SP" estimate -t dgx-h100 -N 1 --ranks-per-node 1 -c send -b 1M
 grep -q "send needs at least 2 ranks" "$tmp/err" && ok "one rank refused" || bad "one rank: $(cat "$tmp/err")"
+# a collective over one rank moves nothing: time 0, and a note says why
+# (not silently)
+expect_status 0 "all_reduce over one rank" "$SP" estimate -t dgx-h100 -N 1 --ranks-per-node 1 -c all_reduce -b 1M -f json
+grep -q '"time_us": 0.000' "$tmp/out" && ok "one rank: time 0" || bad "one rank: $(cat "$tmp/out")"
+grep -q "note: one rank: nothing crosses a link" "$tmp/err" && ok "one rank: note" \
+  || bad "one rank, no note: $(cat "$tmp/err")"
+expect_status 0 "all_reduce over two ranks" "$SP" estimate -t dgx-h100 -N 1 --ranks-per-node 2 -c all_reduce -b 1M
+[ ! -s "$tmp/err" ] && ok "two ranks: no note" || bad "two ranks: $(cat "$tmp/err")"
 exit $fail
