@@ -72,6 +72,43 @@ nccl_ok (SpExecCtx *ctx, ncclComm_t comm, ncclResult_t r, const char *what, GErr
   return FALSE;
 }
 
+/* Wait for the warm-up collective on stream s.  A peer that fails after
+ * the set-up's agreement, or dies, never joins it, and a plain
+ * cudaStreamSynchronize would wait for ever: poll the stream and the
+ * communicator's asynchronous error against the set-up deadline instead,
+ * as every other set-up call is.  On a failure the communicators are
+ * aborted at teardown (st->failed), which ends the stuck kernel. */
+static gboolean
+warmup_wait (SpExecCtx *ctx, ncclComm_t comm, cudaStream_t s, GError **error)
+{
+  gint64 deadline = ctx->boot->now_ns () + (gint64) (SP_NCCL_SETUP_TIMEOUT_S * 1e9);
+  for (;;)
+    {
+      cudaError_t e = cudaStreamQuery (s);
+      if (e == cudaSuccess)
+        return TRUE;
+      if (e != cudaErrorNotReady)
+        {
+          nccl_state.failed = TRUE;
+          return cuda_ok (ctx, e, "the warm-up ncclAllReduce on the GPU (cudaStreamQuery)", error);
+        }
+      ncclResult_t a = ncclSuccess;
+      if (ncclCommGetAsyncError (comm, &a) != ncclSuccess)
+        a = ncclSystemError;
+      if (a != ncclSuccess && a != ncclInProgress)
+        return nccl_ok (ctx, comm, a, "warm-up ncclAllReduce", error);
+      if (ctx->boot->now_ns () > deadline)
+        {
+          nccl_state.failed = TRUE;
+          g_set_error (error, SP_ERROR, SP_ERROR_BACKEND, "warm-up ncclAllReduce failed: not "
+                       "finished on the GPU within the set-up deadline (%g s); a peer may be gone "
+                       "or stuck", SP_NCCL_SETUP_TIMEOUT_S);
+          return FALSE;
+        }
+      g_usleep (50);
+    }
+}
+
 ncclResult_t
 sp_exec_nccl_alltoall (const void *in, void *out, size_t bytes_per_peer, int n, ncclComm_t comm,
                        cudaStream_t stream)
@@ -399,7 +436,18 @@ nccl_setup (SpExecCtx *ctx, GError **error)
     return FALSE;
   ncclConfig_t cfg = nonblocking_config ();
   ncclResult_t r = ncclCommInitRankConfig (&st->world, (int) ctx->world, id, (int) ctx->rank, &cfg);
-  if (!nccl_ok (ctx, st->world, r, "ncclCommInitRankConfig", error) || !split_families (ctx, st, error))
+  /* One rank's init can fail alone once the bootstrap is done (out of
+   * device memory for its own buffers), while its peers' succeed: agree
+   * before the splits, where those peers would wait for it until the
+   * set-up deadline. */
+  GError *init_error = NULL;
+  nccl_ok (ctx, st->world, r, "ncclCommInitRankConfig", &init_error);
+  if (!sp_exec_agree (ctx, &init_error, TRUE, error))
+    {
+      ctx->failure_agreed = TRUE;
+      return FALSE;
+    }
+  if (!split_families (ctx, st, error))
     return FALSE;
   /* Device memory, streams and events: local steps, so one rank can fail
    * here alone (out of device memory).  Every rank agrees before the
@@ -428,7 +476,7 @@ nccl_setup (SpExecCtx *ctx, GError **error)
         if (!s || !nccl_ok (ctx, st->comm[f], ncclAllReduce (st->scratch, st->scratch, 1, ncclFloat,
                                                              ncclSum, st->comm[f], s),
                             "warm-up ncclAllReduce", error) ||
-            !cuda_ok (ctx, cudaStreamSynchronize (s), "cudaStreamSynchronize", error))
+            !warmup_wait (ctx, st->comm[f], s, error))
           return FALSE;
       }
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 22, 0)
