@@ -290,6 +290,8 @@ add_trace_mapped (SpCalibData *d, SpTrace *trace, const char *name, guint32 worl
           else if (!kind_is_group_collective (r->coll) || r->group_id == SP_TRACE_NO_GROUP
                    || ((r->coll == SP_COLL_SEND || r->coll == SP_COLL_RECV) && r->group_size < 2))
             c.not_collective++; /* a send / recv needs a peer */
+          else if (r->group_size < 2)
+            c.one_rank++; /* nothing crosses a link: the simulator gives it no time */
           else if (r->flags & SP_TRACE_FLAG_MODELLED)
             c.modelled++;
           else if (r->dur_ns <= 0)
@@ -389,6 +391,7 @@ add_trace_mapped (SpCalibData *d, SpTrace *trace, const char *name, guint32 worl
   d->counts.not_ok += c.not_ok;
   d->counts.composite += c.composite;
   d->counts.not_collective += c.not_collective;
+  d->counts.one_rank += c.one_rank;
   d->counts.modelled += c.modelled;
   d->counts.zero += c.zero;
   return TRUE;
@@ -558,8 +561,14 @@ sp_calib_data_apply_holdout (SpCalibData *d, const SpCalibHoldout *h, GError **e
   g_return_val_if_fail (d != NULL && h != NULL, FALSE);
   if (d->points->len == 0)
     {
+      const SpCalibCounts *c = &d->counts;
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
-                   "no usable measured op (ok, timed collectives of a group) in the inputs");
+                   "no usable measured op (ok, timed collectives of a group) in the inputs "
+                   "(%" G_GUINT64_FORMAT " rows: %" G_GUINT64_FORMAT " not ok, %" G_GUINT64_FORMAT
+                   " composite, %" G_GUINT64_FORMAT " not a group collective, %" G_GUINT64_FORMAT
+                   " on one rank, %" G_GUINT64_FORMAT " modelled, %" G_GUINT64_FORMAT " zero time)",
+                   c->rows, c->not_ok, c->composite, c->not_collective, c->one_rank, c->modelled,
+                   c->zero);
       return FALSE;
     }
   gint64 file_source = -1;

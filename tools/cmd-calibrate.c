@@ -85,9 +85,10 @@ report_text (FILE *out, const SpCalibData *data, const SpCalibResult *res, const
            sp_calib_loss_name (opt->loss));
   fprintf (out, "rows:       %" G_GUINT64_FORMAT " read, %" G_GUINT64_FORMAT " used; left out: %"
                 G_GUINT64_FORMAT " not ok, %" G_GUINT64_FORMAT " composite, %" G_GUINT64_FORMAT
-                " not a group collective, %" G_GUINT64_FORMAT " modelled, %" G_GUINT64_FORMAT
-                " zero time\n",
-           c->rows, c->used, c->not_ok, c->composite, c->not_collective, c->modelled, c->zero);
+                " not a group collective, %" G_GUINT64_FORMAT " on one rank, %" G_GUINT64_FORMAT
+                " modelled, %" G_GUINT64_FORMAT " zero time\n",
+           c->rows, c->used, c->not_ok, c->composite, c->not_collective, c->one_rank, c->modelled,
+           c->zero);
   fprintf (out, "ops:        %" G_GSIZE_FORMAT " fitted, %" G_GSIZE_FORMAT " held out (%s)\n",
            sp_calib_data_n_fit (data), sp_calib_data_n_holdout (data), holdout);
   fprintf (out, "fit:        %u Levenberg-Marquardt iterations, rms log error %.3f -> %.3f, %.2f s\n\n",
@@ -170,6 +171,7 @@ report_json (const SpCalibData *data, const SpCalibResult *res, const char *topo
   const struct { const char *k; guint64 v; } counts[] = {
     { "read", c->rows }, { "used", c->used }, { "not_ok", c->not_ok },
     { "composite", c->composite }, { "not_collective", c->not_collective },
+    { "one_rank", c->one_rank },
     { "modelled", c->modelled }, { "zero", c->zero },
   };
   for (guint i = 0; i < G_N_ELEMENTS (counts); i++)

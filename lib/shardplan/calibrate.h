@@ -55,6 +55,8 @@ typedef struct {
   guint64 not_ok;          /* status other than ok */
   guint64 composite;       /* composite spans */
   guint64 not_collective;  /* kernels, barriers, send / recv: not costed on a group */
+  guint64 one_rank;        /* collectives on a group of one rank: nothing crosses a
+                              link, and the simulator gives them no time */
   guint64 modelled;        /* MODELLED flag (a duration the executor slept, not measured) */
   guint64 zero;            /* dur_ns <= 0 */
 } SpCalibCounts;
