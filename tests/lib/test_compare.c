@@ -492,21 +492,41 @@ assert_nccl_stats (const SpCompareStats *st, const char *label, guint n, double 
   ck_assert_double_eq_tol (st->sim_median_abs_nccl_ops, sim_median, TOL);
 }
 
+/* The simulated trace (TRACE_SIM, "sim.h5") and a measured one of `kind`
+ * named `file`, written into `dir` and compared. */
+static SpCompare *
+compare_with_sim (const char *dir, const char *file, TraceKind kind)
+{
+  g_autofree char *sim = write_trace (dir, "sim.h5", TRACE_SIM, "m", TRUE);
+  g_autofree char *meas = write_trace (dir, file, kind, "m", TRUE);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SpTrace) ts = sp_trace_open (sim, &error);
+  SP_ASSERT_NO_ERROR (error);
+  g_autoptr (SpTrace) tm = sp_trace_open (meas, &error);
+  SP_ASSERT_NO_ERROR (error);
+  SpCompare *cmp = sp_compare_traces (ts, "sim.h5", tm, file, &error);
+  SP_ASSERT_NO_ERROR (error);
+  return cmp;
+}
+
+/* Remove compare_with_sim's two traces and `dir`. */
+static void
+remove_traces (const char *dir, const char *file)
+{
+  g_autofree char *sim = g_build_filename (dir, "sim.h5", NULL);
+  g_autofree char *meas = g_build_filename (dir, file, NULL);
+  g_unlink (sim);
+  g_unlink (meas);
+  g_rmdir (dir);
+}
+
 /* A collective on a group of one rank (in either trace) is left out and
  * counted: the simulator gives it no time (nothing crosses a link), so its
  * error would be -100 % whatever the executor measured. */
 START_TEST (test_one_rank_left_out)
 {
   g_autofree char *dir = sp_test_tmpdir ();
-  g_autofree char *sim = write_trace (dir, "sim.h5", TRACE_SIM, "m", TRUE);
-  g_autofree char *meas = write_trace (dir, "one.h5", TRACE_MEASURED_ONE_RANK, "m", TRUE);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (SpTrace) ts = sp_trace_open (sim, &error);
-  SP_ASSERT_NO_ERROR (error);
-  g_autoptr (SpTrace) tm = sp_trace_open (meas, &error);
-  SP_ASSERT_NO_ERROR (error);
-  g_autoptr (SpCompare) cmp = sp_compare_traces (ts, "sim.h5", tm, "one.h5", &error);
-  SP_ASSERT_NO_ERROR (error);
+  g_autoptr (SpCompare) cmp = compare_with_sim (dir, "one.h5", TRACE_MEASURED_ONE_RANK);
   const SpCompareCounts *c = sp_compare_counts (cmp);
   ck_assert_uint_eq (c->joined, 95);
   ck_assert_uint_eq (c->excluded_one_rank, 1);
@@ -522,23 +542,14 @@ START_TEST (test_one_rank_left_out)
   JsonObject *counts = json_object_get_object_member (
     json_node_get_object (json_parser_get_root (parser)), "counts");
   ck_assert_int_eq (json_object_get_int_member (counts, "excluded_one_rank"), 1);
-  g_unlink (sim);
-  g_unlink (meas);
-  g_rmdir (dir);
+  remove_traces (dir, "one.h5");
 }
 END_TEST
 
 START_TEST (test_nccl_estimate)
 {
   g_autofree char *dir = sp_test_tmpdir ();
-  g_autofree char *sim = write_trace (dir, "sim.h5", TRACE_SIM, "m", TRUE);
-  g_autofree char *meas = write_trace (dir, "measured-nccl.h5", TRACE_MEASURED_NCCL, "m", TRUE);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (SpTrace) ts = sp_trace_open (sim, &error);
-  g_autoptr (SpTrace) tm = sp_trace_open (meas, &error);
-  SP_ASSERT_NO_ERROR (error);
-  g_autoptr (SpCompare) cmp = sp_compare_traces (ts, "sim.h5", tm, "measured-nccl.h5", &error);
-  SP_ASSERT_NO_ERROR (error);
+  g_autoptr (SpCompare) cmp = compare_with_sim (dir, "measured-nccl.h5", TRACE_MEASURED_NCCL);
   ck_assert (sp_compare_has_nccl (cmp));
   const SpCompareCounts *c = sp_compare_counts (cmp);
   ck_assert_uint_eq (c->samples, 92);
@@ -605,6 +616,7 @@ START_TEST (test_nccl_estimate)
   ck_assert_double_eq_tol (g_ascii_strtod (f4[13], NULL), -0.8, TOL);
 
   /* JSON: nccl members in counts, stats and ops; null where there is none */
+  g_autoptr (GError) error = NULL;
   g_autofree char *json = sp_compare_to_json (cmp, 1);
   g_autoptr (JsonParser) parser = json_parser_new ();
   ck_assert_msg (json_parser_load_from_data (parser, json, -1, &error), "%s",
@@ -634,9 +646,7 @@ START_TEST (test_nccl_estimate)
   ck_assert (json_object_get_null_member (op5, "nccl_error"));
   JsonObject *w0 = json_array_get_object_element (json_object_get_array_member (root, "worst"), 0);
   ck_assert_double_eq_tol (json_object_get_double_member (w0, "nccl_error"), 0.0, TOL); /* op 2 */
-  g_unlink (sim);
-  g_unlink (meas);
-  g_rmdir (dir);
+  remove_traces (dir, "measured-nccl.h5");
 }
 END_TEST
 
