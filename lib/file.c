@@ -50,19 +50,22 @@ static gint ending;
  * a hung network file system must not keep the process from ending). */
 #define WINDOW_WAIT_MS 2000
 
-static void
+/* FALSE when the registry is full (or the path too long): the caller
+ * says so once it has left the signal-blocked window (g_debug takes a
+ * lock an interrupted thread may hold). */
+static gboolean
 register_temp (const char *tmp)
 {
   if (strlen (tmp) >= PATH_MAX)
-    return;
+    return FALSE;
   for (guint i = 0; i < SP_FILE_MAX_TEMPS; i++)
     if (g_atomic_int_compare_and_exchange (&temps[i].state, SLOT_FREE, SLOT_FILLING))
       {
         strcpy (temps[i].path, tmp);
         g_atomic_int_set (&temps[i].state, SLOT_LIVE);
-        return;
+        return TRUE;
       }
-  g_debug ("more than %d temporary files: %s is not removed on a signal", SP_FILE_MAX_TEMPS, tmp);
+  return FALSE;
 }
 
 static void
@@ -78,25 +81,36 @@ unregister_temp (const char *tmp)
       }
 }
 
-/* Only async-signal-safe calls: poll, unlink, write, raise, pthread_sigmask
- * (and atomic loads and stores). */
+/* Only async-signal-safe calls: poll, pause, unlink, write, sigaction,
+ * raise, pthread_sigmask (and atomic loads and stores).  The first signal
+ * ends the process; one that arrives meanwhile on another thread (Ctrl-C
+ * twice, a launcher repeating SIGTERM) waits for it instead of taking the
+ * default action at once, which would end the process before the
+ * temporary files are removed. */
 static void
 on_signal (int sig)
 {
   int saved = errno;
-  g_atomic_int_set (&ending, 1);
+  if (!g_atomic_int_compare_and_exchange (&ending, 0, 1))
+    for (;;)
+      pause ();
   for (int waited = 0; g_atomic_int_get (&creating) > 0 && waited < WINDOW_WAIT_MS; waited++)
     poll (NULL, 0, 1);
   for (guint i = 0; i < SP_FILE_MAX_TEMPS; i++)
-    if (temps[i].state == SLOT_LIVE)
+    if (g_atomic_int_get (&temps[i].state) == SLOT_LIVE)
       unlink (temps[i].path);
   if (note_len > 0)
     {
       ssize_t r = write (STDERR_FILENO, note_buf, (size_t) note_len);
       (void) r;
     }
-  /* SA_RESETHAND put the default action back: deliver the signal again so
-   * the process ends the way the sender meant (status 128 + sig). */
+  /* The default action back, and the signal delivered again, so that the
+   * process ends the way the sender meant (status 128 + sig). */
+  struct sigaction dfl;
+  memset (&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset (&dfl.sa_mask);
+  sigaction (sig, &dfl, NULL);
   raise (sig);
   sigset_t set;
   sigemptyset (&set);
@@ -114,7 +128,7 @@ sp_file_cleanup_on_signals (void)
   struct sigaction sa;
   memset (&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
-  sa.sa_flags = SA_RESETHAND;
+  sa.sa_flags = 0;
   sigemptyset (&sa.sa_mask);
   for (gsize i = 0; i < G_N_ELEMENTS (cleanup_signals); i++)
     sigaddset (&sa.sa_mask, cleanup_signals[i]);
@@ -178,27 +192,42 @@ sp_file_temp_open (const char *path, char **out_tmp, GError **error)
   pthread_sigmask (SIG_BLOCK, &block, &old);
   /* ... and tell a handler running on another thread to wait for it */
   g_atomic_int_inc (&creating);
-  int fd = -1, e = EINTR;
-  if (!g_atomic_int_get (&ending))
+  int fd = -1, e = 0;
+  gboolean refused = g_atomic_int_get (&ending), registered = FALSE;
+  if (!refused)
     {
       fd = g_mkstemp (tmp);
       e = errno;
       if (fd >= 0)
         {
           test_pause ("SP_TEST_TEMP_CREATE_PAUSE");
-          register_temp (tmp);
+          registered = register_temp (tmp);
         }
     }
   g_atomic_int_add (&creating, -1);
   pthread_sigmask (SIG_SETMASK, &old, NULL);
-  if (fd < 0)
+  if (refused)
     {
-      g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot create a temporary file for %s: %s", path,
-                   e == EINTR && g_atomic_int_get (&ending) ? "the process is ending on a signal"
-                   : g_strerror (e));
+      /* A signal's handler is removing the temporary files and will end
+       * the process: returning the error now could let the caller end it
+       * first (exit status 1, files left).  Outwait the handler. */
+      for (int waited = 0; waited < WINDOW_WAIT_MS + 1000; waited++)
+        g_usleep (1000);
+      g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot create a temporary file for %s: the "
+                   "process is ending on a signal", path);
       g_free (tmp);
       return -1;
     }
+  if (fd < 0)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot create a temporary file for %s: %s", path,
+                   g_strerror (e));
+      g_free (tmp);
+      return -1;
+    }
+  if (!registered)
+    g_debug ("more than %d temporary files (or a path past PATH_MAX): %s is not removed on a "
+             "signal", SP_FILE_MAX_TEMPS, tmp);
   /* mkstemp creates 0600; the output should get the permissions any file
    * the user writes gets. */
   if (fchmod (fd, default_file_mode ()) != 0)

@@ -15,7 +15,11 @@
  *     temporary file blocks those signals until the file is registered,
  *     and a handler that runs on another thread meanwhile waits for it
  *     (up to 2 s), so no signal leaves a temporary file behind, whichever
- *     thread of the process takes it.
+ *     thread of the process takes it.  A further signal while the first
+ *     is handled waits for the first to end the process; a thread that
+ *     asks for a temporary file then is refused, after the handler has had
+ *     its time (so that its caller's error path cannot end the process
+ *     first).
  *
  * Test hooks: SP_TEST_TEMP_PAUSE=SECONDS makes sp_file_temp_open() sleep
  * that long after creating (and registering) the temporary file, so a test

@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -193,20 +194,39 @@ END_TEST
  * thread is between creating a temporary file and registering it
  * (SP_TEST_TEMP_CREATE_PAUSE): the main thread blocks the signal there, so
  * the other thread takes it, and its handler must wait for the file to be
- * registered before it removes what is registered. */
+ * registered before it removes what is registered.  This thread sends the
+ * process SIGTERM after `data` milliseconds. */
 static gpointer
-send_term_soon (gpointer data)
+send_term_after (gpointer data)
 {
-  (void) data;
-  g_usleep (300 * 1000);
+  g_usleep (GPOINTER_TO_UINT (data) * 1000);
   kill (getpid (), SIGTERM);
   g_usleep (10 * G_USEC_PER_SEC);
   return NULL;
 }
 
-START_TEST (test_signal_on_another_thread)
+/* Writes another output at 0.5 s, while the handler waits for the main
+ * thread's window, and ends the process with status 1 if that fails (as
+ * a command's error path would). */
+static gpointer
+write_other (gpointer data)
+{
+  g_usleep (500 * 1000);
+  if (!sp_file_write_atomic (data, "x", 1, NULL))
+    exit (1);
+  g_usleep (10 * G_USEC_PER_SEC);
+  return NULL;
+}
+
+/* The case above, and while the handler waits: `second` sends SIGTERM
+ * again from a third thread (Ctrl-C twice: that thread must not take the
+ * default action at once), `writer` starts another output on a thread of
+ * its own (refused, it must not end the process before the handler). */
+static void
+another_thread_case (gboolean second, gboolean writer)
 {
   g_autofree char *p = g_build_filename (dir, "thread.h5", NULL);
+  g_autofree char *other = g_build_filename (dir, "other.json", NULL);
   pid_t pid = fork ();
   ck_assert_int_ge (pid, 0);
   if (pid == 0)
@@ -214,7 +234,11 @@ START_TEST (test_signal_on_another_thread)
       signal (SIGTERM, SIG_DFL);
       sp_file_cleanup_on_signals ();
       g_setenv ("SP_TEST_TEMP_CREATE_PAUSE", "1", TRUE);
-      g_thread_unref (g_thread_new ("sender", send_term_soon, NULL));
+      g_thread_unref (g_thread_new ("sender", send_term_after, GUINT_TO_POINTER (300)));
+      if (second)
+        g_thread_unref (g_thread_new ("again", send_term_after, GUINT_TO_POINTER (500)));
+      if (writer)
+        g_thread_unref (g_thread_new ("writer", write_other, other));
       char *t = NULL;
       if (sp_file_temp_open (p, &t, NULL) < 0)
         _exit (3);
@@ -224,8 +248,18 @@ START_TEST (test_signal_on_another_thread)
   int status = 0;
   ck_assert_int_eq (waitpid (pid, &status, 0), pid);
   ck_assert_msg (WIFSIGNALED (status) && WTERMSIG (status) == SIGTERM,
-                 "child status %#x, expected death by SIGTERM", status);
-  ck_assert_uint_eq (n_temps (), 0);
+                 "second %d writer %d: child status %#x, expected death by SIGTERM", second,
+                 writer, status);
+  ck_assert_msg (n_temps () == 0, "second %d writer %d: %u temporary files left", second, writer,
+                 n_temps ());
+  ck_assert (!g_file_test (other, G_FILE_TEST_EXISTS));
+}
+
+START_TEST (test_signal_on_another_thread)
+{
+  another_thread_case (FALSE, FALSE);
+  another_thread_case (TRUE, FALSE);
+  another_thread_case (FALSE, TRUE);
 }
 END_TEST
 
