@@ -72,6 +72,20 @@ nccl_ok (SpExecCtx *ctx, ncclComm_t comm, ncclResult_t r, const char *what, GErr
   return FALSE;
 }
 
+/* Every rank learns whether any failed at this step of the set-up (the
+ * first failure, named by its rank).  A failure agreed on also marks the
+ * set-up failed here, so that teardown aborts this rank's communicators
+ * rather than finalize them, which could wait on the rank that failed. */
+static gboolean
+setup_agree (SpExecCtx *ctx, GError **local, GError **error)
+{
+  if (sp_exec_agree (ctx, local, TRUE, error))
+    return TRUE;
+  ctx->failure_agreed = TRUE;
+  nccl_state.failed = TRUE;
+  return FALSE;
+}
+
 /* Wait for the warm-up collective on stream s.  A peer that fails after
  * the set-up's agreement, or dies, never joins it, and a plain
  * cudaStreamSynchronize would wait for ever: poll the stream and the
@@ -210,11 +224,8 @@ split_families (SpExecCtx *ctx, SpNcclState *st, GError **error)
       GError *local = NULL;
       if (in && grank == 0)
         nccl_ok (ctx, NULL, ncclGetUniqueId (&mine), "ncclGetUniqueId", &local);
-      if (!sp_exec_agree (ctx, &local, TRUE, error))
-        {
-          ctx->failure_agreed = TRUE;
-          return FALSE;
-        }
+      if (!setup_agree (ctx, &local, error))
+        return FALSE;
       g_autofree ncclUniqueId *all = g_new (ncclUniqueId, ctx->world);
       if (!ctx->boot->allgather (&mine, sizeof mine, all, error))
         return FALSE;
@@ -427,11 +438,8 @@ nccl_setup (SpExecCtx *ctx, GError **error)
       if (ctx->rank == 0)
         nccl_ok (ctx, NULL, ncclGetUniqueId (&id), "ncclGetUniqueId", &local);
     }
-  if (!sp_exec_agree (ctx, &local, TRUE, error))
-    {
-      ctx->failure_agreed = TRUE;
-      return FALSE;
-    }
+  if (!setup_agree (ctx, &local, error))
+    return FALSE;
   if (!ctx->boot->bcast (&id, sizeof id, 0, error))
     return FALSE;
   ncclConfig_t cfg = nonblocking_config ();
@@ -441,12 +449,15 @@ nccl_setup (SpExecCtx *ctx, GError **error)
    * before the splits, where those peers would wait for it until the
    * set-up deadline. */
   GError *init_error = NULL;
-  nccl_ok (ctx, st->world, r, "ncclCommInitRankConfig", &init_error);
-  if (!sp_exec_agree (ctx, &init_error, TRUE, error))
+  if (!nccl_ok (ctx, st->world, r, "ncclCommInitRankConfig", &init_error) && st->world)
     {
-      ctx->failure_agreed = TRUE;
-      return FALSE;
+      /* Its own communicator aborted first: peers still in the init's
+       * bootstrap may then see the connection drop rather than wait. */
+      ncclCommAbort (st->world);
+      st->world = NULL;
     }
+  if (!setup_agree (ctx, &init_error, error))
+    return FALSE;
   if (!split_families (ctx, st, error))
     return FALSE;
   /* Device memory, streams and events: local steps, so one rank can fail
@@ -463,11 +474,8 @@ nccl_setup (SpExecCtx *ctx, GError **error)
             && !alloc_task (ctx, st, t, &alloc_error))
           break;
       }
-  if (!sp_exec_agree (ctx, &alloc_error, TRUE, error))
-    {
-      ctx->failure_agreed = TRUE;
-      return FALSE;
-    }
+  if (!setup_agree (ctx, &alloc_error, error))
+    return FALSE;
   /* Warm up every communicator (connections are made on first use). */
   for (int f = 0; f < SP_FAMILY_N; f++)
     if (st->comm[f])
