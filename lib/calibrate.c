@@ -563,7 +563,7 @@ sp_calib_data_apply_holdout (SpCalibData *d, const SpCalibHoldout *h, GError **e
     {
       const SpCalibCounts *c = &d->counts;
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
-                   "no usable measured op (ok, timed collectives of a group) in the inputs "
+                   "no usable measured op (ok, timed collectives of a group of 2+ ranks) in the inputs "
                    "(%" G_GUINT64_FORMAT " rows: %" G_GUINT64_FORMAT " not ok, %" G_GUINT64_FORMAT
                    " composite, %" G_GUINT64_FORMAT " not a group collective, %" G_GUINT64_FORMAT
                    " on one rank, %" G_GUINT64_FORMAT " modelled, %" G_GUINT64_FORMAT " zero time)",

@@ -109,7 +109,7 @@ read_samples (SpTrace *trace, const char *name, Progress *progress, GError **err
                        .nccl_est_ns = r->nccl_est_ns,
                        .coll = (guint8) r->coll, .status = (guint8) r->status,
                        .composite = (r->flags & SP_TRACE_FLAG_COMPOSITE) != 0,
-                       .one_rank = r->group_id != SP_TRACE_NO_GROUP && r->group_size == 1 };
+                       .one_rank = r->group_id != SP_TRACE_NO_GROUP && r->group_size <= 1 };
           g_array_append_val (out, s);
         }
       progress_add (progress, k);

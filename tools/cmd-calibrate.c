@@ -15,9 +15,10 @@
 #define CMD "calibrate"
 
 static const char description[] =
-  "Reads the ok, timed collective rows (all_reduce, all_gather, reduce_scatter,\n"
-  "all_to_all, broadcast, reduce, send / recv on 2+ ranks, p2p between its sender\n"
-  "and receiver; composite spans and kernels are left out) of measured traces\n"
+  "Reads the ok, timed collective rows on groups of 2+ ranks (all_reduce,\n"
+  "all_gather, reduce_scatter, all_to_all, broadcast, reduce, send / recv, p2p\n"
+  "between its sender and receiver; composite spans, kernels and collectives on\n"
+  "one rank, which the simulator gives no time, are left out) of measured traces\n"
   "('shardplan run', 'shardplan trace import-nccl-tests'),\n"
   "takes each op's median time over iterations and ranks, and fits by least\n"
   "squares on log(simulated / measured time) (Levenberg-Marquardt):\n"

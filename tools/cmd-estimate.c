@@ -263,7 +263,8 @@ sp_cmd_estimate (int argc, char **argv)
   if (n == 1)
     fprintf (stderr, "shardplan %s: note: one rank: nothing crosses a link, so the time is 0 (NCCL "
                      "runs no algorithm on a one-rank communicator: an in-place call does nothing, "
-                     "an out-of-place one is a local copy of the buffer, not costed)\n", CMD);
+                     "an out-of-place one is a local copy of the buffer, not costed; the algorithm and "
+                     "protocol shown are nominal)\n", CMD);
 
   GString *out = g_string_new (NULL);
   const char *coll_name = sp_coll_name (req.coll);

@@ -113,7 +113,7 @@ ls "$tmp" | grep -q 'out.ini.' && fail "a temporary file was left: $(ls "$tmp")"
 run "$tmp/ar.h5" --topology p3dn -o "$o" --holdout "file:$tmp/rs.h5" --format json --loss soft-l1
 [ "$status" -eq 0 ] || fail "calibrate --format json: exit $status: $(cat "$tmp/err")"
 tr -d ' \n' <"$tmp/out" >"$tmp/flat"
-for want in '"fit_ops":18' '"holdout_ops":' '"loss":"soft-l1"' '"model":"analytic"' \
+for want in '"fit_ops":18' '"holdout_ops":' '"loss":"soft-l1"' '"model":"analytic"' '"one_rank":0' \
   '"parameters":\[{"name":"\[intra\]latency_us"' '"errors":{"fit":{"before":{"ops":18'; do
   grep -q "$want" "$tmp/flat" || fail "JSON lacks $want: $(cat "$tmp/out")"
 done

@@ -105,6 +105,8 @@ grep -Eq '^all +22 +100\.0 % +100\.0 % +100\.0 % +100\.0 %' "$tmp/out" \
   || fail "text: no 'all 22 100.0 %' line: $(cat "$tmp/out")"
 grep -q '^worst 3 ops:' "$tmp/out" || fail "text: no worst-ops table"
 grep -q '352 joined, 352 compared (22 ops)' "$tmp/out" || fail "text: counts"
+grep -q '^left out: .* 0 composite, 0 in groups of one rank (not costed), 0 zero measured time$' \
+  "$tmp/out" || fail "text: the left-out line: $(grep '^left out' "$tmp/out")"
 
 expect_ok compare "$tmp/ag2.h5" "$tmp/ag.h5" --format csv
 [ "$(head -n 1 "$tmp/out")" = "op_id,name,kind,family,bytes,size_band,samples,measured_ns,sim_ns,error" ] \
