@@ -512,7 +512,7 @@ sp_compare_traces_full (SpTrace *sim, const char *sim_name, SpTrace *measured,
     {
       const SpCompareCounts *c = &cmp->counts;
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
-                   "%s and %s have no row in common to compare (%" G_GUINT64_FORMAT
+                   "%s and %s have no row left to compare (%" G_GUINT64_FORMAT
                    " joined; excluded: %" G_GUINT64_FORMAT " by status, %" G_GUINT64_FORMAT
                    " composite, %" G_GUINT64_FORMAT " in groups of one rank, %" G_GUINT64_FORMAT
                    " zero measured duration)",

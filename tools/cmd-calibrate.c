@@ -81,8 +81,9 @@ report_text (FILE *out, const SpCalibData *data, const SpCalibResult *res, const
   fprintf (out, "inputs:     ");
   for (guint32 s = 0; s < sp_calib_data_n_sources (data); s++)
     fprintf (out, "%s%s", s ? ", " : "", sp_calib_data_source_name (data, s));
-  fprintf (out, "\ntopology:   %s (%u ranks), %s model, %s loss\n", topology,
-           sp_topo_world_size (sp_calib_result_topology (res)), sp_sim_model_name (opt->model),
+  guint32 world = sp_topo_world_size (sp_calib_result_topology (res));
+  fprintf (out, "\ntopology:   %s (%u %s), %s model, %s loss\n", topology, world,
+           sp_cli_plural (world, "rank", "ranks"), sp_sim_model_name (opt->model),
            sp_calib_loss_name (opt->loss));
   fprintf (out, "rows:       %" G_GUINT64_FORMAT " read, %" G_GUINT64_FORMAT " used; left out: %"
                 G_GUINT64_FORMAT " not ok, %" G_GUINT64_FORMAT " composite, %" G_GUINT64_FORMAT

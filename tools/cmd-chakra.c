@@ -492,9 +492,11 @@ sp_chakra_cmd_import (int argc, char **argv)
     return sp_cli_error (cmd, error);
   if (quiet)
     return SP_EXIT_OK;
-  g_autofree char *what = g_strdup_printf ("plan of %u ops from %u files, %" G_GUINT64_FORMAT
-                                           " nodes, %s; %.2f s, peak RSS %.0f MiB", st.ops,
-                                           st.files, st.nodes,
+  g_autofree char *what = g_strdup_printf ("plan of %u %s from %u %s, %" G_GUINT64_FORMAT
+                                           " %s, %s; %.2f s, peak RSS %.0f MiB", st.ops,
+                                           sp_cli_plural (st.ops, "op", "ops"), st.files,
+                                           sp_cli_plural (st.files, "file", "files"), st.nodes,
+                                           st.nodes == 1 ? "node" : "nodes",
                                            st.shardplan ? "exact: written by shardplan"
                                                         : "mapped from Chakra",
                                            (g_get_monotonic_time () - t0) / 1e6, peak_rss_mib ());

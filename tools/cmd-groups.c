@@ -219,7 +219,8 @@ sp_cmd_groups (int argc, char **argv)
   if (limit > 0 && need > limit)
     {
       g_autofree char *source = topology
-          ? g_strdup_printf ("--topology %s (%u ranks)", topology, opts.world_size)
+          ? g_strdup_printf ("--topology %s (%u %s)", topology, opts.world_size,
+                             sp_cli_plural (opts.world_size, "rank", "ranks"))
           : g_strdup_printf ("--world-size %u", opts.world_size);
       return sp_cli_fail (CMD, SP_EXIT_USAGE,
                           "%s: building %u process-group families of %u ranks needs about %.1f "

@@ -280,8 +280,9 @@ sp_cmd_plan (int argc, char **argv)
       if (format == SP_FORMAT_TEXT)
         print_summary (plan, &model, topo, &mem);
       fflush (stdout);
-      sp_cli_wrote (CMD, output, "plan of %u %s on %u ranks", sp_plan_n_ops (plan),
-                    sp_cli_plural (sp_plan_n_ops (plan), "op", "ops"), sp_plan_world_size (plan));
+      sp_cli_wrote (CMD, output, "plan of %u %s on %u %s", sp_plan_n_ops (plan),
+                    sp_cli_plural (sp_plan_n_ops (plan), "op", "ops"), sp_plan_world_size (plan),
+                    sp_cli_plural (sp_plan_world_size (plan), "rank", "ranks"));
       return SP_EXIT_OK;
     }
   if (format == SP_FORMAT_JSON)

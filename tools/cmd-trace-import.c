@@ -143,9 +143,11 @@ sp_cmd_trace_import_nccl_tests (int argc, char **argv)
                      "partial\n", argv[1], sp_nccl_tests_log_incomplete_reason (log));
   gsize n_points = 0;
   sp_nccl_tests_log_results (log, &n_points);
-  printf ("%s: %s, %u ranks, %" G_GSIZE_FORMAT " points -> %s (%" G_GUINT64_FORMAT " rows)%s%s\n",
-          argv[1], sp_nccl_tests_log_binary (log), n_ranks, n_points, output,
-          (guint64) n_points * n_ranks, plan_out ? ", plan " : "", plan_out ? plan_out : "");
+  printf ("%s: %s, %u %s, %" G_GSIZE_FORMAT " %s -> %s (%" G_GUINT64_FORMAT " %s)%s%s\n",
+          argv[1], sp_nccl_tests_log_binary (log), n_ranks, sp_cli_plural (n_ranks, "rank", "ranks"),
+          n_points, n_points == 1 ? "point" : "points", output, (guint64) n_points * n_ranks,
+          (guint64) n_points * n_ranks == 1 ? "row" : "rows", plan_out ? ", plan " : "",
+          plan_out ? plan_out : "");
   if (!sp_cli_stdout_flushed ())
     return sp_cli_fail (CMD, SP_EXIT_FAILURE, "cannot write to standard output");
   sp_cli_wrote (CMD, output, "measured trace, %" G_GUINT64_FORMAT " rows",
