@@ -56,21 +56,9 @@ expect_usage "simulated beside measured" "$tmp/ar.h5" "$tmp/sim.h5" --topology p
 grep -q "simulated" "$tmp/err" && fail "an unrelated error blamed on the simulated input: $(cat "$tmp/err")"
 # a one-GPU nccl-tests run: every op on a group of one rank, which the
 # simulator does not cost: refused, the count saying why
-cat >"$tmp/one.txt" <<'EOF'
-# Collective test starting: all_reduce_perf
-# nThread 1 nGpus 1 minBytes 1024 maxBytes 4096 step: 4(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
-#  Rank  0 Group  0 Pid 1234567 on     node01 device  0 [0x18] NVIDIA H100 80GB HBM3
-#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
-#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
-        1024           256     float     sum      -1     3.02    0.34    0.00       0     0.30    3.41    0.00       0
-        4096          1024     float     sum      -1     3.08    1.33    0.00       0     0.30   13.65    0.00       0
-# Out of bounds values : 0 OK
-# Avg bus bandwidth    : 0
-EOF
-printf '[cluster]\nnodes = 1\ngpus_per_node = 1\n[gpu]\nmodel = H100\nmemory_gib = 80\ntflops = 989\n[intra]\nkind = nvswitch\nbandwidth_gbs = 450\n' >"$tmp/one.ini"
-"$SHARDPLAN" trace import-nccl-tests "$tmp/one.txt" --topology "$tmp/one.ini" -o "$tmp/one.h5" \
+"$SHARDPLAN" trace import-nccl-tests "$fx/one-gpu.txt" --topology "$fx/one-gpu.ini" -o "$tmp/one.h5" \
   >/dev/null 2>&1 || { echo "FAIL: cannot import a one-rank log"; exit 1; }
-expect_usage "one rank" "$tmp/one.h5" --topology "$tmp/one.ini" -o "$o"
+expect_usage "one rank" "$tmp/one.h5" --topology "$fx/one-gpu.ini" -o "$o"
 grep -q "no usable measured op .*4 on one rank" "$tmp/err" || fail "one rank: $(cat "$tmp/err")"
 expect_usage "unknown option" "$tmp/ar.h5" --topology p3dn -o "$o" --bogus
 expect_usage "missing file" "$tmp/none.h5" --topology p3dn -o "$o"
