@@ -404,7 +404,7 @@ sp_groups_print_text (const SpGroups *groups, guint32 nvlink_domain, const char 
   out_u32 (&o, world);
   out_str (&o, ", ");
   out_u32 (&o, dpn);
-  out_str (&o, " devices per node, ");
+  out_str (&o, dpn == 1 ? " device per node, " : " devices per node, ");
   out_u32 (&o, nodes);
   out_str (&o, nodes == 1 ? " node" : " nodes");
   if (world % dpn != 0)
