@@ -77,10 +77,14 @@ print_summary (const SpPlan *plan, const SpModel *model, const SpTopo *topo,
                const SpMemoryEstimate *mem)
 {
   const SpTopoSpec *t = sp_topo_spec (topo);
-  printf ("plan: %s (%.4g parameters) on %s: %u %s x %u %s = %u ranks\n", model->name,
+  guint32 world = sp_topo_world_size (topo);
+  gboolean cpu = t->intra_kind == SP_INTRA_SHM;
+  printf ("plan: %s (%.4g parameters) on %s: %u %s x %u %s = %u %s\n", model->name,
           (double) sp_model_n_params (model), t->name, t->nodes,
           sp_cli_plural (t->nodes, "node", "nodes"), t->gpus_per_node,
-          t->intra_kind == SP_INTRA_SHM ? "CPU ranks" : "GPUs", sp_topo_world_size (topo));
+          cpu ? sp_cli_plural (t->gpus_per_node, "CPU rank", "CPU ranks")
+              : sp_cli_plural (t->gpus_per_node, "GPU", "GPUs"),
+          world, sp_cli_plural (world, "rank", "ranks"));
   printf ("sharding: %s\n", sp_plan_get_meta (plan, "sharding"));
   printf ("micro-steps: %s of grad_accum %u (micro-batch %u, seq %u, %s)\n",
           sp_plan_get_meta (plan, "micro_steps"), model->grad_accum, model->micro_batch,

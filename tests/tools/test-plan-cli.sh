@@ -65,6 +65,11 @@ grep -q '"fabric.shard" *: *"shm"' "$tmp/shm.json" || fail "cpu-shm: fabric.shar
 grep -q '^plan: .* on cpu-shm: 1 node x 4 CPU ranks = 4 ranks$' "$tmp/out" \
   || fail "cpu-shm: $(grep '^plan:' "$tmp/out")"
 grep -q 'shard .* ops, fabric: shm$' "$tmp/out" || fail "cpu-shm: the summary does not say shm"
+# one GPU: "1 GPU = 1 rank", and the closing line "on 1 rank"
+ok --topology "$SP_SRCDIR/tests/fixtures/nccltests/one-gpu.ini" -m "$SP_SRCDIR/examples/model-tiny.json" \
+  -o "$tmp/one.json"
+grep -q '^plan: .* 1 node x 1 GPU = 1 rank$' "$tmp/out" || fail "one GPU: $(grep '^plan:' "$tmp/out")"
+grep -q 'wrote .*one.json (plan of [0-9]* ops on 1 rank,' "$tmp/err" || fail "one GPU: $(cat "$tmp/err")"
 ok --topology gb200-nvl72 --nodes 36 -o "$tmp/s144.json"
 grep -q '"fabric.shard" *: *"network"' "$tmp/s144.json" || fail "S=144: fabric.shard is not network"
 ok --topology gb200-nvl72 --nodes 36 --hpz 16 -o "$tmp/z16.json"
