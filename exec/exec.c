@@ -519,14 +519,12 @@ run_backend (SpExecCtx *ctx, const SpExecBackend *inner, SpExecRecorder *rec, co
   be->setup (ctx, &local);
   /* A failure the backend's setup already agreed on is every rank's, with
    * the failing rank named: agreeing again would name rank 0 before it. */
-  if (ctx->failure_agreed)
-    {
-      g_propagate_error (error, local);
-      be->teardown (ctx);
-      sp_exec_record_unwrap (be);
-      return FALSE;
-    }
-  if (!sp_exec_agree (ctx, &local, TRUE, error))
+  gboolean failed = ctx->failure_agreed;
+  if (failed)
+    g_propagate_error (error, local);
+  else
+    failed = !sp_exec_agree (ctx, &local, TRUE, error);
+  if (failed)
     {
       be->teardown (ctx);
       sp_exec_record_unwrap (be);

@@ -269,7 +269,8 @@ sp_exec_spill_free (SpExecSpill *s)
 
 /* Reading one JSON record; the first problem goes to *error. */
 typedef struct {
-  const char *path;
+  const char *path;           /* the file, named in messages; NULL: not named (an INFO
+                                 record: its damage is reported with the file, recover.c) */
   const char *record;         /* "header" (NULL) or "info" */
   JsonObject *o;
   GError **error;
@@ -279,8 +280,9 @@ static gboolean
 bad (Json *j, const char *member, const char *what)
 {
   if (*j->error == NULL)
-    g_set_error (j->error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: %s member '%s' %s", j->path,
-                 j->record ? j->record : "header", member, what);
+    g_set_error (j->error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s%s%s member '%s' %s",
+                 j->path ? j->path : "", j->path ? ": " : "", j->record ? j->record : "header",
+                 member, what);
   return FALSE;
 }
 
@@ -359,6 +361,7 @@ get_kv_object (Json *j, const char *name, GPtrArray **kv)
   return TRUE;
 }
 
+/* `path` as in Json. */
 static JsonObject *
 parse_object (const char *path, const char *what, const guint8 *text, guint64 len,
               JsonParser *parser, GError **error)
@@ -367,9 +370,9 @@ parse_object (const char *path, const char *what, const guint8 *text, guint64 le
   guint line = 0, col = 0;
   if (!sp_json_depth_within ((const char *) text, (gsize) len, SP_JSON_MAX_DEPTH, &line, &col))
     {
-      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: the %s record nests objects and "
-                   "arrays deeper than %d levels (at %u:%u; damaged)", path, what,
-                   SP_JSON_MAX_DEPTH, line, col);
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s%sthe %s record nests objects and "
+                   "arrays deeper than %d levels (at %u:%u; damaged)", path ? path : "",
+                   path ? ": " : "", what, SP_JSON_MAX_DEPTH, line, col);
       return NULL;
     }
   /* an empty or blank payload parses to no root at all: test it before
@@ -378,8 +381,9 @@ parse_object (const char *path, const char *what, const guint8 *text, guint64 le
       || json_parser_get_root (parser) == NULL
       || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
     {
-      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: the %s record is not a JSON "
-                   "object%s%s", path, what, e ? ": " : "", e ? e->message : "");
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s%sthe %s record is not a JSON "
+                   "object%s%s", path ? path : "", path ? ": " : "", what, e ? ": " : "",
+                   e ? e->message : "");
       g_clear_error (&e);
       return NULL;
     }
@@ -531,10 +535,10 @@ static gboolean
 read_info (SpExecSpill *s, const guint8 *text, guint64 len, GError **error)
 {
   g_autoptr (JsonParser) parser = json_parser_new ();
-  JsonObject *o = parse_object (s->path, "info", text, len, parser, error);
+  JsonObject *o = parse_object (NULL, "info", text, len, parser, error);
   if (!o)
     return FALSE;
-  Json j = { .path = s->path, .record = "info", .o = o, .error = error };
+  Json j = { .path = NULL, .record = "info", .o = o, .error = error };
   SpExecSpillRank *i = &s->info;
   g_autofree char *backend = NULL, *hostname = NULL, *gpu_model = NULL;
   g_autoptr (GPtrArray) software = NULL;
@@ -723,13 +727,9 @@ stop_at_damage (SpExecSpill *s, const guint8 *data, gsize len, gsize at, GError 
     k++;
   s->damaged_at = at;
   s->dropped_bytes += len - at;
-  const char *what = damage->message;
-  gsize n = strlen (s->path);
-  if (strncmp (what, s->path, n) == 0 && strncmp (what + n, ": ", 2) == 0)
-    what += n + 2; /* read_info's messages name the file */
   s->damage = k == len ? g_strdup_printf ("%" G_GSIZE_FORMAT " zero bytes to its end (a crash "
                                           "before the data reached the disk)", len - at)
-                       : g_strdup (what);
+                       : g_strdup (damage->message);
   g_error_free (damage);
 }
 
