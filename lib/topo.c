@@ -103,24 +103,42 @@ sp_mnnvl_name (SpMnnvl mnnvl)
 }
 
 /* The GPUs shardplan knows by name: case-insensitive substrings, tried in
- * order (GH200 before H200, H200 before H20; GB200 / GB300 are found as
- * B200 / B300), each with its HBM bandwidth from NVIDIA's datasheets, and
- * that of a variant named by a second substring (80 GB parts; GH200 with
- * 144 GB HBM3e, 96 GB HBM3 otherwise).  The one list: the default memory
- * bandwidth, sp_topo_gpu_model_known and the names a note prints all read
- * it; sim/model.c's generations cover the same names (test_sim_model
- * arch_detection checks). */
+ * order (GB200 / GB300 before B200 / B300, GH200 before H200, H200 before
+ * H20), each with its compute capability (x 10: the generation the
+ * simulator's constants follow), whether it is a Grace superchip (an Arm
+ * host, NICs over C2C), and its HBM bandwidth from NVIDIA's datasheets,
+ * with that of a variant named by a second substring (80 GB parts; GH200
+ * with 144 GB HBM3e, 96 GB HBM3 otherwise).  The one list: the default
+ * memory bandwidth, sp_topo_gpu_model_known, the names a note prints and
+ * the simulator's generation (sim/model.c sp_sim_arch_of) all read it. */
 static const struct {
   const char *name;
+  guint cc;
+  gboolean grace;
   double hbm_gbs;
   const char *variant;
   double variant_gbs;
 } known_gpus[] = {
-  { "H100", 3350, NULL, 0 },     { "H800", 3350, NULL, 0 },  { "GH200", 4000, "144", 4900 },
-  { "H200", 4800, NULL, 0 },     { "H20", 4000, NULL, 0 },   { "B100", 8000, NULL, 0 },
-  { "B200", 8000, NULL, 0 },     { "B300", 8000, NULL, 0 },  { "A100", 1555, "80G", 2039 },
-  { "A800", 1555, "80G", 2039 }, { "V100", 900, NULL, 0 },
+  { "GB200", 100, TRUE, 8000, NULL, 0 }, { "GB300", 100, TRUE, 8000, NULL, 0 },
+  { "B100", 100, FALSE, 8000, NULL, 0 }, { "B200", 100, FALSE, 8000, NULL, 0 },
+  { "B300", 100, FALSE, 8000, NULL, 0 }, { "GH200", 90, TRUE, 4000, "144", 4900 },
+  { "H100", 90, FALSE, 3350, NULL, 0 },  { "H800", 90, FALSE, 3350, NULL, 0 },
+  { "H200", 90, FALSE, 4800, NULL, 0 },  { "H20", 90, FALSE, 4000, NULL, 0 },
+  { "A100", 80, FALSE, 1555, "80G", 2039 }, { "A800", 80, FALSE, 1555, "80G", 2039 },
+  { "V100", 70, FALSE, 900, NULL, 0 },
 };
+
+/* Whether `hay` contains `needle`, ASCII case-insensitively (no copy: the
+ * simulator asks for every group shape it costs). */
+static gboolean
+contains_ci (const char *hay, const char *needle)
+{
+  gsize n = strlen (needle);
+  for (const char *p = hay; *p != '\0'; p++)
+    if (g_ascii_strncasecmp (p, needle, n) == 0)
+      return TRUE;
+  return FALSE;
+}
 
 /* The entry of known_gpus `model` names, or -1. */
 static int
@@ -128,9 +146,8 @@ known_gpu (const char *model)
 {
   if (model == NULL)
     return -1;
-  g_autofree char *m = g_ascii_strup (model, -1);
   for (guint i = 0; i < G_N_ELEMENTS (known_gpus); i++)
-    if (strstr (m, known_gpus[i].name) != NULL)
+    if (contains_ci (model, known_gpus[i].name))
       return (int) i;
   return -1;
 }
@@ -140,6 +157,20 @@ sp_topo_gpu_model_known (const char *gpu_model)
 {
   return known_gpu (gpu_model) >= 0
          || (gpu_model != NULL && g_ascii_strncasecmp (gpu_model, "cpu", 3) == 0);
+}
+
+guint
+sp_topo_gpu_compute_capability (const char *gpu_model)
+{
+  int k = known_gpu (gpu_model);
+  return k < 0 ? 0 : known_gpus[k].cc;
+}
+
+gboolean
+sp_topo_gpu_grace (const char *gpu_model)
+{
+  int k = known_gpu (gpu_model);
+  return k >= 0 && known_gpus[k].grace;
 }
 
 const char *
@@ -167,9 +198,8 @@ sp_topo_spec_memory_bandwidth_gbs (const SpTopoSpec *spec)
   int k = known_gpu (spec->gpu_model);
   if (k < 0)
     return SP_TOPO_MEMORY_BANDWIDTH_FALLBACK_GBS;
-  g_autofree char *m = g_ascii_strup (spec->gpu_model, -1);
-  return known_gpus[k].variant && strstr (m, known_gpus[k].variant) ? known_gpus[k].variant_gbs
-                                                                      : known_gpus[k].hbm_gbs;
+  return known_gpus[k].variant && contains_ci (spec->gpu_model, known_gpus[k].variant)
+             ? known_gpus[k].variant_gbs : known_gpus[k].hbm_gbs;
 }
 
 guint32

@@ -262,28 +262,21 @@ sp_sim_arch_of (const char *m)
 {
   if (m == NULL)
     return SP_ARCH_AMPERE;
-  /* case-insensitive substrings, as the README says (lib/topo.c
-   * known_gpus: the same names) */
-  g_autofree char *u = g_ascii_strup (m, -1);
-  if (strstr (u, "B200") || strstr (u, "B100") || strstr (u, "B300"))
-    return SP_ARCH_BLACKWELL; /* GB200, GB300 too */
-  if (strstr (u, "H100") || strstr (u, "H200") || strstr (u, "H800") || strstr (u, "H20"))
-    return SP_ARCH_HOPPER;    /* GH200 too */
-  if (strstr (u, "V100"))
-    return SP_ARCH_VOLTA;
   if (g_ascii_strncasecmp (m, "cpu", 3) == 0)
     return SP_ARCH_CPU;
-  return SP_ARCH_AMPERE; /* A100 and anything unknown: documented default */
-}
-
-/* A Grace superchip (GH200, GB200, GB300): an Arm host, NICs over C2C. */
-static gboolean
-model_is_grace (const char *m)
-{
-  if (m == NULL)
-    return FALSE;
-  g_autofree char *u = g_ascii_strup (m, -1);
-  return strstr (u, "GH200") || strstr (u, "GB200") || strstr (u, "GB300");
+  /* the generation of the GPU lib/topo.c knows by name (case-insensitive,
+   * as the README says) */
+  switch (sp_topo_gpu_compute_capability (m))
+    {
+    case 70:
+      return SP_ARCH_VOLTA;
+    case 90:
+      return SP_ARCH_HOPPER;
+    case 100:
+      return SP_ARCH_BLACKWELL;
+    default:
+      return SP_ARCH_AMPERE; /* A100 and anything unknown: documented default */
+    }
 }
 
 gboolean
@@ -332,7 +325,7 @@ sp_sim_host_cpu (const SpTopoSpec *s)
    * Xeon E5-2698 v4; DGX A100 2x AMD EPYC 7742 (HGX A100 systems such as
    * ALCF Polaris: EPYC Milan); DGX H100 2x Xeon Platinum 8480C; DGX B200
    * 2x Xeon Platinum 8570; GB200 / GB300: Grace (Arm). */
-  if (model_is_grace (s->gpu_model))
+  if (sp_topo_gpu_grace (s->gpu_model))
     return SP_HOST_CPU_ARM;
   return sp_sim_arch_of (s->gpu_model) == SP_ARCH_AMPERE ? SP_HOST_CPU_AMD : SP_HOST_CPU_INTEL;
 }
@@ -347,7 +340,7 @@ sp_sim_nic_path (const SpTopoSpec *s)
    * ALCF Polaris and NERSC Perlmutter, HGX H100 4-GPU, IBM AC922) have none:
    * GPUs and NICs hang off the CPU's root ports (PHB).  Grace superchips
    * reach their NICs over C2C, which NCCL ranks with PXN (NCCL_LL128_C2C). */
-  if (s->intra_kind == SP_INTRA_NVLINK && s->gpus_per_node < 8 && !model_is_grace (s->gpu_model))
+  if (s->intra_kind == SP_INTRA_NVLINK && s->gpus_per_node < 8 && !sp_topo_gpu_grace (s->gpu_model))
     return SP_NIC_PATH_PHB;
   return SP_NIC_PATH_PXB;
 }

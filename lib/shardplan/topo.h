@@ -190,6 +190,12 @@ double sp_topo_spec_memory_bandwidth_gbs (const SpTopoSpec *spec);
 gboolean sp_topo_gpu_model_known (const char *gpu_model);
 /* Those names, ", "-separated (a static string). */
 const char *sp_topo_gpu_model_names (void);
+/* The compute capability x 10 of the GPU `gpu_model` names (70 V100, 80
+ * A100 / A800, 90 Hopper parts, 100 Blackwell parts), 0 when shardplan
+ * does not know it. */
+guint sp_topo_gpu_compute_capability (const char *gpu_model);
+/* Whether `gpu_model` names a Grace superchip (GH200, GB200, GB300). */
+gboolean sp_topo_gpu_grace (const char *gpu_model);
 
 /* TRUE when any [calibration] value is set (non-zero). */
 gboolean sp_topo_spec_calibrated (const SpTopoSpec *spec);

@@ -98,7 +98,7 @@ gpu_ini h100-sxm5-80gb
 cmp -s "$tmp/upper" "$tmp/lower" || fail "model h100 is not costed as H100: $(tail -n 1 "$tmp/lower") vs $(tail -n 1 "$tmp/upper")"
 gpu_ini MI300X
 "$SHARDPLAN" sweep -t "$tmp/g.ini" --nodes 1,2 >/dev/null 2>"$tmp/err" || fail "sweep MI300X: $(cat "$tmp/err")"
-[ "$(grep -c "note: \[gpu\] model 'MI300X' is not a GPU the simulator knows by name (H100, H800, GH200, H200, H20, B100, B200, B300, A100, A800, V100): it is costed with the A100's generation constants, and kernels without FLOPs at 1000 GB/s of memory bandwidth (\[gpu\] memory_bandwidth_gbs sets it)" "$tmp/err")" -eq 1 ] \
+[ "$(grep -c "note: \[gpu\] model 'MI300X' is not a GPU the simulator knows by name (GB200, GB300, B100, B200, B300, GH200, H100, H800, H200, H20, A100, A800, V100): it is costed with the A100's generation constants, and kernels without FLOPs at 1000 GB/s of memory bandwidth (\[gpu\] memory_bandwidth_gbs sets it)" "$tmp/err")" -eq 1 ] \
   || fail "unknown GPU model: not one note: $(head -c 600 "$tmp/err")"
 "$SHARDPLAN" sim --plan "$tmp/plan.json" -t "$topo" -o "$tmp/b.h5" >/dev/null 2>&1
 cmp -s "$tmp/a.h5" "$tmp/b.h5" || fail "two runs are not byte-identical"
