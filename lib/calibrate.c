@@ -77,6 +77,17 @@ sp_calib_data_counts (const SpCalibData *d)
   return &d->counts;
 }
 
+char *
+sp_calib_counts_left_out (const SpCalibCounts *c)
+{
+  g_return_val_if_fail (c != NULL, NULL);
+  return g_strdup_printf ("%" G_GUINT64_FORMAT " not ok, %" G_GUINT64_FORMAT " composite, %"
+                          G_GUINT64_FORMAT " not a group collective, %" G_GUINT64_FORMAT
+                          " on one rank, %" G_GUINT64_FORMAT " modelled, %" G_GUINT64_FORMAT
+                          " zero time", c->not_ok, c->composite, c->not_collective, c->one_rank,
+                          c->modelled, c->zero);
+}
+
 /* The kinds sp_sim_estimate() costs on a whole group (send and recv: the
  * exchange around it, as nccl-tests' sendrecv and the executor run it),
  * and p2p on its sender and receiver (named by the trace's plan). */
@@ -561,14 +572,10 @@ sp_calib_data_apply_holdout (SpCalibData *d, const SpCalibHoldout *h, GError **e
   g_return_val_if_fail (d != NULL && h != NULL, FALSE);
   if (d->points->len == 0)
     {
-      const SpCalibCounts *c = &d->counts;
+      g_autofree char *left_out = sp_calib_counts_left_out (&d->counts);
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
-                   "no usable measured op (ok, timed collectives of a group of 2+ ranks) in the inputs "
-                   "(%" G_GUINT64_FORMAT " rows: %" G_GUINT64_FORMAT " not ok, %" G_GUINT64_FORMAT
-                   " composite, %" G_GUINT64_FORMAT " not a group collective, %" G_GUINT64_FORMAT
-                   " on one rank, %" G_GUINT64_FORMAT " modelled, %" G_GUINT64_FORMAT " zero time)",
-                   c->rows, c->not_ok, c->composite, c->not_collective, c->one_rank, c->modelled,
-                   c->zero);
+                   "no usable measured op (ok, timed collectives of a group of 2+ ranks) in the "
+                   "inputs (%" G_GUINT64_FORMAT " rows: %s)", d->counts.rows, left_out);
       return FALSE;
     }
   gint64 file_source = -1;

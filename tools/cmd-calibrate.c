@@ -85,12 +85,9 @@ report_text (FILE *out, const SpCalibData *data, const SpCalibResult *res, const
   fprintf (out, "\ntopology:   %s (%u %s), %s model, %s loss\n", topology, world,
            sp_cli_plural (world, "rank", "ranks"), sp_sim_model_name (opt->model),
            sp_calib_loss_name (opt->loss));
-  fprintf (out, "rows:       %" G_GUINT64_FORMAT " read, %" G_GUINT64_FORMAT " used; left out: %"
-                G_GUINT64_FORMAT " not ok, %" G_GUINT64_FORMAT " composite, %" G_GUINT64_FORMAT
-                " not a group collective, %" G_GUINT64_FORMAT " on one rank, %" G_GUINT64_FORMAT
-                " modelled, %" G_GUINT64_FORMAT " zero time\n",
-           c->rows, c->used, c->not_ok, c->composite, c->not_collective, c->one_rank, c->modelled,
-           c->zero);
+  g_autofree char *left_out = sp_calib_counts_left_out (c);
+  fprintf (out, "rows:       %" G_GUINT64_FORMAT " read, %" G_GUINT64_FORMAT " used; left out: %s\n",
+           c->rows, c->used, left_out);
   fprintf (out, "ops:        %" G_GSIZE_FORMAT " fitted, %" G_GSIZE_FORMAT " held out (%s)\n",
            sp_calib_data_n_fit (data), sp_calib_data_n_holdout (data), holdout);
   fprintf (out, "fit:        %u Levenberg-Marquardt iterations, rms log error %.3f -> %.3f, %.2f s\n\n",

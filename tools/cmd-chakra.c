@@ -496,7 +496,7 @@ sp_chakra_cmd_import (int argc, char **argv)
                                            " %s, %s; %.2f s, peak RSS %.0f MiB", st.ops,
                                            sp_cli_plural (st.ops, "op", "ops"), st.files,
                                            sp_cli_plural (st.files, "file", "files"), st.nodes,
-                                           st.nodes == 1 ? "node" : "nodes",
+                                           sp_cli_plural (st.nodes, "node", "nodes"),
                                            st.shardplan ? "exact: written by shardplan"
                                                         : "mapped from Chakra",
                                            (g_get_monotonic_time () - t0) / 1e6, peak_rss_mib ());

@@ -143,11 +143,11 @@ sp_cmd_trace_import_nccl_tests (int argc, char **argv)
                      "partial\n", argv[1], sp_nccl_tests_log_incomplete_reason (log));
   gsize n_points = 0;
   sp_nccl_tests_log_results (log, &n_points);
+  guint64 n_rows = (guint64) n_points * n_ranks;
   printf ("%s: %s, %u %s, %" G_GSIZE_FORMAT " %s -> %s (%" G_GUINT64_FORMAT " %s)%s%s\n",
           argv[1], sp_nccl_tests_log_binary (log), n_ranks, sp_cli_plural (n_ranks, "rank", "ranks"),
-          n_points, n_points == 1 ? "point" : "points", output, (guint64) n_points * n_ranks,
-          (guint64) n_points * n_ranks == 1 ? "row" : "rows", plan_out ? ", plan " : "",
-          plan_out ? plan_out : "");
+          n_points, sp_cli_plural (n_points, "point", "points"), output, n_rows,
+          sp_cli_plural (n_rows, "row", "rows"), plan_out ? ", plan " : "", plan_out ? plan_out : "");
   if (!sp_cli_stdout_flushed ())
     return sp_cli_fail (CMD, SP_EXIT_FAILURE, "cannot write to standard output");
   sp_cli_wrote (CMD, output, "measured trace, %" G_GUINT64_FORMAT " rows",

@@ -116,6 +116,9 @@ const char *sp_calib_data_source_name (const SpCalibData *data, guint32 source);
 gint64 sp_calib_data_find_source (const SpCalibData *data, const char *path);
 /* Row counts over every trace added. */
 const SpCalibCounts *sp_calib_data_counts (const SpCalibData *data);
+/* The rows left out, by reason: "N not ok, N composite, N not a group
+ * collective, N on one rank, N modelled, N zero time" (g_free). */
+char *sp_calib_counts_left_out (const SpCalibCounts *counts);
 
 typedef enum {
   SP_CALIB_HOLDOUT_NONE = 0,
