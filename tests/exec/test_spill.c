@@ -133,6 +133,16 @@ hand_header (guint32 version, guint32 bom)
   return b;
 }
 
+/* A hand-built file of `version` in this machine's byte order, with its
+ * RUN record `run` (JSON text). */
+static GByteArray *
+hand_run (guint32 version, const char *run)
+{
+  GByteArray *b = hand_header (version, 0x01020304u);
+  put_record (b, 1, run, strlen (run));
+  return b;
+}
+
 /* This build's row_fields list, as JSON text. */
 static char *
 fields_json (void)
@@ -350,8 +360,7 @@ START_TEST (test_hand_built_ok_and_damage)
   SpTraceRow r[2] = { row (5, 1, 10), row (6, 1, 20) };
   GError *e = NULL;
   {
-    GByteArray *b = hand_header (1, 0x01020304u);
-    put_record (b, 1, j, strlen (j));
+    GByteArray *b = hand_run (1, j);
     put_record (b, 3, r, sizeof r);
     g_autofree char *path = save ("hand.spill", b);
     g_autoptr (SpExecSpill) s = sp_exec_spill_read (path, &e);
@@ -389,8 +398,7 @@ START_TEST (test_hand_built_ok_and_damage)
   };
   for (guint k = 0; k < G_N_ELEMENTS (damaged); k++)
     {
-      GByteArray *b = hand_header (1, 0x01020304u);
-      put_record (b, 1, j, strlen (j));
+      GByteArray *b = hand_run (1, j);
       const char *info = "{\"hostname\": \"n1\", \"device\": 3}";
       put_record (b, 2, info, strlen (info));
       put_record (b, 3, r, sizeof r);
@@ -463,8 +471,7 @@ START_TEST (test_marks)
   SpTraceRow later = row (5, 1, 40);
   GError *e = NULL;
   {
-    GByteArray *b = hand_header (2, 0x01020304u);
-    put_record (b, 1, j, strlen (j));
+    GByteArray *b = hand_run (2, j);
     put_record (b, 3, r, sizeof r);
     put_mark (b, 5, 1, SP_TRACE_STATUS_WRONG, SP_TRACE_FLAG_CHECKED);
     put_mark (b, 6, 0, SP_TRACE_STATUS_OK, SP_TRACE_FLAG_CHECKED);
@@ -488,8 +495,7 @@ START_TEST (test_marks)
   }
   {
     /* Without stages the composite's stage row is left alone. */
-    GByteArray *b = hand_header (2, 0x01020304u);
-    put_record (b, 1, j, strlen (j));
+    GByteArray *b = hand_run (2, j);
     put_record (b, 3, r, sizeof r);
     put_mark (b, 5, 0, SP_TRACE_STATUS_WRONG, SP_TRACE_FLAG_CHECKED);
     g_autofree char *path = save ("nostages.spill", b);
@@ -528,8 +534,7 @@ START_TEST (test_marks)
   {
     /* A mark of the wrong size is damage: the rows before it and the mark
      * before them stay, nothing after it is read. */
-    GByteArray *b = hand_header (2, 0x01020304u);
-    put_record (b, 1, j, strlen (j));
+    GByteArray *b = hand_run (2, j);
     put_record (b, 3, r, sizeof r);
     put_mark (b, 6, 0, SP_TRACE_STATUS_WRONG, SP_TRACE_FLAG_CHECKED);
     const gsize at = b->len;
@@ -585,8 +590,7 @@ START_TEST (test_bad_rows)
   for (guint k = 0; k < G_N_ELEMENTS (cases); k++)
     {
       SpTraceRow rec[4] = { row (5, 0, 10), row (6, 0, 20), *cases[k].bad, row (9, 0, 40) };
-      GByteArray *b = hand_header (2, 0x01020304u);
-      put_record (b, 1, j, strlen (j));
+      GByteArray *b = hand_run (2, j);
       put_record (b, 3, rec, sizeof rec);
       const gsize at = b->len - 2 * sizeof (SpTraceRow);
       g_autofree char *name = g_strdup_printf ("badrow%u.spill", k);
@@ -603,8 +607,7 @@ START_TEST (test_bad_rows)
     /* the zeros of a crash at the end of a rows record: its whole rows
      * before them kept, named for what they are */
     SpTraceRow rec[4] = { row (5, 0, 10), row (6, 0, 20), zero, zero };
-    GByteArray *b = hand_header (2, 0x01020304u);
-    put_record (b, 1, j, strlen (j));
+    GByteArray *b = hand_run (2, j);
     put_record (b, 3, rec, sizeof rec);
     g_autofree char *path = save ("tornrows.spill", b);
     g_autoptr (SpExecSpill) s = sp_exec_spill_read (path, &e);
@@ -618,8 +621,7 @@ START_TEST (test_bad_rows)
     /* a length past the file's end: the next record's header and rows,
      * read as rows of this one, are not rows */
     SpTraceRow r2[2] = { row (5, 0, 10), row (6, 0, 20) };
-    GByteArray *b = hand_header (2, 0x01020304u);
-    put_record (b, 1, j, strlen (j));
+    GByteArray *b = hand_run (2, j);
     const gsize len_at = b->len + 8;
     put_record (b, 3, r2, sizeof r2);
     put_mark (b, 5, 0, SP_TRACE_STATUS_WRONG, SP_TRACE_FLAG_CHECKED);
@@ -746,8 +748,7 @@ START_TEST (test_hostile)
   g_autofree char *fields = fields_json ();
   g_autofree char *bad_fields = g_strdup ("[[{}, [], {}]]");
   g_autofree char *run = run_json ("1.2", sizeof (SpTraceRow), bad_fields);
-  b = hand_header (2, 0x01020304u);
-  put_record (b, 1, run, strlen (run));
+  b = hand_run (2, run);
   g_autofree char *p2 = save ("fields.spill", b);
   ck_assert_ptr_null (sp_exec_spill_read (p2, &e));
   SP_ASSERT_ERROR (e, SP_ERROR_INVALID_TRACE);
@@ -757,8 +758,7 @@ START_TEST (test_hostile)
   ck_assert_ptr_nonnull (env);
   g_autofree char *run_env2 = g_strdup_printf ("%.*s\"env\": [[{}, []]]}", (int) (env - run_env),
                                                run_env);
-  b = hand_header (2, 0x01020304u);
-  put_record (b, 1, run_env2, strlen (run_env2));
+  b = hand_run (2, run_env2);
   g_autofree char *p3 = save ("env.spill", b);
   ck_assert_ptr_null (sp_exec_spill_read (p3, &e));
   ck_assert_msg (strstr (e->message, "header member 'env' is not a list of [key, value] strings"),
@@ -770,8 +770,7 @@ START_TEST (test_hostile)
   ck_assert_ptr_nonnull (w);
   g_autofree char *run_w2 = g_strdup_printf ("%.*s\"world_size\": 4294967295%s",
                                              (int) (w - run_w), run_w, w + strlen ("\"world_size\": 2"));
-  b = hand_header (2, 0x01020304u);
-  put_record (b, 1, run_w2, strlen (run_w2));
+  b = hand_run (2, run_w2);
   g_autofree char *p4 = save ("world.spill", b);
   ck_assert_ptr_null (sp_exec_spill_read (p4, &e));
   ck_assert_msg (strstr (e->message, "'world_size' 4294967295 is more than the 16777216 ranks"),
