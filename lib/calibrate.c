@@ -4,6 +4,7 @@
 #include "shardplan/calibrate.h"
 #include "shardplan/error.h"
 #include "shardplan/plan.h"
+#include "shardplan/topo.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -17,6 +18,9 @@ struct _SpCalibData {
   GArray *points;          /* SpCalibPoint; ranks point into rank_store */
   GPtrArray *rank_store;   /* guint32[] per point (owned) */
   GPtrArray *sources;      /* char * names */
+  /* per source, the NCCL_ALGO / NCCL_PROTO values its trace's /meta/env
+   * records (checked with sp_topo_nccl_parse), or NULL */
+  GPtrArray *nccl_algo, *nccl_proto;
   SpCalibCounts counts;
 };
 
@@ -27,6 +31,8 @@ sp_calib_data_new (void)
   d->points = g_array_new (FALSE, TRUE, sizeof (SpCalibPoint));
   d->rank_store = g_ptr_array_new_with_free_func (g_free);
   d->sources = g_ptr_array_new_with_free_func (g_free);
+  d->nccl_algo = g_ptr_array_new_with_free_func (g_free);
+  d->nccl_proto = g_ptr_array_new_with_free_func (g_free);
   return d;
 }
 
@@ -38,6 +44,8 @@ sp_calib_data_free (SpCalibData *d)
   g_array_unref (d->points);
   g_ptr_array_unref (d->rank_store);
   g_ptr_array_unref (d->sources);
+  g_ptr_array_unref (d->nccl_algo);
+  g_ptr_array_unref (d->nccl_proto);
   g_free (d);
 }
 
@@ -68,6 +76,49 @@ sp_calib_data_source_name (const SpCalibData *d, guint32 source)
 {
   g_return_val_if_fail (d != NULL, NULL);
   return source < d->sources->len ? g_ptr_array_index (d->sources, source) : NULL;
+}
+
+const char *
+sp_calib_data_source_nccl (const SpCalibData *d, guint32 source, gboolean proto)
+{
+  g_return_val_if_fail (d != NULL, NULL);
+  GPtrArray *values = proto ? d->nccl_proto : d->nccl_algo;
+  return source < values->len ? g_ptr_array_index (values, source) : NULL;
+}
+
+/* A new source: its name and what NCCL_ALGO / NCCL_PROTO it ran with. */
+static void
+add_source (SpCalibData *d, const char *name, const char *algo, const char *proto)
+{
+  g_ptr_array_add (d->sources, g_strdup (name));
+  g_ptr_array_add (d->nccl_algo, g_strdup (algo));
+  g_ptr_array_add (d->nccl_proto, g_strdup (proto));
+}
+
+/* The value of `key` in the trace's /meta/env (the last, if repeated), or
+ * NULL; a value NCCL would not read is an error naming the trace. */
+static gboolean
+trace_nccl_env (SpTrace *trace, const char *name, const char *key, gboolean proto,
+                const char **out_value, GError **error)
+{
+  gsize n = 0;
+  const SpTraceEnv *env = sp_trace_env (trace, &n);
+  *out_value = NULL;
+  for (gsize i = 0; i < n; i++)
+    if (env[i].key != NULL && env[i].value != NULL && strcmp (env[i].key, key) == 0)
+      *out_value = env[i].value;
+  if (*out_value == NULL)
+    return TRUE;
+  guint8 off[SP_TOPO_NCCL_FUNCS];
+  g_autofree char *what = g_strdup_printf ("%s: /meta/env %s", name, key);
+  GError *local = NULL;
+  if (!sp_topo_nccl_parse (what, *out_value, proto, off, &local))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s", local->message);
+      g_error_free (local);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 const SpCalibCounts *
@@ -265,6 +316,11 @@ add_trace_mapped (SpCalibData *d, SpTrace *trace, const char *name, guint32 worl
                    name, h->world_size, world_size);
       return FALSE;
     }
+  /* what NCCL was allowed to choose when the trace ran */
+  const char *env_algo = NULL, *env_proto = NULL;
+  if (!trace_nccl_env (trace, name, "NCCL_ALGO", FALSE, &env_algo, error)
+      || !trace_nccl_env (trace, name, "NCCL_PROTO", TRUE, &env_proto, error))
+    return FALSE;
   /* algorithm hints from the plan the trace ran */
   g_autoptr (SpPlan) plan = NULL;
   const char *plan_text = sp_trace_plan_text (trace);
@@ -396,7 +452,7 @@ add_trace_mapped (SpCalibData *d, SpTrace *trace, const char *name, guint32 worl
         p.algo = sp_plan_op (plan, ids[j])->algorithm;
       push_point (d, &p);
     }
-  g_ptr_array_add (d->sources, g_strdup (name));
+  add_source (d, name, env_algo, env_proto);
   d->counts.rows += c.rows;
   d->counts.used += c.used;
   d->counts.not_ok += c.not_ok;
@@ -435,7 +491,7 @@ sp_calib_data_add_point (SpCalibData *d, const SpCalibPoint *p, const char *name
       return FALSE;
     }
   if (p->source == d->sources->len)
-    g_ptr_array_add (d->sources, g_strdup (name ? name : "points"));
+    add_source (d, name ? name : "points", NULL, NULL);
   push_point (d, p);
   return TRUE;
 }

@@ -45,7 +45,8 @@ check_names (GKeyFile *kf, const char *prefix, GError **error)
         {
           g_autofree char *hint = sp_did_you_mean (groups[g], sp_topo_sections, SP_TOPO_N_SECTIONS);
           g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
-                       "%sunknown section [%s]%s: expected [cluster], [gpu], [intra], [inter] or [calibration]",
+                       "%sunknown section [%s]%s: expected [cluster], [gpu], [intra], [inter], "
+                       "[calibration] or [nccl]",
                        prefix, groups[g], hint);
           return FALSE;
         }
@@ -470,6 +471,15 @@ sp_topo_to_ini (const SpTopo *topo)
           if (spec->nic_path != SP_NIC_PATH_DEFAULT)
             g_key_file_set_value (kf, f->section, f->key, sp_nic_path_name (spec->nic_path));
           break;
+        case SP_FIELD_NCCL_ALGO:
+        case SP_FIELD_NCCL_PROTO:
+          {
+            g_autofree char *v = sp_topo_nccl_text ((const guint8 *) slot,
+                                                    f->type == SP_FIELD_NCCL_PROTO);
+            if (v != NULL) /* no restriction: left out */
+              g_key_file_set_value (kf, f->section, f->key, v);
+            break;
+          }
         }
     }
   g_key_file_set_comment (kf, NULL, NULL,

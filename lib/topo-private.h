@@ -20,6 +20,8 @@ typedef enum {
   SP_FIELD_HOST_CPU,
   SP_FIELD_MNNVL,
   SP_FIELD_NIC_PATH,
+  SP_FIELD_NCCL_ALGO,  /* guint8[SP_TOPO_NCCL_FUNCS] off masks, NCCL_ALGO syntax */
+  SP_FIELD_NCCL_PROTO, /* likewise, NCCL_PROTO */
 } SpFieldType;
 
 typedef enum {
@@ -43,10 +45,10 @@ typedef struct {
   SpFieldNeed need;
 } SpTopoField;
 
-#define SP_TOPO_N_FIELDS 26
-#define SP_TOPO_N_SECTIONS 5
+#define SP_TOPO_N_FIELDS 28
+#define SP_TOPO_N_SECTIONS 6
 G_GNUC_INTERNAL extern const SpTopoField sp_topo_fields[]; /* SP_TOPO_N_FIELDS entries */
-/* cluster, gpu, intra (the three required ones), inter, calibration */
+/* cluster, gpu, intra (the three required ones), inter, calibration, nccl */
 G_GNUC_INTERNAL extern const char *const sp_topo_sections[]; /* SP_TOPO_N_SECTIONS */
 G_GNUC_INTERNAL extern const SpTopoSpec sp_topo_defaults;
 
@@ -62,6 +64,8 @@ G_GNUC_INTERNAL gboolean sp_topo_parse_field (const SpTopoField *f, const char *
 /* Checks across keys (world size, oversubscription on a single switch). */
 G_GNUC_INTERNAL gboolean sp_topo_check_cross (const SpTopoSpec *spec, const char *prefix,
                                               GError **error);
+/* Whether the [nccl] masks hold only bits of names NCCL has (topo-nccl.c). */
+G_GNUC_INTERNAL gboolean sp_topo_nccl_masks_valid (const SpTopoSpec *spec);
 /* A new topology holding a copy of an already checked spec. */
 G_GNUC_INTERNAL SpTopo *sp_topo_make (const SpTopoSpec *spec, gboolean has_inter);
 

@@ -49,11 +49,14 @@ const SpTopoField sp_topo_fields[] = {
   DBL ("calibration", "ll_overhead_us", cal_overhead_us[0], -1000, 1e6, FALSE, SP_NEED_OPTIONAL),
   DBL ("calibration", "ll128_overhead_us", cal_overhead_us[1], -1000, 1e6, FALSE, SP_NEED_OPTIONAL),
   DBL ("calibration", "simple_overhead_us", cal_overhead_us[2], -1000, 1e6, FALSE, SP_NEED_OPTIONAL),
+  { "nccl", "algo", SP_FIELD_NCCL_ALGO, offsetof (SpTopoSpec, nccl_algo_off), 0, 0, FALSE, SP_NEED_OPTIONAL },
+  { "nccl", "proto", SP_FIELD_NCCL_PROTO, offsetof (SpTopoSpec, nccl_proto_off), 0, 0, FALSE, SP_NEED_OPTIONAL },
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (sp_topo_fields) == SP_TOPO_N_FIELDS);
 
-const char *const sp_topo_sections[] = { "cluster", "gpu", "intra", "inter", "calibration" };
+const char *const sp_topo_sections[] = { "cluster", "gpu", "intra", "inter", "calibration",
+                                         "nccl" };
 G_STATIC_ASSERT (G_N_ELEMENTS (sp_topo_sections) == SP_TOPO_N_SECTIONS);
 
 /* Defaults of optional keys; the [inter] numbers are placeholders for a
@@ -317,6 +320,12 @@ sp_topo_field_accepts (const SpTopoField *f)
         g_autofree char *list = sp_topo_join_words (names, n, " or ");
         return g_strdup_printf ("one of %s", list);
       }
+    case SP_FIELD_NCCL_ALGO:
+      return g_strdup ("an NCCL_ALGO value (\"Ring,Tree\", \"^NVLS\", "
+                       "\"allreduce:tree;allgather:ring\")");
+    case SP_FIELD_NCCL_PROTO:
+      return g_strdup ("an NCCL_PROTO value (\"Simple\", \"^LL128\", "
+                       "\"allreduce:LL,Simple\")");
     }
   g_return_val_if_reached (NULL);
 }
@@ -468,6 +477,19 @@ sp_topo_parse_field (const SpTopoField *f, const char *text, const char *prefix,
                      what, text, accepts);
         return FALSE;
       }
+    case SP_FIELD_NCCL_ALGO:
+    case SP_FIELD_NCCL_PROTO:
+      {
+        g_autofree char *what = sp_topo_field_what (f);
+        GError *local = NULL;
+        if (!sp_topo_nccl_parse (what, text, f->type == SP_FIELD_NCCL_PROTO, (guint8 *) slot,
+                                 &local))
+          {
+            propagate_topo_error (error, local, prefix);
+            return FALSE;
+          }
+        return TRUE;
+      }
     }
   g_return_val_if_reached (FALSE);
 }
@@ -576,7 +598,16 @@ check_spec (const SpTopoSpec *spec, GError **error)
               }
             break;
           }
+        case SP_FIELD_NCCL_ALGO:
+        case SP_FIELD_NCCL_PROTO:
+          break; /* below, both at once */
         }
+    }
+  if (!sp_topo_nccl_masks_valid (spec))
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                   "%s[nccl] masks name an algorithm or protocol NCCL does not have", prefix);
+      return FALSE;
     }
   return sp_topo_check_cross (spec, prefix, error);
 }
@@ -663,7 +694,9 @@ sp_topo_spec_equal (const SpTopoSpec *a, const SpTopoSpec *b)
          && a->gpu_memory_bandwidth_gbs == b->gpu_memory_bandwidth_gbs
          && a->cal_intra_efficiency == b->cal_intra_efficiency
          && a->cal_nic_efficiency == b->cal_nic_efficiency
-         && memcmp (a->cal_overhead_us, b->cal_overhead_us, sizeof a->cal_overhead_us) == 0;
+         && memcmp (a->cal_overhead_us, b->cal_overhead_us, sizeof a->cal_overhead_us) == 0
+         && memcmp (a->nccl_algo_off, b->nccl_algo_off, sizeof a->nccl_algo_off) == 0
+         && memcmp (a->nccl_proto_off, b->nccl_proto_off, sizeof a->nccl_proto_off) == 0;
 }
 
 gboolean

@@ -241,11 +241,39 @@ simulate (const Fit *f, const SpTopoSpec *spec, gboolean fit_only, double *out_n
   g_autoptr (SpTopo) topo = sp_topo_new (spec, error);
   if (topo == NULL)
     return FALSE;
+  /* An input that ran with its own NCCL_ALGO / NCCL_PROTO is simulated with
+   * them (its own topology, made when first needed); not on CPU ranks
+   * (shm), which run MPI, not NCCL. */
+  gboolean nccl_runs = spec->intra_kind != SP_INTRA_SHM;
+  guint32 n_src = sp_calib_data_n_sources (f->data);
+  g_autoptr (GPtrArray) own = g_ptr_array_new_full (n_src, (GDestroyNotify) sp_topo_free);
+  g_ptr_array_set_size (own, (gint) n_src);
   for (gsize i = 0; i < f->n_pts; i++)
     {
       const SpCalibPoint *pt = &f->pts[i];
       if (fit_only && pt->holdout)
         continue;
+      const SpTopo *on = topo;
+      const char *env_algo = sp_calib_data_source_nccl (f->data, pt->source, FALSE);
+      const char *env_proto = sp_calib_data_source_nccl (f->data, pt->source, TRUE);
+      if (nccl_runs && (env_algo != NULL || env_proto != NULL) && pt->source < n_src)
+        {
+          if (g_ptr_array_index (own, pt->source) == NULL)
+            {
+              SpTopoSpec s = *spec;
+              if ((env_algo != NULL
+                   && !sp_topo_nccl_parse ("NCCL_ALGO", env_algo, FALSE, s.nccl_algo_off, error))
+                  || (env_proto != NULL
+                      && !sp_topo_nccl_parse ("NCCL_PROTO", env_proto, TRUE, s.nccl_proto_off,
+                                              error)))
+                return FALSE;
+              SpTopo *t = sp_topo_new (&s, error);
+              if (t == NULL)
+                return FALSE;
+              g_ptr_array_index (own, pt->source) = t;
+            }
+          on = g_ptr_array_index (own, pt->source);
+        }
       SpCollRequest req;
       sp_coll_request_init (&req);
       req.coll = pt->coll;
@@ -255,7 +283,7 @@ simulate (const Fit *f, const SpTopoSpec *spec, gboolean fit_only, double *out_n
       req.algo = pt->algo;
       SpCollEstimate est;
       g_autoptr (GError) e = NULL;
-      if (!sp_sim_estimate (topo, f->model, &req, &est, &e))
+      if (!sp_sim_estimate (on, f->model, &req, &est, &e))
         {
           g_set_error (error, SP_ERROR, e->code, "op %u of %s (%s of %" G_GUINT64_FORMAT
                        " bytes over %u ranks): %s", pt->op_id,

@@ -1227,7 +1227,7 @@ cost_choose_min (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpP
   static const SpAlgo algos[] = { SP_ALGO_TREE, SP_ALGO_RING, SP_ALGO_NVLS, SP_ALGO_NVLS_TREE,
                                   SP_ALGO_PAT, SP_ALGO_DIRECT };
   static const SpProto protos[] = { SP_PROTO_LL, SP_PROTO_LL128, SP_PROTO_SIMPLE };
-  gboolean found = FALSE;
+  gboolean found = FALSE, nccl_refused = FALSE;
   const char *why = NULL;
   for (guint a = 0; a < G_N_ELEMENTS (algos); a++)
     {
@@ -1239,6 +1239,15 @@ cost_choose_min (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpP
             continue;
           if (!sp_cost_enabled (sh, coll, algos[a], protos[p], &why))
             continue;
+          /* [nccl] algo / proto (NCCL_ALGO / NCCL_PROTO) narrow what NCCL
+           * may choose; an algorithm or protocol the caller names is used
+           * whatever they say. */
+          if (!sp_topo_spec_nccl_allows (sh->spec, coll, algo == SP_ALGO_AUTO ? algos[a] : SP_ALGO_AUTO,
+                                         proto == SP_PROTO_AUTO ? protos[p] : SP_PROTO_AUTO))
+            {
+              nccl_refused = TRUE;
+              continue;
+            }
           /* direct all_to_all / send: LL below NCCL's p2p threshold */
           if (algos[a] == SP_ALGO_DIRECT && proto == SP_PROTO_AUTO)
             {
@@ -1255,6 +1264,26 @@ cost_choose_min (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpP
               found = TRUE;
             }
         }
+    }
+  if (!found && nccl_refused)
+    {
+      GString *u = g_string_new (NULL);
+      for (guint a = 0; a < G_N_ELEMENTS (algos); a++)
+        for (guint p = 0; p < G_N_ELEMENTS (protos); p++)
+          if (sp_cost_enabled (sh, coll, algos[a], protos[p], NULL))
+            g_string_append_printf (u, "%s%s/%s", u->len ? ", " : "", sp_algo_name (algos[a]),
+                                    sp_proto_name (protos[p]));
+      g_autofree char *usable = g_string_free (u, FALSE);
+      g_autofree char *algos_on = sp_topo_nccl_text (sh->spec->nccl_algo_off, FALSE);
+      g_autofree char *protos_on = sp_topo_nccl_text (sh->spec->nccl_proto_off, TRUE);
+      g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,
+                   "the topology's [nccl] algo = %s, proto = %s leave %s on %u ranks over %u "
+                   "nodes no algorithm and protocol it can run (NCCL would fail the call; "
+                   "%s can run here as %s)",
+                   algos_on ? algos_on : "(any)", protos_on ? protos_on : "(any)",
+                   sp_coll_name (coll), sh->n, sh->nodes, sp_coll_name (coll),
+                   usable);
+      return FALSE;
     }
   if (!found)
     {

@@ -27,6 +27,9 @@ static const char description[] =
   "  [calibration] <proto>_overhead_us   (protocols the model chooses for the ops)\n"
   "Parameters the data does not determine keep their value; the report says why.\n"
   "[inter] step_floor_us is not fitted: it is kept as given.\n"
+  "A trace whose /meta/env records NCCL_ALGO / NCCL_PROTO (shardplan run, or an\n"
+  "nccl-tests log with NCCL_DEBUG=INFO) has its ops simulated with them, in place\n"
+  "of the topology's [nccl] algo / proto.\n"
   "The calibrated topology (with a comment block on the fit) is written to -o\n"
   "atomically; estimate, sim and sweep read it like any other topology.\n"
   "\n"
@@ -73,6 +76,21 @@ format_value (double v)
 
 static const char *const proto_names[3] = { "ll", "ll128", "simple" };
 
+/* "NCCL_ALGO=… NCCL_PROTO=…" that input `s` ran with (its /meta/env), or
+ * NULL: its ops are simulated with them (g_free). */
+static char *
+source_env (const SpCalibData *data, guint32 s, const SpTopo *topo)
+{
+  if (sp_topo_spec (topo)->intra_kind == SP_INTRA_SHM)
+    return NULL; /* CPU ranks run MPI: the fit leaves NCCL's variables alone */
+  const char *a = sp_calib_data_source_nccl (data, s, FALSE);
+  const char *p = sp_calib_data_source_nccl (data, s, TRUE);
+  if (a == NULL && p == NULL)
+    return NULL;
+  return g_strdup_printf ("%s%s%s%s%s", a ? "NCCL_ALGO=" : "", a ? a : "", a && p ? " " : "",
+                          p ? "NCCL_PROTO=" : "", p ? p : "");
+}
+
 static void
 report_text (FILE *out, const SpCalibData *data, const SpCalibResult *res, const char *topology,
              const char *holdout, const SpCalibOptions *opt, double seconds, const char *output)
@@ -80,7 +98,11 @@ report_text (FILE *out, const SpCalibData *data, const SpCalibResult *res, const
   const SpCalibCounts *c = sp_calib_data_counts (data);
   fprintf (out, "inputs:     ");
   for (guint32 s = 0; s < sp_calib_data_n_sources (data); s++)
-    fprintf (out, "%s%s", s ? ", " : "", sp_calib_data_source_name (data, s));
+    {
+      g_autofree char *env = source_env (data, s, sp_calib_result_topology (res));
+      fprintf (out, "%s%s%s%s%s", s ? ", " : "", sp_calib_data_source_name (data, s),
+               env ? " (ran with " : "", env ? env : "", env ? ")" : "");
+    }
   guint32 world = sp_topo_world_size (sp_calib_result_topology (res));
   fprintf (out, "\ntopology:   %s (%u %s), %s model, %s loss\n", topology, world,
            sp_cli_plural (world, "rank", "ranks"), sp_sim_model_name (opt->model),
@@ -153,6 +175,24 @@ report_json (const SpCalibData *data, const SpCalibResult *res, const char *topo
   json_builder_begin_array (b);
   for (guint32 s = 0; s < sp_calib_data_n_sources (data); s++)
     json_builder_add_string_value (b, sp_calib_data_source_name (data, s));
+  json_builder_end_array (b);
+  /* per input, the NCCL_ALGO / NCCL_PROTO its ops were simulated with */
+  json_builder_set_member_name (b, "input_nccl_env");
+  json_builder_begin_array (b);
+  for (guint32 s = 0; s < sp_calib_data_n_sources (data); s++)
+    {
+      json_builder_begin_object (b);
+      gboolean cpu = sp_topo_spec (sp_calib_result_topology (res))->intra_kind == SP_INTRA_SHM;
+      for (guint k = 0; k < 2 && !cpu; k++)
+        {
+          const char *v = sp_calib_data_source_nccl (data, s, k == 1);
+          if (v == NULL)
+            continue;
+          json_builder_set_member_name (b, k ? "NCCL_PROTO" : "NCCL_ALGO");
+          json_builder_add_string_value (b, v);
+        }
+      json_builder_end_object (b);
+    }
   json_builder_end_array (b);
   json_builder_set_member_name (b, "topology");
   json_builder_add_string_value (b, topology);
@@ -258,7 +298,10 @@ calibrated_ini (const SpCalibData *data, const SpCalibResult *res, const char *t
       for (gsize i = 0; i < n_pts; i++)
         n += pts[i].source == src;
       g_autofree char *name = comment_safe (sp_calib_data_source_name (data, src));
-      g_string_append_printf (s, "# input: %s (%" G_GSIZE_FORMAT " ops)\n", name, n);
+      g_autofree char *env = source_env (data, src, sp_calib_result_topology (res));
+      g_autofree char *env_safe = env ? comment_safe (env) : NULL;
+      g_string_append_printf (s, "# input: %s (%" G_GSIZE_FORMAT " ops%s%s)\n", name, n,
+                              env ? "; ran with " : "", env ? env_safe : "");
     }
   g_autofree char *ho_safe = comment_safe (holdout);
   g_string_append_printf (s, "# fit on %" G_GSIZE_FORMAT " ops; held out (%s): %" G_GSIZE_FORMAT

@@ -111,6 +111,15 @@ gsize sp_calib_data_n_points (const SpCalibData *data);
 /* Inputs so far, and the name of input `source` (owned). */
 guint32 sp_calib_data_n_sources (const SpCalibData *data);
 const char *sp_calib_data_source_name (const SpCalibData *data, guint32 source);
+/* The NCCL_PROTO (`proto` TRUE) or NCCL_ALGO value input `source` ran
+ * with, as its trace's /meta/env records it (owned), or NULL when it does
+ * not (a trace imported from an nccl-tests log records them only when
+ * NCCL_DEBUG=INFO printed "NCCL_ALGO set by environment to …").  The fit
+ * simulates that input's points with it in place of the topology's [nccl]
+ * algo / proto (unless the topology's ranks are CPUs, [intra] kind = shm:
+ * those run MPI).  sp_calib_data_add_trace fails with SP_ERROR_INVALID_TRACE
+ * on a value sp_topo_nccl_parse() refuses. */
+const char *sp_calib_data_source_nccl (const SpCalibData *data, guint32 source, gboolean proto);
 /* The input that names the same file as `path` (the same string, or the
  * same device and inode), or -1. */
 gint64 sp_calib_data_find_source (const SpCalibData *data, const char *path);

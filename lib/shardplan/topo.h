@@ -34,6 +34,10 @@
  *              cost; a collective's latency never goes below 0).
  *              A calibrated topology is still a topology: estimate, sim
  *              and sweep read it like any other.
+ *   [nccl]     (optional) algo, proto: NCCL_ALGO and NCCL_PROTO as the jobs
+ *              set them, in NCCL's syntax ("Ring,Tree", "^NVLS",
+ *              "allreduce:tree;allgather:^pat"; below): the simulator then
+ *              chooses only among what NCCL may choose.
  *
  * Required keys: [cluster] nodes, gpus_per_node; [gpu] model, memory_gib,
  * tflops; [intra] kind, bandwidth_gbs; and, when [inter] is present, its
@@ -67,6 +71,7 @@
  */
 #pragma once
 #include <glib.h>
+#include "shardplan/types.h"
 
 G_BEGIN_DECLS
 
@@ -130,6 +135,8 @@ typedef enum {
 } SpFabric;
 
 #define SP_TOPO_NAME_MAX 64
+/* The collectives NCCL_ALGO / NCCL_PROTO restrict (sp_topo_nccl_func). */
+#define SP_TOPO_NCCL_FUNCS 5
 /* intra_latency_us / inter_latency_us not given: the simulator derives the
  * per-hop latency from the GPU model, the intra kind and the transport. */
 #define SP_TOPO_LATENCY_UNSET (-1.0)
@@ -173,7 +180,51 @@ typedef struct {
    * (sp_topo_spec_memory_bandwidth_gbs).  What the simulator charges a
    * kernel given by bytes only (ZeRO++'s quantize / dequantize). */
   double gpu_memory_bandwidth_gbs;
+  /* [nccl] algo / proto (NCCL_ALGO / NCCL_PROTO): for each collective NCCL
+   * tunes (index sp_topo_nccl_func), the algorithms (bit = SpAlgo, NCCL's
+   * id 0..6) and protocols (bit = SpProto 0..2) NCCL may NOT choose.  All
+   * 0 = no restriction (NCCL's default, every preset's). */
+  guint8 nccl_algo_off[SP_TOPO_NCCL_FUNCS];
+  guint8 nccl_proto_off[SP_TOPO_NCCL_FUNCS];
 } SpTopoSpec;
+
+/* NCCL_ALGO / NCCL_PROTO ([nccl] algo / proto).  NCCL restricts the five
+ * collectives its tuner chooses for (ncclFunc_t order: broadcast, reduce,
+ * all_gather, reduce_scatter, all_reduce); all_to_all and send / recv go
+ * through its p2p path, which neither variable touches.  The value is NCCL's
+ * (src/graph/tuning.cc parseList, per collective since 2.24):
+ *   LIST                  the names NCCL may use, comma-separated
+ *   ^LIST                 every name but those
+ *   COLL:LIST;COLL:^LIST  per collective (broadcast, reduce, allgather,
+ *                         reducescatter, allreduce; also all_gather …);
+ *                         an entry without COLL: applies to all five, and
+ *                         a later entry replaces an earlier one
+ * with algorithm names Tree, Ring, CollNetDirect, CollNetChain, NVLS,
+ * NVLSTree, PAT and protocol names LL, LL128, Simple, case-insensitive
+ * (shardplan's nvls_tree, collnet_direct, collnet_chain too). */
+
+/* The index of `coll` among those five, or -1. */
+int sp_topo_nccl_func (SpColl coll);
+
+/* Parse an NCCL_ALGO (`proto` FALSE) or NCCL_PROTO (TRUE) value into the
+ * per-collective masks of what is off (SpTopoSpec.nccl_*_off).  `what`
+ * names the value in messages ("[nccl] algo", "NCCL_ALGO"); a bad one is
+ * SP_ERROR_INVALID_TOPOLOGY naming the bad part and what is accepted. */
+gboolean sp_topo_nccl_parse (const char *what, const char *text, gboolean proto,
+                             guint8 out_off[SP_TOPO_NCCL_FUNCS], GError **error);
+
+/* The value in NCCL's syntax that sp_topo_nccl_parse() reads back to
+ * `off` (NCCL's spelling of the names, the shorter of LIST and ^LIST, a
+ * COLL: entry per restricted collective when they differ), or NULL when
+ * nothing is off.  Free with g_free(). */
+char *sp_topo_nccl_text (const guint8 off[SP_TOPO_NCCL_FUNCS], gboolean proto);
+
+/* Whether the spec's [nccl] lets NCCL choose algorithm `algo` and protocol
+ * `proto` for `coll` (SP_ALGO_AUTO / SP_PROTO_AUTO: not asked).  TRUE for
+ * collectives it does not restrict and for algorithms NCCL has no id for
+ * (SP_ALGO_DIRECT). */
+gboolean sp_topo_spec_nccl_allows (const SpTopoSpec *spec, SpColl coll, SpAlgo algo,
+                                   SpProto proto);
 
 /* The HBM bandwidth the simulator uses, GB/s: [gpu] memory_bandwidth_gbs
  * when given, else the NVIDIA datasheet figure of the model named in

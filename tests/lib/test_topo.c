@@ -358,7 +358,8 @@ START_TEST (test_bad_fixtures)
                      "unknown key 'gpu_per_node' in [cluster] (did you mean gpus_per_node?): "
                      "expected name, nodes, gpus_per_node, host_cpu, nvlink_domain or mnnvl");
   expect_file_error ("unknown-section.ini",
-                     "unknown section [intra-node]: expected [cluster], [gpu], [intra], [inter] or [calibration]");
+                     "unknown section [intra-node]: expected [cluster], [gpu], [intra], [inter], "
+                     "[calibration] or [nccl]");
   expect_file_error ("bad-kind.ini",
                      "[intra] kind 'nvswich' is not one of nvswitch, nvlink, pcie or shm");
   expect_file_error ("missing-inter-section.ini",
@@ -1029,6 +1030,169 @@ START_TEST (test_calibration_range_errors)
 }
 END_TEST
 
+/* ---- [nccl] algo / proto (NCCL_ALGO / NCCL_PROTO) ------------------------- */
+
+/* Off masks by hand: bit = NCCL's id (Tree 0, Ring 1, CollNetDirect 2,
+ * CollNetChain 3, NVLS 4, NVLSTree 5, PAT 6; LL 0, LL128 1, Simple 2), in
+ * ncclFunc_t order (broadcast, reduce, all_gather, reduce_scatter,
+ * all_reduce). */
+static const struct {
+  const char *text;
+  gboolean proto;
+  guint8 off[SP_TOPO_NCCL_FUNCS];
+  const char *canonical;
+} nccl_lists[] = {
+  { "Ring", FALSE, { 0x7d, 0x7d, 0x7d, 0x7d, 0x7d }, "Ring" },
+  { " ring , TREE ", FALSE, { 0x7c, 0x7c, 0x7c, 0x7c, 0x7c }, "Tree,Ring" },
+  { "^NVLS", FALSE, { 0x10, 0x10, 0x10, 0x10, 0x10 }, "^NVLS" },
+  { "^nvls,nvls_tree", FALSE, { 0x30, 0x30, 0x30, 0x30, 0x30 }, "^NVLS,NVLSTree" },
+  { "allreduce:tree;allgather:^pat", FALSE, { 0, 0, 0x40, 0, 0x7e }, "AllGather:^PAT;AllReduce:Tree" },
+  { "Ring;AllReduce:Tree", FALSE, { 0x7d, 0x7d, 0x7d, 0x7d, 0x7e },
+    "Broadcast:Ring;Reduce:Ring;AllGather:Ring;ReduceScatter:Ring;AllReduce:Tree" },
+  { "all_gather:ring;allgather:^ring", FALSE, { 0, 0, 0x02, 0, 0 }, "AllGather:^Ring" },
+  { "^ring,tree,collnetdirect,collnetchain,nvls,nvlstree,pat", FALSE,
+    { 0x7f, 0x7f, 0x7f, 0x7f, 0x7f }, "^Tree,Ring,CollNetDirect,CollNetChain,NVLS,NVLSTree,PAT" },
+  { "Simple", TRUE, { 3, 3, 3, 3, 3 }, "Simple" },
+  { "^LL128", TRUE, { 2, 2, 2, 2, 2 }, "^LL128" },
+  { "LL,simple", TRUE, { 2, 2, 2, 2, 2 }, "^LL128" },
+  { "reducescatter:LL,LL128", TRUE, { 0, 0, 0, 4, 0 }, "ReduceScatter:^Simple" },
+};
+
+START_TEST (test_nccl_lists)
+{
+  GError *error = NULL;
+  guint8 off[SP_TOPO_NCCL_FUNCS], back[SP_TOPO_NCCL_FUNCS];
+  const char *what = nccl_lists[_i].proto ? "NCCL_PROTO" : "NCCL_ALGO";
+  ck_assert_msg (sp_topo_nccl_parse (what, nccl_lists[_i].text, nccl_lists[_i].proto, off, &error),
+                 "%s: %s", nccl_lists[_i].text, error ? error->message : "?");
+  for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
+    ck_assert_msg (off[f] == nccl_lists[_i].off[f], "%s: function %u off 0x%x, expected 0x%x",
+                   nccl_lists[_i].text, f, off[f], nccl_lists[_i].off[f]);
+  g_autofree char *text = sp_topo_nccl_text (off, nccl_lists[_i].proto);
+  ck_assert_str_eq (text, nccl_lists[_i].canonical);
+  ck_assert (sp_topo_nccl_parse (what, text, nccl_lists[_i].proto, back, &error));
+  ck_assert (memcmp (off, back, sizeof off) == 0);
+}
+END_TEST
+
+static const struct {
+  const char *text;
+  gboolean proto;
+  const char *message;
+} bad_nccl_lists[] = {
+  { "", FALSE, "NCCL_ALGO '': empty: expected a list of algorithm names" },
+  { "Rng", FALSE, "NCCL_ALGO 'Rng': 'Rng' is not an NCCL algorithm: expected Tree, Ring, "
+                  "CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT" },
+  { "direct", FALSE, "'direct' is not an NCCL algorithm" },
+  { "alltoall:ring", FALSE, "NCCL_ALGO 'alltoall:ring': 'alltoall' is not a collective NCCL_ALGO "
+                            "restricts" },
+  { "ring,,tree", FALSE, "an empty algorithm name in entry 1" },
+  { "ring;", FALSE, "NCCL_ALGO 'ring;': entry 2 is empty" },
+  { "^", FALSE, "NCCL_ALGO '^': entry 1 names no algorithm" },
+  { "allreduce:", FALSE, "entry 1 names no algorithm" },
+  { "LL256", TRUE, "NCCL_PROTO 'LL256': 'LL256' is not an NCCL protocol: expected LL, LL128, Simple" },
+  { "send:simple", TRUE, "'send' is not a collective NCCL_PROTO restricts" },
+};
+
+START_TEST (test_nccl_list_errors)
+{
+  GError *error = NULL;
+  guint8 off[SP_TOPO_NCCL_FUNCS] = { 9, 9, 9, 9, 9 };
+  const char *what = bad_nccl_lists[_i].proto ? "NCCL_PROTO" : "NCCL_ALGO";
+  ck_assert (!sp_topo_nccl_parse (what, bad_nccl_lists[_i].text, bad_nccl_lists[_i].proto, off,
+                                  &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_msg (g_str_has_prefix (error->message, what), "%s", error->message);
+  ck_assert_msg (strstr (error->message, bad_nccl_lists[_i].message) != NULL, "%s", error->message);
+  g_clear_error (&error);
+  for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
+    ck_assert_int_eq (off[f], 9); /* untouched on error */
+}
+END_TEST
+
+/* [nccl] in a file: read, checked, written back, compared. */
+START_TEST (test_nccl_section)
+{
+  GError *error = NULL;
+  g_autoptr (SpTopo) p = sp_topo_new_preset ("dgx-h100", 2, &error);
+  SP_ASSERT_NO_ERROR (error);
+  g_autofree char *plain = sp_topo_to_ini (p);
+  ck_assert_ptr_null (strstr (plain, "[nccl]"));
+  for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
+    ck_assert (sp_topo_spec (p)->nccl_algo_off[f] == 0 && sp_topo_spec (p)->nccl_proto_off[f] == 0);
+
+  g_autofree char *text = g_strconcat (plain, "\n[nccl]\nalgo = allreduce:tree;allgather:^pat\n"
+                                       "proto = Simple\n", NULL);
+  g_autoptr (SpTopo) t = sp_topo_load_data (text, -1, "n.ini", &error);
+  SP_ASSERT_NO_ERROR (error);
+  const SpTopoSpec *s = sp_topo_spec (t);
+  ck_assert_int_eq (s->nccl_algo_off[4], 0x7e);
+  ck_assert_int_eq (s->nccl_algo_off[2], 0x40);
+  ck_assert_int_eq (s->nccl_proto_off[0], 3);
+  ck_assert (!sp_topo_spec_equal (sp_topo_spec (p), s));
+  ck_assert (sp_topo_spec_nccl_allows (s, SP_COLL_ALL_REDUCE, SP_ALGO_TREE, SP_PROTO_SIMPLE));
+  ck_assert (!sp_topo_spec_nccl_allows (s, SP_COLL_ALL_REDUCE, SP_ALGO_RING, SP_PROTO_AUTO));
+  ck_assert (!sp_topo_spec_nccl_allows (s, SP_COLL_ALL_REDUCE, SP_ALGO_AUTO, SP_PROTO_LL));
+  ck_assert (sp_topo_spec_nccl_allows (s, SP_COLL_ALL_REDUCE, SP_ALGO_TREE, SP_PROTO_AUTO));
+  ck_assert (sp_topo_spec_nccl_allows (s, SP_COLL_ALL_GATHER, SP_ALGO_RING, SP_PROTO_SIMPLE));
+  ck_assert (!sp_topo_spec_nccl_allows (s, SP_COLL_ALL_GATHER, SP_ALGO_PAT, SP_PROTO_SIMPLE));
+  ck_assert (sp_topo_spec_nccl_allows (s, SP_COLL_BROADCAST, SP_ALGO_RING, SP_PROTO_SIMPLE));
+  /* NCCL's p2p path: neither variable touches it */
+  ck_assert (sp_topo_spec_nccl_allows (s, SP_COLL_ALL_TO_ALL, SP_ALGO_DIRECT, SP_PROTO_LL));
+  ck_assert (sp_topo_spec_nccl_allows (s, SP_COLL_SEND, SP_ALGO_DIRECT, SP_PROTO_LL));
+
+  g_autofree char *ini = sp_topo_to_ini (t);
+  ck_assert_msg (strstr (ini, "[nccl]\nalgo=AllGather:^PAT;AllReduce:Tree\nproto=Simple\n") != NULL,
+                 "%s", ini);
+  g_autoptr (SpTopo) back = sp_topo_load_data (ini, -1, "back.ini", &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert (sp_topo_spec_equal (s, sp_topo_spec (back)));
+
+  /* errors name the key and the file */
+  g_autofree char *bad = g_strconcat (plain, "\n[nccl]\nproto = LL256\n", NULL);
+  ck_assert_ptr_null (sp_topo_load_data (bad, -1, "b.ini", &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_str_eq (error->message, "b.ini: [nccl] proto 'LL256': 'LL256' is not an NCCL protocol: "
+                                    "expected LL, LL128, Simple");
+  g_clear_error (&error);
+  g_autofree char *misspelt = g_strconcat (plain, "\n[nccl]\nalgos = ring\n", NULL);
+  ck_assert_ptr_null (sp_topo_load_data (misspelt, -1, "m.ini", &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_msg (strstr (error->message, "algos") && strstr (error->message, "algo"), "%s",
+                 error->message);
+  g_clear_error (&error);
+  /* a spec built in code with bits NCCL has no name for */
+  SpTopoSpec b = *sp_topo_spec (p);
+  b.nccl_algo_off[1] = 0x80;
+  ck_assert_ptr_null (sp_topo_new (&b, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_msg (strstr (error->message, "[nccl]") != NULL, "%s", error->message);
+  g_clear_error (&error);
+  b = *sp_topo_spec (p);
+  b.nccl_proto_off[4] = 0x08;
+  ck_assert_ptr_null (sp_topo_new (&b, &error));
+  g_clear_error (&error);
+  b.nccl_proto_off[4] = 0x07; /* every protocol off: a restriction NCCL would fail on, not a bad spec */
+  g_autoptr (SpTopo) all_off = sp_topo_new (&b, &error);
+  SP_ASSERT_NO_ERROR (error);
+
+  /* the fixture */
+  g_autofree char *fx = fixture ("valid-nccl.ini");
+  g_autoptr (SpTopo) v = sp_topo_load_file (fx, &error);
+  SP_ASSERT_NO_ERROR (error);
+  static const guint8 algo_want[SP_TOPO_NCCL_FUNCS] = { 0, 0, 0x40, 0, 0x7c };
+  for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
+    {
+      ck_assert_int_eq (sp_topo_spec (v)->nccl_algo_off[f], algo_want[f]);
+      ck_assert_int_eq (sp_topo_spec (v)->nccl_proto_off[f], 0x02);
+    }
+
+  ck_assert_int_eq (sp_topo_nccl_func (SP_COLL_ALL_REDUCE), 4);
+  ck_assert_int_eq (sp_topo_nccl_func (SP_COLL_BROADCAST), 0);
+  ck_assert_int_eq (sp_topo_nccl_func (SP_COLL_ALL_TO_ALL), -1);
+}
+END_TEST
+
 static Suite *
 topo_suite (void)
 {
@@ -1068,6 +1232,12 @@ topo_suite (void)
   tcase_add_test (tc, test_calibration_round_trip);
   tcase_add_test (tc, test_memory_bandwidth);
   tcase_add_loop_test (tc, test_calibration_range_errors, 0, G_N_ELEMENTS (bad_calibration));
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("nccl");
+  tcase_add_loop_test (tc, test_nccl_lists, 0, G_N_ELEMENTS (nccl_lists));
+  tcase_add_loop_test (tc, test_nccl_list_errors, 0, G_N_ELEMENTS (bad_nccl_lists));
+  tcase_add_test (tc, test_nccl_section);
   suite_add_tcase (s, tc);
   return s;
 }

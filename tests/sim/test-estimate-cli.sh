@@ -137,4 +137,38 @@ grep -q "note: one rank: nothing crosses a link" "$tmp/err" && ok "one rank: not
   || bad "one rank, no note: $(cat "$tmp/err")"
 expect_status 0 "all_reduce over two ranks" "$SP" estimate -t dgx-h100 -N 1 --ranks-per-node 2 -c all_reduce -b 1M
 [ ! -s "$tmp/err" ] && ok "two ranks: no note" || bad "two ranks: $(cat "$tmp/err")"
+# [nccl] algo / proto: NCCL_ALGO / NCCL_PROTO narrow the choice; the header
+# says so; nothing left is refused with the restriction named
+cat >"$tmp/env.ini" <<'INI'
+[cluster]
+nodes = 2
+gpus_per_node = 8
+[gpu]
+model = H100
+memory_gib = 80
+tflops = 989
+[intra]
+kind = nvswitch
+bandwidth_gbs = 450
+[inter]
+nics_per_node = 8
+nic_gbps = 400
+[nccl]
+algo = allreduce:ring;allgather:^ring
+proto = Simple
+INI
+expect_status 0 "[nccl] algo=ring" "$SP" estimate -t "$tmp/env.ini" -c all_reduce -b 1K
+grep -q '^# shardplan estimate: .*, NCCL_ALGO=AllGather:^Ring;AllReduce:Ring, NCCL_PROTO=Simple$' "$tmp/out" \
+  && ok "header names the restriction" || bad "header: $(head -1 "$tmp/out")"
+tail -1 "$tmp/out" | grep -q ' ring   simple$' && ok "ring / simple at 1 KiB" || bad "row: $(tail -1 "$tmp/out")"
+expect_status 0 "no [nccl]" "$SP" estimate -t dgx-h100 -N 2 -c all_reduce -b 1K
+grep -q 'NCCL_' "$tmp/out" && bad "header without [nccl]: $(head -1 "$tmp/out")" || ok "no NCCL_ in the header"
+tail -1 "$tmp/out" | grep -q ' ll$' && ok "unrestricted: ll at 1 KiB" || bad "row: $(tail -1 "$tmp/out")"
+expect_status 2 "[nccl] leaves all_gather nothing" "$SP" estimate -t "$tmp/env.ini" -c all_gather -b 1M
+[ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "^shardplan estimate: the topology's \[nccl\] algo = " "$tmp/err" \
+  && ok "one line naming [nccl]" || bad "reason: $(cat "$tmp/err")"
+sed 's/^proto = Simple$/proto = LL256/' "$tmp/env.ini" >"$tmp/bad-env.ini"
+expect_status 2 "bad [nccl] proto" "$SP" estimate -t "$tmp/bad-env.ini" -c all_reduce -b 1M
+grep -q "\[nccl\] proto 'LL256': 'LL256' is not an NCCL protocol" "$tmp/err" && ok "bad proto named" \
+  || bad "bad proto: $(cat "$tmp/err")"
 exit $fail

@@ -925,6 +925,101 @@ START_TEST (transport_costs_by_hand)
 }
 END_TEST
 
+/* One estimate over every rank of `spec` (AUTO unless algo / proto given). */
+static SpCollEstimate
+estimate_on (const SpTopoSpec *spec, SpSimModel model, SpColl coll, guint64 bytes, SpAlgo algo,
+             SpProto proto)
+{
+  GError *error = NULL;
+  g_autoptr (SpTopo) topo = sp_topo_new (spec, &error);
+  SP_ASSERT_NO_ERROR (error);
+  SpCollRequest r;
+  sp_coll_request_init (&r);
+  r.coll = coll;
+  r.bytes = bytes;
+  r.algo = algo;
+  r.proto = proto;
+  SpCollEstimate e;
+  ck_assert_msg (sp_sim_estimate (topo, model, &r, &e, &error), "%s", error ? error->message : "");
+  return e;
+}
+
+/* [nccl] algo / proto narrow NCCL's choice the way NCCL_ALGO / NCCL_PROTO
+ * do: the pick is the best of what is left, which is what naming that
+ * algorithm (or protocol) gives on an unrestricted topology; collectives
+ * outside the restriction and NCCL's p2p path are untouched; an explicit
+ * algorithm wins; nothing left is an error that names the restriction. */
+START_TEST (nccl_env_narrows_the_choice)
+{
+  static const SpSimModel models[] = { SP_SIM_ANALYTIC, SP_SIM_DES, SP_SIM_NCCL };
+  SpSimModel m = models[_i];
+  SpTopoSpec free_ = spec_h100 (2);
+  GError *error = NULL;
+
+  /* 1 GiB all-reduce on 2 x 8 H100: NVLSTree unrestricted; NCCL_ALGO=Ring */
+  SpCollEstimate a = estimate_on (&free_, m, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_AUTO, SP_PROTO_AUTO);
+  ck_assert_int_eq (a.algo, SP_ALGO_NVLS_TREE);
+  SpTopoSpec ring = free_;
+  ck_assert (sp_topo_nccl_parse ("NCCL_ALGO", "Ring", FALSE, ring.nccl_algo_off, &error));
+  SpCollEstimate r = estimate_on (&ring, m, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_AUTO, SP_PROTO_AUTO);
+  SpCollEstimate want = estimate_on (&free_, m, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_RING, SP_PROTO_AUTO);
+  ck_assert_int_eq (r.algo, SP_ALGO_RING);
+  ck_assert_int_eq (r.proto, want.proto);
+  ck_assert_uint_eq (r.time_ns, want.time_ns);
+  /* an algorithm the caller names is used whatever NCCL_ALGO says */
+  SpCollEstimate t = estimate_on (&ring, m, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_TREE, SP_PROTO_AUTO);
+  ck_assert_int_eq (t.algo, SP_ALGO_TREE);
+
+  /* 1 KiB all-reduce: LL unrestricted; NCCL_PROTO=Simple */
+  SpCollEstimate small = estimate_on (&free_, m, SP_COLL_ALL_REDUCE, 1024, SP_ALGO_AUTO, SP_PROTO_AUTO);
+  ck_assert_int_eq (small.proto, SP_PROTO_LL);
+  SpTopoSpec simple = free_;
+  ck_assert (sp_topo_nccl_parse ("NCCL_PROTO", "Simple", TRUE, simple.nccl_proto_off, &error));
+  SpCollEstimate s1 = estimate_on (&simple, m, SP_COLL_ALL_REDUCE, 1024, SP_ALGO_AUTO, SP_PROTO_AUTO);
+  SpCollEstimate w1 = estimate_on (&free_, m, SP_COLL_ALL_REDUCE, 1024, SP_ALGO_AUTO, SP_PROTO_SIMPLE);
+  ck_assert_int_eq (s1.proto, SP_PROTO_SIMPLE);
+  ck_assert_int_eq (s1.algo, w1.algo);
+  ck_assert_uint_eq (s1.time_ns, w1.time_ns);
+  ck_assert_uint_gt (s1.time_ns, small.time_ns);
+
+  /* a per-collective entry leaves the others alone */
+  SpTopoSpec ar_only = free_;
+  ck_assert (sp_topo_nccl_parse ("NCCL_PROTO", "allreduce:simple", TRUE, ar_only.nccl_proto_off,
+                                 &error));
+  SpCollEstimate g0 = estimate_on (&free_, m, SP_COLL_ALL_GATHER, 16384, SP_ALGO_AUTO, SP_PROTO_AUTO);
+  SpCollEstimate g1 = estimate_on (&ar_only, m, SP_COLL_ALL_GATHER, 16384, SP_ALGO_AUTO, SP_PROTO_AUTO);
+  ck_assert_int_eq (g1.proto, g0.proto);
+  ck_assert_uint_eq (g1.time_ns, g0.time_ns);
+  ck_assert_int_eq (estimate_on (&ar_only, m, SP_COLL_ALL_REDUCE, 1024, SP_ALGO_AUTO,
+                                 SP_PROTO_AUTO).proto, SP_PROTO_SIMPLE);
+
+  /* NCCL's p2p path (all-to-all) is not NCCL_PROTO's */
+  SpCollEstimate p0 = estimate_on (&free_, m, SP_COLL_ALL_TO_ALL, 1 << 20, SP_ALGO_AUTO, SP_PROTO_AUTO);
+  SpCollEstimate p1 = estimate_on (&simple, m, SP_COLL_ALL_TO_ALL, 1 << 20, SP_ALGO_AUTO, SP_PROTO_AUTO);
+  ck_assert_uint_eq (p1.time_ns, p0.time_ns);
+
+  /* nothing left: NCCL fails the call, so do we, naming why */
+  SpTopoSpec none = free_;
+  ck_assert (sp_topo_nccl_parse ("NCCL_ALGO", "allgather:^ring", FALSE, none.nccl_algo_off, &error));
+  g_autoptr (SpTopo) topo = sp_topo_new (&none, &error);
+  SP_ASSERT_NO_ERROR (error);
+  SpCollRequest q;
+  sp_coll_request_init (&q);
+  q.coll = SP_COLL_ALL_GATHER;
+  q.bytes = 1 << 20;
+  SpCollEstimate e;
+  ck_assert (!sp_sim_estimate (topo, m, &q, &e, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_UNSUPPORTED);
+  ck_assert_msg (strstr (error->message, "[nccl] algo = AllGather:^Ring") != NULL
+                     && strstr (error->message, "ring/simple") != NULL,
+                 "%s", error->message);
+  g_clear_error (&error);
+  /* the all-reduce of the same topology still runs */
+  ck_assert_int_eq (estimate_on (&none, m, SP_COLL_ALL_REDUCE, 1 << 20, SP_ALGO_AUTO,
+                                 SP_PROTO_AUTO).algo == SP_ALGO_AUTO, FALSE);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -949,6 +1044,7 @@ main (void)
   tcase_add_test (tc, calibrated_efficiency_scales_bandwidth);
   tcase_add_test (tc, datasheet_only_transports);
   tcase_add_test (tc, transport_costs_by_hand);
+  tcase_add_loop_test (tc, nccl_env_narrows_the_choice, 0, 3);
   suite_add_tcase (s, tc);
   return sp_test_run (s);
 }

@@ -111,4 +111,51 @@ if command -v python3 >/dev/null 2>&1; then
   python3 -m json.tool "$tmp/out" >/dev/null || fail "the JSON report does not parse"
 fi
 
+# A log that says it ran with NCCL_PROTO=Simple (NCCL_DEBUG=INFO prints it):
+# its ops are simulated with Simple, so the fit calibrates Simple alone; the
+# report, the JSON and the INI comment say so.  An NCCL_PROTO NCCL would not
+# read is refused, naming the trace.
+sed 's/^#   Rank  7 .*/&\ndgx1:40375:40375 [0] NCCL INFO NCCL_PROTO set by environment to Simple/' \
+  "$fx/all_reduce-2019.txt" >"$tmp/simple.txt"
+grep -q 'NCCL_PROTO set by environment' "$tmp/simple.txt" || fail "the Simple log was not made"
+"$SHARDPLAN" trace import-nccl-tests "$tmp/simple.txt" --topology p3dn -o "$tmp/simple.h5" \
+  >/dev/null 2>&1 || fail "cannot import the Simple log"
+run "$tmp/simple.h5" --topology p3dn -o "$o"
+[ "$status" -eq 0 ] || fail "calibrate of the Simple log: exit $status: $(cat "$tmp/err")"
+grep -q "^inputs: .*simple.h5 (ran with NCCL_PROTO=Simple)$" "$tmp/out" \
+  || fail "the report does not say NCCL_PROTO: $(cat "$tmp/out")"
+grep -q "^protocols the calibrated model chooses: simple$" "$tmp/out" \
+  || fail "Simple log fitted with other protocols: $(cat "$tmp/out")"
+grep -q "ll_overhead_us .*kept: the model chooses this protocol for no fitted op" "$tmp/out" \
+  || fail "ll overhead fitted on a Simple log: $(cat "$tmp/out")"
+grep -q "^# input: .*simple.h5 (18 ops; ran with NCCL_PROTO=Simple)$" "$o" || fail "INI comment: $(cat "$o")"
+run "$tmp/ar.h5" --topology p3dn -o "$o"
+grep -q "ll_overhead_us .* moved$" "$tmp/out" || fail "the plain log should fit LL too: $(cat "$tmp/out")"
+run "$tmp/simple.h5" "$tmp/ar.h5" --topology p3dn -o "$o" --format json
+tr -d ' \n' <"$tmp/out" >"$tmp/flat"
+grep -q '"input_nccl_env":\[{"NCCL_PROTO":"Simple"},{}\]' "$tmp/flat" || fail "JSON input_nccl_env: $(cat "$tmp/out")"
+# the topology's own [nccl] applies to a trace that records none, and the
+# calibrated topology keeps it
+grep -v '^#' "$o" | sed '/^\[calibration\]/,$d' >"$tmp/p3-simple.ini"
+printf '[nccl]\nproto = Simple\n' >>"$tmp/p3-simple.ini"
+run "$tmp/ar.h5" --topology "$tmp/p3-simple.ini" -o "$o"
+[ "$status" -eq 0 ] || fail "calibrate with [nccl]: exit $status: $(cat "$tmp/err")"
+grep -q "^protocols the calibrated model chooses: simple$" "$tmp/out" \
+  || fail "[nccl] proto = Simple not applied: $(cat "$tmp/out")"
+grep -q '^proto=Simple$' "$o" || fail "the calibrated topology lost [nccl]: $(cat "$o")"
+# CPU ranks (shm) run MPI, not NCCL: NCCL_PROTO is left alone there
+printf '[cluster]\nnodes = 1\ngpus_per_node = 8\n[gpu]\nmodel = cpu\nmemory_gib = 4\ntflops = 0.1\n[intra]\nkind = shm\nbandwidth_gbs = 10\n' \
+  >"$tmp/cpu8.ini"
+run "$tmp/simple.h5" --topology "$tmp/cpu8.ini" -o "$o"
+[ "$status" -eq 0 ] || fail "calibrate on CPU ranks: exit $status: $(cat "$tmp/err")"
+grep -q "^inputs: .*simple.h5$" "$tmp/out" || fail "CPU ranks: NCCL_PROTO applied: $(cat "$tmp/out")"
+grep -q "^protocols the calibrated model chooses: ll simple$" "$tmp/out" \
+  || fail "CPU ranks: protocols: $(cat "$tmp/out")"
+sed 's/set by environment to Simple/set by environment to LL256/' "$tmp/simple.txt" >"$tmp/ll256.txt"
+"$SHARDPLAN" trace import-nccl-tests "$tmp/ll256.txt" --topology p3dn -o "$tmp/ll256.h5" \
+  >/dev/null 2>&1 || fail "cannot import the LL256 log"
+expect_usage "NCCL_PROTO NCCL would not read" "$tmp/ll256.h5" --topology p3dn -o "$o"
+grep -q "ll256.h5: /meta/env NCCL_PROTO 'LL256': 'LL256' is not an NCCL protocol" "$tmp/err" \
+  || fail "bad NCCL_PROTO: $(cat "$tmp/err")"
+
 finish
