@@ -364,6 +364,15 @@ sp_cli_time_padded (double ns, int width)
   return g_strdup_printf ("%*s%s", (int) MAX (0, width - chars), "", t);
 }
 
+char *
+sp_cli_nccl_env (const SpTopoSpec *spec)
+{
+  g_autofree char *algo = sp_topo_nccl_text (spec->nccl_algo_off, FALSE);
+  g_autofree char *proto = sp_topo_nccl_text (spec->nccl_proto_off, TRUE);
+  return g_strdup_printf ("%s%s%s%s", algo ? ", NCCL_ALGO=" : "", algo ? algo : "",
+                          proto ? ", NCCL_PROTO=" : "", proto ? proto : "");
+}
+
 const char *
 sp_cli_plural (guint64 n, const char *one, const char *many)
 {

@@ -290,16 +290,12 @@ sp_cmd_estimate (int argc, char **argv)
   else
     {
       guint32 k = rpn ? rpn : spec->gpus_per_node;
-      /* what [nccl] lets NCCL choose, as the variables read */
-      g_autofree char *algo_env = sp_topo_nccl_text (spec->nccl_algo_off, FALSE);
-      g_autofree char *proto_env = sp_topo_nccl_text (spec->nccl_proto_off, TRUE);
+      g_autofree char *env = sp_cli_nccl_env (spec); /* what [nccl] lets NCCL choose */
       g_string_append_printf (out, "# shardplan estimate: %s, %u %s x %u %s = %u %s, "
-                                   "model %s%s%s%s%s\n",
+                                   "model %s%s\n",
                               spec->name, spec->nodes, sp_cli_plural (spec->nodes, "node", "nodes"),
                               k, sp_cli_plural (k, "rank", "ranks"), n,
-                              sp_cli_plural (n, "rank", "ranks"), sp_sim_model_name (model),
-                              algo_env ? ", NCCL_ALGO=" : "", algo_env ? algo_env : "",
-                              proto_env ? ", NCCL_PROTO=" : "", proto_env ? proto_env : "");
+                              sp_cli_plural (n, "rank", "ranks"), sp_sim_model_name (model), env);
       g_string_append (out, "#       size         count      type   redop    root     time   algbw"
                             "   busbw  algorithm protocol\n"
                             "#        (B)    (elements)                               (us)  (GB/s)"

@@ -196,13 +196,14 @@ print_text (GString *out, const SpPlan *plan, const SpTopo *topo, SpSimModel mod
   const SpTopoSpec *t = sp_topo_spec (topo);
   guint32 n = sp_plan_n_ops (plan);
   guint32 world = sp_topo_world_size (topo);
+  g_autofree char *env = sp_cli_nccl_env (t);
   g_string_append_printf (out, "sim: %u %s on %s: %u %s x %u %s = %u %s, model %s, "
-                               "contention %s\n", n, sp_cli_plural (n, "op", "ops"), t->name,
+                               "contention %s%s\n", n, sp_cli_plural (n, "op", "ops"), t->name,
                           t->nodes, sp_cli_plural (t->nodes, "node", "nodes"), t->gpus_per_node,
                           sp_cli_plural (t->gpus_per_node, "GPU", "GPUs"), world,
                           sp_cli_plural (world, "rank", "ranks"),
                           sp_sim_model_name (model),
-                          sp_sim_contention_name (sp_sim_result_contention (res)));
+                          sp_sim_contention_name (sp_sim_result_contention (res)), env);
   static const char *const totals[] = { "step time:", "compute-only path:",
                                         "exposed communication:", "communication (sum):" };
   const guint64 total_ns[] = { sp_sim_result_step_ns (res), sp_sim_result_compute_only_ns (res),

@@ -232,11 +232,12 @@ void
 sp_sweep_format_text (GString *out, const SpSweepContext *c, const SpTopoSpec *ts, SpSimModel sim_model,
              SpSimContention used, const SpSweepRow *r, guint n, const SpSweepPick *p, const char *emitted)
 {
+  g_autofree char *env = sp_cli_nccl_env (ts);
   g_string_append_printf (out, "sweep: %s (%.4g parameters) on %s (%s, %.4g GiB, %.4g TFLOP/s peak), "
-                               "sim model %s, contention %s\n",
+                               "sim model %s, contention %s%s\n",
                           c->model->name, (double) sp_model_n_params (c->model), ts->name,
                           ts->gpu_model, ts->gpu_memory_gib, ts->gpu_tflops,
-                          sp_sim_model_name (sim_model), sp_sim_contention_name (used));
+                          sp_sim_model_name (sim_model), sp_sim_contention_name (used), env);
   g_string_append_printf (out, "global batch %" G_GUINT64_FORMAT " sequences x %u tokens; model FLOPs "
                                "6N + 12Lhs = %.4g per token (recomputation not counted); assumed: "
                                "compute at %.2g of peak (--compute-efficiency)\n",
