@@ -139,24 +139,8 @@ expect_status 0 "all_reduce over two ranks" "$SP" estimate -t dgx-h100 -N 1 --ra
 [ ! -s "$tmp/err" ] && ok "two ranks: no note" || bad "two ranks: $(cat "$tmp/err")"
 # [nccl] algo / proto: NCCL_ALGO / NCCL_PROTO narrow the choice; the header
 # says so; nothing left is refused with the restriction named
-cat >"$tmp/env.ini" <<'INI'
-[cluster]
-nodes = 2
-gpus_per_node = 8
-[gpu]
-model = H100
-memory_gib = 80
-tflops = 989
-[intra]
-kind = nvswitch
-bandwidth_gbs = 450
-[inter]
-nics_per_node = 8
-nic_gbps = 400
-[nccl]
-algo = allreduce:ring;allgather:^ring
-proto = Simple
-INI
+sed 's/^algo = .*/algo = allreduce:ring;allgather:^ring/; s/^proto = .*/proto = Simple/' \
+  "$SP_SRCDIR/tests/fixtures/topo/valid-nccl.ini" >"$tmp/env.ini"
 expect_status 0 "[nccl] algo=ring" "$SP" estimate -t "$tmp/env.ini" -c all_reduce -b 1K
 grep -q '^# shardplan estimate: .*, NCCL_ALGO=AllGather:^Ring;AllReduce:Ring, NCCL_PROTO=Simple$' "$tmp/out" \
   && ok "header names the restriction" || bad "header: $(head -1 "$tmp/out")"

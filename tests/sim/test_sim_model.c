@@ -711,22 +711,31 @@ START_TEST (arch_detection)
 }
 END_TEST
 
-/* [calibration] in the cost model.  cpu-shm: 4 ranks on one node over
- * shm, whose derived efficiency is 1 (README-model §2). */
-static guint64
-shm_time (const SpTopoSpec *s, SpSimModel model, SpColl coll, guint64 bytes, SpProto proto)
+/* One estimate over every rank of `spec` (AUTO unless algo / proto given). */
+static SpCollEstimate
+estimate_on (const SpTopoSpec *spec, SpSimModel model, SpColl coll, guint64 bytes, SpAlgo algo,
+             SpProto proto)
 {
   GError *error = NULL;
-  g_autoptr (SpTopo) t = sp_topo_new (s, &error);
+  g_autoptr (SpTopo) topo = sp_topo_new (spec, &error);
   SP_ASSERT_NO_ERROR (error);
   SpCollRequest r;
   sp_coll_request_init (&r);
   r.coll = coll;
   r.bytes = bytes;
-  r.algo = SP_ALGO_RING;
+  r.algo = algo;
   r.proto = proto;
   SpCollEstimate e;
-  ck_assert_msg (sp_sim_estimate (t, model, &r, &e, &error), "%s", error ? error->message : "");
+  ck_assert_msg (sp_sim_estimate (topo, model, &r, &e, &error), "%s", error ? error->message : "");
+  return e;
+}
+
+/* [calibration] in the cost model.  cpu-shm: 4 ranks on one node over
+ * shm, whose derived efficiency is 1 (README-model §2). */
+static guint64
+shm_time (const SpTopoSpec *s, SpSimModel model, SpColl coll, guint64 bytes, SpProto proto)
+{
+  SpCollEstimate e = estimate_on (s, model, coll, bytes, SP_ALGO_RING, proto);
   ck_assert_int_eq (e.proto, proto);
   return e.time_ns;
 }
@@ -925,24 +934,6 @@ START_TEST (transport_costs_by_hand)
 }
 END_TEST
 
-/* One estimate over every rank of `spec` (AUTO unless algo / proto given). */
-static SpCollEstimate
-estimate_on (const SpTopoSpec *spec, SpSimModel model, SpColl coll, guint64 bytes, SpAlgo algo,
-             SpProto proto)
-{
-  GError *error = NULL;
-  g_autoptr (SpTopo) topo = sp_topo_new (spec, &error);
-  SP_ASSERT_NO_ERROR (error);
-  SpCollRequest r;
-  sp_coll_request_init (&r);
-  r.coll = coll;
-  r.bytes = bytes;
-  r.algo = algo;
-  r.proto = proto;
-  SpCollEstimate e;
-  ck_assert_msg (sp_sim_estimate (topo, model, &r, &e, &error), "%s", error ? error->message : "");
-  return e;
-}
 
 /* [nccl] algo / proto narrow NCCL's choice the way NCCL_ALGO / NCCL_PROTO
  * do: the pick is the best of what is left, which is what naming that
