@@ -14,13 +14,32 @@
 /* Rows read from a trace at a time. */
 #define READ_CHUNK 65536
 
+/* What NCCL could choose when a source ran, from its trace's /meta/env. */
+typedef struct {
+  char *env[SP_CALIB_N_NCCL_ENV]; /* recorded values (sp_calib_nccl_env_names), or NULL */
+  gboolean decides;               /* the env says what NCCL could choose (below) */
+  guint8 algo_off[SP_TOPO_NCCL_FUNCS], proto_off[SP_TOPO_NCCL_FUNCS];
+  char *problem;                  /* recorded values NCCL refuses (ignored), or NULL */
+} SourceEnv;
+
+const char *const sp_calib_nccl_env_names[SP_CALIB_N_NCCL_ENV] = { "NCCL_ALGO", "NCCL_PROTO",
+                                                                    "NCCL_NVLS_ENABLE" };
+
+static void
+source_env_clear (SourceEnv *e)
+{
+  for (guint k = 0; k < SP_CALIB_N_NCCL_ENV; k++)
+    g_clear_pointer (&e->env[k], g_free);
+  g_clear_pointer (&e->problem, g_free);
+  memset (e, 0, sizeof *e);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SourceEnv, source_env_clear)
+
 struct _SpCalibData {
   GArray *points;          /* SpCalibPoint; ranks point into rank_store */
   GPtrArray *rank_store;   /* guint32[] per point (owned) */
   GPtrArray *sources;      /* char * names */
-  /* per source, the NCCL_ALGO / NCCL_PROTO values its trace's /meta/env
-   * records (checked with sp_topo_nccl_parse), or NULL */
-  GPtrArray *nccl_algo, *nccl_proto;
+  GArray *envs;            /* SourceEnv per source */
   SpCalibCounts counts;
 };
 
@@ -31,8 +50,8 @@ sp_calib_data_new (void)
   d->points = g_array_new (FALSE, TRUE, sizeof (SpCalibPoint));
   d->rank_store = g_ptr_array_new_with_free_func (g_free);
   d->sources = g_ptr_array_new_with_free_func (g_free);
-  d->nccl_algo = g_ptr_array_new_with_free_func (g_free);
-  d->nccl_proto = g_ptr_array_new_with_free_func (g_free);
+  d->envs = g_array_new (FALSE, TRUE, sizeof (SourceEnv));
+  g_array_set_clear_func (d->envs, (GDestroyNotify) source_env_clear);
   return d;
 }
 
@@ -44,8 +63,7 @@ sp_calib_data_free (SpCalibData *d)
   g_array_unref (d->points);
   g_ptr_array_unref (d->rank_store);
   g_ptr_array_unref (d->sources);
-  g_ptr_array_unref (d->nccl_algo);
-  g_ptr_array_unref (d->nccl_proto);
+  g_array_unref (d->envs);
   g_free (d);
 }
 
@@ -78,47 +96,127 @@ sp_calib_data_source_name (const SpCalibData *d, guint32 source)
   return source < d->sources->len ? g_ptr_array_index (d->sources, source) : NULL;
 }
 
+static const SourceEnv *
+env_of (const SpCalibData *d, guint32 source)
+{
+  return source < d->envs->len ? &g_array_index (d->envs, SourceEnv, source) : NULL;
+}
+
+gboolean
+sp_calib_data_source_nccl (const SpCalibData *d, guint32 source,
+                           guint8 algo_off[SP_TOPO_NCCL_FUNCS], guint8 proto_off[SP_TOPO_NCCL_FUNCS])
+{
+  g_return_val_if_fail (d != NULL && algo_off != NULL && proto_off != NULL, FALSE);
+  const SourceEnv *e = env_of (d, source);
+  if (e == NULL || !e->decides)
+    return FALSE;
+  memcpy (algo_off, e->algo_off, sizeof e->algo_off);
+  memcpy (proto_off, e->proto_off, sizeof e->proto_off);
+  return TRUE;
+}
+
 const char *
-sp_calib_data_source_nccl (const SpCalibData *d, guint32 source, gboolean proto)
+sp_calib_data_source_env (const SpCalibData *d, guint32 source, guint which)
+{
+  g_return_val_if_fail (d != NULL && which < SP_CALIB_N_NCCL_ENV, NULL);
+  const SourceEnv *e = env_of (d, source);
+  return e ? e->env[which] : NULL;
+}
+
+const char *
+sp_calib_data_source_env_problem (const SpCalibData *d, guint32 source)
 {
   g_return_val_if_fail (d != NULL, NULL);
-  GPtrArray *values = proto ? d->nccl_proto : d->nccl_algo;
-  return source < values->len ? g_ptr_array_index (values, source) : NULL;
+  const SourceEnv *e = env_of (d, source);
+  return e ? e->problem : NULL;
 }
 
-/* A new source: its name and what NCCL_ALGO / NCCL_PROTO it ran with. */
+/* A new source: its name and what NCCL could choose when it ran (moved out
+ * of `env`, which is left empty; NULL: nothing known). */
 static void
-add_source (SpCalibData *d, const char *name, const char *algo, const char *proto)
+add_source (SpCalibData *d, const char *name, SourceEnv *env)
 {
   g_ptr_array_add (d->sources, g_strdup (name));
-  g_ptr_array_add (d->nccl_algo, g_strdup (algo));
-  g_ptr_array_add (d->nccl_proto, g_strdup (proto));
+  SourceEnv moved = { { NULL } };
+  if (env)
+    {
+      moved = *env;
+      memset (env, 0, sizeof *env);
+    }
+  g_array_append_val (d->envs, moved);
 }
 
-/* The value of `key` in the trace's /meta/env (the last, if repeated), or
- * NULL; a value NCCL would not read is an error naming the trace. */
-static gboolean
-trace_nccl_env (SpTrace *trace, const char *name, const char *key, gboolean proto,
-                const char **out_value, GError **error)
+/* What NCCL could choose when the trace ran, into `out`.  A trace of
+ * `shardplan run` records every NCCL_* variable of the run, so there a
+ * variable it lacks was unset; another trace (nccl-tests' log) knows only
+ * what it records.  Values are read as NCCL reads them (SP_NCCL_EXACT);
+ * one NCCL refuses (it fails communicator init with it) is left out and
+ * said in out->problem.  NCCL_NVLS_ENABLE=0 takes NVLS and NVLSTree out
+ * (other values leave NCCL's default). */
+static void
+trace_nccl_env (SpTrace *trace, const char *name, SourceEnv *out)
 {
+  source_env_clear (out);
   gsize n = 0;
   const SpTraceEnv *env = sp_trace_env (trace, &n);
-  *out_value = NULL;
+  const char *v[SP_CALIB_N_NCCL_ENV] = { NULL };
   for (gsize i = 0; i < n; i++)
-    if (env[i].key != NULL && env[i].value != NULL && strcmp (env[i].key, key) == 0)
-      *out_value = env[i].value;
-  if (*out_value == NULL)
-    return TRUE;
-  guint8 off[SP_TOPO_NCCL_FUNCS];
-  g_autofree char *what = g_strdup_printf ("%s: /meta/env %s", name, key);
-  GError *local = NULL;
-  if (!sp_topo_nccl_parse (what, *out_value, proto, off, &local))
+    for (guint k = 0; k < SP_CALIB_N_NCCL_ENV; k++)
+      if (env[i].key != NULL && env[i].value != NULL
+          && strcmp (env[i].key, sp_calib_nccl_env_names[k]) == 0)
+        v[k] = env[i].value;
+  const char *producer = sp_trace_header (trace)->producer;
+  out->decides = g_strcmp0 (producer, "shardplan run") == 0;
+  GString *problems = NULL;
+  for (guint k = 0; k < SP_CALIB_N_NCCL_ENV; k++)
     {
-      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s", local->message);
-      g_error_free (local);
-      return FALSE;
+      if (v[k] == NULL)
+        continue;
+      out->env[k] = g_strdup (v[k]);
+      out->decides = TRUE;
+      if (k == 2)
+        {
+          g_autofree char *t = g_strstrip (g_strdup (v[k]));
+          if (strcmp (t, "0") == 0)
+            for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
+              out->algo_off[f] |= (guint8) ((1u << SP_ALGO_NVLS) | (1u << SP_ALGO_NVLS_TREE));
+          continue;
+        }
+      g_autofree char *what = g_strdup_printf ("%s: /meta/env %s", name, sp_calib_nccl_env_names[k]);
+      guint8 off[SP_TOPO_NCCL_FUNCS] = { 0 };
+      g_autoptr (GError) local = NULL;
+      if (!sp_topo_nccl_parse (what, v[k], k == 1, SP_NCCL_EXACT, off, &local))
+        {
+          if (problems == NULL)
+            problems = g_string_new (NULL);
+          g_string_append_printf (problems, "%s%s; left out", problems->len ? "; " : "",
+                                  local->message);
+          continue;
+        }
+      /* a value that leaves a collective nothing: NCCL fails every such
+       * call, so the trace's ops did not run with it */
+      guint8 all = k == 1 ? 0x07 : 0x7f;
+      int empty = -1;
+      for (guint f = 0; f < SP_TOPO_NCCL_FUNCS && empty < 0; f++)
+        if ((off[f] & all) == all)
+          empty = (int) f;
+      if (empty >= 0)
+        {
+          if (problems == NULL)
+            problems = g_string_new (NULL);
+          g_autofree char *shown = sp_topo_nccl_excerpt (v[k]);
+          g_string_append_printf (problems, "%s%s '%s' leaves %s no %s (NCCL fails such calls, so "
+                                  "the trace's ops did not run with it); left out",
+                                  problems->len ? "; " : "", what, shown,
+                                  sp_coll_name (sp_topo_nccl_coll ((guint) empty)),
+                                  k == 1 ? "protocol" : "algorithm");
+          continue;
+        }
+      guint8 *dst = k == 1 ? out->proto_off : out->algo_off;
+      for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
+        dst[f] |= off[f];
     }
-  return TRUE;
+  out->problem = problems ? g_string_free (problems, FALSE) : NULL;
 }
 
 const SpCalibCounts *
@@ -317,10 +415,10 @@ add_trace_mapped (SpCalibData *d, SpTrace *trace, const char *name, guint32 worl
       return FALSE;
     }
   /* what NCCL was allowed to choose when the trace ran */
-  const char *env_algo = NULL, *env_proto = NULL;
-  if (!trace_nccl_env (trace, name, "NCCL_ALGO", FALSE, &env_algo, error)
-      || !trace_nccl_env (trace, name, "NCCL_PROTO", TRUE, &env_proto, error))
-    return FALSE;
+  g_auto (SourceEnv) senv = { { NULL } };
+  trace_nccl_env (trace, name, &senv);
+  SpTopoSpec env_spec = { 0 }; /* what the run let NCCL choose, for the plan's hints */
+  memcpy (env_spec.nccl_algo_off, senv.algo_off, sizeof senv.algo_off);
   /* algorithm hints from the plan the trace ran */
   g_autoptr (SpPlan) plan = NULL;
   const char *plan_text = sp_trace_plan_text (trace);
@@ -450,9 +548,13 @@ add_trace_mapped (SpCalibData *d, SpTrace *trace, const char *name, guint32 worl
                          .n_samples = nd, .measured_ns = med, .holdout = FALSE };
       if (plan != NULL && ids[j] < sp_plan_n_ops (plan))
         p.algo = sp_plan_op (plan, ids[j])->algorithm;
+      /* a hint the run's NCCL_ALGO does not allow did not run (the
+       * executor passes no hint to NCCL) */
+      if (senv.decides && !sp_topo_spec_nccl_allows (&env_spec, p.coll, p.algo, SP_PROTO_AUTO))
+        p.algo = SP_ALGO_AUTO;
       push_point (d, &p);
     }
-  add_source (d, name, env_algo, env_proto);
+  add_source (d, name, &senv);
   d->counts.rows += c.rows;
   d->counts.used += c.used;
   d->counts.not_ok += c.not_ok;
@@ -491,7 +593,7 @@ sp_calib_data_add_point (SpCalibData *d, const SpCalibPoint *p, const char *name
       return FALSE;
     }
   if (p->source == d->sources->len)
-    add_source (d, name ? name : "points", NULL, NULL);
+    add_source (d, name ? name : "points", NULL);
   push_point (d, p);
   return TRUE;
 }

@@ -116,27 +116,11 @@ check_text (const char *data, gsize length, const char *prefix, GError **error)
  * (GKeyFile keeps the last value, so a stray second `nic_gbps` would win
  * unnoticed), and a line that is neither a comment, a [section] nor a
  * key = value pair.  Run on text check_text has accepted. */
-/* `text` for a one-line message: control characters as spaces, at most
- * `max` characters (cut at a character, so it stays UTF-8), "…" when cut.
- * For lines of the file and GKeyFile's messages, which quote them. */
-static char *
-excerpt (const char *text, glong max)
-{
-  char *s = g_utf8_make_valid (text, -1);
-  for (char *p = s; *p; p++)
-    if ((guchar) *p < 0x20)
-      *p = ' ';
-  if (g_utf8_strlen (s, -1) <= max)
-    return s;
-  g_autofree char *whole = s;
-  g_autofree char *cut = g_utf8_substring (whole, 0, max);
-  return g_strconcat (cut, "…", NULL);
-}
 
 static gboolean
 bad_line (guint line, const char *text, const char *prefix, GError **error)
 {
-  g_autofree char *shown = excerpt (text, 64);
+  g_autofree char *shown = sp_topo_excerpt (text, 64);
   g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
                "%sline %u: '%s' is not a key = value pair, a [section] or a # comment", prefix,
                line, shown);
@@ -182,8 +166,8 @@ check_lines (const char *data, gsize length, const char *prefix, GError **error)
           /* GKeyFile's escapes: no topology value needs one, and a run of
            * invalid ones makes GLib 2.74 set its GError twice (a warning
            * and a leak; fuzz finding I1, tests/fuzz/README) */
-          g_autofree char *key = excerpt (text, 64);
-          g_autofree char *sec = excerpt (section ? section : "", 64);
+          g_autofree char *key = sp_topo_excerpt (text, 64);
+          g_autofree char *sec = sp_topo_excerpt (section ? section : "", 64);
           g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
                        "%s[%s] %s (line %u): a backslash in the value (topology values are names "
                        "and numbers, without escapes)", prefix, sec, key, line);
@@ -195,7 +179,7 @@ check_lines (const char *data, gsize length, const char *prefix, GError **error)
         {
           /* GKeyFile's localized value (key[locale]): stored apart and
            * never read, so it would be ignored without a word */
-          g_autofree char *key = excerpt (text, 64);
+          g_autofree char *key = sp_topo_excerpt (text, 64);
           g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
                        "%sline %u: key '%s': a topology key has no [locale] suffix", prefix, line,
                        key);
@@ -205,7 +189,7 @@ check_lines (const char *data, gsize length, const char *prefix, GError **error)
       guint first = GPOINTER_TO_UINT (g_hash_table_lookup (seen, id));
       if (first != 0)
         {
-          g_autofree char *sec = excerpt (section, 64), *key = excerpt (text, 64);
+          g_autofree char *sec = sp_topo_excerpt (section, 64), *key = sp_topo_excerpt (text, 64);
           g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
                        "%sline %u: [%s] %s is given twice (first on line %u): give each key once",
                        prefix, line, sec, key, first);
@@ -310,7 +294,7 @@ sp_topo_load_data (const char *data, gssize length, const char *source_name, GEr
   GError *local = NULL;
   if (!g_key_file_load_from_data (kf, data, len, G_KEY_FILE_NONE, &local))
     {
-      g_autofree char *msg = excerpt (local->message, 200);
+      g_autofree char *msg = sp_topo_excerpt (local->message, 200);
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY, "%snot a valid INI file: %s",
                    prefix, msg);
       g_error_free (local);

@@ -1,6 +1,17 @@
 /* [nccl] algo / proto: NCCL_ALGO and NCCL_PROTO values, read and written in
- * NCCL's own syntax (src/graph/tuning.cc parseList), as per-collective
- * masks of what NCCL may not choose.  topo.h has the grammar. */
+ * NCCL's own syntax (src/graph/tuning.cc parseList, NCCL 2.24+), as
+ * per-collective masks of what NCCL may not choose.  topo.h has the
+ * grammar.
+ *
+ * NCCL reads a value with strtok_r: ';' separates entries, the first ':'
+ * a collective prefix from its list, ',' the names; empty pieces are
+ * skipped, nothing is trimmed, a name it does not know matches nothing,
+ * only the first entry (one that starts the value) may go without a
+ * prefix, and an unknown prefix fails communicator init.  SP_NCCL_EXACT
+ * reads values that way (a run's recorded environment); SP_NCCL_STRICT
+ * (topology files) also refuses what NCCL would read but the writer
+ * surely did not mean: spaces, unknown names, a second ':', an entry that
+ * names nothing, an empty value. */
 #include "config.h"
 #include "shardplan/topo.h"
 #include "shardplan/error.h"
@@ -34,55 +45,69 @@ static const char *const proto_nccl[] = { "LL", "LL128", "Simple" };
 int
 sp_topo_nccl_func (SpColl coll)
 {
+  if (coll == SP_COLL_REDUCE_SCATTER_BLOCK)
+    coll = SP_COLL_REDUCE_SCATTER; /* torch's reduce_scatter_tensor: ncclReduceScatter */
   for (guint i = 0; i < SP_TOPO_NCCL_FUNCS; i++)
     if (funcs[i].coll == coll)
       return (int) i;
   return -1;
 }
 
-/* The bit of name `name` (already trimmed) in the algorithm or protocol
- * list, or -1.  NCCL's spelling or shardplan's (nvls_tree …), any case. */
-static int
-name_bit (const char *name, gboolean proto)
+SpColl
+sp_topo_nccl_coll (guint func)
 {
-  const char *const *names = proto ? proto_nccl : algo_nccl;
-  guint n = proto ? G_N_ELEMENTS (proto_nccl) : G_N_ELEMENTS (algo_nccl);
+  g_return_val_if_fail (func < SP_TOPO_NCCL_FUNCS, SP_COLL_ALL_REDUCE);
+  return funcs[func].coll;
+}
+
+char *
+sp_topo_nccl_excerpt (const char *value)
+{
+  g_return_val_if_fail (value != NULL, NULL);
+  return sp_topo_excerpt (value, 64);
+}
+
+static const char *const *
+names_of (gboolean proto, guint *out_n)
+{
+  *out_n = proto ? G_N_ELEMENTS (proto_nccl) : G_N_ELEMENTS (algo_nccl);
+  return proto ? proto_nccl : algo_nccl;
+}
+
+/* The bit of NCCL name `name` (strcasecmp, as NCCL), or -1. */
+static int
+name_bit (const char *name, gsize len, gboolean proto)
+{
+  guint n;
+  const char *const *names = names_of (proto, &n);
   for (guint i = 0; i < n; i++)
-    if (g_ascii_strcasecmp (name, names[i]) == 0)
+    if (strlen (names[i]) == len && g_ascii_strncasecmp (name, names[i], len) == 0)
       return (int) i;
-  if (proto)
-    {
-      SpProto p;
-      return sp_proto_from_name (name, &p) && p != SP_PROTO_AUTO ? (int) p : -1;
-    }
-  SpAlgo a;
-  return sp_algo_from_name (name, &a) && (guint) a < G_N_ELEMENTS (algo_nccl) ? (int) a : -1;
+  return -1;
 }
 
 static int
-func_index (const char *name)
+func_index (const char *name, gsize len)
 {
   for (guint i = 0; i < SP_TOPO_NCCL_FUNCS; i++)
-    if (g_ascii_strcasecmp (name, funcs[i].nccl) == 0)
+    if (strlen (funcs[i].nccl) == len && g_ascii_strncasecmp (name, funcs[i].nccl, len) == 0)
       return (int) i;
-  SpColl c;
-  return sp_coll_from_name (name, &c) ? sp_topo_nccl_func (c) : -1;
+  return -1;
 }
 
 static char *
 names_list (gboolean proto)
 {
-  const char *const *names = proto ? proto_nccl : algo_nccl;
-  guint n = proto ? G_N_ELEMENTS (proto_nccl) : G_N_ELEMENTS (algo_nccl);
-  GString *s = g_string_new (NULL);
-  for (guint i = 0; i < n; i++)
-    g_string_append_printf (s, "%s%s", i ? ", " : "", names[i]);
-  return g_string_free (s, FALSE);
+  guint n;
+  const char *const *names = names_of (proto, &n);
+  return sp_topo_join_words (names, n, ", ");
 }
 
 static gboolean
 bad (GError **error, const char *what, const char *text, const char *fmt, ...) G_GNUC_PRINTF (4, 5);
 
+/* "<what> '<text>': <why>", the value shown as an excerpt (a hostile value
+ * may be long or hold control characters). */
 static gboolean
 bad (GError **error, const char *what, const char *text, const char *fmt, ...)
 {
@@ -90,68 +115,119 @@ bad (GError **error, const char *what, const char *text, const char *fmt, ...)
   va_start (ap, fmt);
   g_autofree char *why = g_strdup_vprintf (fmt, ap);
   va_end (ap);
-  g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY, "%s '%s': %s", what, text, why);
+  g_autofree char *shown = sp_topo_excerpt (text, 64);
+  g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY, "%s '%s': %s", what, shown, why);
   return FALSE;
 }
 
+/* The next piece of [*p, end) up to `sep`, skipping empty pieces as
+ * strtok_r does; FALSE when none is left. */
+static gboolean
+next_piece (const char **p, const char *end, char sep, const char **out_start, gsize *out_len)
+{
+  while (*p < end && **p == sep)
+    (*p)++;
+  if (*p >= end)
+    return FALSE;
+  const char *s = *p;
+  while (*p < end && **p != sep)
+    (*p)++;
+  *out_start = s;
+  *out_len = (gsize) (*p - s);
+  return TRUE;
+}
+
 gboolean
-sp_topo_nccl_parse (const char *what, const char *text, gboolean proto,
+sp_topo_nccl_parse (const char *what, const char *text, gboolean proto, SpNcclParse mode,
                     guint8 out_off[SP_TOPO_NCCL_FUNCS], GError **error)
 {
   g_return_val_if_fail (what != NULL && text != NULL && out_off != NULL, FALSE);
+  const gboolean strict = mode == SP_NCCL_STRICT;
   const char *kind = proto ? "protocol" : "algorithm";
-  guint8 all = proto ? PROTO_ALL : ALGO_ALL;
+  const char *var = proto ? "NCCL_PROTO" : "NCCL_ALGO";
+  const guint8 all = proto ? PROTO_ALL : ALGO_ALL;
   guint8 off[SP_TOPO_NCCL_FUNCS] = { 0 };
-  g_auto (GStrv) entries = g_strsplit (text, ";", -1);
-  guint n_entries = g_strv_length (entries);
-  if (n_entries == 0 || (n_entries == 1 && *g_strstrip (entries[0]) == '\0'))
-    return bad (error, what, text, "empty: expected a list of %s names", kind);
-  for (guint e = 0; e < n_entries; e++)
+  if (strict)
     {
-      char *entry = g_strstrip (entries[e]);
-      if (*entry == '\0')
-        return bad (error, what, text, "entry %u is empty", e + 1);
+      if (*text == '\0')
+        return bad (error, what, text, "empty: leave the key out for NCCL's own choice");
+      for (const char *c = text; *c; c++)
+        if (*c == ' ' || *c == '\t')
+          return bad (error, what, text,
+                      "NCCL does not trim spaces, so a name with a space beside it matches "
+                      "nothing: write the names with no spaces (\"Ring,Tree\")");
+        else if ((guchar) *c < 0x20 || *c == 0x7f)
+          return bad (error, what, text, "holds control characters");
+    }
+  const char *p = text, *end = text + strlen (text), *entry;
+  gsize entry_len;
+  guint n_entries = 0;
+  while (next_piece (&p, end, ';', &entry, &entry_len))
+    {
+      n_entries++;
+      /* prefix ':' list, by strtok_r: the first two non-empty pieces */
+      const char *q = entry, *qend = entry + entry_len, *first = NULL, *second = NULL;
+      gsize first_len = 0, second_len = 0;
+      if (!next_piece (&q, qend, ':', &first, &first_len))
+        return bad (error, what, text, "entry %u is only ':' (NCCL reads no list there)",
+                    n_entries);
+      gboolean has_list = next_piece (&q, qend, ':', &second, &second_len);
+      const char *extra;
+      gsize extra_len;
+      if (strict && has_list && next_piece (&q, qend, ':', &extra, &extra_len))
+        return bad (error, what, text, "entry %u has more than one ':' (NCCL reads up to the "
+                                       "second and ignores the rest)", n_entries);
+      if (strict && !has_list && memchr (entry, ':', entry_len) != NULL)
+        return bad (error, what, text, "entry %u names no %s", n_entries, kind);
       int func = -1;
-      char *colon = strchr (entry, ':');
-      if (colon != NULL)
+      const char *list = first;
+      gsize list_len = first_len;
+      if (has_list)
         {
-          *colon = '\0';
-          char *prefix = g_strstrip (entry);
-          func = func_index (prefix);
+          func = func_index (first, first_len);
           if (func < 0)
             return bad (error, what, text,
-                        "'%s' is not a collective NCCL_%s restricts: expected Broadcast, "
-                        "Reduce, AllGather, ReduceScatter or AllReduce (all-to-all and "
-                        "send / recv are NCCL's p2p, which it does not touch)",
-                        prefix, proto ? "PROTO" : "ALGO");
-          entry = g_strstrip (colon + 1);
+                        "'%.*s' is not a collective %s restricts (NCCL refuses the value): "
+                        "expected Broadcast, Reduce, AllGather, ReduceScatter or AllReduce "
+                        "(all-to-all and send / recv are NCCL's p2p, which it does not touch)",
+                        (int) MIN (first_len, 64), first, var);
+          list = second;
+          list_len = second_len;
         }
-      gboolean exclude = entry[0] == '^';
-      if (exclude)
-        entry = g_strstrip (entry + 1);
+      else if (entry != text)
+        return bad (error, what, text,
+                    "entry %u has no collective prefix, which NCCL allows only on the entry that "
+                    "starts the value (NCCL refuses it): write COLL:%s", n_entries, kind);
+      gboolean exclude = list[0] == '^';
+      const char *l = list + exclude, *lend = list + list_len, *name;
+      gsize name_len;
       guint8 listed = 0;
-      g_auto (GStrv) names = g_strsplit (entry, ",", -1);
-      for (guint i = 0; names[i] != NULL; i++)
+      guint n_names = 0;
+      while (next_piece (&l, lend, ',', &name, &name_len))
         {
-          char *name = g_strstrip (names[i]);
-          if (*name == '\0')
-            return bad (error, what, text, "an empty %s name in entry %u", kind, e + 1);
-          int bit = name_bit (name, proto);
-          if (bit < 0)
+          n_names++;
+          int bit = name_bit (name, name_len, proto);
+          if (bit >= 0)
+            listed |= (guint8) (1u << bit);
+          else if (strict)
             {
-              g_autofree char *list = names_list (proto);
-              return bad (error, what, text, "'%s' is not an NCCL %s: expected %s", name, kind,
-                          list);
+              g_autofree char *names = names_list (proto);
+              g_autofree char *shown_name = g_strndup (name, MIN (name_len, 64));
+              return bad (error, what, text, "'%s' is not an NCCL %s (NCCL ignores it): "
+                                             "expected %s", shown_name, kind, names);
             }
-          listed |= (guint8) (1u << bit);
         }
-      if (names[0] == NULL)
-        return bad (error, what, text, "entry %u names no %s", e + 1, kind);
+      if (strict && n_names == 0)
+        return bad (error, what, text, "entry %u names no %s", n_entries, kind);
       guint8 m = exclude ? listed : (guint8) (all & ~listed);
+      if (proto)
+        m |= SP_TOPO_NCCL_PROTO_SET;
       for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
         if (func < 0 || (guint) func == f)
           off[f] = m;
     }
+  if (strict && n_entries == 0)
+    return bad (error, what, text, "names no %s: leave the key out for NCCL's own choice", kind);
   memcpy (out_off, off, sizeof off);
   return TRUE;
 }
@@ -165,21 +241,23 @@ popcount8 (guint8 m)
   return n;
 }
 
-/* LIST or ^LIST for one mask, whichever names fewer. */
+/* One entry's list for mask `m`: the names NCCL may use, or ^ and those it
+ * may not, whichever names fewer ("^" alone is not written: it names
+ * nothing). */
 static void
-append_list (GString *s, guint8 off, gboolean proto)
+append_list (GString *s, guint8 m, gboolean proto)
 {
-  const char *const *names = proto ? proto_nccl : algo_nccl;
-  guint n = proto ? G_N_ELEMENTS (proto_nccl) : G_N_ELEMENTS (algo_nccl);
+  guint n;
+  const char *const *names = names_of (proto, &n);
   guint8 all = proto ? PROTO_ALL : ALGO_ALL;
-  guint8 on = (guint8) (all & ~off);
-  gboolean exclude = on == 0 || popcount8 (off) < popcount8 (on);
-  guint8 m = exclude ? off : on;
+  guint8 off = (guint8) (m & all), on = (guint8) (all & ~off);
+  gboolean exclude = on == 0 || (off != 0 && popcount8 (off) < popcount8 (on));
+  guint8 listed = exclude ? off : on;
   if (exclude)
     g_string_append_c (s, '^');
   gboolean first = TRUE;
   for (guint i = 0; i < n; i++)
-    if (m & (1u << i))
+    if (listed & (1u << i))
       {
         g_string_append_printf (s, "%s%s", first ? "" : ",", names[i]);
         first = FALSE;
@@ -190,26 +268,36 @@ char *
 sp_topo_nccl_text (const guint8 off[SP_TOPO_NCCL_FUNCS], gboolean proto)
 {
   g_return_val_if_fail (off != NULL, NULL);
-  gboolean any = FALSE, same = TRUE;
+  guint set = 0;
   for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
-    {
-      any = any || off[f] != 0;
-      same = same && off[f] == off[0];
-    }
-  if (!any)
+    set += off[f] != 0;
+  if (set == 0)
     return NULL;
   GString *s = g_string_new (NULL);
-  if (same)
-    append_list (s, off[0], proto);
-  else
-    for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
-      if (off[f] != 0)
+  /* every collective restricted: the commonest restriction first, with no
+   * prefix (NCCL allows that on the first entry only), then the others */
+  int common = -1;
+  if (set == SP_TOPO_NCCL_FUNCS)
+    {
+      guint best = 0;
+      for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
         {
-          if (s->len > 0)
-            g_string_append_c (s, ';');
-          g_string_append_printf (s, "%s:", funcs[f].nccl);
-          append_list (s, off[f], proto);
+          guint same = 0;
+          for (guint g = 0; g < SP_TOPO_NCCL_FUNCS; g++)
+            same += off[g] == off[f];
+          if (same > best)
+            best = same, common = (int) f;
         }
+      append_list (s, off[common], proto);
+    }
+  for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
+    if (off[f] != 0 && (common < 0 || off[f] != off[common]))
+      {
+        if (s->len > 0)
+          g_string_append_c (s, ';');
+        g_string_append_printf (s, "%s:", funcs[f].nccl);
+        append_list (s, off[f], proto);
+      }
   return g_string_free (s, FALSE);
 }
 
@@ -227,12 +315,26 @@ sp_topo_spec_nccl_allows (const SpTopoSpec *spec, SpColl coll, SpAlgo algo, SpPr
   return TRUE;
 }
 
-/* Whether every mask holds only bits of known names (a spec built in code). */
+gboolean
+sp_topo_spec_nccl_ll128_forced (const SpTopoSpec *spec, SpColl coll)
+{
+  g_return_val_if_fail (spec != NULL, FALSE);
+  int f = sp_topo_nccl_func (coll);
+  return f >= 0 && (spec->nccl_proto_off[f] & SP_TOPO_NCCL_PROTO_SET)
+         && !(spec->nccl_proto_off[f] & (1u << SP_PROTO_LL128));
+}
+
+/* Whether every mask holds only bits NCCL has names for, and a protocol
+ * mask with any protocol off also says NCCL_PROTO sets it. */
 gboolean
 sp_topo_nccl_masks_valid (const SpTopoSpec *spec)
 {
   for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
-    if ((spec->nccl_algo_off[f] & ~ALGO_ALL) || (spec->nccl_proto_off[f] & ~PROTO_ALL))
-      return FALSE;
+    {
+      guint8 a = spec->nccl_algo_off[f], pr = spec->nccl_proto_off[f];
+      if ((a & ~ALGO_ALL) || (pr & ~(PROTO_ALL | SP_TOPO_NCCL_PROTO_SET))
+          || ((pr & PROTO_ALL) && !(pr & SP_TOPO_NCCL_PROTO_SET)))
+        return FALSE;
+    }
   return TRUE;
 }

@@ -64,6 +64,10 @@ G_GNUC_INTERNAL gboolean sp_topo_parse_field (const SpTopoField *f, const char *
 /* Checks across keys (world size, oversubscription on a single switch). */
 G_GNUC_INTERNAL gboolean sp_topo_check_cross (const SpTopoSpec *spec, const char *prefix,
                                               GError **error);
+/* `text` for a one-line message: control characters as spaces, at most
+ * `max` characters (cut at a character, so it stays UTF-8), "…" when cut
+ * (g_free). */
+G_GNUC_INTERNAL char *sp_topo_excerpt (const char *text, glong max);
 /* Whether the [nccl] masks hold only bits of names NCCL has (topo-nccl.c). */
 G_GNUC_INTERNAL gboolean sp_topo_nccl_masks_valid (const SpTopoSpec *spec);
 /* A new topology holding a copy of an already checked spec. */

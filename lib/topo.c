@@ -330,6 +330,23 @@ sp_topo_field_accepts (const SpTopoField *f)
   g_return_val_if_reached (NULL);
 }
 
+/* `text` for a one-line message: control characters as spaces, at most
+ * `max` characters (cut at a character, so it stays UTF-8), "…" when cut.
+ * For lines of the file and GKeyFile's messages, which quote them. */
+char *
+sp_topo_excerpt (const char *text, glong max)
+{
+  char *s = g_utf8_make_valid (text, -1);
+  for (char *p = s; *p; p++)
+    if ((guchar) *p < 0x20)
+      *p = ' ';
+  if (g_utf8_strlen (s, -1) <= max)
+    return s;
+  g_autofree char *whole = s;
+  g_autofree char *cut = g_utf8_substring (whole, 0, max);
+  return g_strconcat (cut, "…", NULL);
+}
+
 /* Move a parser's error into `error` as SP_ERROR_INVALID_TOPOLOGY with
  * `prefix` ("topo.ini: ") in front. */
 static void
@@ -482,8 +499,8 @@ sp_topo_parse_field (const SpTopoField *f, const char *text, const char *prefix,
       {
         g_autofree char *what = sp_topo_field_what (f);
         GError *local = NULL;
-        if (!sp_topo_nccl_parse (what, text, f->type == SP_FIELD_NCCL_PROTO, (guint8 *) slot,
-                                 &local))
+        if (!sp_topo_nccl_parse (what, text, f->type == SP_FIELD_NCCL_PROTO, SP_NCCL_STRICT,
+                                 (guint8 *) slot, &local))
           {
             propagate_topo_error (error, local, prefix);
             return FALSE;
@@ -521,6 +538,16 @@ sp_topo_check_cross (const SpTopoSpec *spec, const char *prefix, GError **error)
                    "%s[cluster] nvlink_domain %u spans hosts, which needs [intra] kind = "
                    "nvswitch (NVLink switch trays), not %s", prefix, spec->nvlink_domain,
                    sp_intra_kind_name (spec->intra_kind));
+      return FALSE;
+    }
+  gboolean nccl_set = FALSE;
+  for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
+    nccl_set = nccl_set || spec->nccl_algo_off[f] != 0 || spec->nccl_proto_off[f] != 0;
+  if (nccl_set && spec->intra_kind == SP_INTRA_SHM)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                   "%s[nccl] does not apply to [intra] kind = shm: CPU ranks run MPI, not NCCL, "
+                   "so NCCL_ALGO / NCCL_PROTO choose nothing there", prefix);
       return FALSE;
     }
   if (spec->fabric == SP_FABRIC_SINGLE_SWITCH && spec->oversubscription != 1.0)

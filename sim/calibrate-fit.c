@@ -254,19 +254,15 @@ simulate (const Fit *f, const SpTopoSpec *spec, gboolean fit_only, double *out_n
       if (fit_only && pt->holdout)
         continue;
       const SpTopo *on = topo;
-      const char *env_algo = sp_calib_data_source_nccl (f->data, pt->source, FALSE);
-      const char *env_proto = sp_calib_data_source_nccl (f->data, pt->source, TRUE);
-      if (nccl_runs && (env_algo != NULL || env_proto != NULL) && pt->source < n_src)
+      guint8 algo_off[SP_TOPO_NCCL_FUNCS], proto_off[SP_TOPO_NCCL_FUNCS];
+      if (nccl_runs && pt->source < n_src
+          && sp_calib_data_source_nccl (f->data, pt->source, algo_off, proto_off))
         {
           if (g_ptr_array_index (own, pt->source) == NULL)
             {
               SpTopoSpec s = *spec;
-              if ((env_algo != NULL
-                   && !sp_topo_nccl_parse ("NCCL_ALGO", env_algo, FALSE, s.nccl_algo_off, error))
-                  || (env_proto != NULL
-                      && !sp_topo_nccl_parse ("NCCL_PROTO", env_proto, TRUE, s.nccl_proto_off,
-                                              error)))
-                return FALSE;
+              memcpy (s.nccl_algo_off, algo_off, sizeof algo_off);
+              memcpy (s.nccl_proto_off, proto_off, sizeof proto_off);
               SpTopo *t = sp_topo_new (&s, error);
               if (t == NULL)
                 return FALSE;

@@ -629,14 +629,19 @@ sp_cost_enabled (const SpShape *sh, SpColl coll, SpAlgo algo, SpProto proto, con
       *why = "all_to_all and send use the direct algorithm with ll or simple";
       return algo == SP_ALGO_DIRECT && proto != SP_PROTO_LL128;
     }
-  if (proto == SP_PROTO_LL128 && !nvlink_class)
+  /* NCCL_PROTO naming a collective turns LL128 on outright there, past
+   * NCCL's platform rule below (topo.h); not for CPU ranks (MPI). */
+  gboolean ll128_forced = proto == SP_PROTO_LL128 && sh->spec->intra_kind != SP_INTRA_SHM
+                          && sp_topo_spec_nccl_ll128_forced (sh->spec, coll);
+  if (proto == SP_PROTO_LL128 && !nvlink_class && !ll128_forced)
     {
       *why = "ll128 needs an NVLink-class intra-node fabric (NCCL enables it only there)";
       return FALSE;
     }
   /* graph/tuning.cc: LL128 only while the GPU-NIC path is <= PXB (PXN and
    * C2C too on sm90+, which the default of a Grace part stands for). */
-  if (proto == SP_PROTO_LL128 && sh->nodes > 1 && sp_sim_nic_path (sh->spec) > SP_NIC_PATH_PXB)
+  if (proto == SP_PROTO_LL128 && sh->nodes > 1 && sp_sim_nic_path (sh->spec) > SP_NIC_PATH_PXB
+      && !ll128_forced)
     {
       *why = "ll128 across nodes needs NICs under the GPUs' PCIe switches ([inter] nic_path pix "
              "or pxb; NCCL enables it only there)";
@@ -1267,22 +1272,35 @@ cost_choose_min (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpP
     }
   if (!found && nccl_refused)
     {
+      /* what the group could run, within what the caller named */
       GString *u = g_string_new (NULL);
       for (guint a = 0; a < G_N_ELEMENTS (algos); a++)
         for (guint p = 0; p < G_N_ELEMENTS (protos); p++)
-          if (sp_cost_enabled (sh, coll, algos[a], protos[p], NULL))
+          if ((algo == SP_ALGO_AUTO || algos[a] == algo) && (proto == SP_PROTO_AUTO || protos[p] == proto)
+              && sp_cost_enabled (sh, coll, algos[a], protos[p], NULL))
             g_string_append_printf (u, "%s%s/%s", u->len ? ", " : "", sp_algo_name (algos[a]),
                                     sp_proto_name (protos[p]));
       g_autofree char *usable = g_string_free (u, FALSE);
       g_autofree char *algos_on = sp_topo_nccl_text (sh->spec->nccl_algo_off, FALSE);
       g_autofree char *protos_on = sp_topo_nccl_text (sh->spec->nccl_proto_off, TRUE);
+      /* NCCL fails the call when nothing is left of what it has; what is
+       * left may also be CollNet, which NCCL runs with a SHARP plugin and
+       * this model does not */
+      int f = sp_topo_nccl_func (coll);
+      guint8 collnet = (guint8) ((1u << SP_ALGO_COLLNET_DIRECT) | (1u << SP_ALGO_COLLNET_CHAIN));
+      gboolean collnet_left = f >= 0 && sh->spec->nccl_algo_off[f] != 0
+                              && (sh->spec->nccl_algo_off[f] & collnet) != collnet
+                              && !(sh->spec->nccl_proto_off[f] & (1u << SP_PROTO_SIMPLE));
       g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,
-                   "the topology's [nccl] algo = %s, proto = %s leave %s on %u ranks over %u "
-                   "nodes no algorithm and protocol it can run (NCCL would fail the call; "
-                   "%s can run here as %s)",
+                   "the topology's [nccl] algo = %s, proto = %s leave %s on %u %s over %u %s "
+                   "nothing this model runs (%s; %s can run here as %s)",
                    algos_on ? algos_on : "(any)", protos_on ? protos_on : "(any)",
-                   sp_coll_name (coll), sh->n, sh->nodes, sp_coll_name (coll),
-                   usable);
+                   sp_coll_name (coll), sh->n, sh->n == 1 ? "rank" : "ranks", sh->nodes,
+                   sh->nodes == 1 ? "node" : "nodes",
+                   collnet_left ? "NCCL fails the call unless a SHARP plugin runs CollNet, "
+                                  "which they leave and this model does not implement"
+                                : "NCCL would fail the call",
+                   sp_coll_name (coll), usable[0] ? usable : "nothing");
       return FALSE;
     }
   if (!found)

@@ -369,8 +369,10 @@ sp_cli_nccl_env (const SpTopoSpec *spec)
 {
   g_autofree char *algo = sp_topo_nccl_text (spec->nccl_algo_off, FALSE);
   g_autofree char *proto = sp_topo_nccl_text (spec->nccl_proto_off, TRUE);
-  return g_strdup_printf ("%s%s%s%s", algo ? ", NCCL_ALGO=" : "", algo ? algo : "",
-                          proto ? ", NCCL_PROTO=" : "", proto ? proto : "");
+  /* quoted where a shell would split it (';') */
+  const char *qa = algo && strchr (algo, ';') ? "'" : "", *qp = proto && strchr (proto, ';') ? "'" : "";
+  return g_strdup_printf ("%s%s%s%s%s%s%s%s", algo ? ", NCCL_ALGO=" : "", qa, algo ? algo : "", qa,
+                          proto ? ", NCCL_PROTO=" : "", qp, proto ? proto : "", qp);
 }
 
 const char *

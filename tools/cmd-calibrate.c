@@ -27,9 +27,11 @@ static const char description[] =
   "  [calibration] <proto>_overhead_us   (protocols the model chooses for the ops)\n"
   "Parameters the data does not determine keep their value; the report says why.\n"
   "[inter] step_floor_us is not fitted: it is kept as given.\n"
-  "A trace whose /meta/env records NCCL_ALGO / NCCL_PROTO (shardplan run, or an\n"
-  "nccl-tests log with NCCL_DEBUG=INFO) has its ops simulated with them, in place\n"
-  "of the topology's [nccl] algo / proto.\n"
+  "Each trace's ops are simulated with the NCCL_ALGO / NCCL_PROTO /\n"
+  "NCCL_NVLS_ENABLE=0 its run had (its /meta/env: every NCCL_* variable of a\n"
+  "'shardplan run'; what NCCL_DEBUG=INFO printed in an nccl-tests log), in\n"
+  "place of the topology's [nccl]; a value NCCL refuses is left out, with a\n"
+  "warning.\n"
   "The calibrated topology (with a comment block on the fit) is written to -o\n"
   "atomically; estimate, sim and sweep read it like any other topology.\n"
   "\n"
@@ -76,19 +78,35 @@ format_value (double v)
 
 static const char *const proto_names[3] = { "ll", "ll128", "simple" };
 
-/* "NCCL_ALGO=… NCCL_PROTO=…" that input `s` ran with (its /meta/env), or
- * NULL: its ops are simulated with them (g_free). */
-static char *
-source_env (const SpCalibData *data, guint32 s, const SpTopo *topo)
+/* Whether the fit applies the inputs' NCCL variables: not on CPU ranks,
+ * which run MPI. */
+static gboolean
+fit_reads_nccl_env (const SpCalibResult *res)
 {
-  if (sp_topo_spec (topo)->intra_kind == SP_INTRA_SHM)
-    return NULL; /* CPU ranks run MPI: the fit leaves NCCL's variables alone */
-  const char *a = sp_calib_data_source_nccl (data, s, FALSE);
-  const char *p = sp_calib_data_source_nccl (data, s, TRUE);
-  if (a == NULL && p == NULL)
+  return sp_topo_spec (sp_calib_result_topology (res))->intra_kind != SP_INTRA_SHM;
+}
+
+/* "NCCL_ALGO=… NCCL_PROTO=… NCCL_NVLS_ENABLE=…" that input `s` ran with (its
+ * /meta/env), or NULL: its ops are simulated with them (g_free). */
+static char *
+source_env (const SpCalibData *data, guint32 s, const SpCalibResult *res)
+{
+  if (!fit_reads_nccl_env (res))
     return NULL;
-  return g_strdup_printf ("%s%s%s%s%s", a ? "NCCL_ALGO=" : "", a ? a : "", a && p ? " " : "",
-                          p ? "NCCL_PROTO=" : "", p ? p : "");
+  GString *t = g_string_new (NULL);
+  for (guint k = 0; k < SP_CALIB_N_NCCL_ENV; k++)
+    {
+      const char *v = sp_calib_data_source_env (data, s, k);
+      if (v != NULL)
+        g_string_append_printf (t, "%s%s=%s", t->len ? " " : "", sp_calib_nccl_env_names[k], v);
+    }
+  if (t->len == 0)
+    {
+      g_string_free (t, TRUE);
+      return NULL;
+    }
+  g_autofree char *raw = g_string_free (t, FALSE);
+  return comment_safe (raw); /* recorded values are the trace's: no control characters out */
 }
 
 static void
@@ -99,7 +117,7 @@ report_text (FILE *out, const SpCalibData *data, const SpCalibResult *res, const
   fprintf (out, "inputs:     ");
   for (guint32 s = 0; s < sp_calib_data_n_sources (data); s++)
     {
-      g_autofree char *env = source_env (data, s, sp_calib_result_topology (res));
+      g_autofree char *env = source_env (data, s, res);
       fprintf (out, "%s%s%s%s%s", s ? ", " : "", sp_calib_data_source_name (data, s),
                env ? " (ran with " : "", env ? env : "", env ? ")" : "");
     }
@@ -182,13 +200,12 @@ report_json (const SpCalibData *data, const SpCalibResult *res, const char *topo
   for (guint32 s = 0; s < sp_calib_data_n_sources (data); s++)
     {
       json_builder_begin_object (b);
-      gboolean cpu = sp_topo_spec (sp_calib_result_topology (res))->intra_kind == SP_INTRA_SHM;
-      for (guint k = 0; k < 2 && !cpu; k++)
+      for (guint k = 0; k < SP_CALIB_N_NCCL_ENV && fit_reads_nccl_env (res); k++)
         {
-          const char *v = sp_calib_data_source_nccl (data, s, k == 1);
+          const char *v = sp_calib_data_source_env (data, s, k);
           if (v == NULL)
             continue;
-          json_builder_set_member_name (b, k ? "NCCL_PROTO" : "NCCL_ALGO");
+          json_builder_set_member_name (b, sp_calib_nccl_env_names[k]);
           json_builder_add_string_value (b, v);
         }
       json_builder_end_object (b);
@@ -298,7 +315,7 @@ calibrated_ini (const SpCalibData *data, const SpCalibResult *res, const char *t
       for (gsize i = 0; i < n_pts; i++)
         n += pts[i].source == src;
       g_autofree char *name = comment_safe (sp_calib_data_source_name (data, src));
-      g_autofree char *env = source_env (data, src, sp_calib_result_topology (res));
+      g_autofree char *env = source_env (data, src, res);
       g_autofree char *env_safe = env ? comment_safe (env) : NULL;
       g_string_append_printf (s, "# input: %s (%" G_GSIZE_FORMAT " ops%s%s)\n", name, n,
                               env ? "; ran with " : "", env ? env_safe : "");
@@ -436,6 +453,13 @@ sp_cmd_calibrate (int argc, char **argv)
           || !sp_calib_data_add_trace_on (data, trace, path, sp_topo_spec (topo)->nodes,
                                           sp_topo_spec (topo)->gpus_per_node, &error))
         return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
+      const char *env_problem = sp_calib_data_source_env_problem (
+          data, sp_calib_data_n_sources (data) - 1);
+      if (env_problem != NULL && sp_topo_spec (topo)->intra_kind != SP_INTRA_SHM)
+        {
+          g_autofree char *shown = comment_safe (env_problem);
+          fprintf (stderr, "shardplan " CMD ": warning: %s\n", shown);
+        }
       if (sp_trace_header (trace)->source == SP_TRACE_SOURCE_MEASURED)
         n_measured++;
       else

@@ -31,6 +31,7 @@
 #include <glib.h>
 #include "shardplan/types.h"
 #include "shardplan/trace.h"
+#include "shardplan/topo.h"
 
 G_BEGIN_DECLS
 
@@ -111,15 +112,31 @@ gsize sp_calib_data_n_points (const SpCalibData *data);
 /* Inputs so far, and the name of input `source` (owned). */
 guint32 sp_calib_data_n_sources (const SpCalibData *data);
 const char *sp_calib_data_source_name (const SpCalibData *data, guint32 source);
-/* The NCCL_PROTO (`proto` TRUE) or NCCL_ALGO value input `source` ran
- * with, as its trace's /meta/env records it (owned), or NULL when it does
- * not (a trace imported from an nccl-tests log records them only when
- * NCCL_DEBUG=INFO printed "NCCL_ALGO set by environment to …").  The fit
- * simulates that input's points with it in place of the topology's [nccl]
- * algo / proto (unless the topology's ranks are CPUs, [intra] kind = shm:
- * those run MPI).  sp_calib_data_add_trace fails with SP_ERROR_INVALID_TRACE
- * on a value sp_topo_nccl_parse() refuses. */
-const char *sp_calib_data_source_nccl (const SpCalibData *data, guint32 source, gboolean proto);
+/* The NCCL variables that decide what NCCL may choose, as input `source`'s
+ * trace records them in /meta/env (a trace imported from an nccl-tests log
+ * has them only when NCCL_DEBUG=INFO printed "NCCL_ALGO set by environment
+ * to …"): `which` indexes sp_calib_nccl_env_names (NCCL_ALGO, NCCL_PROTO,
+ * NCCL_NVLS_ENABLE); NULL when not recorded. */
+#define SP_CALIB_N_NCCL_ENV 3
+extern const char *const sp_calib_nccl_env_names[SP_CALIB_N_NCCL_ENV];
+const char *sp_calib_data_source_env (const SpCalibData *data, guint32 source, guint which);
+/* What they let NCCL choose, as SpTopoSpec's [nccl] masks, read as NCCL
+ * reads them (SP_NCCL_EXACT; NCCL_NVLS_ENABLE=0: no NVLS, no NVLSTree).
+ * TRUE when the input's environment decides it: it records one of them, or
+ * it is a `shardplan run` trace, which records every NCCL_* variable of
+ * the run (so one it lacks was unset).  The fit then simulates the input's
+ * points with these masks in place of the topology's [nccl] (unless the
+ * topology's ranks are CPUs, [intra] kind = shm: those run MPI); FALSE:
+ * the topology's [nccl] stands.  A plan's algorithm hint the recorded
+ * NCCL_ALGO does not allow is dropped from the input's points (it did not
+ * run: the executor passes no hint to NCCL). */
+gboolean sp_calib_data_source_nccl (const SpCalibData *data, guint32 source,
+                                    guint8 algo_off[SP_TOPO_NCCL_FUNCS],
+                                    guint8 proto_off[SP_TOPO_NCCL_FUNCS]);
+/* A recorded NCCL_ALGO / NCCL_PROTO that NCCL refuses (an unknown
+ * collective prefix, a second entry without one: NCCL fails communicator
+ * init with it), left out of the masks above: the reason, or NULL. */
+const char *sp_calib_data_source_env_problem (const SpCalibData *data, guint32 source);
 /* The input that names the same file as `path` (the same string, or the
  * same device and inode), or -1. */
 gint64 sp_calib_data_find_source (const SpCalibData *data, const char *path);

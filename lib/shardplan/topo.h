@@ -36,8 +36,10 @@
  *              and sweep read it like any other.
  *   [nccl]     (optional) algo, proto: NCCL_ALGO and NCCL_PROTO as the jobs
  *              set them, in NCCL's syntax ("Ring,Tree", "^NVLS",
- *              "allreduce:tree;allgather:^pat"; below): the simulator then
- *              chooses only among what NCCL may choose.
+ *              "allreduce:tree;allgather:^pat"; below, read with
+ *              SP_NCCL_STRICT): the simulator then chooses only among what
+ *              NCCL may choose.  Not with [intra] kind = shm (CPU ranks run
+ *              MPI, not NCCL).
  *
  * Required keys: [cluster] nodes, gpus_per_node; [gpu] model, memory_gib,
  * tflops; [intra] kind, bandwidth_gbs; and, when [inter] is present, its
@@ -182,8 +184,9 @@ typedef struct {
   double gpu_memory_bandwidth_gbs;
   /* [nccl] algo / proto (NCCL_ALGO / NCCL_PROTO): for each collective NCCL
    * tunes (index sp_topo_nccl_func), the algorithms (bit = SpAlgo, NCCL's
-   * id 0..6) and protocols (bit = SpProto 0..2) NCCL may NOT choose.  All
-   * 0 = no restriction (NCCL's default, every preset's). */
+   * id 0..6) and protocols (bit = SpProto 0..2, plus
+   * SP_TOPO_NCCL_PROTO_SET) NCCL may NOT choose.  All 0 = no restriction
+   * (NCCL's default, every preset's).  Not on CPU ranks (shm): MPI. */
   guint8 nccl_algo_off[SP_TOPO_NCCL_FUNCS];
   guint8 nccl_proto_off[SP_TOPO_NCCL_FUNCS];
 } SpTopoSpec;
@@ -195,29 +198,66 @@ typedef struct {
  * (src/graph/tuning.cc parseList, per collective since 2.24):
  *   LIST                  the names NCCL may use, comma-separated
  *   ^LIST                 every name but those
- *   COLL:LIST;COLL:^LIST  per collective (broadcast, reduce, allgather,
- *                         reducescatter, allreduce; also all_gather …);
- *                         an entry without COLL: applies to all five, and
- *                         a later entry replaces an earlier one
+ *   LIST;COLL:LIST;COLL:^LIST   per collective (Broadcast, Reduce, AllGather,
+ *                         ReduceScatter, AllReduce, any case); only the
+ *                         first entry may go without COLL: (it applies to
+ *                         all five), and a later entry replaces an earlier
+ *                         one for its collective
  * with algorithm names Tree, Ring, CollNetDirect, CollNetChain, NVLS,
- * NVLSTree, PAT and protocol names LL, LL128, Simple, case-insensitive
- * (shardplan's nvls_tree, collnet_direct, collnet_chain too). */
+ * NVLSTree, PAT and protocol names LL, LL128, Simple, in any case.  NCCL
+ * reads it with strtok_r: empty pieces are skipped, nothing is trimmed, an
+ * unknown name matches nothing; an unknown prefix, or a second entry
+ * without one, fails its communicator init.
+ *
+ * A value of NCCL_PROTO also turns LL128 on outright for the collectives it
+ * names (unless it names LL128 off): NCCL's platform rule (LL128 only over
+ * NVLink, and across nodes only with NICs under the GPUs' PCIe switches)
+ * applies only while LL128 is left at its default.  The protocol mask holds
+ * that as SP_TOPO_NCCL_PROTO_SET. */
 
-/* The index of `coll` among those five, or -1. */
+/* The index of `coll` among those five (reduce_scatter_block counts as
+ * reduce_scatter), or -1. */
 int sp_topo_nccl_func (SpColl coll);
 
+/* The collective of index `func` (< SP_TOPO_NCCL_FUNCS). */
+SpColl sp_topo_nccl_coll (guint func);
+
+/* `value` fit for a one-line message: at most 64 characters, control
+ * characters as spaces.  Free with g_free(). */
+char *sp_topo_nccl_excerpt (const char *value);
+
+/* nccl_proto_off[f] bit: NCCL_PROTO sets collective f (its LL128 is then
+ * on or off by the value, not by the platform). */
+#define SP_TOPO_NCCL_PROTO_SET 0x80
+
+typedef enum {
+  /* as NCCL reads it: for values a run recorded (/meta/env); fails only
+   * where NCCL fails (an unknown prefix, a second entry without one) */
+  SP_NCCL_EXACT = 0,
+  /* as NCCL reads it, and refusing what NCCL would read but the writer
+   * surely did not mean: an empty value, spaces, a name NCCL does not
+   * know, a second ':', an entry that names nothing (topology files) */
+  SP_NCCL_STRICT = 1,
+} SpNcclParse;
+
 /* Parse an NCCL_ALGO (`proto` FALSE) or NCCL_PROTO (TRUE) value into the
- * per-collective masks of what is off (SpTopoSpec.nccl_*_off).  `what`
- * names the value in messages ("[nccl] algo", "NCCL_ALGO"); a bad one is
- * SP_ERROR_INVALID_TOPOLOGY naming the bad part and what is accepted. */
-gboolean sp_topo_nccl_parse (const char *what, const char *text, gboolean proto,
+ * per-collective masks of what is off (SpTopoSpec.nccl_*_off; all 0 when it
+ * restricts nothing).  `what` names the value in messages ("[nccl] algo",
+ * "x.h5: /meta/env NCCL_ALGO"); a bad one is SP_ERROR_INVALID_TOPOLOGY
+ * naming the bad part (the value shown cut to 64 characters, control
+ * characters as spaces) and what is accepted; `out_off` is then unchanged. */
+gboolean sp_topo_nccl_parse (const char *what, const char *text, gboolean proto, SpNcclParse mode,
                              guint8 out_off[SP_TOPO_NCCL_FUNCS], GError **error);
 
-/* The value in NCCL's syntax that sp_topo_nccl_parse() reads back to
- * `off` (NCCL's spelling of the names, the shorter of LIST and ^LIST, a
- * COLL: entry per restricted collective when they differ), or NULL when
- * nothing is off.  Free with g_free(). */
+/* The value in NCCL's syntax that sp_topo_nccl_parse() (either mode) reads
+ * back to `off`: NCCL's spelling of the names, the shorter of LIST and
+ * ^LIST, the commonest restriction first without a prefix when all five
+ * collectives are restricted, a COLL: entry for each other one; NULL when
+ * nothing is restricted.  Free with g_free(). */
 char *sp_topo_nccl_text (const guint8 off[SP_TOPO_NCCL_FUNCS], gboolean proto);
+
+/* Whether NCCL_PROTO turns LL128 on outright for `coll` (above). */
+gboolean sp_topo_spec_nccl_ll128_forced (const SpTopoSpec *spec, SpColl coll);
 
 /* Whether the spec's [nccl] lets NCCL choose algorithm `algo` and protocol
  * `proto` for `coll` (SP_ALGO_AUTO / SP_PROTO_AUTO: not asked).  TRUE for

@@ -84,7 +84,8 @@ END_TEST
  *                                k = 0 status wrong and k = 11 dur 0
  *   op 3 broadcast               every row MODELLED: left out */
 static char *
-write_varied (const char *dir)
+write_varied_with (const char *dir, const char *name, const char *producer,
+                   const char *const *env)
 {
   SpGroupsOptions o;
   sp_groups_options_init (&o);
@@ -111,14 +112,16 @@ write_varied (const char *dir)
     {
       ck_assert_msg (sp_plan_add_op (plan, &ops[i], NULL, &e), "%s", e ? e->message : "");
     }
-  char *path = g_build_filename (dir, "varied.h5", NULL);
-  SpTraceHeader h = { .source = SP_TRACE_SOURCE_MEASURED, .producer = "test",
+  char *path = g_build_filename (dir, name, NULL);
+  SpTraceHeader h = { .source = SP_TRACE_SOURCE_MEASURED, .producer = (char *) producer,
                       .producer_version = "0", .clock = "CLOCK_MONOTONIC",
                       .timing_mode = "isolated", .iters = 3, .world_size = 4 };
   g_autoptr (SpTraceWriter) w = sp_trace_writer_new (path, &h, &e);
   SP_ASSERT_NO_ERROR (e);
   ck_assert (sp_trace_writer_set_plan (w, plan, NULL, &e));
   ck_assert (sp_trace_writer_set_groups (w, g, &e));
+  for (guint i = 0; env != NULL && env[i] != NULL; i += 2)
+    sp_trace_writer_add_env (w, env[i], env[i + 1]);
   /* rows in reverse order: the reader must not depend on it */
   for (gint32 k = 47; k >= 0; k--)
     {
@@ -139,6 +142,12 @@ write_varied (const char *dir)
     }
   ck_assert_msg (sp_trace_writer_finish (w, &e), "%s", e ? e->message : "");
   return path;
+}
+
+static char *
+write_varied (const char *dir)
+{
+  return write_varied_with (dir, "varied.h5", "test", NULL);
 }
 
 /* A new SpCalibData with the trace at `path` added (world 0: the trace's);
@@ -527,6 +536,75 @@ START_TEST (placement_from_cluster)
 }
 END_TEST
 
+/* What NCCL could choose when a trace ran, from its /meta/env: read as
+ * NCCL reads it; a `shardplan run` trace records every NCCL_* variable (so
+ * none recorded: unrestricted, and it decides); a value NCCL refuses, or
+ * one that leaves a collective nothing, is left out with the reason; a
+ * plan hint the recorded NCCL_ALGO refuses is dropped. */
+START_TEST (nccl_env_of_traces)
+{
+  g_autofree char *dir = sp_test_tmpdir ();
+  static const struct {
+    const char *producer;
+    const char *env[8];
+    gboolean decides;
+    guint8 algo_off[SP_TOPO_NCCL_FUNCS], proto_off[SP_TOPO_NCCL_FUNCS];
+    const char *problem; /* substring, or NULL */
+    SpAlgo op0;          /* the all-reduce's point (plan hint: ring) */
+  } cases[] = {
+    { "nccl-tests", { NULL }, FALSE, { 0 }, { 0 }, NULL, SP_ALGO_RING },
+    { "shardplan run", { NULL }, TRUE, { 0 }, { 0 }, NULL, SP_ALGO_RING },
+    /* NCCL reads "Ring, Tree" as Ring (" Tree" matches nothing) */
+    { "nccl-tests", { "NCCL_ALGO", "Ring, Tree", NULL }, TRUE, { 0x7d, 0x7d, 0x7d, 0x7d, 0x7d },
+      { 0 }, NULL, SP_ALGO_RING },
+    { "nccl-tests", { "NCCL_ALGO", "Tree", NULL }, TRUE, { 0x7e, 0x7e, 0x7e, 0x7e, 0x7e }, { 0 },
+      NULL, SP_ALGO_AUTO },
+    { "shardplan run", { "NCCL_PROTO", "Simple;", "NCCL_NVLS_ENABLE", " 0 ", NULL }, TRUE,
+      { 0x30, 0x30, 0x30, 0x30, 0x30 }, { 0x83, 0x83, 0x83, 0x83, 0x83 }, NULL, SP_ALGO_RING },
+    { "nccl-tests", { "NCCL_NVLS_ENABLE", "1", NULL }, TRUE, { 0 }, { 0 }, NULL, SP_ALGO_RING },
+    { "nccl-tests", { "NCCL_PROTO", "allreduce:LL;Simple", "NCCL_ALGO", "Ring", NULL }, TRUE,
+      { 0x7d, 0x7d, 0x7d, 0x7d, 0x7d }, { 0 }, "entry 2 has no collective prefix", SP_ALGO_RING },
+    { "nccl-tests", { "NCCL_PROTO", "LL256", NULL }, TRUE, { 0 }, { 0 },
+      "NCCL_PROTO 'LL256' leaves broadcast no protocol", SP_ALGO_RING },
+  };
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      g_autofree char *name = g_strdup_printf ("env%u.h5", c);
+      g_autofree char *path = write_varied_with (dir, name, cases[c].producer, cases[c].env);
+      g_autoptr (SpCalibData) d = NULL;
+      gsize n;
+      const SpCalibPoint *p = points_of (path, &d, &n);
+      guint8 algo[SP_TOPO_NCCL_FUNCS] = { 9 }, proto[SP_TOPO_NCCL_FUNCS] = { 9 };
+      ck_assert_msg (sp_calib_data_source_nccl (d, 0, algo, proto) == cases[c].decides, "case %u", c);
+      if (cases[c].decides)
+        {
+          ck_assert_msg (memcmp (algo, cases[c].algo_off, sizeof algo) == 0, "case %u: algo 0x%x", c,
+                         algo[0]);
+          ck_assert_msg (memcmp (proto, cases[c].proto_off, sizeof proto) == 0, "case %u: proto 0x%x",
+                         c, proto[0]);
+        }
+      const char *problem = sp_calib_data_source_env_problem (d, 0);
+      if (cases[c].problem == NULL)
+        ck_assert_msg (problem == NULL, "case %u: %s", c, problem);
+      else
+        ck_assert_msg (problem != NULL && strstr (problem, cases[c].problem) != NULL, "case %u: %s", c,
+                       problem ? problem : "(none)");
+      for (guint k = 0; k < SP_CALIB_N_NCCL_ENV; k++)
+        {
+          const char *want = NULL;
+          for (guint i = 0; cases[c].env[i] != NULL; i += 2)
+            if (strcmp (cases[c].env[i], sp_calib_nccl_env_names[k]) == 0)
+              want = cases[c].env[i + 1];
+          ck_assert_str_eq (sp_calib_data_source_env (d, 0, k) ? sp_calib_data_source_env (d, 0, k) : "-",
+                            want ? want : "-");
+        }
+      ck_assert_uint_ge (n, 1);
+      ck_assert_int_eq (p[0].coll, SP_COLL_ALL_REDUCE);
+      ck_assert_msg (p[0].algo == cases[c].op0, "case %u: hint %d", c, p[0].algo);
+    }
+}
+END_TEST
+
 int
 main (void)
 {
@@ -540,6 +618,7 @@ main (void)
   tcase_add_test (tc, error_stats_by_hand);
   tcase_add_test (tc, add_point_checks);
   tcase_add_test (tc, placement_from_cluster);
+  tcase_add_test (tc, nccl_env_of_traces);
   suite_add_tcase (s, tc);
   return sp_test_run (s);
 }

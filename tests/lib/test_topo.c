@@ -1033,9 +1033,10 @@ END_TEST
 /* ---- [nccl] algo / proto (NCCL_ALGO / NCCL_PROTO) ------------------------- */
 
 /* Off masks by hand: bit = NCCL's id (Tree 0, Ring 1, CollNetDirect 2,
- * CollNetChain 3, NVLS 4, NVLSTree 5, PAT 6; LL 0, LL128 1, Simple 2), in
- * ncclFunc_t order (broadcast, reduce, all_gather, reduce_scatter,
- * all_reduce). */
+ * CollNetChain 3, NVLS 4, NVLSTree 5, PAT 6; LL 0, LL128 1, Simple 2, and
+ * 0x80 = NCCL_PROTO sets the collective), in ncclFunc_t order (broadcast,
+ * reduce, all_gather, reduce_scatter, all_reduce).  Read alike by both
+ * modes. */
 static const struct {
   const char *text;
   gboolean proto;
@@ -1043,70 +1044,136 @@ static const struct {
   const char *canonical;
 } nccl_lists[] = {
   { "Ring", FALSE, { 0x7d, 0x7d, 0x7d, 0x7d, 0x7d }, "Ring" },
-  { " ring , TREE ", FALSE, { 0x7c, 0x7c, 0x7c, 0x7c, 0x7c }, "Tree,Ring" },
+  { "ring,TREE", FALSE, { 0x7c, 0x7c, 0x7c, 0x7c, 0x7c }, "Tree,Ring" },
   { "^NVLS", FALSE, { 0x10, 0x10, 0x10, 0x10, 0x10 }, "^NVLS" },
-  { "^nvls,nvls_tree", FALSE, { 0x30, 0x30, 0x30, 0x30, 0x30 }, "^NVLS,NVLSTree" },
+  { "^nvls,nvlstree", FALSE, { 0x30, 0x30, 0x30, 0x30, 0x30 }, "^NVLS,NVLSTree" },
   { "allreduce:tree;allgather:^pat", FALSE, { 0, 0, 0x40, 0, 0x7e }, "AllGather:^PAT;AllReduce:Tree" },
-  { "Ring;AllReduce:Tree", FALSE, { 0x7d, 0x7d, 0x7d, 0x7d, 0x7e },
-    "Broadcast:Ring;Reduce:Ring;AllGather:Ring;ReduceScatter:Ring;AllReduce:Tree" },
-  { "all_gather:ring;allgather:^ring", FALSE, { 0, 0, 0x02, 0, 0 }, "AllGather:^Ring" },
-  { "^ring,tree,collnetdirect,collnetchain,nvls,nvlstree,pat", FALSE,
+  { "Ring;AllReduce:Tree", FALSE, { 0x7d, 0x7d, 0x7d, 0x7d, 0x7e }, "Ring;AllReduce:Tree" },
+  { "Tree;AllReduce:Ring;Broadcast:Ring", FALSE, { 0x7d, 0x7e, 0x7e, 0x7e, 0x7d },
+    "Tree;Broadcast:Ring;AllReduce:Ring" },
+  { "allgather:ring;AllGather:^ring", FALSE, { 0, 0, 0x02, 0, 0 }, "AllGather:^Ring" },
+  { "^Tree,Ring,CollNetDirect,CollNetChain,NVLS,NVLSTree,PAT", FALSE,
     { 0x7f, 0x7f, 0x7f, 0x7f, 0x7f }, "^Tree,Ring,CollNetDirect,CollNetChain,NVLS,NVLSTree,PAT" },
-  { "Simple", TRUE, { 3, 3, 3, 3, 3 }, "Simple" },
-  { "^LL128", TRUE, { 2, 2, 2, 2, 2 }, "^LL128" },
-  { "LL,simple", TRUE, { 2, 2, 2, 2, 2 }, "^LL128" },
-  { "reducescatter:LL,LL128", TRUE, { 0, 0, 0, 4, 0 }, "ReduceScatter:^Simple" },
+  { "Ring;;", FALSE, { 0x7d, 0x7d, 0x7d, 0x7d, 0x7d }, "Ring" }, /* empty pieces: skipped */
+  { "Simple", TRUE, { 0x83, 0x83, 0x83, 0x83, 0x83 }, "Simple" },
+  { "^LL128", TRUE, { 0x82, 0x82, 0x82, 0x82, 0x82 }, "^LL128" },
+  { "LL,simple", TRUE, { 0x82, 0x82, 0x82, 0x82, 0x82 }, "^LL128" },
+  { "reducescatter:LL,LL128", TRUE, { 0, 0, 0, 0x84, 0 }, "ReduceScatter:^Simple" },
+  /* every protocol named: nothing off, but LL128 on outright */
+  { "LL,LL128,Simple", TRUE, { 0x80, 0x80, 0x80, 0x80, 0x80 }, "LL,LL128,Simple" },
 };
 
 START_TEST (test_nccl_lists)
 {
   GError *error = NULL;
-  guint8 off[SP_TOPO_NCCL_FUNCS], back[SP_TOPO_NCCL_FUNCS];
   const char *what = nccl_lists[_i].proto ? "NCCL_PROTO" : "NCCL_ALGO";
-  ck_assert_msg (sp_topo_nccl_parse (what, nccl_lists[_i].text, nccl_lists[_i].proto, off, &error),
-                 "%s: %s", nccl_lists[_i].text, error ? error->message : "?");
-  for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
-    ck_assert_msg (off[f] == nccl_lists[_i].off[f], "%s: function %u off 0x%x, expected 0x%x",
-                   nccl_lists[_i].text, f, off[f], nccl_lists[_i].off[f]);
-  g_autofree char *text = sp_topo_nccl_text (off, nccl_lists[_i].proto);
-  ck_assert_str_eq (text, nccl_lists[_i].canonical);
-  ck_assert (sp_topo_nccl_parse (what, text, nccl_lists[_i].proto, back, &error));
-  ck_assert (memcmp (off, back, sizeof off) == 0);
+  for (SpNcclParse mode = SP_NCCL_EXACT; mode <= SP_NCCL_STRICT; mode++)
+    {
+      guint8 off[SP_TOPO_NCCL_FUNCS], back[SP_TOPO_NCCL_FUNCS];
+      ck_assert_msg (sp_topo_nccl_parse (what, nccl_lists[_i].text, nccl_lists[_i].proto, mode, off,
+                                         &error),
+                     "%s: %s", nccl_lists[_i].text, error ? error->message : "?");
+      for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
+        ck_assert_msg (off[f] == nccl_lists[_i].off[f], "%s (mode %d): function %u off 0x%x, expected 0x%x",
+                       nccl_lists[_i].text, mode, f, off[f], nccl_lists[_i].off[f]);
+      g_autofree char *text = sp_topo_nccl_text (off, nccl_lists[_i].proto);
+      ck_assert_str_eq (text, nccl_lists[_i].canonical);
+      ck_assert (sp_topo_nccl_parse (what, text, nccl_lists[_i].proto, mode, back, &error));
+      ck_assert (memcmp (off, back, sizeof off) == 0);
+    }
 }
 END_TEST
 
+/* What NCCL reads differently from how it looks (strtok_r, no trimming,
+ * unknown names ignored): SP_NCCL_EXACT reads it as NCCL does,
+ * SP_NCCL_STRICT refuses it. */
+static const struct {
+  const char *text;
+  gboolean proto;
+  guint8 off[SP_TOPO_NCCL_FUNCS]; /* SP_NCCL_EXACT */
+  const char *strict;             /* SP_NCCL_STRICT's message */
+} nccl_exact[] = {
+  { "Ring, Tree", FALSE, { 0x7d, 0x7d, 0x7d, 0x7d, 0x7d }, "NCCL does not trim spaces" },
+  { "Simple,Foo", TRUE, { 0x83, 0x83, 0x83, 0x83, 0x83 },
+    "'Foo' is not an NCCL protocol (NCCL ignores it): expected LL, LL128, Simple" },
+  { "nvls_tree", FALSE, { 0x7f, 0x7f, 0x7f, 0x7f, 0x7f }, "'nvls_tree' is not an NCCL algorithm" },
+  { "", FALSE, { 0, 0, 0, 0, 0 }, "empty: leave the key out for NCCL's own choice" },
+  { ";", TRUE, { 0, 0, 0, 0, 0 }, "names no protocol: leave the key out" },
+  { "allreduce:", FALSE, { 0x7f, 0x7f, 0x7f, 0x7f, 0x7f }, "entry 1 names no algorithm" },
+  { "^", TRUE, { 0x80, 0x80, 0x80, 0x80, 0x80 }, "entry 1 names no protocol" },
+  { "allreduce:tree:ring", FALSE, { 0, 0, 0, 0, 0x7e }, "entry 1 has more than one ':'" },
+  { "Ring\x1b[31m", FALSE, { 0x7f, 0x7f, 0x7f, 0x7f, 0x7f }, "holds control characters" },
+};
+
+START_TEST (test_nccl_exact)
+{
+  GError *error = NULL;
+  const char *what = nccl_exact[_i].proto ? "NCCL_PROTO" : "NCCL_ALGO";
+  guint8 off[SP_TOPO_NCCL_FUNCS];
+  ck_assert_msg (sp_topo_nccl_parse (what, nccl_exact[_i].text, nccl_exact[_i].proto, SP_NCCL_EXACT,
+                                     off, &error),
+                 "%s: %s", nccl_exact[_i].text, error ? error->message : "?");
+  for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
+    ck_assert_msg (off[f] == nccl_exact[_i].off[f], "'%s': function %u off 0x%x, expected 0x%x",
+                   nccl_exact[_i].text, f, off[f], nccl_exact[_i].off[f]);
+  ck_assert (!sp_topo_nccl_parse (what, nccl_exact[_i].text, nccl_exact[_i].proto, SP_NCCL_STRICT,
+                                  off, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_msg (strstr (error->message, nccl_exact[_i].strict) != NULL, "%s", error->message);
+  ck_assert_msg (strchr (error->message, '\x1b') == NULL, "control character echoed: %s",
+                 error->message);
+  g_clear_error (&error);
+}
+END_TEST
+
+/* What NCCL itself refuses (communicator init fails), in either mode. */
 static const struct {
   const char *text;
   gboolean proto;
   const char *message;
 } bad_nccl_lists[] = {
-  { "", FALSE, "NCCL_ALGO '': empty: expected a list of algorithm names" },
-  { "Rng", FALSE, "NCCL_ALGO 'Rng': 'Rng' is not an NCCL algorithm: expected Tree, Ring, "
-                  "CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT" },
-  { "direct", FALSE, "'direct' is not an NCCL algorithm" },
   { "alltoall:ring", FALSE, "NCCL_ALGO 'alltoall:ring': 'alltoall' is not a collective NCCL_ALGO "
-                            "restricts" },
-  { "ring,,tree", FALSE, "an empty algorithm name in entry 1" },
-  { "ring;", FALSE, "NCCL_ALGO 'ring;': entry 2 is empty" },
-  { "^", FALSE, "NCCL_ALGO '^': entry 1 names no algorithm" },
-  { "allreduce:", FALSE, "entry 1 names no algorithm" },
-  { "LL256", TRUE, "NCCL_PROTO 'LL256': 'LL256' is not an NCCL protocol: expected LL, LL128, Simple" },
+                            "restricts (NCCL refuses the value)" },
   { "send:simple", TRUE, "'send' is not a collective NCCL_PROTO restricts" },
+  { "ring;tree", FALSE, "NCCL_ALGO 'ring;tree': entry 2 has no collective prefix, which NCCL allows "
+                        "only on the entry that starts the value" },
+  { ";Ring", FALSE, "entry 1 has no collective prefix" },
+  { "allreduce:LL;Simple", TRUE, "entry 2 has no collective prefix" },
+  { ":::", FALSE, "entry 1 is only ':'" },
 };
 
 START_TEST (test_nccl_list_errors)
 {
   GError *error = NULL;
-  guint8 off[SP_TOPO_NCCL_FUNCS] = { 9, 9, 9, 9, 9 };
   const char *what = bad_nccl_lists[_i].proto ? "NCCL_PROTO" : "NCCL_ALGO";
-  ck_assert (!sp_topo_nccl_parse (what, bad_nccl_lists[_i].text, bad_nccl_lists[_i].proto, off,
-                                  &error));
-  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
-  ck_assert_msg (g_str_has_prefix (error->message, what), "%s", error->message);
-  ck_assert_msg (strstr (error->message, bad_nccl_lists[_i].message) != NULL, "%s", error->message);
+  for (SpNcclParse mode = SP_NCCL_EXACT; mode <= SP_NCCL_STRICT; mode++)
+    {
+      guint8 off[SP_TOPO_NCCL_FUNCS] = { 9, 9, 9, 9, 9 };
+      ck_assert (!sp_topo_nccl_parse (what, bad_nccl_lists[_i].text, bad_nccl_lists[_i].proto, mode,
+                                      off, &error));
+      SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+      ck_assert_msg (g_str_has_prefix (error->message, what), "%s", error->message);
+      ck_assert_msg (strstr (error->message, bad_nccl_lists[_i].message) != NULL, "%s",
+                     error->message);
+      g_clear_error (&error);
+      for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
+        ck_assert_int_eq (off[f], 9); /* untouched on error */
+    }
+}
+END_TEST
+
+/* A hostile value: the message shows 64 characters of it, not all. */
+START_TEST (test_nccl_long_value)
+{
+  GError *error = NULL;
+  g_autofree char *text = g_strnfill (100000, 'x');
+  guint8 off[SP_TOPO_NCCL_FUNCS];
+  ck_assert (!sp_topo_nccl_parse ("NCCL_ALGO", text, FALSE, SP_NCCL_STRICT, off, &error));
+  ck_assert_msg (strlen (error->message) < 600, "%zu bytes", strlen (error->message));
+  ck_assert (strstr (error->message, "…") != NULL);
   g_clear_error (&error);
-  for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
-    ck_assert_int_eq (off[f], 9); /* untouched on error */
+  ck_assert (sp_topo_nccl_parse ("NCCL_ALGO", text, FALSE, SP_NCCL_EXACT, off, &error));
+  ck_assert_int_eq (off[0], 0x7f); /* one unknown name: nothing left, as NCCL reads it */
 }
 END_TEST
 
@@ -1128,7 +1195,7 @@ START_TEST (test_nccl_section)
   const SpTopoSpec *s = sp_topo_spec (t);
   ck_assert_int_eq (s->nccl_algo_off[4], 0x7e);
   ck_assert_int_eq (s->nccl_algo_off[2], 0x40);
-  ck_assert_int_eq (s->nccl_proto_off[0], 3);
+  ck_assert_int_eq (s->nccl_proto_off[0], 0x83);
   ck_assert (!sp_topo_spec_equal (sp_topo_spec (p), s));
   ck_assert (sp_topo_spec_nccl_allows (s, SP_COLL_ALL_REDUCE, SP_ALGO_TREE, SP_PROTO_SIMPLE));
   ck_assert (!sp_topo_spec_nccl_allows (s, SP_COLL_ALL_REDUCE, SP_ALGO_RING, SP_PROTO_AUTO));
@@ -1152,8 +1219,8 @@ START_TEST (test_nccl_section)
   g_autofree char *bad = g_strconcat (plain, "\n[nccl]\nproto = LL256\n", NULL);
   ck_assert_ptr_null (sp_topo_load_data (bad, -1, "b.ini", &error));
   SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
-  ck_assert_str_eq (error->message, "b.ini: [nccl] proto 'LL256': 'LL256' is not an NCCL protocol: "
-                                    "expected LL, LL128, Simple");
+  ck_assert_str_eq (error->message, "b.ini: [nccl] proto 'LL256': 'LL256' is not an NCCL protocol "
+                                    "(NCCL ignores it): expected LL, LL128, Simple");
   g_clear_error (&error);
   g_autofree char *misspelt = g_strconcat (plain, "\n[nccl]\nalgos = ring\n", NULL);
   ck_assert_ptr_null (sp_topo_load_data (misspelt, -1, "m.ini", &error));
@@ -1172,7 +1239,10 @@ START_TEST (test_nccl_section)
   b.nccl_proto_off[4] = 0x08;
   ck_assert_ptr_null (sp_topo_new (&b, &error));
   g_clear_error (&error);
-  b.nccl_proto_off[4] = 0x07; /* every protocol off: a restriction NCCL would fail on, not a bad spec */
+  b.nccl_proto_off[4] = 0x02; /* LL128 off, without saying NCCL_PROTO sets it */
+  ck_assert_ptr_null (sp_topo_new (&b, &error));
+  g_clear_error (&error);
+  b.nccl_proto_off[4] = 0x87; /* every protocol off: a restriction NCCL would fail on, not a bad spec */
   g_autoptr (SpTopo) all_off = sp_topo_new (&b, &error);
   SP_ASSERT_NO_ERROR (error);
 
@@ -1184,12 +1254,33 @@ START_TEST (test_nccl_section)
   for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
     {
       ck_assert_int_eq (sp_topo_spec (v)->nccl_algo_off[f], algo_want[f]);
-      ck_assert_int_eq (sp_topo_spec (v)->nccl_proto_off[f], 0x02);
+      ck_assert_int_eq (sp_topo_spec (v)->nccl_proto_off[f], 0x82);
     }
 
   ck_assert_int_eq (sp_topo_nccl_func (SP_COLL_ALL_REDUCE), 4);
   ck_assert_int_eq (sp_topo_nccl_func (SP_COLL_BROADCAST), 0);
   ck_assert_int_eq (sp_topo_nccl_func (SP_COLL_ALL_TO_ALL), -1);
+  ck_assert_int_eq (sp_topo_nccl_func (SP_COLL_REDUCE_SCATTER_BLOCK), 3);
+
+  /* LL128 on outright where NCCL_PROTO names a collective and leaves it on */
+  ck_assert (!sp_topo_spec_nccl_ll128_forced (sp_topo_spec (p), SP_COLL_ALL_REDUCE));
+  ck_assert (!sp_topo_spec_nccl_ll128_forced (sp_topo_spec (v), SP_COLL_ALL_REDUCE)); /* ^LL128 */
+  SpTopoSpec l = *sp_topo_spec (p);
+  ck_assert (sp_topo_nccl_parse ("NCCL_PROTO", "allreduce:^LL", TRUE, SP_NCCL_STRICT, l.nccl_proto_off,
+                                 &error));
+  ck_assert (sp_topo_spec_nccl_ll128_forced (&l, SP_COLL_ALL_REDUCE));
+  ck_assert (!sp_topo_spec_nccl_ll128_forced (&l, SP_COLL_ALL_GATHER));
+
+  /* CPU ranks run MPI: [nccl] does not apply there */
+  g_autoptr (SpTopo) shm = sp_topo_new_preset ("cpu-shm", 1, &error);
+  SP_ASSERT_NO_ERROR (error);
+  g_autofree char *shm_ini = sp_topo_to_ini (shm);
+  g_autofree char *shm_nccl = g_strconcat (shm_ini, "\n[nccl]\nproto = Simple\n", NULL);
+  ck_assert_ptr_null (sp_topo_load_data (shm_nccl, -1, "s.ini", &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_msg (strstr (error->message, "[nccl] does not apply to [intra] kind = shm") != NULL, "%s",
+                 error->message);
+  g_clear_error (&error);
 }
 END_TEST
 
@@ -1236,7 +1327,9 @@ topo_suite (void)
 
   tc = tcase_create ("nccl");
   tcase_add_loop_test (tc, test_nccl_lists, 0, G_N_ELEMENTS (nccl_lists));
+  tcase_add_loop_test (tc, test_nccl_exact, 0, G_N_ELEMENTS (nccl_exact));
   tcase_add_loop_test (tc, test_nccl_list_errors, 0, G_N_ELEMENTS (bad_nccl_lists));
+  tcase_add_test (tc, test_nccl_long_value);
   tcase_add_test (tc, test_nccl_section);
   suite_add_tcase (s, tc);
   return s;

@@ -142,7 +142,7 @@ expect_status 0 "all_reduce over two ranks" "$SP" estimate -t dgx-h100 -N 1 --ra
 sed 's/^algo = .*/algo = allreduce:ring;allgather:^ring/; s/^proto = .*/proto = Simple/' \
   "$SP_SRCDIR/tests/fixtures/topo/valid-nccl.ini" >"$tmp/env.ini"
 expect_status 0 "[nccl] algo=ring" "$SP" estimate -t "$tmp/env.ini" -c all_reduce -b 1K
-grep -q '^# shardplan estimate: .*, NCCL_ALGO=AllGather:^Ring;AllReduce:Ring, NCCL_PROTO=Simple$' "$tmp/out" \
+grep -q "^# shardplan estimate: .*, NCCL_ALGO='AllGather:^Ring;AllReduce:Ring', NCCL_PROTO=Simple\$" "$tmp/out" \
   && ok "header names the restriction" || bad "header: $(head -1 "$tmp/out")"
 tail -1 "$tmp/out" | grep -q ' ring   simple$' && ok "ring / simple at 1 KiB" || bad "row: $(tail -1 "$tmp/out")"
 expect_status 0 "no [nccl]" "$SP" estimate -t dgx-h100 -N 2 -c all_reduce -b 1K
@@ -151,6 +151,11 @@ tail -1 "$tmp/out" | grep -q ' ll$' && ok "unrestricted: ll at 1 KiB" || bad "ro
 expect_status 2 "[nccl] leaves all_gather nothing" "$SP" estimate -t "$tmp/env.ini" -c all_gather -b 1M
 [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "^shardplan estimate: the topology's \[nccl\] algo = " "$tmp/err" \
   && ok "one line naming [nccl]" || bad "reason: $(cat "$tmp/err")"
+# NCCL_ALGO=Tree leaves an all-gather nothing NCCL has: it fails the call
+sed 's/^algo = .*/algo = Tree/' "$tmp/env.ini" >"$tmp/tree.ini"
+expect_status 2 "NCCL_ALGO=Tree all_gather" "$SP" estimate -t "$tmp/tree.ini" -c all_gather -b 1M
+grep -q "(NCCL would fail the call; all_gather can run here as ring/ll, ring/ll128, ring/simple)\$" "$tmp/err" \
+  && ok "NCCL would fail" || bad "Tree all_gather: $(cat "$tmp/err")"
 sed 's/^proto = Simple$/proto = LL256/' "$tmp/env.ini" >"$tmp/bad-env.ini"
 expect_status 2 "bad [nccl] proto" "$SP" estimate -t "$tmp/bad-env.ini" -c all_reduce -b 1M
 grep -q "\[nccl\] proto 'LL256': 'LL256' is not an NCCL protocol" "$tmp/err" && ok "bad proto named" \

@@ -951,7 +951,7 @@ START_TEST (nccl_env_narrows_the_choice)
   SpCollEstimate a = estimate_on (&free_, m, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_AUTO, SP_PROTO_AUTO);
   ck_assert_int_eq (a.algo, SP_ALGO_NVLS_TREE);
   SpTopoSpec ring = free_;
-  ck_assert (sp_topo_nccl_parse ("NCCL_ALGO", "Ring", FALSE, ring.nccl_algo_off, &error));
+  ck_assert (sp_topo_nccl_parse ("NCCL_ALGO", "Ring", FALSE, SP_NCCL_STRICT, ring.nccl_algo_off, &error));
   SpCollEstimate r = estimate_on (&ring, m, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_AUTO, SP_PROTO_AUTO);
   SpCollEstimate want = estimate_on (&free_, m, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_RING, SP_PROTO_AUTO);
   ck_assert_int_eq (r.algo, SP_ALGO_RING);
@@ -965,7 +965,7 @@ START_TEST (nccl_env_narrows_the_choice)
   SpCollEstimate small = estimate_on (&free_, m, SP_COLL_ALL_REDUCE, 1024, SP_ALGO_AUTO, SP_PROTO_AUTO);
   ck_assert_int_eq (small.proto, SP_PROTO_LL);
   SpTopoSpec simple = free_;
-  ck_assert (sp_topo_nccl_parse ("NCCL_PROTO", "Simple", TRUE, simple.nccl_proto_off, &error));
+  ck_assert (sp_topo_nccl_parse ("NCCL_PROTO", "Simple", TRUE, SP_NCCL_STRICT, simple.nccl_proto_off, &error));
   SpCollEstimate s1 = estimate_on (&simple, m, SP_COLL_ALL_REDUCE, 1024, SP_ALGO_AUTO, SP_PROTO_AUTO);
   SpCollEstimate w1 = estimate_on (&free_, m, SP_COLL_ALL_REDUCE, 1024, SP_ALGO_AUTO, SP_PROTO_SIMPLE);
   ck_assert_int_eq (s1.proto, SP_PROTO_SIMPLE);
@@ -975,7 +975,7 @@ START_TEST (nccl_env_narrows_the_choice)
 
   /* a per-collective entry leaves the others alone */
   SpTopoSpec ar_only = free_;
-  ck_assert (sp_topo_nccl_parse ("NCCL_PROTO", "allreduce:simple", TRUE, ar_only.nccl_proto_off,
+  ck_assert (sp_topo_nccl_parse ("NCCL_PROTO", "allreduce:simple", TRUE, SP_NCCL_STRICT, ar_only.nccl_proto_off,
                                  &error));
   SpCollEstimate g0 = estimate_on (&free_, m, SP_COLL_ALL_GATHER, 16384, SP_ALGO_AUTO, SP_PROTO_AUTO);
   SpCollEstimate g1 = estimate_on (&ar_only, m, SP_COLL_ALL_GATHER, 16384, SP_ALGO_AUTO, SP_PROTO_AUTO);
@@ -991,7 +991,7 @@ START_TEST (nccl_env_narrows_the_choice)
 
   /* nothing left: NCCL fails the call, so do we, naming why */
   SpTopoSpec none = free_;
-  ck_assert (sp_topo_nccl_parse ("NCCL_ALGO", "allgather:^ring", FALSE, none.nccl_algo_off, &error));
+  ck_assert (sp_topo_nccl_parse ("NCCL_ALGO", "allgather:^ring", FALSE, SP_NCCL_STRICT, none.nccl_algo_off, &error));
   g_autoptr (SpTopo) topo = sp_topo_new (&none, &error);
   SP_ASSERT_NO_ERROR (error);
   SpCollRequest q;
@@ -1001,13 +1001,60 @@ START_TEST (nccl_env_narrows_the_choice)
   SpCollEstimate e;
   ck_assert (!sp_sim_estimate (topo, m, &q, &e, &error));
   SP_ASSERT_ERROR (error, SP_ERROR_UNSUPPORTED);
-  ck_assert_msg (strstr (error->message, "[nccl] algo = AllGather:^Ring") != NULL
-                     && strstr (error->message, "ring/simple") != NULL,
+  ck_assert_msg (strstr (error->message, "[nccl] algo = AllGather:^Ring, proto = (any) leave "
+                                          "all_gather on 16 ranks over 2 nodes nothing this model "
+                                          "runs (NCCL fails the call unless a SHARP plugin runs "
+                                          "CollNet, which they leave and this model does not "
+                                          "implement; all_gather can run here as ring/ll, "
+                                          "ring/ll128, ring/simple)") != NULL,
                  "%s", error->message);
+  g_clear_error (&error);
+  /* a forced protocol narrows the list of what could run */
+  q.proto = SP_PROTO_SIMPLE;
+  ck_assert (!sp_sim_estimate (topo, m, &q, &e, &error));
+  ck_assert_msg (strstr (error->message, "can run here as ring/simple)") != NULL, "%s", error->message);
   g_clear_error (&error);
   /* the all-reduce of the same topology still runs */
   ck_assert_int_eq (estimate_on (&none, m, SP_COLL_ALL_REDUCE, 1 << 20, SP_ALGO_AUTO,
                                  SP_PROTO_AUTO).algo == SP_ALGO_AUTO, FALSE);
+}
+END_TEST
+
+/* NCCL_PROTO naming LL128 (or leaving it on in a list) turns it on
+ * outright, past NCCL's platform rule: 8 A100 over PCIe run LL128 only so;
+ * 2 Polaris nodes (NICs on the host, phb) likewise across nodes. */
+START_TEST (nccl_proto_forces_ll128)
+{
+  SpSimModel m = (SpSimModel[]){ SP_SIM_ANALYTIC, SP_SIM_DES, SP_SIM_NCCL }[_i];
+  GError *error = NULL;
+  SpTopoSpec pcie = spec_h100 (1);
+  g_strlcpy (pcie.gpu_model, "A100-PCIE-40GB", sizeof pcie.gpu_model);
+  pcie.intra_kind = SP_INTRA_PCIE;
+  pcie.intra_bandwidth_gbs = 32;
+  SpTopoSpec forced = pcie;
+  ck_assert (sp_topo_nccl_parse ("NCCL_PROTO", "LL128", TRUE, SP_NCCL_STRICT, forced.nccl_proto_off,
+                                 &error));
+  g_autoptr (SpTopo) t = sp_topo_new (&pcie, &error);
+  SP_ASSERT_NO_ERROR (error);
+  SpCollRequest r;
+  sp_coll_request_init (&r);
+  r.bytes = 1 << 20;
+  r.proto = SP_PROTO_LL128;
+  SpCollEstimate e;
+  ck_assert (!sp_sim_estimate (t, m, &r, &e, &error)); /* the platform rule */
+  g_clear_error (&error);
+  SpCollEstimate f = estimate_on (&forced, m, SP_COLL_ALL_REDUCE, 1 << 20, SP_ALGO_AUTO, SP_PROTO_AUTO);
+  ck_assert_int_eq (f.proto, SP_PROTO_LL128);
+  ck_assert_uint_gt (f.time_ns, 0);
+  /* ^LL leaves LL128 on outright too; across Polaris' phb NICs */
+  SpTopoSpec pol = spec_polaris (2);
+  for (guint64 b = 1024; b <= ((guint64) 1 << 30); b *= 4)
+    ck_assert_int_ne (estimate_on (&pol, m, SP_COLL_ALL_GATHER, b, SP_ALGO_AUTO, SP_PROTO_AUTO).proto,
+                      SP_PROTO_LL128);
+  ck_assert (sp_topo_nccl_parse ("NCCL_PROTO", "^LL", TRUE, SP_NCCL_STRICT, pol.nccl_proto_off,
+                                 &error));
+  SpCollEstimate g = estimate_on (&pol, m, SP_COLL_ALL_GATHER, 1 << 20, SP_ALGO_AUTO, SP_PROTO_LL128);
+  ck_assert_int_eq (g.proto, SP_PROTO_LL128);
 }
 END_TEST
 
@@ -1036,6 +1083,7 @@ main (void)
   tcase_add_test (tc, datasheet_only_transports);
   tcase_add_test (tc, transport_costs_by_hand);
   tcase_add_loop_test (tc, nccl_env_narrows_the_choice, 0, 3);
+  tcase_add_loop_test (tc, nccl_proto_forces_ll128, 0, 3);
   suite_add_tcase (s, tc);
   return sp_test_run (s);
 }

@@ -171,7 +171,7 @@ awk -v a="$alone" -v b="$both" 'BEGIN { exit !(b > 1.8 * a) }' \
 nt="$SP_SRCDIR/tests/fixtures/topo/valid-nccl.ini"
 "$SHARDPLAN" plan -m gpt-1b -t "$nt" -s 8 -o "$tmp/nccl.json" >/dev/null || fail "plan on [nccl] topology"
 "$SHARDPLAN" sim --plan "$tmp/nccl.json" -t "$nt" >"$tmp/nccl-sim" 2>"$tmp/e" || fail "sim on [nccl]: $(cat "$tmp/e")"
-head -n 1 "$tmp/nccl-sim" | grep -q ', contention step, NCCL_ALGO=AllGather:^PAT;AllReduce:Tree,Ring, NCCL_PROTO=^LL128$' \
+head -n 1 "$tmp/nccl-sim" | grep -q ', contention step, NCCL_ALGO=.AllGather:^PAT;AllReduce:Tree,Ring., NCCL_PROTO=^LL128$' \
   || fail "sim header: $(head -n 1 "$tmp/nccl-sim")"
 head -n 1 "$tmp/one-sim" | grep -q 'NCCL_' && fail "sim header without [nccl]: $(head -n 1 "$tmp/one-sim")"
 [ "$failures" -eq 0 ]

@@ -242,6 +242,6 @@ grep -q "^nvlink: domains of 72 GPUs (18 nodes); the recommendation's parameter 
 # a topology's [nccl] is named in the header
 "$SHARDPLAN" sweep -t "$SP_SRCDIR/tests/fixtures/topo/valid-nccl.ini" --zeropp none --sim-model analytic \
   --quiet >"$tmp/t" 2>"$tmp/e" || fail "sweep on [nccl] exited $?: $(cat "$tmp/e")"
-head -n 1 "$tmp/t" | grep -q ', contention none, NCCL_ALGO=AllGather:^PAT;AllReduce:Tree,Ring, NCCL_PROTO=^LL128$' \
+head -n 1 "$tmp/t" | grep -q ', contention none, NCCL_ALGO=.AllGather:^PAT;AllReduce:Tree,Ring., NCCL_PROTO=^LL128$' \
   || fail "sweep header: $(head -n 1 "$tmp/t")"
 [ "$failures" -eq 0 ]
