@@ -509,6 +509,33 @@ stuck_exit (SpExecLoop *L, const GError *failure, gpointer data)
 }
 
 /* Set up the backend, run, write the trace. */
+/* The topology's [nccl] says what the jobs let NCCL choose: run with it,
+ * as NCCL_ALGO / NCCL_PROTO (before NCCL reads them, and before the
+ * trace records the environment), unless the environment already sets
+ * them: it wins, and rank 0 says so once. */
+static void
+export_nccl_env (SpExecCtx *ctx, const SpTopo *topo)
+{
+  const SpTopoSpec *spec = sp_topo_spec (topo);
+  for (guint k = 0; k < 2; k++)
+    {
+      const char *name = k ? "NCCL_PROTO" : "NCCL_ALGO";
+      g_autofree char *want = sp_topo_nccl_text (k ? spec->nccl_proto_off : spec->nccl_algo_off, k);
+      if (want == NULL)
+        continue;
+      const char *have = g_getenv (name);
+      if (have == NULL)
+        g_setenv (name, want, TRUE);
+      else if (strcmp (have, want) != 0 && ctx->rank == 0)
+        {
+          g_autofree char *shown = sp_topo_nccl_excerpt (have);
+          fprintf (stderr, "shardplan run: note: %s=%s in the environment, not the topology's "
+                           "[nccl] %s = %s: NCCL runs with the environment's\n",
+                   name, shown, k ? "proto" : "algo", want);
+        }
+    }
+}
+
 static gboolean
 run_backend (SpExecCtx *ctx, const SpExecBackend *inner, SpExecRecorder *rec, const SpTopo *topo,
              const char *plan_text, const char *topo_text, const char *run_id, SpExecResult *res,
@@ -686,6 +713,8 @@ run_inner (SpExecCtx *ctx, SpExecResult *res, GError **error)
   ctx->groups = groups;
   build_tasks (ctx, topo, &local);
   gboolean ok = sp_exec_agree (ctx, &local, FALSE, error);
+  if (ok && topo != NULL)
+    export_nccl_env (ctx, topo);
 
   /* The backend: probe on every rank and agree. */
   const SpExecBackend *inner = &sp_exec_backend_mpi;

@@ -87,4 +87,33 @@ ls "$tmp" | grep -q spill && fail "spill files left: $(ls "$tmp")"
 "$SHARDPLAN" trace show "$tmp/all-replay.h5" >"$tmp/show" 2>&1 || fail "trace show failed"
 grep -q "replay" "$tmp/show" || fail "trace show does not say replay: $(cat "$tmp/show")"
 grep -q "ranks: *4" "$tmp/show" || fail "trace show: not 4 ranks: $(cat "$tmp/show")"
+
+# The topology's [nccl] is what the run lets NCCL choose: exported as
+# NCCL_ALGO / NCCL_PROTO (and so recorded in /meta/env), unless the
+# environment sets them, which wins with a note.
+mpi 4 --plan "$tmp/all.json" -o "$tmp/nccl-env.h5" --iters 1 --warmup 0 --timeout 60 \
+  --topology "$SP_SRCDIR/tests/fixtures/topo/valid-nccl.ini" --backend mpi
+[ "$status" -eq 0 ] || fail "[nccl] topology: exit $status: $(cat "$tmp/err")"
+grep -q "note: NCCL" "$tmp/err" && fail "[nccl] topology: a note without NCCL_* set: $(cat "$tmp/err")"
+NCCL_PROTO=LL # the ranks are local: they inherit it
+export NCCL_PROTO
+mpi 4 --plan "$tmp/all.json" -o "$tmp/nccl-env2.h5" --iters 1 \
+  --warmup 0 --timeout 60 --topology "$SP_SRCDIR/tests/fixtures/topo/valid-nccl.ini" --backend mpi
+unset NCCL_PROTO
+[ "$status" -eq 0 ] || fail "[nccl] topology, NCCL_PROTO set: exit $status: $(cat "$tmp/err")"
+[ "$(grep -c "^shardplan run: note: NCCL_PROTO=LL in the environment, not the topology's \[nccl\] proto = ^LL128: NCCL runs with the environment's\$" "$tmp/err")" -eq 1 ] \
+  || fail "[nccl] topology, NCCL_PROTO set: no single note: $(cat "$tmp/err")"
+if python3 -c 'import h5py' 2>/dev/null; then
+  python3 - "$tmp/nccl-env.h5" "$tmp/nccl-env2.h5" <<'PY' || fail "[nccl] not in /meta/env as run"
+import sys, h5py
+def env(path):
+    with h5py.File(path, "r") as f:
+        return {k.decode(): v.decode() for k, v in f["meta/env"][:] if k.decode().startswith("NCCL_")}
+a, b = env(sys.argv[1]), env(sys.argv[2])
+want_a = {"NCCL_ALGO": "AllGather:^PAT;AllReduce:Tree,Ring", "NCCL_PROTO": "^LL128"}
+want_b = {"NCCL_ALGO": "AllGather:^PAT;AllReduce:Tree,Ring", "NCCL_PROTO": "LL"}
+if a != want_a or b != want_b:
+    sys.exit("env %r / %r" % (a, b))
+PY
+fi
 finish
