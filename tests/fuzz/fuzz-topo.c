@@ -1,14 +1,57 @@
 /* tests/fuzz/fuzz-topo.c — the topology INI reader (sp_topo_load_data);
- * an accepted topology written back as INI must read back equal. */
+ * an accepted topology written back as INI must read back equal.  The
+ * input is also read as an NCCL_ALGO and an NCCL_PROTO value in both modes
+ * of sp_topo_nccl_parse (a run's /meta/env is read the exact way): what is
+ * accepted must be written back (sp_topo_nccl_text) as a value that both
+ * modes read back to the same masks, and a refusal leaves the masks alone. */
 #include "config.h"
 #include "fuzz-common.h"
 #include "shardplan/shardplan.h"
 
+#include <string.h>
+
 FUZZ_INIT_LOG_ONLY
+
+static void
+nccl_value (const char *text, gboolean proto, SpNcclParse mode)
+{
+  guint8 off[SP_TOPO_NCCL_FUNCS] = { 7, 7, 7, 7, 7 };
+  GError *e = NULL;
+  if (!sp_topo_nccl_parse ("fuzz", text, proto, mode, off, &e))
+    {
+      for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
+        if (off[f] != 7)
+          {
+            fprintf (stderr, "topo: a refused NCCL value changed the masks: '%s'\n", text);
+            abort ();
+          }
+      fuzz_refused (e);
+      return;
+    }
+  char *back = sp_topo_nccl_text (off, proto);
+  for (SpNcclParse m = SP_NCCL_EXACT; back != NULL && m <= SP_NCCL_STRICT; m++)
+    {
+      guint8 again[SP_TOPO_NCCL_FUNCS];
+      if (!sp_topo_nccl_parse ("fuzz (written back)", back, proto, m, again, &e)
+          || memcmp (off, again, sizeof off) != 0)
+        {
+          fprintf (stderr, "topo: NCCL value '%s' written back as '%s' does not read back (mode %d)%s%s\n",
+                   text, back, m, e ? ": " : "", e ? e->message : "");
+          abort ();
+        }
+    }
+  g_free (back);
+}
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
+  char *text = g_strndup ((const char *) data, size);
+  for (guint p = 0; p < 2; p++)
+    for (SpNcclParse m = SP_NCCL_EXACT; m <= SP_NCCL_STRICT; m++)
+      nccl_value (text, p, m);
+  g_free (text);
+
   GError *e = NULL;
   SpTopo *topo = sp_topo_load_data ((const char *) data, (gssize) size, "fuzz.ini", &e);
   if (!topo)
