@@ -165,9 +165,29 @@ sp_sim_estimate (const SpTopo *topo, SpSimModel model, const SpCollRequest *r,
   est.n_channels = sh.n_channels;
   if (n == 1 || r->bytes == 0)
     {
-      est.algo = r->algo == SP_ALGO_AUTO ? (coll == SP_COLL_ALL_TO_ALL || sp_sim_is_p2p (coll)
-                                              ? SP_ALGO_DIRECT : SP_ALGO_RING) : r->algo;
-      est.proto = r->proto == SP_PROTO_AUTO ? SP_PROTO_SIMPLE : r->proto;
+      /* nothing runs: a nominal algorithm and protocol, the first of the
+       * usual ones that [nccl] (NCCL_ALGO / NCCL_PROTO) allows */
+      static const SpAlgo algos[] = { SP_ALGO_RING, SP_ALGO_TREE, SP_ALGO_NVLS, SP_ALGO_NVLS_TREE,
+                                      SP_ALGO_PAT };
+      static const SpProto protos[] = { SP_PROTO_SIMPLE, SP_PROTO_LL, SP_PROTO_LL128 };
+      est.algo = coll == SP_COLL_ALL_TO_ALL || sp_sim_is_p2p (coll) ? SP_ALGO_DIRECT : SP_ALGO_RING;
+      for (guint a = 0; est.algo != SP_ALGO_DIRECT && a < G_N_ELEMENTS (algos); a++)
+        if (sp_topo_spec_nccl_allows (s, coll, algos[a], SP_PROTO_AUTO))
+          {
+            est.algo = algos[a];
+            break;
+          }
+      est.proto = SP_PROTO_SIMPLE;
+      for (guint p = 0; p < G_N_ELEMENTS (protos); p++)
+        if (sp_topo_spec_nccl_allows (s, coll, SP_ALGO_AUTO, protos[p]))
+          {
+            est.proto = protos[p];
+            break;
+          }
+      if (r->algo != SP_ALGO_AUTO)
+        est.algo = r->algo;
+      if (r->proto != SP_PROTO_AUTO)
+        est.proto = r->proto;
       *out = est;
       return TRUE;
     }

@@ -1014,6 +1014,25 @@ START_TEST (nccl_env_narrows_the_choice)
   ck_assert (!sp_sim_estimate (topo, m, &q, &e, &error));
   ck_assert_msg (strstr (error->message, "can run here as ring/simple)") != NULL, "%s", error->message);
   g_clear_error (&error);
+  /* a group of one rank runs nothing: its nominal algorithm and protocol
+   * are ones the restriction allows */
+  SpTopoSpec tree_ll = free_;
+  ck_assert (sp_topo_nccl_parse ("NCCL_ALGO", "Tree", FALSE, SP_NCCL_STRICT, tree_ll.nccl_algo_off,
+                                 &error));
+  ck_assert (sp_topo_nccl_parse ("NCCL_PROTO", "LL", TRUE, SP_NCCL_STRICT, tree_ll.nccl_proto_off,
+                                 &error));
+  g_autoptr (SpTopo) tl = sp_topo_new (&tree_ll, &error);
+  SP_ASSERT_NO_ERROR (error);
+  guint32 one = 3;
+  SpCollRequest o;
+  sp_coll_request_init (&o);
+  o.bytes = 1 << 20;
+  o.ranks = &one;
+  o.n_ranks = 1;
+  ck_assert (sp_sim_estimate (tl, m, &o, &e, &error));
+  ck_assert_uint_eq (e.time_ns, 0);
+  ck_assert_int_eq (e.algo, SP_ALGO_TREE);
+  ck_assert_int_eq (e.proto, SP_PROTO_LL);
   /* the all-reduce of the same topology still runs */
   ck_assert_int_eq (estimate_on (&none, m, SP_COLL_ALL_REDUCE, 1 << 20, SP_ALGO_AUTO,
                                  SP_PROTO_AUTO).algo == SP_ALGO_AUTO, FALSE);
