@@ -418,6 +418,7 @@ add_trace_mapped (SpCalibData *d, SpTrace *trace, const char *name, guint32 worl
   g_auto (SourceEnv) senv = { { NULL } };
   trace_nccl_env (trace, name, &senv);
   SpTopoSpec env_spec = { 0 }; /* what the run let NCCL choose, for the plan's hints */
+  gboolean own_run = g_strcmp0 (sp_trace_header (trace)->producer, "shardplan run") == 0;
   memcpy (env_spec.nccl_algo_off, senv.algo_off, sizeof senv.algo_off);
   /* algorithm hints from the plan the trace ran */
   g_autoptr (SpPlan) plan = NULL;
@@ -546,10 +547,11 @@ add_trace_mapped (SpCalibData *d, SpTrace *trace, const char *name, guint32 worl
                          .algo = SP_ALGO_AUTO, .n_ranks = size,
                          .ranks = placed ? placed : members,
                          .n_samples = nd, .measured_ns = med, .holdout = FALSE };
-      if (plan != NULL && ids[j] < sp_plan_n_ops (plan))
+      /* the plan's algorithm hint, where it can have run: shardplan's own
+       * executor passes no hint to NCCL (NCCL chose, within the run's
+       * NCCL_ALGO), and a hint that NCCL_ALGO refuses did not run either */
+      if (plan != NULL && ids[j] < sp_plan_n_ops (plan) && !own_run)
         p.algo = sp_plan_op (plan, ids[j])->algorithm;
-      /* a hint the run's NCCL_ALGO does not allow did not run (the
-       * executor passes no hint to NCCL) */
       if (senv.decides && !sp_topo_spec_nccl_allows (&env_spec, p.coll, p.algo, SP_PROTO_AUTO))
         p.algo = SP_ALGO_AUTO;
       push_point (d, &p);

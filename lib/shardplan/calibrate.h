@@ -18,7 +18,9 @@
  * of the row with the lowest group_id when an op ran on several groups of
  * its family; under block placement they have the same shape), and its
  * algorithm hint comes from the plan stored in the trace (/meta/plan; AUTO
- * when the trace has none).
+ * when the trace has none, for a `shardplan run` trace — its executor
+ * passes no hint to NCCL, which chose — and when the NCCL_ALGO the trace
+ * records refuses it: sp_calib_data_source_nccl).
  *
  * Hold-out (what the calibration must predict without having seen it):
  *   size:>=BYTES   ops of at least BYTES bytes   (BYTES: 65536, 64K, 1M …)
@@ -41,7 +43,7 @@ typedef struct {
   guint32 op_id;           /* the op's id in that trace's plan */
   SpColl coll;
   guint64 bytes;           /* nccl-tests convention */
-  SpAlgo algo;             /* the plan's algorithm hint, SP_ALGO_AUTO when none */
+  SpAlgo algo;             /* the plan's algorithm hint where it can have run, else SP_ALGO_AUTO */
   guint32 n_ranks;
   const guint32 *ranks;    /* the group's global ranks in trace order (owned by the data) */
   guint64 n_samples;       /* rows behind the median */
@@ -127,9 +129,7 @@ const char *sp_calib_data_source_env (const SpCalibData *data, guint32 source, g
  * the run (so one it lacks was unset).  The fit then simulates the input's
  * points with these masks in place of the topology's [nccl] (unless the
  * topology's ranks are CPUs, [intra] kind = shm: those run MPI); FALSE:
- * the topology's [nccl] stands.  A plan's algorithm hint the recorded
- * NCCL_ALGO does not allow is dropped from the input's points (it did not
- * run: the executor passes no hint to NCCL). */
+ * the topology's [nccl] stands. */
 gboolean sp_calib_data_source_nccl (const SpCalibData *data, guint32 source,
                                     guint8 algo_off[SP_TOPO_NCCL_FUNCS],
                                     guint8 proto_off[SP_TOPO_NCCL_FUNCS]);

@@ -540,7 +540,8 @@ END_TEST
  * NCCL reads it; a `shardplan run` trace records every NCCL_* variable (so
  * none recorded: unrestricted, and it decides); a value NCCL refuses, or
  * one that leaves a collective nothing, is left out with the reason; a
- * plan hint the recorded NCCL_ALGO refuses is dropped. */
+ * plan hint the recorded NCCL_ALGO refuses is dropped, and every hint of a
+ * `shardplan run` trace (its executor passes none to NCCL). */
 START_TEST (nccl_env_of_traces)
 {
   g_autofree char *dir = sp_test_tmpdir ();
@@ -553,14 +554,15 @@ START_TEST (nccl_env_of_traces)
     SpAlgo op0;          /* the all-reduce's point (plan hint: ring) */
   } cases[] = {
     { "nccl-tests", { NULL }, FALSE, { 0 }, { 0 }, NULL, SP_ALGO_RING },
-    { "shardplan run", { NULL }, TRUE, { 0 }, { 0 }, NULL, SP_ALGO_RING },
+    /* shardplan's executor passes no hint to NCCL: the plan's ring did not run */
+    { "shardplan run", { NULL }, TRUE, { 0 }, { 0 }, NULL, SP_ALGO_AUTO },
     /* NCCL reads "Ring, Tree" as Ring (" Tree" matches nothing) */
     { "nccl-tests", { "NCCL_ALGO", "Ring, Tree", NULL }, TRUE, { 0x7d, 0x7d, 0x7d, 0x7d, 0x7d },
       { 0 }, NULL, SP_ALGO_RING },
     { "nccl-tests", { "NCCL_ALGO", "Tree", NULL }, TRUE, { 0x7e, 0x7e, 0x7e, 0x7e, 0x7e }, { 0 },
       NULL, SP_ALGO_AUTO },
     { "shardplan run", { "NCCL_PROTO", "Simple;", "NCCL_NVLS_ENABLE", " 0 ", NULL }, TRUE,
-      { 0x30, 0x30, 0x30, 0x30, 0x30 }, { 0x83, 0x83, 0x83, 0x83, 0x83 }, NULL, SP_ALGO_RING },
+      { 0x30, 0x30, 0x30, 0x30, 0x30 }, { 0x83, 0x83, 0x83, 0x83, 0x83 }, NULL, SP_ALGO_AUTO },
     { "nccl-tests", { "NCCL_NVLS_ENABLE", "1", NULL }, TRUE, { 0 }, { 0 }, NULL, SP_ALGO_RING },
     { "nccl-tests", { "NCCL_PROTO", "allreduce:LL;Simple", "NCCL_ALGO", "Ring", NULL }, TRUE,
       { 0x7d, 0x7d, 0x7d, 0x7d, 0x7d }, { 0 }, "entry 2 has no collective prefix", SP_ALGO_RING },
