@@ -509,15 +509,59 @@ stuck_exit (SpExecLoop *L, const GError *failure, gpointer data)
 }
 
 /* Set up the backend, run, write the trace. */
-/* The topology's [nccl] says what the jobs let NCCL choose: run with it,
- * as NCCL_ALGO / NCCL_PROTO (before NCCL reads them, and before the
- * trace records the environment), unless the environment already sets
- * them: it wins, and rank 0 says so once. */
+/* NCCL's own configuration files, as NCCL's initEnv reads them at init
+ * (src/misc/param.cc setEnvFile): $NCCL_CONF_FILE, else ~/.nccl.conf then
+ * /etc/nccl.conf; lines NAME=VALUE ('#' starts a comment line, nothing is
+ * trimmed, a value is cut at 1023 bytes), each set only where the
+ * environment does not set it.  Done here, before NCCL, for the variables
+ * that decide what NCCL may choose, so that the trace's /meta/env records
+ * what NCCL will run with (calibrate reads it; NCCL then finds them set). */
+static void
+load_nccl_conf (void)
+{
+  static const char *const names[] = { "NCCL_ALGO", "NCCL_PROTO", "NCCL_NVLS_ENABLE" };
+  const char *env_file = g_getenv ("NCCL_CONF_FILE");
+  g_autofree char *home = g_build_filename (g_get_home_dir (), ".nccl.conf", NULL);
+  const char *files[2] = { NULL, NULL };
+  if (env_file != NULL && env_file[0] != '\0')
+    files[0] = env_file;
+  else
+    files[0] = home, files[1] = "/etc/nccl.conf";
+  for (guint i = 0; i < G_N_ELEMENTS (files) && files[i] != NULL; i++)
+    {
+      g_autofree char *text = NULL;
+      gsize len = 0;
+      if (!sp_file_read_bounded (files[i], 1 << 20, "NCCL configuration", &text, &len, NULL))
+        continue; /* NCCL reads what it can open */
+      g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+      for (guint l = 0; lines[l] != NULL; l++)
+        {
+          char *eq = strchr (lines[l], '=');
+          if (lines[l][0] == '#' || eq == NULL)
+            continue;
+          *eq = '\0';
+          if (strlen (eq + 1) > 1023)
+            eq[1 + 1023] = '\0';
+          for (guint n = 0; n < G_N_ELEMENTS (names); n++)
+            if (strcmp (lines[l], names[n]) == 0)
+              g_setenv (names[n], eq + 1, FALSE);
+        }
+    }
+}
+
+/* What the run lets NCCL choose, set before NCCL reads it and before the
+ * trace records the environment.  The topology's [nccl] (NCCL_ALGO /
+ * NCCL_PROTO), unless the environment already sets them: it wins, and
+ * rank 0 says so once (not when it says the same in other words); then
+ * NCCL's configuration files, for what neither sets.  The process already
+ * runs MPI's helper threads here, and g_setenv is not safe against a
+ * getenv on another thread: a small risk, taken so that the trace is
+ * complete (NCCL sets variables from its files later still, in its init). */
 static void
 export_nccl_env (SpExecCtx *ctx, const SpTopo *topo)
 {
-  const SpTopoSpec *spec = sp_topo_spec (topo);
-  for (guint k = 0; k < 2; k++)
+  const SpTopoSpec *spec = topo ? sp_topo_spec (topo) : NULL;
+  for (guint k = 0; spec != NULL && k < 2; k++)
     {
       const char *name = k ? "NCCL_PROTO" : "NCCL_ALGO";
       g_autofree char *want = sp_topo_nccl_text (k ? spec->nccl_proto_off : spec->nccl_algo_off, k);
@@ -525,8 +569,16 @@ export_nccl_env (SpExecCtx *ctx, const SpTopo *topo)
         continue;
       const char *have = g_getenv (name);
       if (have == NULL)
-        g_setenv (name, want, TRUE);
-      else if (strcmp (have, want) != 0 && ctx->rank == 0)
+        {
+          g_setenv (name, want, TRUE);
+          continue;
+        }
+      /* the same restriction in other words is no conflict */
+      guint8 have_off[SP_TOPO_NCCL_FUNCS];
+      if (sp_topo_nccl_parse (name, have, k, SP_NCCL_EXACT, have_off, NULL)
+          && memcmp (have_off, k ? spec->nccl_proto_off : spec->nccl_algo_off, sizeof have_off) == 0)
+        continue;
+      if (ctx->rank == 0)
         {
           g_autofree char *shown = sp_topo_nccl_excerpt (have);
           fprintf (stderr, "shardplan run: note: %s=%s in the environment, not the topology's "
@@ -534,6 +586,7 @@ export_nccl_env (SpExecCtx *ctx, const SpTopo *topo)
                    name, shown, k ? "proto" : "algo", want);
         }
     }
+  load_nccl_conf ();
 }
 
 static gboolean
@@ -713,7 +766,7 @@ run_inner (SpExecCtx *ctx, SpExecResult *res, GError **error)
   ctx->groups = groups;
   build_tasks (ctx, topo, &local);
   gboolean ok = sp_exec_agree (ctx, &local, FALSE, error);
-  if (ok && topo != NULL)
+  if (ok)
     export_nccl_env (ctx, topo);
 
   /* The backend: probe on every rank and agree. */

@@ -6,6 +6,7 @@
 #include "shardplan/plan.h"
 #include "shardplan/topo.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,8 +177,11 @@ trace_nccl_env (SpTrace *trace, const char *name, SourceEnv *out)
       out->decides = TRUE;
       if (k == 2)
         {
-          g_autofree char *t = g_strstrip (g_strdup (v[k]));
-          if (strcmp (t, "0") == 0)
+          /* as NCCL's ncclLoadParam reads it: strtoll (v, NULL, 0) of a
+           * non-empty value, so "0", "0x0", "00" and the log's "0." (NCCL
+           * prints integer parameters with a period) are 0 */
+          errno = 0;
+          if (v[k][0] != '\0' && strtoll (v[k], NULL, 0) == 0 && errno == 0)
             for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
               out->algo_off[f] |= (guint8) ((1u << SP_ALGO_NVLS) | (1u << SP_ALGO_NVLS_TREE));
           continue;
@@ -193,30 +197,55 @@ trace_nccl_env (SpTrace *trace, const char *name, SourceEnv *out)
                                   local->message);
           continue;
         }
-      /* a value that leaves a collective nothing: NCCL fails every such
-       * call, so the trace's ops did not run with it */
-      guint8 all = k == 1 ? 0x07 : 0x7f;
-      int empty = -1;
-      for (guint f = 0; f < SP_TOPO_NCCL_FUNCS && empty < 0; f++)
-        if ((off[f] & all) == all)
-          empty = (int) f;
-      if (empty >= 0)
-        {
-          if (problems == NULL)
-            problems = g_string_new (NULL);
-          g_autofree char *shown = sp_topo_nccl_excerpt (v[k]);
-          g_string_append_printf (problems, "%s%s '%s' leaves %s no %s (NCCL fails such calls, so "
-                                  "the trace's ops did not run with it); left out",
-                                  problems->len ? "; " : "", what, shown,
-                                  sp_coll_name (sp_topo_nccl_coll ((guint) empty)),
-                                  k == 1 ? "protocol" : "algorithm");
-          continue;
-        }
       guint8 *dst = k == 1 ? out->proto_off : out->algo_off;
       for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
         dst[f] |= off[f];
     }
   out->problem = problems ? g_string_free (problems, FALSE) : NULL;
+}
+
+/* A collective of the trace (bit of `used`: sp_topo_nccl_func) that the
+ * recorded values leave nothing (by one variable, or NCCL_ALGO and
+ * NCCL_NVLS_ENABLE together): NCCL fails every such call, so the trace's
+ * ops of it did not run so; its restriction is left out, the others'
+ * kept, and e->problem says so. */
+static void
+drop_empty (SourceEnv *e, const char *name, guint used)
+{
+  GString *problems = e->problem ? g_string_new (e->problem) : NULL;
+  for (guint k = 0; k < 2; k++)
+    {
+      guint8 *dst = k == 1 ? e->proto_off : e->algo_off;
+      GString *which = NULL;
+      for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
+        {
+          /* what NCCL has for it: broadcast and reduce run Ring only */
+          SpColl c = sp_topo_nccl_coll (f);
+          guint8 all = k == 1 ? 0x07
+                       : c == SP_COLL_BROADCAST || c == SP_COLL_REDUCE ? (guint8) (1u << SP_ALGO_RING)
+                                                                       : 0x7f;
+          if (!(used & (1u << f)) || (dst[f] & all) != all)
+            continue;
+          if (which == NULL)
+            which = g_string_new (NULL);
+          g_string_append_printf (which, "%s%s", which->len ? ", " : "", sp_coll_name (c));
+          dst[f] = 0;
+        }
+      if (which == NULL)
+        continue;
+      if (problems == NULL)
+        problems = g_string_new (NULL);
+      const char *v = e->env[k];
+      g_autofree char *shown = v ? sp_topo_nccl_excerpt (v) : g_strdup ("");
+      g_string_append_printf (problems, "%s%s: /meta/env %s '%s'%s leaves %s no %s (NCCL fails such "
+                              "calls, so those ops did not run with it); left out for %s",
+                              problems->len ? "; " : "", name, sp_calib_nccl_env_names[k], shown,
+                              k == 0 && e->env[2] != NULL ? " with NCCL_NVLS_ENABLE" : "", which->str,
+                              k == 1 ? "protocol" : "algorithm", which->str);
+      g_string_free (which, TRUE);
+    }
+  g_free (e->problem);
+  e->problem = problems ? g_string_free (problems, FALSE) : NULL;
 }
 
 const SpCalibCounts *
@@ -417,9 +446,6 @@ add_trace_mapped (SpCalibData *d, SpTrace *trace, const char *name, guint32 worl
   /* what NCCL was allowed to choose when the trace ran */
   g_auto (SourceEnv) senv = { { NULL } };
   trace_nccl_env (trace, name, &senv);
-  SpTopoSpec env_spec = { 0 }; /* what the run let NCCL choose, for the plan's hints */
-  gboolean own_run = g_strcmp0 (sp_trace_header (trace)->producer, "shardplan run") == 0;
-  memcpy (env_spec.nccl_algo_off, senv.algo_off, sizeof senv.algo_off);
   /* algorithm hints from the plan the trace ran */
   g_autoptr (SpPlan) plan = NULL;
   const char *plan_text = sp_trace_plan_text (trace);
@@ -491,6 +517,18 @@ add_trace_mapped (SpCalibData *d, SpTrace *trace, const char *name, guint32 worl
   while (g_hash_table_iter_next (&it, &key, &value))
     ids[k++] = GPOINTER_TO_UINT (key);
   qsort (ids, n_ops, sizeof *ids, cmp_u32);
+  guint used = 0; /* the collectives NCCL tunes that the trace's ops are */
+  for (guint j = 0; j < n_ops; j++)
+    {
+      OpAcc *a = g_hash_table_lookup (ops, GUINT_TO_POINTER (ids[j]));
+      int f = sp_topo_nccl_func (a->coll);
+      if (f >= 0)
+        used |= 1u << f;
+    }
+  drop_empty (&senv, name, used);
+  SpTopoSpec env_spec = { 0 }; /* what the run let NCCL choose, for the plan's hints */
+  gboolean own_run = g_strcmp0 (sp_trace_header (trace)->producer, "shardplan run") == 0;
+  memcpy (env_spec.nccl_algo_off, senv.algo_off, sizeof senv.algo_off);
 
   guint32 source = d->sources->len;
   guint old_len = d->points->len;

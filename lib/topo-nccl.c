@@ -5,7 +5,8 @@
  *
  * NCCL reads a value with strtok_r: ';' separates entries, the first ':'
  * a collective prefix from its list, ',' the names; empty pieces are
- * skipped, nothing is trimmed, a name it does not know matches nothing,
+ * skipped, nothing is trimmed, a name it does not know matches nothing
+ * (2.24-2.27; 2.28 refuses the value, "Unrecognized element token"),
  * only the first entry (one that starts the value) may go without a
  * prefix, and an unknown prefix fails communicator init.  SP_NCCL_EXACT
  * reads values that way (a run's recorded environment); SP_NCCL_STRICT
@@ -186,11 +187,15 @@ sp_topo_nccl_parse (const char *what, const char *text, gboolean proto, SpNcclPa
         {
           func = func_index (first, first_len);
           if (func < 0)
-            return bad (error, what, text,
-                        "'%.*s' is not a collective %s restricts (NCCL refuses the value): "
-                        "expected Broadcast, Reduce, AllGather, ReduceScatter or AllReduce "
-                        "(all-to-all and send / recv are NCCL's p2p, which it does not touch)",
-                        (int) MIN (first_len, 64), first, var);
+            {
+              g_autofree char *piece = g_strndup (first, first_len);
+              g_autofree char *shown = sp_topo_excerpt (piece, 64);
+              return bad (error, what, text,
+                          "'%s' is not a collective %s restricts (NCCL refuses the value): "
+                          "expected Broadcast, Reduce, AllGather, ReduceScatter or AllReduce "
+                          "(all-to-all and send / recv are NCCL's p2p, which it does not touch)",
+                          shown, var);
+            }
           list = second;
           list_len = second_len;
         }
@@ -212,9 +217,11 @@ sp_topo_nccl_parse (const char *what, const char *text, gboolean proto, SpNcclPa
           else if (strict)
             {
               g_autofree char *names = names_list (proto);
-              g_autofree char *shown_name = g_strndup (name, MIN (name_len, 64));
-              return bad (error, what, text, "'%s' is not an NCCL %s (NCCL ignores it): "
-                                             "expected %s", shown_name, kind, names);
+              g_autofree char *piece = g_strndup (name, name_len);
+              g_autofree char *shown_name = sp_topo_excerpt (piece, 64);
+              return bad (error, what, text, "'%s' is not an NCCL %s (NCCL 2.28 refuses the "
+                                             "value, 2.24-2.27 ignore the name): expected %s",
+                          shown_name, kind, names);
             }
         }
       if (strict && n_names == 0)

@@ -336,10 +336,18 @@ sp_topo_field_accepts (const SpTopoField *f)
 char *
 sp_topo_excerpt (const char *text, glong max)
 {
-  char *s = g_utf8_make_valid (text, -1);
-  for (char *p = s; *p; p++)
-    if ((guchar) *p < 0x20)
-      *p = ' ';
+  g_autofree char *valid = g_utf8_make_valid (text, -1);
+  /* C0, DEL and C1 controls (U+0080..U+009F) as spaces */
+  GString *clean = g_string_sized_new (strlen (valid));
+  for (const char *p = valid; *p; p = g_utf8_next_char (p))
+    {
+      gunichar c = g_utf8_get_char (p);
+      if (c < 0x20 || (c >= 0x7f && c <= 0x9f))
+        g_string_append_c (clean, ' ');
+      else
+        g_string_append_len (clean, p, g_utf8_next_char (p) - p);
+    }
+  char *s = g_string_free (clean, FALSE);
   if (g_utf8_strlen (s, -1) <= max)
     return s;
   g_autofree char *whole = s;

@@ -1288,7 +1288,9 @@ cost_choose_min (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpP
        * this model does not */
       int f = sp_topo_nccl_func (coll);
       guint8 collnet = (guint8) ((1u << SP_ALGO_COLLNET_DIRECT) | (1u << SP_ALGO_COLLNET_CHAIN));
-      gboolean collnet_left = f >= 0 && sh->spec->nccl_algo_off[f] != 0
+      gboolean collnet_coll = coll == SP_COLL_ALL_REDUCE || coll == SP_COLL_ALL_GATHER
+                              || coll == SP_COLL_REDUCE_SCATTER;
+      gboolean collnet_left = f >= 0 && collnet_coll && sh->spec->nccl_algo_off[f] != 0
                               && (sh->spec->nccl_algo_off[f] & collnet) != collnet
                               && !(sh->spec->nccl_proto_off[f] & (1u << SP_PROTO_SIMPLE));
       g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,

@@ -97,8 +97,9 @@ source_env (const SpCalibData *data, guint32 s, const SpCalibResult *res)
   for (guint k = 0; k < SP_CALIB_N_NCCL_ENV; k++)
     {
       const char *v = sp_calib_data_source_env (data, s, k);
+      g_autofree char *shown = v ? sp_topo_nccl_excerpt (v) : NULL; /* the trace's: cut */
       if (v != NULL)
-        g_string_append_printf (t, "%s%s=%s", t->len ? " " : "", sp_calib_nccl_env_names[k], v);
+        g_string_append_printf (t, "%s%s=%s", t->len ? " " : "", sp_calib_nccl_env_names[k], shown);
     }
   if (t->len == 0)
     {

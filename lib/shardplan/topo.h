@@ -206,7 +206,8 @@ typedef struct {
  * with algorithm names Tree, Ring, CollNetDirect, CollNetChain, NVLS,
  * NVLSTree, PAT and protocol names LL, LL128, Simple, in any case.  NCCL
  * reads it with strtok_r: empty pieces are skipped, nothing is trimmed, an
- * unknown name matches nothing; an unknown prefix, or a second entry
+ * unknown name matches nothing (2.24-2.27; 2.28 refuses the value); an
+ * unknown prefix, or a second entry
  * without one, fails its communicator init.
  *
  * A value of NCCL_PROTO also turns LL128 on outright for the collectives it

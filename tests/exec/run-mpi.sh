@@ -90,7 +90,9 @@ grep -q "ranks: *4" "$tmp/show" || fail "trace show: not 4 ranks: $(cat "$tmp/sh
 
 # The topology's [nccl] is what the run lets NCCL choose: exported as
 # NCCL_ALGO / NCCL_PROTO (and so recorded in /meta/env), unless the
-# environment sets them, which wins with a note.
+# environment sets them, which wins with a note (the same value in other
+# words is no conflict).
+unset NCCL_ALGO NCCL_PROTO NCCL_NVLS_ENABLE NCCL_CONF_FILE
 mpi 4 --plan "$tmp/all.json" -o "$tmp/nccl-env.h5" --iters 1 --warmup 0 --timeout 60 \
   --topology "$SP_SRCDIR/tests/fixtures/topo/valid-nccl.ini" --backend mpi
 [ "$status" -eq 0 ] || fail "[nccl] topology: exit $status: $(cat "$tmp/err")"
@@ -103,17 +105,48 @@ unset NCCL_PROTO
 [ "$status" -eq 0 ] || fail "[nccl] topology, NCCL_PROTO set: exit $status: $(cat "$tmp/err")"
 [ "$(grep -c "^shardplan run: note: NCCL_PROTO=LL in the environment, not the topology's \[nccl\] proto = ^LL128: NCCL runs with the environment's\$" "$tmp/err")" -eq 1 ] \
   || fail "[nccl] topology, NCCL_PROTO set: no single note: $(cat "$tmp/err")"
-if python3 -c 'import h5py' 2>/dev/null; then
-  python3 - "$tmp/nccl-env.h5" "$tmp/nccl-env2.h5" <<'PY' || fail "[nccl] not in /meta/env as run"
+NCCL_PROTO=^ll128
+export NCCL_PROTO
+mpi 4 --plan "$tmp/all.json" -o "$tmp/nccl-env3.h5" --iters 1 --warmup 0 --timeout 60 \
+  --topology "$SP_SRCDIR/tests/fixtures/topo/valid-nccl.ini" --backend mpi
+unset NCCL_PROTO
+[ "$status" -eq 0 ] || fail "[nccl] topology, NCCL_PROTO=^ll128: exit $status: $(cat "$tmp/err")"
+grep -q "note: NCCL" "$tmp/err" && fail "^ll128 is ^LL128, yet a note: $(cat "$tmp/err")"
+# NCCL's configuration file: what it sets where neither the environment
+# nor the topology does is recorded too (NCCL would set it at init)
+printf '# NCCL configuration\nNCCL_PROTO=Simple\nNCCL_NVLS_ENABLE=0\nNCCL_ALGO=Tree\n' >"$tmp/nccl.conf"
+NCCL_CONF_FILE="$tmp/nccl.conf"
+export NCCL_CONF_FILE
+mpi 4 --plan "$tmp/all.json" -o "$tmp/nccl-conf.h5" --iters 1 --warmup 0 --timeout 60 \
+  --topology dgx-h100 --backend mpi
+[ "$status" -eq 0 ] || fail "NCCL_CONF_FILE: exit $status: $(cat "$tmp/err")"
+mpi 4 --plan "$tmp/all.json" -o "$tmp/nccl-conf2.h5" --iters 1 --warmup 0 --timeout 60 \
+  --topology "$SP_SRCDIR/tests/fixtures/topo/valid-nccl.ini" --backend mpi
+[ "$status" -eq 0 ] || fail "NCCL_CONF_FILE and [nccl]: exit $status: $(cat "$tmp/err")"
+unset NCCL_CONF_FILE
+py=
+for cand in "${PYTHON:-}" python3 /usr/bin/python3; do
+  [ -n "$cand" ] || continue
+  if "$cand" -c 'import h5py' >/dev/null 2>&1; then py=$cand; break; fi
+done
+if [ -z "$py" ]; then
+  echo "python3 with h5py not found: /meta/env of the [nccl] runs not read"
+else
+  "$py" - "$tmp/nccl-env.h5" "$tmp/nccl-env2.h5" "$tmp/nccl-conf.h5" "$tmp/nccl-conf2.h5" <<'PY' \
+    || fail "[nccl] not in /meta/env as run"
 import sys, h5py
 def env(path):
     with h5py.File(path, "r") as f:
-        return {k.decode(): v.decode() for k, v in f["meta/env"][:] if k.decode().startswith("NCCL_")}
-a, b = env(sys.argv[1]), env(sys.argv[2])
-want_a = {"NCCL_ALGO": "AllGather:^PAT;AllReduce:Tree,Ring", "NCCL_PROTO": "^LL128"}
-want_b = {"NCCL_ALGO": "AllGather:^PAT;AllReduce:Tree,Ring", "NCCL_PROTO": "LL"}
-if a != want_a or b != want_b:
-    sys.exit("env %r / %r" % (a, b))
+        return {k.decode(): v.decode() for k, v in f["meta/env"][:]
+                if k.decode() in ("NCCL_ALGO", "NCCL_PROTO", "NCCL_NVLS_ENABLE")}
+algo = "AllGather:^PAT;AllReduce:Tree,Ring"
+want = [{"NCCL_ALGO": algo, "NCCL_PROTO": "^LL128"},
+        {"NCCL_ALGO": algo, "NCCL_PROTO": "LL"},
+        {"NCCL_ALGO": "Tree", "NCCL_PROTO": "Simple", "NCCL_NVLS_ENABLE": "0"},
+        {"NCCL_ALGO": algo, "NCCL_PROTO": "^LL128", "NCCL_NVLS_ENABLE": "0"}]
+got = [env(p) for p in sys.argv[1:]]
+if got != want:
+    sys.exit("env %r, expected %r" % (got, want))
 PY
 fi
 finish

@@ -556,7 +556,7 @@ START_TEST (nccl_env_of_traces)
     { "nccl-tests", { NULL }, FALSE, { 0 }, { 0 }, NULL, SP_ALGO_RING },
     /* shardplan's executor passes no hint to NCCL: the plan's ring did not run */
     { "shardplan run", { NULL }, TRUE, { 0 }, { 0 }, NULL, SP_ALGO_AUTO },
-    /* NCCL reads "Ring, Tree" as Ring (" Tree" matches nothing) */
+    /* NCCL 2.24-2.27 read "Ring, Tree" as Ring (" Tree" matches nothing) */
     { "nccl-tests", { "NCCL_ALGO", "Ring, Tree", NULL }, TRUE, { 0x7d, 0x7d, 0x7d, 0x7d, 0x7d },
       { 0 }, NULL, SP_ALGO_RING },
     { "nccl-tests", { "NCCL_ALGO", "Tree", NULL }, TRUE, { 0x7e, 0x7e, 0x7e, 0x7e, 0x7e }, { 0 },
@@ -564,10 +564,28 @@ START_TEST (nccl_env_of_traces)
     { "shardplan run", { "NCCL_PROTO", "Simple;", "NCCL_NVLS_ENABLE", " 0 ", NULL }, TRUE,
       { 0x30, 0x30, 0x30, 0x30, 0x30 }, { 0x83, 0x83, 0x83, 0x83, 0x83 }, NULL, SP_ALGO_AUTO },
     { "nccl-tests", { "NCCL_NVLS_ENABLE", "1", NULL }, TRUE, { 0 }, { 0 }, NULL, SP_ALGO_RING },
+    /* NCCL's log prints integer parameters with a period; strtoll reads 0x0 */
+    { "nccl-tests", { "NCCL_NVLS_ENABLE", "0.", NULL }, TRUE, { 0x30, 0x30, 0x30, 0x30, 0x30 }, { 0 },
+      NULL, SP_ALGO_RING },
+    { "nccl-tests", { "NCCL_NVLS_ENABLE", "0x0", NULL }, TRUE, { 0x30, 0x30, 0x30, 0x30, 0x30 }, { 0 },
+      NULL, SP_ALGO_RING },
     { "nccl-tests", { "NCCL_PROTO", "allreduce:LL;Simple", "NCCL_ALGO", "Ring", NULL }, TRUE,
       { 0x7d, 0x7d, 0x7d, 0x7d, 0x7d }, { 0 }, "entry 2 has no collective prefix", SP_ALGO_RING },
-    { "nccl-tests", { "NCCL_PROTO", "LL256", NULL }, TRUE, { 0 }, { 0 },
-      "NCCL_PROTO 'LL256' leaves broadcast no protocol", SP_ALGO_RING },
+    /* NCCL fails every call LL256 leaves no protocol: for the trace's
+     * all-gather and all-reduce it is left out, with the reason */
+    { "nccl-tests", { "NCCL_PROTO", "LL256", NULL }, TRUE, { 0 }, { 0x87, 0x87, 0, 0x87, 0 },
+      "NCCL_PROTO 'LL256' leaves all_gather, all_reduce no protocol (NCCL fails such calls, so those "
+      "ops did not run with it); left out for all_gather, all_reduce", SP_ALGO_RING },
+    /* the broadcast (Ring only in NCCL) is left nothing, but the trace has
+     * no broadcast: no problem; the all-reduce's Tree stands (its plan
+     * hint, ring, is refused) */
+    { "nccl-tests", { "NCCL_ALGO", "Broadcast:^Ring;AllReduce:Tree", NULL }, TRUE,
+      { 0x02, 0, 0, 0, 0x7e }, { 0 }, NULL, SP_ALGO_AUTO },
+    /* NVLS alone, with NVLS off: nothing left for the all-reduce and the
+     * all-gather */
+    { "nccl-tests", { "NCCL_ALGO", "NVLS", "NCCL_NVLS_ENABLE", "0", NULL }, TRUE,
+      { 0x7f, 0x7f, 0, 0x7f, 0 }, { 0 }, "NCCL_ALGO 'NVLS' with NCCL_NVLS_ENABLE leaves all_gather, "
+      "all_reduce no algorithm", SP_ALGO_RING },
   };
   for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
     {

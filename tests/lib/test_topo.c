@@ -1095,7 +1095,7 @@ static const struct {
 } nccl_exact[] = {
   { "Ring, Tree", FALSE, { 0x7d, 0x7d, 0x7d, 0x7d, 0x7d }, "NCCL does not trim spaces" },
   { "Simple,Foo", TRUE, { 0x83, 0x83, 0x83, 0x83, 0x83 },
-    "'Foo' is not an NCCL protocol (NCCL ignores it): expected LL, LL128, Simple" },
+    "'Foo' is not an NCCL protocol (NCCL 2.28 refuses the value, 2.24-2.27 ignore the name): expected LL, LL128, Simple" },
   { "nvls_tree", FALSE, { 0x7f, 0x7f, 0x7f, 0x7f, 0x7f }, "'nvls_tree' is not an NCCL algorithm" },
   { "", FALSE, { 0, 0, 0, 0, 0 }, "empty: leave the key out for NCCL's own choice" },
   { ";", TRUE, { 0, 0, 0, 0, 0 }, "names no protocol: leave the key out" },
@@ -1220,7 +1220,8 @@ START_TEST (test_nccl_section)
   ck_assert_ptr_null (sp_topo_load_data (bad, -1, "b.ini", &error));
   SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
   ck_assert_str_eq (error->message, "b.ini: [nccl] proto 'LL256': 'LL256' is not an NCCL protocol "
-                                    "(NCCL ignores it): expected LL, LL128, Simple");
+                                    "(NCCL 2.28 refuses the value, 2.24-2.27 ignore the name): "
+                                    "expected LL, LL128, Simple");
   g_clear_error (&error);
   g_autofree char *misspelt = g_strconcat (plain, "\n[nccl]\nalgos = ring\n", NULL);
   ck_assert_ptr_null (sp_topo_load_data (misspelt, -1, "m.ini", &error));

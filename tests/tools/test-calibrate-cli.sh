@@ -147,14 +147,14 @@ grep -q '^proto=Simple$' "$o" || fail "the calibrated topology lost [nccl]: $(ca
 # H100 node of 8, where the larger all-reduces run NVLS)
 sed '/^\[nccl\]/,$d; s/^nodes = 2/nodes = 1/' "$SP_SRCDIR/tests/fixtures/topo/valid-nccl.ini" >"$tmp/h1.ini"
 { cat "$tmp/h1.ini"; printf '[nccl]\nalgo = ^NVLS,NVLSTree\n'; } >"$tmp/h1-no-nvls.ini"
-sed 's/^#   Rank  7 .*/&\ndgx1:40375:40375 [0] NCCL INFO NCCL_NVLS_ENABLE set by environment to 0/' \
+sed 's/^#   Rank  7 .*/&\ndgx1:40375:40375 [0] NCCL INFO NCCL_NVLS_ENABLE set by environment to 0./' \
   "$fx/all_reduce-2019.txt" >"$tmp/nvls0.txt"
 "$SHARDPLAN" trace import-nccl-tests "$tmp/nvls0.txt" --topology "$tmp/h1.ini" -o "$tmp/nvls0.h5" \
   >/dev/null 2>&1 || fail "cannot import the NVLS-off log"
 "$SHARDPLAN" trace import-nccl-tests "$fx/all_reduce-2019.txt" --topology "$tmp/h1.ini" -o "$tmp/h1.h5" \
   >/dev/null 2>&1 || fail "cannot import the log on one H100 node"
 run "$tmp/nvls0.h5" --topology "$tmp/h1.ini" -o "$o"
-grep -q "^inputs: .*nvls0.h5 (ran with NCCL_NVLS_ENABLE=0)$" "$tmp/out" || fail "NVLS off: $(cat "$tmp/out")"
+grep -q "^inputs: .*nvls0.h5 (ran with NCCL_NVLS_ENABLE=0.)$" "$tmp/out" || fail "NVLS off: $(cat "$tmp/out")"
 grep '^fit set, input' "$tmp/out" >"$tmp/off"
 run "$tmp/h1.h5" --topology "$tmp/h1-no-nvls.ini" -o "$o"
 grep '^fit set, input' "$tmp/out" >"$tmp/algo"
@@ -178,7 +178,7 @@ sed 's/set by environment to Simple/set by environment to LL256/' "$tmp/simple.t
 # did not run so; left out, with a warning naming the trace and the value
 run "$tmp/ll256.h5" --topology p3dn -o "$o"
 [ "$status" -eq 0 ] || fail "LL256: exit $status: $(cat "$tmp/err")"
-grep -q "^shardplan calibrate: warning: .*ll256.h5: /meta/env NCCL_PROTO 'LL256' leaves broadcast no protocol (NCCL fails such calls, so the trace's ops did not run with it); left out$" \
+grep -q "^shardplan calibrate: warning: .*ll256.h5: /meta/env NCCL_PROTO 'LL256' leaves all_reduce no protocol (NCCL fails such calls, so those ops did not run with it); left out for all_reduce$" \
   "$tmp/err" || fail "LL256 warning: $(cat "$tmp/err")"
 grep -q "ll_overhead_us .* moved$" "$tmp/out" || fail "LL256 left out, LL should be fitted: $(cat "$tmp/out")"
 
