@@ -170,16 +170,19 @@ sp_topo_nccl_parse (const char *what, const char *text, gboolean proto, SpNcclPa
       const char *q = entry, *qend = entry + entry_len, *first = NULL, *second = NULL;
       gsize first_len = 0, second_len = 0;
       if (!next_piece (&q, qend, ':', &first, &first_len))
-        return bad (error, what, text, "entry %u is only ':' (NCCL reads no list there)",
-                    n_entries);
+        return bad (error, what, text, "entry %u is only ':' (NCCL reads no list there, and "
+                                       "crashes on it)", n_entries);
       gboolean has_list = next_piece (&q, qend, ':', &second, &second_len);
-      const char *extra;
-      gsize extra_len;
-      if (strict && has_list && next_piece (&q, qend, ':', &extra, &extra_len))
-        return bad (error, what, text, "entry %u has more than one ':' (NCCL reads up to the "
-                                       "second and ignores the rest)", n_entries);
-      if (strict && !has_list && memchr (entry, ':', entry_len) != NULL)
-        return bad (error, what, text, "entry %u names no %s", n_entries, kind);
+      guint colons = 0;
+      for (gsize c = 0; c < entry_len; c++)
+        colons += entry[c] == ':';
+      if (strict && colons > 1)
+        return bad (error, what, text, "entry %u has more than one ':' (NCCL skips empty pieces "
+                                       "and ignores a third): write COLL:LIST", n_entries);
+      if (strict && !has_list && colons > 0)
+        return bad (error, what, text, "entry %u has a ':' with nothing on one side (NCCL reads "
+                                       "it as a list without a collective): write COLL:LIST, or "
+                                       "LIST alone", n_entries);
       int func = -1;
       const char *list = first;
       gsize list_len = first_len;
@@ -199,6 +202,10 @@ sp_topo_nccl_parse (const char *what, const char *text, gboolean proto, SpNcclPa
           list = second;
           list_len = second_len;
         }
+      else if (entry != text && n_entries == 1)
+        return bad (error, what, text,
+                    "the value starts with ';', so NCCL does not count entry 1 as the first, the "
+                    "only one that may go without a collective prefix (NCCL refuses it)");
       else if (entry != text)
         return bad (error, what, text,
                     "entry %u has no collective prefix, which NCCL allows only on the entry that "

@@ -281,11 +281,17 @@ simulate (const Fit *f, const SpTopoSpec *spec, gboolean fit_only, double *out_n
       g_autoptr (GError) e = NULL;
       if (!sp_sim_estimate (on, f->model, &req, &est, &e))
         {
+          /* the restriction came from the trace, not from the topology */
+          GString *msg = g_string_new (e->message);
+          if (on != topo)
+            g_string_replace (msg, "the topology's [nccl]", "the NCCL variables the trace records:",
+                              1);
           g_set_error (error, SP_ERROR, e->code, "op %u of %s (%s of %" G_GUINT64_FORMAT
                        " bytes over %u ranks): %s", pt->op_id,
                        sp_calib_data_source_name (f->data, pt->source),
                        sp_coll_name (pt->coll) ? sp_coll_name (pt->coll) : "?", pt->bytes,
-                       pt->n_ranks, e->message);
+                       pt->n_ranks, msg->str);
+          g_string_free (msg, TRUE);
           return FALSE;
         }
       out_ns[i] = MAX (1.0, (double) est.time_ns);

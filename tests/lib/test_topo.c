@@ -1099,7 +1099,9 @@ static const struct {
   { "nvls_tree", FALSE, { 0x7f, 0x7f, 0x7f, 0x7f, 0x7f }, "'nvls_tree' is not an NCCL algorithm" },
   { "", FALSE, { 0, 0, 0, 0, 0 }, "empty: leave the key out for NCCL's own choice" },
   { ";", TRUE, { 0, 0, 0, 0, 0 }, "names no protocol: leave the key out" },
-  { "allreduce:", FALSE, { 0x7f, 0x7f, 0x7f, 0x7f, 0x7f }, "entry 1 names no algorithm" },
+  { "allreduce:", FALSE, { 0x7f, 0x7f, 0x7f, 0x7f, 0x7f }, "entry 1 has a ':' with nothing on one side" },
+  { ":Ring", FALSE, { 0x7d, 0x7d, 0x7d, 0x7d, 0x7d }, "entry 1 has a ':' with nothing on one side" },
+  { "AllReduce::Ring", FALSE, { 0, 0, 0, 0, 0x7d }, "entry 1 has more than one ':'" },
   { "^", TRUE, { 0x80, 0x80, 0x80, 0x80, 0x80 }, "entry 1 names no protocol" },
   { "allreduce:tree:ring", FALSE, { 0, 0, 0, 0, 0x7e }, "entry 1 has more than one ':'" },
   { "Ring\x1b[31m", FALSE, { 0x7f, 0x7f, 0x7f, 0x7f, 0x7f }, "holds control characters" },
@@ -1137,9 +1139,9 @@ static const struct {
   { "send:simple", TRUE, "'send' is not a collective NCCL_PROTO restricts" },
   { "ring;tree", FALSE, "NCCL_ALGO 'ring;tree': entry 2 has no collective prefix, which NCCL allows "
                         "only on the entry that starts the value" },
-  { ";Ring", FALSE, "entry 1 has no collective prefix" },
+  { ";Ring", FALSE, "the value starts with ';', so NCCL does not count entry 1 as the first" },
   { "allreduce:LL;Simple", TRUE, "entry 2 has no collective prefix" },
-  { ":::", FALSE, "entry 1 is only ':'" },
+  { ":::", FALSE, "entry 1 is only ':' (NCCL reads no list there, and crashes on it)" },
 };
 
 START_TEST (test_nccl_list_errors)

@@ -163,6 +163,16 @@ grep '^fit set, input' "$tmp/out" >"$tmp/nvls"
 [ -s "$tmp/off" ] && cmp -s "$tmp/off" "$tmp/algo" \
   || fail "NCCL_NVLS_ENABLE=0 is not ^NVLS,NVLSTree: $(cat "$tmp/off") / $(cat "$tmp/algo")"
 cmp -s "$tmp/off" "$tmp/nvls" && fail "NCCL_NVLS_ENABLE=0 changed nothing: $(cat "$tmp/nvls")"
+# A recorded NCCL_ALGO that leaves a group nothing the model runs (8 V100 of
+# one node: ReduceScatter without Ring leaves CollNet and PAT, which need
+# SHARP or one GPU a node): refused, the error naming the trace's variables
+sed 's/^#  Rank  7 .*/&\ngpu-a7:1234567:1234567 [0] NCCL INFO NCCL_ALGO set by environment to ReduceScatter:^Ring/' \
+  "$fx/reduce_scatter-nocheck.txt" >"$tmp/rs-noring.txt"
+"$SHARDPLAN" trace import-nccl-tests "$tmp/rs-noring.txt" --topology p3dn -o "$tmp/rs-noring.h5" \
+  >/dev/null 2>&1 || fail "cannot import the ReduceScatter:^Ring log"
+expect_usage "ReduceScatter:^Ring" "$tmp/rs-noring.h5" --topology p3dn -o "$o"
+grep -q "rs-noring.h5 (reduce_scatter of 8192 bytes over 8 ranks): the NCCL variables the trace records: algo = ReduceScatter:^Ring, proto = (any) leave reduce_scatter" \
+  "$tmp/err" || fail "ReduceScatter:^Ring: $(cat "$tmp/err")"
 # CPU ranks (shm) run MPI, not NCCL: NCCL_PROTO is left alone there
 printf '[cluster]\nnodes = 1\ngpus_per_node = 8\n[gpu]\nmodel = cpu\nmemory_gib = 4\ntflops = 0.1\n[intra]\nkind = shm\nbandwidth_gbs = 10\n' \
   >"$tmp/cpu8.ini"
