@@ -564,7 +564,8 @@ export_nccl_env (SpExecCtx *ctx, const SpTopo *topo)
   for (guint k = 0; spec != NULL && k < 2; k++)
     {
       const char *name = k ? "NCCL_PROTO" : "NCCL_ALGO";
-      g_autofree char *want = sp_topo_nccl_text (k ? spec->nccl_proto_off : spec->nccl_algo_off, k);
+      const guint8 *mask = k ? spec->nccl_proto_off : spec->nccl_algo_off;
+      g_autofree char *want = sp_topo_nccl_text (mask, k);
       if (want == NULL)
         continue;
       const char *have = g_getenv (name);
@@ -576,7 +577,7 @@ export_nccl_env (SpExecCtx *ctx, const SpTopo *topo)
       /* the same restriction in other words is no conflict */
       guint8 have_off[SP_TOPO_NCCL_FUNCS];
       if (sp_topo_nccl_parse (name, have, k, SP_NCCL_EXACT, have_off, NULL)
-          && memcmp (have_off, k ? spec->nccl_proto_off : spec->nccl_algo_off, sizeof have_off) == 0)
+          && memcmp (have_off, mask, sizeof have_off) == 0)
         continue;
       if (ctx->rank == 0)
         {

@@ -148,14 +148,14 @@ add_source (SpCalibData *d, const char *name, SourceEnv *env)
 }
 
 /* What NCCL could choose when the trace ran, into `out`.  A trace of
- * `shardplan run` records every NCCL_* variable of the run, so there a
- * variable it lacks was unset; another trace (nccl-tests' log) knows only
- * what it records.  Values are read as NCCL reads them (SP_NCCL_EXACT);
+ * `shardplan run` (`own_run`) records every NCCL_* variable of the run, so
+ * there a variable it lacks was unset; another trace (nccl-tests' log)
+ * knows only what it records.  Values are read as NCCL reads them (SP_NCCL_EXACT);
  * one NCCL refuses (it fails communicator init with it) is left out and
  * said in out->problem.  NCCL_NVLS_ENABLE=0 takes NVLS and NVLSTree out
  * (other values leave NCCL's default). */
 static void
-trace_nccl_env (SpTrace *trace, const char *name, SourceEnv *out)
+trace_nccl_env (SpTrace *trace, const char *name, gboolean own_run, SourceEnv *out)
 {
   source_env_clear (out);
   gsize n = 0;
@@ -166,8 +166,7 @@ trace_nccl_env (SpTrace *trace, const char *name, SourceEnv *out)
       if (env[i].key != NULL && env[i].value != NULL
           && strcmp (env[i].key, sp_calib_nccl_env_names[k]) == 0)
         v[k] = env[i].value;
-  const char *producer = sp_trace_header (trace)->producer;
-  out->decides = g_strcmp0 (producer, "shardplan run") == 0;
+  out->decides = own_run;
   GString *problems = NULL;
   for (guint k = 0; k < SP_CALIB_N_NCCL_ENV; k++)
     {
@@ -444,8 +443,9 @@ add_trace_mapped (SpCalibData *d, SpTrace *trace, const char *name, guint32 worl
       return FALSE;
     }
   /* what NCCL was allowed to choose when the trace ran */
+  gboolean own_run = g_strcmp0 (sp_trace_header (trace)->producer, "shardplan run") == 0;
   g_auto (SourceEnv) senv = { { NULL } };
-  trace_nccl_env (trace, name, &senv);
+  trace_nccl_env (trace, name, own_run, &senv);
   /* algorithm hints from the plan the trace ran */
   g_autoptr (SpPlan) plan = NULL;
   const char *plan_text = sp_trace_plan_text (trace);
@@ -527,7 +527,6 @@ add_trace_mapped (SpCalibData *d, SpTrace *trace, const char *name, guint32 worl
     }
   drop_empty (&senv, name, used);
   SpTopoSpec env_spec = { 0 }; /* what the run let NCCL choose, for the plan's hints */
-  gboolean own_run = g_strcmp0 (sp_trace_header (trace)->producer, "shardplan run") == 0;
   memcpy (env_spec.nccl_algo_off, senv.algo_off, sizeof senv.algo_off);
 
   guint32 source = d->sources->len;

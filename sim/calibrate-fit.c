@@ -242,9 +242,8 @@ simulate (const Fit *f, const SpTopoSpec *spec, gboolean fit_only, double *out_n
   if (topo == NULL)
     return FALSE;
   /* An input that ran with its own NCCL_ALGO / NCCL_PROTO is simulated with
-   * them (its own topology, made when first needed); not on CPU ranks
-   * (shm), which run MPI, not NCCL. */
-  gboolean nccl_runs = spec->intra_kind != SP_INTRA_SHM;
+   * them (its own topology, made when first needed). */
+  gboolean nccl_runs = sp_calib_fit_reads_nccl_env (topo);
   guint32 n_src = sp_calib_data_n_sources (f->data);
   g_autoptr (GPtrArray) own = g_ptr_array_new_full (n_src, (GDestroyNotify) sp_topo_free);
   g_ptr_array_set_size (own, (gint) n_src);
@@ -281,17 +280,12 @@ simulate (const Fit *f, const SpTopoSpec *spec, gboolean fit_only, double *out_n
       g_autoptr (GError) e = NULL;
       if (!sp_sim_estimate (on, f->model, &req, &est, &e))
         {
-          /* the restriction came from the trace, not from the topology */
-          GString *msg = g_string_new (e->message);
-          if (on != topo)
-            g_string_replace (msg, "the topology's [nccl]", "the NCCL variables the trace records:",
-                              1);
           g_set_error (error, SP_ERROR, e->code, "op %u of %s (%s of %" G_GUINT64_FORMAT
-                       " bytes over %u ranks): %s", pt->op_id,
+                       " bytes over %u ranks%s): %s", pt->op_id,
                        sp_calib_data_source_name (f->data, pt->source),
                        sp_coll_name (pt->coll) ? sp_coll_name (pt->coll) : "?", pt->bytes,
-                       pt->n_ranks, msg->str);
-          g_string_free (msg, TRUE);
+                       pt->n_ranks, on != topo ? ", with the NCCL variables its trace records" : "",
+                       e->message);
           return FALSE;
         }
       out_ns[i] = MAX (1.0, (double) est.time_ns);
@@ -891,6 +885,13 @@ sp_calibrate_fit (const SpTopo *topo, const SpCalibData *data, const SpCalibOpti
   res->rms_before = rms_log (f.pts, f.n_pts, res->sim_before);
   res->rms_after = rms_log (f.pts, f.n_pts, res->sim_after);
   return g_steal_pointer (&res);
+}
+
+gboolean
+sp_calib_fit_reads_nccl_env (const SpTopo *topo)
+{
+  g_return_val_if_fail (topo != NULL, FALSE);
+  return sp_topo_spec (topo)->intra_kind != SP_INTRA_SHM;
 }
 
 const SpTopo *

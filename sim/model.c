@@ -1294,9 +1294,9 @@ cost_choose_min (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpP
                               && (sh->spec->nccl_algo_off[f] & collnet) != collnet
                               && !(sh->spec->nccl_proto_off[f] & (1u << SP_PROTO_SIMPLE));
       g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,
-                   "the topology's [nccl] algo = %s, proto = %s leave %s on %u %s over %u %s "
+                   "NCCL_ALGO=%s NCCL_PROTO=%s leave %s on %u %s over %u %s "
                    "nothing this model runs (%s; %s can run here as %s)",
-                   algos_on ? algos_on : "(any)", protos_on ? protos_on : "(any)",
+                   algos_on ? algos_on : "(unset)", protos_on ? protos_on : "(unset)",
                    sp_coll_name (coll), sh->n, sh->n == 1 ? "rank" : "ranks", sh->nodes,
                    sh->nodes == 1 ? "node" : "nodes",
                    collnet_left ? "NCCL fails the call unless a SHARP plugin runs CollNet, "

@@ -78,20 +78,12 @@ format_value (double v)
 
 static const char *const proto_names[3] = { "ll", "ll128", "simple" };
 
-/* Whether the fit applies the inputs' NCCL variables: not on CPU ranks,
- * which run MPI. */
-static gboolean
-fit_reads_nccl_env (const SpCalibResult *res)
-{
-  return sp_topo_spec (sp_calib_result_topology (res))->intra_kind != SP_INTRA_SHM;
-}
-
 /* "NCCL_ALGO=… NCCL_PROTO=… NCCL_NVLS_ENABLE=…" that input `s` ran with (its
  * /meta/env), or NULL: its ops are simulated with them (g_free). */
 static char *
 source_env (const SpCalibData *data, guint32 s, const SpCalibResult *res)
 {
-  if (!fit_reads_nccl_env (res))
+  if (!sp_calib_fit_reads_nccl_env (sp_calib_result_topology (res)))
     return NULL;
   GString *t = g_string_new (NULL);
   for (guint k = 0; k < SP_CALIB_N_NCCL_ENV; k++)
@@ -101,13 +93,7 @@ source_env (const SpCalibData *data, guint32 s, const SpCalibResult *res)
       if (v != NULL)
         g_string_append_printf (t, "%s%s=%s", t->len ? " " : "", sp_calib_nccl_env_names[k], shown);
     }
-  if (t->len == 0)
-    {
-      g_string_free (t, TRUE);
-      return NULL;
-    }
-  g_autofree char *raw = g_string_free (t, FALSE);
-  return comment_safe (raw); /* recorded values are the trace's: no control characters out */
+  return g_string_free (t, t->len == 0);
 }
 
 static void
@@ -201,7 +187,7 @@ report_json (const SpCalibData *data, const SpCalibResult *res, const char *topo
   for (guint32 s = 0; s < sp_calib_data_n_sources (data); s++)
     {
       json_builder_begin_object (b);
-      for (guint k = 0; k < SP_CALIB_N_NCCL_ENV && fit_reads_nccl_env (res); k++)
+      for (guint k = 0; k < SP_CALIB_N_NCCL_ENV && sp_calib_fit_reads_nccl_env (sp_calib_result_topology (res)); k++)
         {
           const char *v = sp_calib_data_source_env (data, s, k);
           if (v == NULL)
@@ -317,9 +303,8 @@ calibrated_ini (const SpCalibData *data, const SpCalibResult *res, const char *t
         n += pts[i].source == src;
       g_autofree char *name = comment_safe (sp_calib_data_source_name (data, src));
       g_autofree char *env = source_env (data, src, res);
-      g_autofree char *env_safe = env ? comment_safe (env) : NULL;
       g_string_append_printf (s, "# input: %s (%" G_GSIZE_FORMAT " ops%s%s)\n", name, n,
-                              env ? "; ran with " : "", env ? env_safe : "");
+                              env ? "; ran with " : "", env ? env : "");
     }
   g_autofree char *ho_safe = comment_safe (holdout);
   g_string_append_printf (s, "# fit on %" G_GSIZE_FORMAT " ops; held out (%s): %" G_GSIZE_FORMAT
@@ -456,7 +441,7 @@ sp_cmd_calibrate (int argc, char **argv)
         return sp_cli_fail (CMD, SP_EXIT_USAGE, "%s", error->message);
       const char *env_problem = sp_calib_data_source_env_problem (
           data, sp_calib_data_n_sources (data) - 1);
-      if (env_problem != NULL && sp_topo_spec (topo)->intra_kind != SP_INTRA_SHM)
+      if (env_problem != NULL && sp_calib_fit_reads_nccl_env (topo))
         {
           g_autofree char *shown = comment_safe (env_problem);
           fprintf (stderr, "shardplan " CMD ": warning: %s\n", shown);

@@ -101,6 +101,11 @@ typedef struct _SpCalibResult SpCalibResult;
 SpCalibResult *sp_calibrate_fit (const SpTopo *topo, const SpCalibData *data,
                                  const SpCalibOptions *options, GError **error);
 void sp_calib_result_free (SpCalibResult *result);
+
+/* Whether sp_calibrate_fit simulates each input with the NCCL variables
+ * its trace records (sp_calib_data_source_nccl) on `topo`: not when its
+ * ranks are CPUs ([intra] kind = shm), which run MPI, not NCCL. */
+gboolean sp_calib_fit_reads_nccl_env (const SpTopo *topo);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpCalibResult, sp_calib_result_free)
 
 /* The calibrated topology (owned by the result): the input spec with the

@@ -1001,7 +1001,7 @@ START_TEST (nccl_env_narrows_the_choice)
   SpCollEstimate e;
   ck_assert (!sp_sim_estimate (topo, m, &q, &e, &error));
   SP_ASSERT_ERROR (error, SP_ERROR_UNSUPPORTED);
-  ck_assert_msg (strstr (error->message, "[nccl] algo = AllGather:^Ring, proto = (any) leave "
+  ck_assert_msg (strstr (error->message, "NCCL_ALGO=AllGather:^Ring NCCL_PROTO=(unset) leave "
                                           "all_gather on 16 ranks over 2 nodes nothing this model "
                                           "runs (NCCL fails the call unless a SHARP plugin runs "
                                           "CollNet, which they leave and this model does not "

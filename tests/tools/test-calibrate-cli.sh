@@ -171,7 +171,7 @@ sed 's/^#  Rank  7 .*/&\ngpu-a7:1234567:1234567 [0] NCCL INFO NCCL_ALGO set by e
 "$SHARDPLAN" trace import-nccl-tests "$tmp/rs-noring.txt" --topology p3dn -o "$tmp/rs-noring.h5" \
   >/dev/null 2>&1 || fail "cannot import the ReduceScatter:^Ring log"
 expect_usage "ReduceScatter:^Ring" "$tmp/rs-noring.h5" --topology p3dn -o "$o"
-grep -q "rs-noring.h5 (reduce_scatter of 8192 bytes over 8 ranks): the NCCL variables the trace records: algo = ReduceScatter:^Ring, proto = (any) leave reduce_scatter" \
+grep -q "rs-noring.h5 (reduce_scatter of 8192 bytes over 8 ranks, with the NCCL variables its trace records): NCCL_ALGO=ReduceScatter:^Ring NCCL_PROTO=(unset) leave reduce_scatter" \
   "$tmp/err" || fail "ReduceScatter:^Ring: $(cat "$tmp/err")"
 # CPU ranks (shm) run MPI, not NCCL: NCCL_PROTO is left alone there
 printf '[cluster]\nnodes = 1\ngpus_per_node = 8\n[gpu]\nmodel = cpu\nmemory_gib = 4\ntflops = 0.1\n[intra]\nkind = shm\nbandwidth_gbs = 10\n' \
