@@ -1063,6 +1063,20 @@ static const struct {
   { "LL,LL128,Simple", TRUE, { 0x80, 0x80, 0x80, 0x80, 0x80 }, "LL,LL128,Simple" },
 };
 
+/* Parse `text` in `mode` and expect it accepted, with the masks `want`. */
+static void
+expect_nccl_masks (const char *text, gboolean proto, SpNcclParse mode,
+                   const guint8 want[SP_TOPO_NCCL_FUNCS], guint8 out_off[SP_TOPO_NCCL_FUNCS])
+{
+  GError *error = NULL;
+  ck_assert_msg (sp_topo_nccl_parse (proto ? "NCCL_PROTO" : "NCCL_ALGO", text, proto, mode, out_off,
+                                     &error),
+                 "'%s' (mode %d): %s", text, mode, error ? error->message : "?");
+  for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
+    ck_assert_msg (out_off[f] == want[f], "'%s' (mode %d): function %u off 0x%x, expected 0x%x", text,
+                   mode, f, out_off[f], want[f]);
+}
+
 START_TEST (test_nccl_lists)
 {
   GError *error = NULL;
@@ -1070,12 +1084,7 @@ START_TEST (test_nccl_lists)
   for (SpNcclParse mode = SP_NCCL_EXACT; mode <= SP_NCCL_STRICT; mode++)
     {
       guint8 off[SP_TOPO_NCCL_FUNCS], back[SP_TOPO_NCCL_FUNCS];
-      ck_assert_msg (sp_topo_nccl_parse (what, nccl_lists[_i].text, nccl_lists[_i].proto, mode, off,
-                                         &error),
-                     "%s: %s", nccl_lists[_i].text, error ? error->message : "?");
-      for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
-        ck_assert_msg (off[f] == nccl_lists[_i].off[f], "%s (mode %d): function %u off 0x%x, expected 0x%x",
-                       nccl_lists[_i].text, mode, f, off[f], nccl_lists[_i].off[f]);
+      expect_nccl_masks (nccl_lists[_i].text, nccl_lists[_i].proto, mode, nccl_lists[_i].off, off);
       g_autofree char *text = sp_topo_nccl_text (off, nccl_lists[_i].proto);
       ck_assert_str_eq (text, nccl_lists[_i].canonical);
       ck_assert (sp_topo_nccl_parse (what, text, nccl_lists[_i].proto, mode, back, &error));
@@ -1112,12 +1121,7 @@ START_TEST (test_nccl_exact)
   GError *error = NULL;
   const char *what = nccl_exact[_i].proto ? "NCCL_PROTO" : "NCCL_ALGO";
   guint8 off[SP_TOPO_NCCL_FUNCS];
-  ck_assert_msg (sp_topo_nccl_parse (what, nccl_exact[_i].text, nccl_exact[_i].proto, SP_NCCL_EXACT,
-                                     off, &error),
-                 "%s: %s", nccl_exact[_i].text, error ? error->message : "?");
-  for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
-    ck_assert_msg (off[f] == nccl_exact[_i].off[f], "'%s': function %u off 0x%x, expected 0x%x",
-                   nccl_exact[_i].text, f, off[f], nccl_exact[_i].off[f]);
+  expect_nccl_masks (nccl_exact[_i].text, nccl_exact[_i].proto, SP_NCCL_EXACT, nccl_exact[_i].off, off);
   ck_assert (!sp_topo_nccl_parse (what, nccl_exact[_i].text, nccl_exact[_i].proto, SP_NCCL_STRICT,
                                   off, &error));
   SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
