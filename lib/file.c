@@ -211,8 +211,7 @@ sp_file_temp_open (const char *path, char **out_tmp, GError **error)
       /* A signal's handler is removing the temporary files and will end
        * the process: returning the error now could let the caller end it
        * first (exit status 1, files left).  Outwait the handler. */
-      for (int waited = 0; waited < WINDOW_WAIT_MS + 1000; waited++)
-        g_usleep (1000);
+      g_usleep ((gulong) (WINDOW_WAIT_MS + 1000) * 1000);
       g_set_error (error, SP_ERROR, SP_ERROR_IO, "cannot create a temporary file for %s: the "
                    "process is ending on a signal", path);
       g_free (tmp);
