@@ -150,9 +150,10 @@ add_source (SpCalibData *d, const char *name, SourceEnv *env)
 /* What NCCL could choose when the trace ran, into `out`.  A trace of
  * `shardplan run` (`own_run`) records every NCCL_* variable of the run, so
  * there a variable it lacks was unset; another trace (nccl-tests' log)
- * knows only what it records.  Values are read as NCCL reads them (SP_NCCL_EXACT);
- * one NCCL refuses (it fails communicator init with it) is left out and
- * said in out->problem.  NCCL_NVLS_ENABLE=0 takes NVLS and NVLSTree out
+ * knows only what it records.  Values are read as the NCCL that ran reads
+ * them (/meta/software nccl_runtime: sp_topo_nccl_parse_as; before 2.24,
+ * no per-collective entries, said in out->problem); one NCCL refuses (it
+ * fails communicator init with it) is left out and said there too.  NCCL_NVLS_ENABLE=0 takes NVLS and NVLSTree out
  * (other values leave NCCL's default). */
 static void
 trace_nccl_env (SpTrace *trace, const char *name, gboolean own_run, SourceEnv *out)
@@ -167,6 +168,8 @@ trace_nccl_env (SpTrace *trace, const char *name, gboolean own_run, SourceEnv *o
           && strcmp (env[i].key, sp_calib_nccl_env_names[k]) == 0)
         v[k] = env[i].value;
   out->decides = own_run;
+  /* the syntax is the NCCL's that ran (0: unknown, read as today's) */
+  int version = sp_topo_nccl_version_code (sp_trace_software (trace, "nccl_runtime"));
   GString *problems = NULL;
   for (guint k = 0; k < SP_CALIB_N_NCCL_ENV; k++)
     {
@@ -188,13 +191,22 @@ trace_nccl_env (SpTrace *trace, const char *name, gboolean own_run, SourceEnv *o
       g_autofree char *what = g_strdup_printf ("%s: /meta/env %s", name, sp_calib_nccl_env_names[k]);
       guint8 off[SP_TOPO_NCCL_FUNCS] = { 0 };
       g_autoptr (GError) local = NULL;
-      if (!sp_topo_nccl_parse (what, v[k], k == 1, SP_NCCL_EXACT, off, &local))
+      if (!sp_topo_nccl_parse_as (what, v[k], k == 1, version, off, &local))
         {
           if (problems == NULL)
             problems = g_string_new (NULL);
           g_string_append_printf (problems, "%s%s; left out", problems->len ? "; " : "",
                                   local->message);
           continue;
+        }
+      /* per-collective entries its NCCL read otherwise: read as it did,
+       * and said */
+      if (!sp_topo_nccl_check_version (what, v[k], k == 1, version, &local))
+        {
+          if (problems == NULL)
+            problems = g_string_new (NULL);
+          g_string_append_printf (problems, "%s%s; read as it did", problems->len ? "; " : "",
+                                  local->message);
         }
       guint8 *dst = k == 1 ? out->proto_off : out->algo_off;
       for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)

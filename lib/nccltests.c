@@ -681,7 +681,8 @@ check_rows (Parser *p, GError **error)
  * ("[0] ") and Slurm's `srun --label` ("0: ", the task id maybe padded).
  * No line of nccl-tests or NCCL starts like these (NCCL's INFO lines start
  * "host:pid:tid", with no space after a colon), so they are taken off
- * wherever they are. */
+ * wherever they are, except "123: Test …": nccl-tests' own failure line
+ * after an all-digit host name. */
 static gsize
 launcher_prefix_len (const char *line)
 {
@@ -712,7 +713,10 @@ launcher_prefix_len (const char *line)
   const char *digits = c;
   while (g_ascii_isdigit (*c))
     c++;
-  if (c > digits && c[0] == ':' && c[1] == ' ')
+  /* not before "Test ": nccl-tests' failure lines start with the host's
+   * name ("node7: Test NCCL failure …"), which may be all digits; a label
+   * comes before that name */
+  if (c > digits && c[0] == ':' && c[1] == ' ' && !g_str_has_prefix (c + 2, "Test "))
     return (gsize) (c + 2 - line);                            /* 0: */
   return 0;
 }

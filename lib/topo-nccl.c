@@ -19,6 +19,7 @@
 #include "topo-private.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ncclFunc_t order: what NCCL's per-collective prefixes name. */
@@ -138,12 +139,12 @@ next_piece (const char **p, const char *end, char sep, const char **out_start, g
   return TRUE;
 }
 
-gboolean
-sp_topo_nccl_parse (const char *what, const char *text, gboolean proto, SpNcclParse mode,
-                    guint8 out_off[SP_TOPO_NCCL_FUNCS], GError **error)
+/* NCCL 2.24+'s reading; `refuse_unknown`: a name NCCL does not know fails
+ * (2.28 and later, and strict mode). */
+static gboolean
+parse_lists (const char *what, const char *text, gboolean proto, gboolean strict,
+             gboolean refuse_unknown, guint8 out_off[SP_TOPO_NCCL_FUNCS], GError **error)
 {
-  g_return_val_if_fail (what != NULL && text != NULL && out_off != NULL, FALSE);
-  const gboolean strict = mode == SP_NCCL_STRICT;
   const char *kind = proto ? "protocol" : "algorithm";
   const char *var = proto ? "NCCL_PROTO" : "NCCL_ALGO";
   const guint8 all = proto ? PROTO_ALL : ALGO_ALL;
@@ -221,7 +222,7 @@ sp_topo_nccl_parse (const char *what, const char *text, gboolean proto, SpNcclPa
           int bit = name_bit (name, name_len, proto);
           if (bit >= 0)
             listed |= (guint8) (1u << bit);
-          else if (strict)
+          else if (strict || refuse_unknown)
             {
               g_autofree char *names = names_list (proto);
               g_autofree char *piece = g_strndup (name, name_len);
@@ -244,6 +245,140 @@ sp_topo_nccl_parse (const char *what, const char *text, gboolean proto, SpNcclPa
     return bad (error, what, text, "names no %s: leave the key out for NCCL's own choice", kind);
   memcpy (out_off, off, sizeof off);
   return TRUE;
+}
+
+gboolean
+sp_topo_nccl_parse (const char *what, const char *text, gboolean proto, SpNcclParse mode,
+                    guint8 out_off[SP_TOPO_NCCL_FUNCS], GError **error)
+{
+  g_return_val_if_fail (what != NULL && text != NULL && out_off != NULL, FALSE);
+  gboolean strict = mode == SP_NCCL_STRICT;
+  return parse_lists (what, text, proto, strict, strict, out_off, error);
+}
+
+int
+sp_topo_nccl_version_code (const char *version)
+{
+  if (version == NULL)
+    return 0;
+  /* a bare code (nccl-tests' "nccl-library=22105"): major × 10000 + minor
+   * × 100 + patch from 2.9, major × 1000 + minor × 100 + patch before */
+  gsize digits = strspn (version, "0123456789");
+  if (digits >= 4 && digits <= 6 && version[digits] == '\0')
+    {
+      int code = atoi (version);
+      if (code >= 20900)
+        return code;
+      if (code >= 2000 && code < 2900)
+        return code / 1000 * 10000 + code % 1000 / 100 * 100 + code % 100;
+      return 0;
+    }
+  /* MAJOR.MINOR[.PATCH], then anything ("+cuda12.2") */
+  guint part[3] = { 0, 0, 0 }, n = 0;
+  const char *c = version;
+  while (n < 3 && g_ascii_isdigit (*c))
+    {
+      guint64 v = 0;
+      while (g_ascii_isdigit (*c) && v < 1000)
+        v = v * 10 + (guint64) (*c++ - '0');
+      if (g_ascii_isdigit (*c))
+        return 0; /* four digits or more: not a version part */
+      part[n++] = (guint) v;
+      if (*c != '.')
+        break;
+      c++;
+    }
+  if (n < 2 || part[0] < 2 || part[0] > 99 || part[1] > 99 || part[2] > 99)
+    return 0;
+  return (int) (part[0] * 10000 + part[1] * 100 + part[2]);
+}
+
+/* The algorithm names NCCL of version code `version` (< 2.24) has, by id:
+ * CollNetDirect / CollNetChain from 2.14 ("CollNet", the direct one,
+ * before), NVLS 2.17, NVLSTree 2.18, PAT 2.23 (reference/
+ * nccl-transports.md's version table); NULL where that NCCL has none. */
+static const char *
+legacy_algo_name (guint id, int version)
+{
+  static const int since[] = { 0, 0, 21400, 21400, 21700, 21800, 22300 };
+  if (id == SP_ALGO_COLLNET_DIRECT && version < 21400)
+    return "CollNet";
+  return id < G_N_ELEMENTS (since) && version >= since[id] ? algo_nccl[id] : NULL;
+}
+
+/* NCCL < 2.24's parseList: a leading '^' excludes, then names split on ','
+ * only (strtok_r: empty pieces skipped), matched with strcasecmp; one list
+ * for all five collectives.  An empty value sets every name off. */
+static void
+parse_legacy (const char *text, gboolean proto, int version, guint8 out_off[SP_TOPO_NCCL_FUNCS])
+{
+  gboolean exclude = text[0] == '^';
+  const char *p = text + exclude, *end = text + strlen (text), *name;
+  gsize len;
+  guint8 listed = 0;
+  while (next_piece (&p, end, ',', &name, &len))
+    if (proto)
+      {
+        int bit = name_bit (name, len, TRUE);
+        if (bit >= 0)
+          listed |= (guint8) (1u << bit);
+      }
+    else
+      for (guint id = 0; id < G_N_ELEMENTS (algo_nccl); id++)
+        {
+          const char *known = legacy_algo_name (id, version);
+          if (known && strlen (known) == len && g_ascii_strncasecmp (name, known, len) == 0)
+            listed |= (guint8) (1u << id);
+        }
+  guint8 all = proto ? PROTO_ALL : ALGO_ALL;
+  guint8 m = exclude ? listed : (guint8) (all & ~listed);
+  if (proto)
+    m |= SP_TOPO_NCCL_PROTO_SET;
+  for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
+    out_off[f] = m;
+}
+
+gboolean
+sp_topo_nccl_parse_as (const char *what, const char *text, gboolean proto, int version,
+                       guint8 out_off[SP_TOPO_NCCL_FUNCS], GError **error)
+{
+  g_return_val_if_fail (what != NULL && text != NULL && out_off != NULL, FALSE);
+  if (version > 0 && version < SP_TOPO_NCCL_PER_COLL_VERSION)
+    {
+      parse_legacy (text, proto, version, out_off);
+      return TRUE;
+    }
+  return parse_lists (what, text, proto, FALSE, version >= 22800, out_off, error);
+}
+
+gboolean
+sp_topo_nccl_check_version (const char *name, const char *value, gboolean proto, int version,
+                            GError **error)
+{
+  g_return_val_if_fail (name != NULL && value != NULL, FALSE);
+  if (version <= 0 || version >= SP_TOPO_NCCL_PER_COLL_VERSION || strpbrk (value, ";:") == NULL)
+    return TRUE;
+  guint8 off[SP_TOPO_NCCL_FUNCS];
+  parse_legacy (value, proto, version, off);
+  guint8 all = proto ? PROTO_ALL : ALGO_ALL;
+  g_autofree char *reading = NULL;
+  if ((off[0] & all) == all)
+    reading = g_strdup_printf ("every %s off, failing every collective",
+                               proto ? "protocol" : "algorithm");
+  else if ((off[0] & all) == 0)
+    reading = g_strdup ("no restriction at all");
+  else
+    {
+      g_autofree char *text = sp_topo_nccl_text (off, proto);
+      reading = g_strdup_printf ("%s=%s for every collective", name, text);
+    }
+  g_autofree char *shown = sp_topo_excerpt (value, 64);
+  g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+               "%s='%s': NCCL %d.%d.%d reads no per-collective entries (';' and ':' need NCCL "
+               "2.24 or later), so it would read this as %s: give one list for all "
+               "collectives, or run with NCCL 2.24 or later",
+               name, shown, version / 10000, version / 100 % 100, version % 100, reading);
+  return FALSE;
 }
 
 static guint

@@ -10,6 +10,7 @@
 #include "nccl/nccl-internal.h"
 #include "exec-loop.h"
 #include "shardplan/kernels.h"
+#include "shardplan/topo.h"
 
 #include <math.h>
 #include <string.h>
@@ -415,6 +416,28 @@ anchor (SpExecCtx *ctx, SpNcclState *st)
   return e;
 }
 
+/* NCCL_ALGO / NCCL_PROTO (the environment's, the topology's [nccl], or
+ * NCCL's configuration files': exported before this) as this NCCL reads
+ * them: per-collective entries, written for NCCL 2.24 and later, are
+ * refused on an older one, which reads them otherwise (every algorithm
+ * off, or none). */
+static gboolean
+nccl_env_fits_version (GError **error)
+{
+  int v = 0;
+  if (ncclGetVersion (&v) != ncclSuccess || v <= 0)
+    return TRUE;
+  if (v < 10000) /* before 2.9: major × 1000 + minor × 100 + patch */
+    v = v / 1000 * 10000 + v % 1000 / 100 * 100 + v % 100;
+  for (guint k = 0; k < 2; k++)
+    {
+      const char *name = k ? "NCCL_PROTO" : "NCCL_ALGO", *value = g_getenv (name);
+      if (value != NULL && !sp_topo_nccl_check_version (name, value, k, v, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 nccl_setup (SpExecCtx *ctx, GError **error)
 {
@@ -429,7 +452,7 @@ nccl_setup (SpExecCtx *ctx, GError **error)
    * the others waiting for it in ncclCommInitRankConfig until the set-up
    * deadline. */
   GError *local = NULL;
-  if (pick_device (ctx, &st->device, &local) &&
+  if (nccl_env_fits_version (&local) && pick_device (ctx, &st->device, &local) &&
       cuda_ok (ctx, cudaSetDevice (st->device), "cudaSetDevice", &local))
     {
       struct cudaDeviceProp prop;

@@ -122,8 +122,10 @@ const char *sp_calib_data_source_name (const SpCalibData *data, guint32 source);
 #define SP_CALIB_N_NCCL_ENV 3
 extern const char *const sp_calib_nccl_env_names[SP_CALIB_N_NCCL_ENV];
 const char *sp_calib_data_source_env (const SpCalibData *data, guint32 source, guint which);
-/* What they let NCCL choose, as SpTopoSpec's [nccl] masks, read as NCCL
- * reads them (SP_NCCL_EXACT; NCCL_NVLS_ENABLE=0: no NVLS, no NVLSTree).
+/* What they let NCCL choose, as SpTopoSpec's [nccl] masks, read as the
+ * NCCL that ran reads them (sp_topo_nccl_parse_as with the trace's
+ * /meta/software nccl_runtime: before 2.24 NCCL reads no per-collective
+ * entries; NCCL_NVLS_ENABLE=0: no NVLS, no NVLSTree).
  * TRUE when the input's environment decides it: it records one of them, or
  * it is a `shardplan run` trace, which records every NCCL_* variable of
  * the run and these three from NCCL's configuration files (so one it lacks

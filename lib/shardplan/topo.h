@@ -250,6 +250,36 @@ typedef enum {
 gboolean sp_topo_nccl_parse (const char *what, const char *text, gboolean proto, SpNcclParse mode,
                              guint8 out_off[SP_TOPO_NCCL_FUNCS], GError **error);
 
+/* NCCL's version code (as ncclGetVersion gives it from 2.9 on: major ×
+ * 10000 + minor × 100 + patch) of a version string such as "2.21.5" or
+ * "2.21.5+cuda12.2" (major 2 or later), or of a code itself ("22105"; "2804" in the scheme
+ * before 2.9): nccl-tests' log, /meta/software nccl_runtime.  0 if
+ * `version` is NULL or none of these (unknown). */
+int sp_topo_nccl_version_code (const char *version);
+
+/* The NCCL version that first reads per-collective entries. */
+#define SP_TOPO_NCCL_PER_COLL_VERSION 22400
+
+/* sp_topo_nccl_parse (SP_NCCL_EXACT) as NCCL of version code `version`
+ * read the value (0: unknown, read as SP_NCCL_EXACT reads it; from 2.28 a
+ * name NCCL does not know fails, as NCCL refuses the value).  Before
+ * 2.24 NCCL reads one list for all five collectives, split on ',' only,
+ * a leading '^' excluding: no entries, no prefixes (a name holding ';' or
+ * ':' matches nothing, so "AllReduce:Tree" turns every algorithm off and
+ * "^AllReduce:Tree" none), and only the names that version has:
+ * CollNetDirect / CollNetChain from 2.14 (before, "CollNet" is the direct
+ * one), NVLS from 2.17, NVLSTree from 2.18, PAT from 2.23 (reference/
+ * nccl-transports.md's version table).  Before 2.24 it never fails. */
+gboolean sp_topo_nccl_parse_as (const char *what, const char *text, gboolean proto, int version,
+                                guint8 out_off[SP_TOPO_NCCL_FUNCS], GError **error);
+
+/* FALSE, and an SP_ERROR_INVALID_ARGUMENT naming variable `name`, its
+ * value and what NCCL of version code `version` makes of it, where that
+ * NCCL reads `value` otherwise than NCCL 2.24 and later do: per-collective
+ * entries (';' or ':') before 2.24.  `run` checks what it passes on. */
+gboolean sp_topo_nccl_check_version (const char *name, const char *value, gboolean proto,
+                                     int version, GError **error);
+
 /* The value in NCCL's syntax that sp_topo_nccl_parse() (either mode) reads
  * back to `off`: NCCL's spelling of the names, the shorter of LIST and
  * ^LIST, the commonest restriction first without a prefix when all five

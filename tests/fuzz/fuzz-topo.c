@@ -3,7 +3,11 @@
  * input is also read as an NCCL_ALGO and an NCCL_PROTO value in both modes
  * of sp_topo_nccl_parse (a run's /meta/env is read the exact way): what is
  * accepted must be written back (sp_topo_nccl_text) as a value that both
- * modes read back to the same masks, and a refusal leaves the masks alone. */
+ * modes read back to the same masks, and a refusal leaves the masks alone.
+ * It is also read as NCCL 2.12, 2.21, 2.24 and 2.28 read it
+ * (sp_topo_nccl_parse_as: before 2.24 never refused, one mask for all
+ * collectives), checked for what `run` passes to those versions, and read
+ * as a version (sp_topo_nccl_version_code). */
 #include "config.h"
 #include "fuzz-common.h"
 #include "shardplan/shardplan.h"
@@ -43,13 +47,51 @@ nccl_value (const char *text, gboolean proto, SpNcclParse mode)
   g_free (back);
 }
 
+/* As the NCCL of version code `version` read it: before 2.24 never
+ * refused, one mask for all five collectives; a refusal leaves the masks
+ * alone; what `run` refuses on that version holds ';' or ':'. */
+static void
+nccl_value_as (const char *text, gboolean proto, int version)
+{
+  guint8 off[SP_TOPO_NCCL_FUNCS] = { 7, 7, 7, 7, 7 };
+  GError *e = NULL;
+  gboolean ok = sp_topo_nccl_parse_as ("fuzz", text, proto, version, off, &e);
+  gboolean legacy = version < SP_TOPO_NCCL_PER_COLL_VERSION;
+  for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
+    if ((legacy && (!ok || off[f] != off[0])) || (!ok && off[f] != 7))
+      {
+        fprintf (stderr, "topo: NCCL value '%s' as version %d: %s\n", text, version,
+                 ok ? "masks differ between collectives" : "refused or masks changed");
+        abort ();
+      }
+  if (!ok)
+    fuzz_refused (e);
+  e = NULL;
+  if (!sp_topo_nccl_check_version ("NCCL_ALGO", text, proto, version, &e))
+    {
+      if (!legacy || strpbrk (text, ";:") == NULL)
+        {
+          fprintf (stderr, "topo: '%s' refused for NCCL %d: %s\n", text, version, e->message);
+          abort ();
+        }
+      fuzz_refused (e);
+    }
+}
+
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   char *text = g_strndup ((const char *) data, size);
   for (guint p = 0; p < 2; p++)
-    for (SpNcclParse m = SP_NCCL_EXACT; m <= SP_NCCL_STRICT; m++)
-      nccl_value (text, p, m);
+    {
+      for (SpNcclParse m = SP_NCCL_EXACT; m <= SP_NCCL_STRICT; m++)
+        nccl_value (text, p, m);
+      static const int versions[] = { 21207, 22105, 22400, 22809 };
+      for (guint v = 0; v < G_N_ELEMENTS (versions); v++)
+        nccl_value_as (text, p, versions[v]);
+    }
+  int code = sp_topo_nccl_version_code (text);
+  g_assert (code == 0 || (code >= 20000 && code <= 999999));
   g_free (text);
 
   GError *e = NULL;

@@ -85,7 +85,7 @@ END_TEST
  *   op 3 broadcast               every row MODELLED: left out */
 static char *
 write_varied_with (const char *dir, const char *name, const char *producer,
-                   const char *const *env)
+                   const char *const *env, const char *nccl_runtime)
 {
   SpGroupsOptions o;
   sp_groups_options_init (&o);
@@ -122,6 +122,8 @@ write_varied_with (const char *dir, const char *name, const char *producer,
   ck_assert (sp_trace_writer_set_groups (w, g, &e));
   for (guint i = 0; env != NULL && env[i] != NULL; i += 2)
     sp_trace_writer_add_env (w, env[i], env[i + 1]);
+  if (nccl_runtime != NULL)
+    ck_assert (sp_trace_writer_set_software (w, "nccl_runtime", nccl_runtime, &e));
   /* rows in reverse order: the reader must not depend on it */
   for (gint32 k = 47; k >= 0; k--)
     {
@@ -147,7 +149,7 @@ write_varied_with (const char *dir, const char *name, const char *producer,
 static char *
 write_varied (const char *dir)
 {
-  return write_varied_with (dir, "varied.h5", "test", NULL);
+  return write_varied_with (dir, "varied.h5", "test", NULL, NULL);
 }
 
 /* A new SpCalibData with the trace at `path` added (world 0: the trace's);
@@ -552,6 +554,7 @@ START_TEST (nccl_env_of_traces)
     guint8 algo_off[SP_TOPO_NCCL_FUNCS], proto_off[SP_TOPO_NCCL_FUNCS];
     const char *problem; /* substring, or NULL */
     SpAlgo op0;          /* the all-reduce's point (plan hint: ring) */
+    const char *nccl_runtime; /* /meta/software nccl_runtime, or NULL */
   } cases[] = {
     { "nccl-tests", { NULL }, FALSE, { 0 }, { 0 }, NULL, SP_ALGO_RING },
     /* shardplan's executor passes no hint to NCCL: the plan's ring did not run */
@@ -586,11 +589,35 @@ START_TEST (nccl_env_of_traces)
     { "nccl-tests", { "NCCL_ALGO", "NVLS", "NCCL_NVLS_ENABLE", "0", NULL }, TRUE,
       { 0x7f, 0x7f, 0, 0x7f, 0 }, { 0 }, "NCCL_ALGO 'NVLS' with NCCL_NVLS_ENABLE leaves all_gather, "
       "all_reduce no algorithm", SP_ALGO_RING },
+    /* NCCL before 2.24 reads one list, split on ',' only: "AllReduce:^Tree"
+     * names nothing it knows, so every algorithm is off, which leaves the
+     * trace's all-gather and all-reduce nothing: left out for them (said);
+     * 2.24 reads Tree off for the all-reduce */
+    { "nccl-tests", { "NCCL_ALGO", "AllReduce:^Tree", NULL }, TRUE, { 0x7f, 0x7f, 0, 0x7f, 0 },
+      { 0 }, "NCCL 2.21.5 reads no per-collective entries", SP_ALGO_RING, "2.21.5+cuda12.2" },
+    { "nccl-tests", { "NCCL_ALGO", "AllReduce:^Tree", NULL }, TRUE, { 0, 0, 0, 0, 0x01 }, { 0 },
+      NULL, SP_ALGO_RING, "2.24.3" },
+    /* with a leading '^' NCCL 2.21 turns nothing off (2.24 refuses the
+     * prefix "^AllReduce") */
+    { "shardplan run", { "NCCL_ALGO", "^AllReduce:Ring", NULL }, TRUE, { 0 }, { 0 },
+      "so it would read this as no restriction at all", SP_ALGO_AUTO, "2.21.5" },
+    /* before 2.23 NCCL has no PAT: "Ring,PAT" is Ring alone; a comma
+     * list without entries reads the same by either syntax */
+    { "nccl-tests", { "NCCL_ALGO", "^PAT,Tree", "NCCL_PROTO", "^LL", NULL }, TRUE,
+      { 0x01, 0x01, 0x01, 0x01, 0x01 }, { 0x81, 0x81, 0x81, 0x81, 0x81 }, NULL, SP_ALGO_RING,
+      "2.18.3" },
+    /* NCCL 2.28 refuses a name it does not know: the run's value is left
+     * out (2.24-2.27 read "Ring,Foo" as Ring) */
+    { "nccl-tests", { "NCCL_ALGO", "Ring,Foo", NULL }, TRUE, { 0 }, { 0 },
+      "'Foo' is not an NCCL algorithm", SP_ALGO_RING, "2.28.9" },
+    { "nccl-tests", { "NCCL_ALGO", "Ring,Foo", NULL }, TRUE, { 0x7d, 0x7d, 0x7d, 0x7d, 0x7d }, { 0 },
+      NULL, SP_ALGO_RING, "2.27.7" },
   };
   for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
     {
       g_autofree char *name = g_strdup_printf ("env%u.h5", c);
-      g_autofree char *path = write_varied_with (dir, name, cases[c].producer, cases[c].env);
+      g_autofree char *path = write_varied_with (dir, name, cases[c].producer, cases[c].env,
+                                                 cases[c].nccl_runtime);
       g_autoptr (SpCalibData) d = NULL;
       gsize n;
       const SpCalibPoint *p = points_of (path, &d, &n);
@@ -598,10 +625,12 @@ START_TEST (nccl_env_of_traces)
       ck_assert_msg (sp_calib_data_source_nccl (d, 0, algo, proto) == cases[c].decides, "case %u", c);
       if (cases[c].decides)
         {
-          ck_assert_msg (memcmp (algo, cases[c].algo_off, sizeof algo) == 0, "case %u: algo 0x%x", c,
-                         algo[0]);
-          ck_assert_msg (memcmp (proto, cases[c].proto_off, sizeof proto) == 0, "case %u: proto 0x%x",
-                         c, proto[0]);
+          ck_assert_msg (memcmp (algo, cases[c].algo_off, sizeof algo) == 0,
+                         "case %u: algo 0x%x 0x%x 0x%x 0x%x 0x%x", c, algo[0], algo[1], algo[2],
+                         algo[3], algo[4]);
+          ck_assert_msg (memcmp (proto, cases[c].proto_off, sizeof proto) == 0,
+                         "case %u: proto 0x%x 0x%x 0x%x 0x%x 0x%x", c, proto[0], proto[1], proto[2],
+                         proto[3], proto[4]);
         }
       const char *problem = sp_calib_data_source_env_problem (d, 0);
       if (cases[c].problem == NULL)

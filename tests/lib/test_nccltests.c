@@ -326,6 +326,33 @@ START_TEST (test_failed_run)
 }
 END_TEST
 
+/* A failure on a host whose name is all digits is not taken for an srun
+ * label ("0: "), with or without one before it: the reason keeps the name. */
+START_TEST (test_failed_digit_host)
+{
+  g_autofree char *path = sp_test_fixture ("nccltests/failed.txt");
+  g_autofree char *text = NULL;
+  ck_assert (g_file_get_contents (path, &text, NULL, NULL));
+  ck_assert (strstr (text, "\nn1: Test NCCL failure") != NULL);
+  g_auto (GStrv) parts = g_strsplit (text, "\nn1: Test NCCL failure", 2);
+  g_autofree char *digits = g_strjoin ("\n1234: Test NCCL failure", parts[0], parts[1], NULL);
+  g_auto (GStrv) lines = g_strsplit (digits, "\n", -1);
+  g_autofree char *joined = g_strjoinv ("\n3: ", lines);
+  g_autofree char *labelled = g_strconcat ("3: ", joined, NULL);
+  const char *const logs[] = { digits, labelled };
+  for (guint k = 0; k < G_N_ELEMENTS (logs); k++)
+    {
+      GError *e = NULL;
+      g_autoptr (SpNcclTestsLog) log = sp_nccl_tests_parse (logs[k], -1, "digits", &e);
+      SP_ASSERT_NO_ERROR (e);
+      ck_assert (!sp_nccl_tests_log_is_complete (log));
+      const char *why = sp_nccl_tests_log_incomplete_reason (log);
+      ck_assert_msg (g_str_has_prefix (why, "line 23: 1234: Test NCCL failure common.cu:1005"),
+                     "log %u: %s", k, why);
+    }
+}
+END_TEST
+
 /* busbw printed for 16 ranks in an 8-rank log: 3 warnings, then a count. */
 START_TEST (test_bandwidth_mismatch)
 {
@@ -607,6 +634,7 @@ nccltests_suite (void)
   tcase_add_test (tc, test_old_layout);
   tcase_add_test (tc, test_new_layout);
   tcase_add_test (tc, test_launcher_prefixes);
+  tcase_add_test (tc, test_failed_digit_host);
   tcase_add_test (tc, test_no_validation);
   tcase_add_test (tc, test_out_of_place_only);
   tcase_add_test (tc, test_root_and_wrong);

@@ -1183,6 +1183,136 @@ START_TEST (test_nccl_long_value)
 }
 END_TEST
 
+/* NCCL's version, from what logs and traces record. */
+START_TEST (test_nccl_version_code)
+{
+  static const struct
+  {
+    const char *text;
+    int code;
+  } v[] = {
+    { "2.21.5", 22105 },         { "2.21.5+cuda12.4", 22105 }, { "2.28.9", 22809 },
+    { "2.18", 21800 },           { "2.7.8-1", 20708 },         { "22902", 22902 },
+    { "2804", 20804 },           { "2.21.5.1", 22105 },        { "", 0 },
+    { "v2.21.5", 0 },            { "2", 0 },                   { "0.9.1", 0 },
+    { "2.100.1", 0 },            { "2.21.1000", 0 },           { "99999999999999999999.1", 0 },
+    { "1234567", 0 },            { "999", 0 },                 { "3000", 0 },
+    { "2.", 0 },                 { ".21.5", 0 },               { "1.9.1", 0 },
+  };
+  ck_assert_int_eq (sp_topo_nccl_version_code (NULL), 0);
+  for (guint i = 0; i < G_N_ELEMENTS (v); i++)
+    ck_assert_msg (sp_topo_nccl_version_code (v[i].text) == v[i].code, "'%s': %d, expected %d", v[i].text,
+                   sp_topo_nccl_version_code (v[i].text), v[i].code);
+}
+END_TEST
+
+/* Values as the NCCL that ran read them (NCCL's parseList before 2.24:
+ * one list split on ',' only, a leading '^' excluding, names by version;
+ * 2.28: unknown names refused), each checked by hand against that rule.
+ * Masks as above; uniform masks are written once. */
+static const struct
+{
+  const char *text;
+  gboolean proto;
+  int version;
+  int off; /* every collective's mask, or -1: refused */
+} nccl_versions[] = {
+  { "Ring", FALSE, 22105, 0x7d },
+  { "^Ring,Tree", FALSE, 22105, 0x03 },
+  /* no entries before 2.24: a name holding ':' or ';' matches nothing */
+  { "AllReduce:Tree", FALSE, 22105, 0x7f },
+  { "^AllReduce:Tree", FALSE, 22105, 0x00 },
+  { "Ring;Tree", FALSE, 22105, 0x7f },
+  { "Ring,AllReduce:Tree", FALSE, 22105, 0x7d },
+  /* an empty value: every name off before 2.24, nothing after */
+  { "", FALSE, 22105, 0x7f },
+  { "", TRUE, 22105, 0x87 },
+  { "", FALSE, 22400, 0x00 },
+  /* names by version: PAT from 2.23, NVLS 2.17, NVLSTree 2.18, CollNetDirect
+   * and CollNetChain 2.14 ("CollNet" the direct one before) */
+  { "^PAT", FALSE, 22204, 0x00 },
+  { "^PAT", FALSE, 22304, 0x40 },
+  { "Ring,PAT", FALSE, 22105, 0x7d },
+  { "^NVLS", FALSE, 21603, 0x00 },
+  { "^NVLS", FALSE, 21701, 0x10 },
+  { "^NVLSTree", FALSE, 21701, 0x00 },
+  { "^NVLSTree", FALSE, 21801, 0x20 },
+  { "^CollNet", FALSE, 21207, 0x04 },
+  { "^CollNet", FALSE, 21403, 0x00 },
+  { "^CollNetDirect,CollNetChain", FALSE, 21207, 0x00 },
+  { "^CollNetDirect,CollNetChain", FALSE, 21403, 0x0c },
+  /* ' Tree' has a space: no match, by either syntax */
+  { "Ring, Tree", FALSE, 22105, 0x7d },
+  { "Ring, Tree", FALSE, 22400, 0x7d },
+  /* NCCL_PROTO sets LL128 outright unless it is named off */
+  { "Simple", TRUE, 22105, 0x83 },
+  { "^LL", TRUE, 21207, 0x81 },
+  /* 2.24-2.27 ignore an unknown name, 2.28 refuses the value */
+  { "Ring,Foo", FALSE, 22703, 0x7d },
+  { "Ring,Foo", FALSE, 22809, -1 },
+  { "LL,LL256", TRUE, 22809, -1 },
+  { "Ring,Foo", FALSE, 0, 0x7d },
+  /* 2.24's own refusals stand: an unknown prefix, a second entry without one */
+  { "^AllReduce:Tree", FALSE, 22400, -1 },
+  { "Ring;Tree", FALSE, 22400, -1 },
+};
+
+START_TEST (test_nccl_versions)
+{
+  GError *error = NULL;
+  guint8 off[SP_TOPO_NCCL_FUNCS] = { 9, 9, 9, 9, 9 };
+  const char *what = nccl_versions[_i].proto ? "NCCL_PROTO" : "NCCL_ALGO";
+  gboolean ok = sp_topo_nccl_parse_as (what, nccl_versions[_i].text, nccl_versions[_i].proto,
+                                       nccl_versions[_i].version, off, &error);
+  ck_assert_msg (ok == (nccl_versions[_i].off >= 0), "'%s' at %d: %s", nccl_versions[_i].text,
+                 nccl_versions[_i].version, error ? error->message : "accepted");
+  for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
+    if (ok)
+      ck_assert_msg (off[f] == nccl_versions[_i].off, "'%s' at %d: function %u off 0x%x, expected 0x%x",
+                     nccl_versions[_i].text, nccl_versions[_i].version, f, off[f], nccl_versions[_i].off);
+    else
+      ck_assert_int_eq (off[f], 9); /* untouched on error */
+  g_clear_error (&error);
+}
+END_TEST
+
+/* What `run` refuses to pass to an NCCL that reads it otherwise. */
+START_TEST (test_nccl_check_version)
+{
+  static const struct
+  {
+    const char *text;
+    gboolean proto;
+    int version;
+    const char *message; /* NULL: passed on */
+  } c[] = {
+    { "allreduce:tree", FALSE, 22105,
+      "NCCL_ALGO='allreduce:tree': NCCL 2.21.5 reads no per-collective entries (';' and ':' need "
+      "NCCL 2.24 or later), so it would read this as every algorithm off, failing every "
+      "collective: give one list for all collectives, or run with NCCL 2.24 or later" },
+    { "^allreduce:tree", FALSE, 22105, "so it would read this as no restriction at all:" },
+    { "Ring,AllReduce:Tree", FALSE, 21903, "NCCL 2.19.3 reads no per-collective entries" },
+    { "Ring,AllReduce:Tree", FALSE, 21903, "as NCCL_ALGO=Ring for every collective:" },
+    { "Simple;AllReduce:LL", TRUE, 22304, "every protocol off, failing every collective" },
+    { "Ring", FALSE, 22105, NULL },
+    { "^LL128", TRUE, 21207, NULL },
+    { "allreduce:tree", FALSE, 22400, NULL },
+    { "allreduce:tree", FALSE, 0, NULL },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (c); i++)
+    {
+      GError *error = NULL;
+      const char *name = c[i].proto ? "NCCL_PROTO" : "NCCL_ALGO";
+      gboolean ok = sp_topo_nccl_check_version (name, c[i].text, c[i].proto, c[i].version, &error);
+      ck_assert_msg (ok == (c[i].message == NULL), "'%s' at %d: %s", c[i].text, c[i].version,
+                     error ? error->message : "passed");
+      if (!ok)
+        ck_assert_msg (strstr (error->message, c[i].message) != NULL, "%s", error->message);
+      g_clear_error (&error);
+    }
+}
+END_TEST
+
 /* [nccl] in a file: read, checked, written back, compared. */
 START_TEST (test_nccl_section)
 {
@@ -1337,6 +1467,9 @@ topo_suite (void)
   tcase_add_loop_test (tc, test_nccl_exact, 0, G_N_ELEMENTS (nccl_exact));
   tcase_add_loop_test (tc, test_nccl_list_errors, 0, G_N_ELEMENTS (bad_nccl_lists));
   tcase_add_test (tc, test_nccl_long_value);
+  tcase_add_test (tc, test_nccl_version_code);
+  tcase_add_loop_test (tc, test_nccl_versions, 0, G_N_ELEMENTS (nccl_versions));
+  tcase_add_test (tc, test_nccl_check_version);
   tcase_add_test (tc, test_nccl_section);
   suite_add_tcase (s, tc);
   return s;

@@ -191,5 +191,26 @@ run "$tmp/ll256.h5" --topology p3dn -o "$o"
 grep -q "^shardplan calibrate: warning: .*ll256.h5: /meta/env NCCL_PROTO 'LL256' leaves all_reduce no protocol (NCCL fails such calls, so those ops did not run with it); left out for all_reduce$" \
   "$tmp/err" || fail "LL256 warning: $(cat "$tmp/err")"
 grep -q "ll_overhead_us .* moved$" "$tmp/out" || fail "LL256 left out, LL should be fitted: $(cat "$tmp/out")"
+# The syntax is that of the NCCL that ran: NCCL 2.21.5 (the log's version
+# line) reads no per-collective entries, so "AllGather:^NVLS" names nothing
+# it knows and turns every algorithm off; the all-gathers did not run so,
+# and the value is left out for them, with both reasons.  The same log from
+# NCCL 2.24.3 ran without NVLS for the all-gather alone.
+sed 's/^#  Rank 15 .*/&\nnode01:1234567:1234567 [0] NCCL INFO NCCL_ALGO set by environment to AllGather:^NVLS/' \
+  "$fx/all_gather-new.txt" >"$tmp/ag221.txt"
+sed 's/22105/22403/g; s/NCCL version 2\.21\.5/NCCL version 2.24.3/' "$tmp/ag221.txt" >"$tmp/ag224.txt"
+for v in 221 224; do
+  "$SHARDPLAN" trace import-nccl-tests "$tmp/ag$v.txt" --topology dgx-h100 -o "$tmp/ag$v.h5" \
+    >/dev/null 2>&1 || fail "cannot import the NCCL $v log"
+done
+run "$tmp/ag221.h5" --topology dgx-h100 --nodes 2 -o "$o"
+[ "$status" -eq 0 ] || fail "NCCL 2.21 log: exit $status: $(cat "$tmp/err")"
+grep -q "^shardplan calibrate: warning: .*ag221.h5: /meta/env NCCL_ALGO='AllGather:^NVLS': NCCL 2.21.5 reads no per-collective entries .* so it would read this as every algorithm off, failing every collective: .*; read as it did; .*ag221.h5: /meta/env NCCL_ALGO 'AllGather:^NVLS' leaves all_gather no algorithm .*; left out for all_gather$" \
+  "$tmp/err" || fail "NCCL 2.21 warning: $(cat "$tmp/err")"
+run "$tmp/ag224.h5" --topology dgx-h100 --nodes 2 -o "$o"
+[ "$status" -eq 0 ] || fail "NCCL 2.24 log: exit $status: $(cat "$tmp/err")"
+grep -q "warning" "$tmp/err" && fail "NCCL 2.24 log warned: $(cat "$tmp/err")"
+grep -q "^inputs: .*ag224.h5 (ran with NCCL_ALGO=AllGather:^NVLS)$" "$tmp/out" \
+  || fail "NCCL 2.24 log: $(cat "$tmp/out")"
 
 finish
