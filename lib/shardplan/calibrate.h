@@ -128,8 +128,9 @@ const char *sp_calib_data_source_env (const SpCalibData *data, guint32 source, g
  * entries; NCCL_NVLS_ENABLE=0: no NVLS, no NVLSTree).
  * TRUE when the input's environment decides it: it records one of them, or
  * it is a `shardplan run` trace, which records every NCCL_* variable of
- * the run and these three from NCCL's configuration files (so one it lacks
- * was unset, unless a net plugin set it).  The fit then simulates the input's
+ * the run (rank 0's, read after the run: what a net plugin set at NCCL's
+ * init too) and these three from NCCL's configuration files (so one it
+ * lacks was unset).  The fit then simulates the input's
  * points with these masks in place of the topology's [nccl] (unless the
  * topology's ranks are CPUs, [intra] kind = shm: those run MPI); FALSE:
  * the topology's [nccl] stands. */
