@@ -21,6 +21,8 @@ typedef struct {
   gboolean decides;               /* the env says what NCCL could choose (below) */
   guint8 algo_off[SP_TOPO_NCCL_FUNCS], proto_off[SP_TOPO_NCCL_FUNCS];
   char *problem;                  /* recorded values NCCL refuses (ignored), or NULL */
+  char *nccl_version;             /* /meta/software nccl_runtime, or NULL */
+  guint8 lacking;                 /* algorithms that NCCL version has not (by id) */
 } SourceEnv;
 
 const char *const sp_calib_nccl_env_names[SP_CALIB_N_NCCL_ENV] = { "NCCL_ALGO", "NCCL_PROTO",
@@ -32,6 +34,7 @@ source_env_clear (SourceEnv *e)
   for (guint k = 0; k < SP_CALIB_N_NCCL_ENV; k++)
     g_clear_pointer (&e->env[k], g_free);
   g_clear_pointer (&e->problem, g_free);
+  g_clear_pointer (&e->nccl_version, g_free);
   memset (e, 0, sizeof *e);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SourceEnv, source_env_clear)
@@ -117,6 +120,16 @@ sp_calib_data_source_nccl (const SpCalibData *d, guint32 source,
 }
 
 const char *
+sp_calib_data_source_nccl_version (const SpCalibData *d, guint32 source, guint8 *out_lacking)
+{
+  g_return_val_if_fail (d != NULL, NULL);
+  const SourceEnv *e = env_of (d, source);
+  if (out_lacking != NULL)
+    *out_lacking = e ? e->lacking : 0;
+  return e ? e->nccl_version : NULL;
+}
+
+const char *
 sp_calib_data_source_env (const SpCalibData *d, guint32 source, guint which)
 {
   g_return_val_if_fail (d != NULL && which < SP_CALIB_N_NCCL_ENV, NULL);
@@ -168,8 +181,15 @@ trace_nccl_env (SpTrace *trace, const char *name, gboolean own_run, SourceEnv *o
           && strcmp (env[i].key, sp_calib_nccl_env_names[k]) == 0)
         v[k] = env[i].value;
   out->decides = own_run;
-  /* the syntax is the NCCL's that ran (0: unknown, read as today's) */
-  int version = sp_topo_nccl_version_code (sp_trace_software (trace, "nccl_runtime"));
+  /* the syntax and the algorithms are the NCCL's that ran (0: unknown,
+   * read as today's) */
+  const char *runtime = sp_trace_software (trace, "nccl_runtime");
+  int version = sp_topo_nccl_version_code (runtime);
+  if (version > 0)
+    {
+      out->nccl_version = g_strdup (runtime);
+      out->lacking = sp_topo_nccl_algos_lacking (version);
+    }
   GString *problems = NULL;
   for (guint k = 0; k < SP_CALIB_N_NCCL_ENV; k++)
     {

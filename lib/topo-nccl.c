@@ -297,13 +297,37 @@ sp_topo_nccl_version_code (const char *version)
  * CollNetDirect / CollNetChain from 2.14 ("CollNet", the direct one,
  * before), NVLS 2.17, NVLSTree 2.18, PAT 2.23 (reference/
  * nccl-transports.md's version table); NULL where that NCCL has none. */
+/* The first NCCL version with each algorithm (by id), or with its name:
+ * before 2.14 CollNetDirect is "CollNet". */
+static const int algo_since[] = { 0, 0, 21400, 21400, 21700, 21800, 22300 };
+
 static const char *
 legacy_algo_name (guint id, int version)
 {
-  static const int since[] = { 0, 0, 21400, 21400, 21700, 21800, 22300 };
   if (id == SP_ALGO_COLLNET_DIRECT && version < 21400)
     return "CollNet";
-  return id < G_N_ELEMENTS (since) && version >= since[id] ? algo_nccl[id] : NULL;
+  return id < G_N_ELEMENTS (algo_since) && version >= algo_since[id] ? algo_nccl[id] : NULL;
+}
+
+guint8
+sp_topo_nccl_algos_lacking (int version)
+{
+  guint8 m = 0;
+  for (guint id = 0; version > 0 && id < G_N_ELEMENTS (algo_since); id++)
+    if (version < algo_since[id] && id != SP_ALGO_COLLNET_DIRECT)
+      m |= (guint8) (1u << id);
+  return m;
+}
+
+char *
+sp_topo_nccl_algos_text (guint8 algos)
+{
+  const char *names[G_N_ELEMENTS (algo_nccl)];
+  guint n = 0;
+  for (guint id = 0; id < G_N_ELEMENTS (algo_nccl); id++)
+    if (algos & (1u << id))
+      names[n++] = algo_nccl[id];
+  return n ? sp_topo_join_words (names, n, ", ") : NULL;
 }
 
 /* NCCL < 2.24's parseList: a leading '^' excludes, then names split on ','

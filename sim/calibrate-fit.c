@@ -241,8 +241,9 @@ simulate (const Fit *f, const SpTopoSpec *spec, gboolean fit_only, double *out_n
   g_autoptr (SpTopo) topo = sp_topo_new (spec, error);
   if (topo == NULL)
     return FALSE;
-  /* An input that ran with its own NCCL_ALGO / NCCL_PROTO is simulated with
-   * them (its own topology, made when first needed). */
+  /* An input that ran with its own NCCL_ALGO / NCCL_PROTO, or with an NCCL
+   * that lacks some algorithms, is simulated so (its own topology, made
+   * when first needed). */
   gboolean nccl_runs = sp_calib_fit_reads_nccl_env (topo);
   guint32 n_src = sp_calib_data_n_sources (f->data);
   g_autoptr (GPtrArray) own = g_ptr_array_new_full (n_src, (GDestroyNotify) sp_topo_free);
@@ -253,15 +254,27 @@ simulate (const Fit *f, const SpTopoSpec *spec, gboolean fit_only, double *out_n
       if (fit_only && pt->holdout)
         continue;
       const SpTopo *on = topo;
-      guint8 algo_off[SP_TOPO_NCCL_FUNCS], proto_off[SP_TOPO_NCCL_FUNCS];
-      if (nccl_runs && pt->source < n_src
-          && sp_calib_data_source_nccl (f->data, pt->source, algo_off, proto_off))
+      guint8 algo_off[SP_TOPO_NCCL_FUNCS], proto_off[SP_TOPO_NCCL_FUNCS], lacking = 0;
+      gboolean decides = FALSE;
+      if (nccl_runs && pt->source < n_src)
+        {
+          decides = sp_calib_data_source_nccl (f->data, pt->source, algo_off, proto_off);
+          sp_calib_data_source_nccl_version (f->data, pt->source, &lacking);
+        }
+      if (decides || lacking != 0)
         {
           if (g_ptr_array_index (own, pt->source) == NULL)
             {
+              /* its environment's choice (else the topology's [nccl]),
+               * less what its NCCL version has not */
               SpTopoSpec s = *spec;
-              memcpy (s.nccl_algo_off, algo_off, sizeof algo_off);
-              memcpy (s.nccl_proto_off, proto_off, sizeof proto_off);
+              if (decides)
+                {
+                  memcpy (s.nccl_algo_off, algo_off, sizeof algo_off);
+                  memcpy (s.nccl_proto_off, proto_off, sizeof proto_off);
+                }
+              for (guint fn = 0; fn < SP_TOPO_NCCL_FUNCS; fn++)
+                s.nccl_algo_off[fn] |= lacking;
               SpTopo *t = sp_topo_new (&s, error);
               if (t == NULL)
                 return FALSE;
@@ -284,7 +297,7 @@ simulate (const Fit *f, const SpTopoSpec *spec, gboolean fit_only, double *out_n
                        " bytes over %u ranks%s): %s", pt->op_id,
                        sp_calib_data_source_name (f->data, pt->source),
                        sp_coll_name (pt->coll) ? sp_coll_name (pt->coll) : "?", pt->bytes,
-                       pt->n_ranks, on != topo ? ", with the NCCL variables its trace records" : "",
+                       pt->n_ranks, on != topo ? ", with the NCCL variables and version its trace records" : "",
                        e->message);
           return FALSE;
         }

@@ -78,8 +78,9 @@ format_value (double v)
 
 static const char *const proto_names[3] = { "ll", "ll128", "simple" };
 
-/* "NCCL_ALGO=… NCCL_PROTO=… NCCL_NVLS_ENABLE=…" that input `s` ran with (its
- * /meta/env), or NULL: its ops are simulated with them (g_free). */
+/* "ran with NCCL_ALGO=… NCCL_PROTO=… NCCL_NVLS_ENABLE=…" that input `s` ran
+ * with (its /meta/env), and "NCCL 2.16.5, without NVLSTree, PAT" where its
+ * NCCL lacked algorithms, or NULL: its ops are simulated so (g_free). */
 static char *
 source_env (const SpCalibData *data, guint32 s, const SpCalibResult *res)
 {
@@ -91,7 +92,16 @@ source_env (const SpCalibData *data, guint32 s, const SpCalibResult *res)
       const char *v = sp_calib_data_source_env (data, s, k);
       g_autofree char *shown = v ? sp_topo_nccl_excerpt (v) : NULL; /* the trace's: cut */
       if (v != NULL)
-        g_string_append_printf (t, "%s%s=%s", t->len ? " " : "", sp_calib_nccl_env_names[k], shown);
+        g_string_append_printf (t, "%s%s=%s", t->len ? " " : "ran with ", sp_calib_nccl_env_names[k],
+                                shown);
+    }
+  guint8 lacking = 0;
+  const char *version = sp_calib_data_source_nccl_version (data, s, &lacking);
+  if (version != NULL && lacking != 0)
+    {
+      g_autofree char *shown = sp_topo_nccl_excerpt (version);
+      g_autofree char *names = sp_topo_nccl_algos_text (lacking);
+      g_string_append_printf (t, "%sNCCL %s, without %s", t->len ? "; " : "", shown, names);
     }
   return g_string_free (t, t->len == 0);
 }
@@ -106,7 +116,7 @@ report_text (FILE *out, const SpCalibData *data, const SpCalibResult *res, const
     {
       g_autofree char *env = source_env (data, s, res);
       fprintf (out, "%s%s%s%s%s", s ? ", " : "", sp_calib_data_source_name (data, s),
-               env ? " (ran with " : "", env ? env : "", env ? ")" : "");
+               env ? " (" : "", env ? env : "", env ? ")" : "");
     }
   guint32 world = sp_topo_world_size (sp_calib_result_topology (res));
   fprintf (out, "\ntopology:   %s (%u %s), %s model, %s loss\n", topology, world,
@@ -196,6 +206,19 @@ report_json (const SpCalibData *data, const SpCalibResult *res, const char *topo
           json_builder_add_string_value (b, v);
         }
       json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  /* per input, the NCCL version its trace records (null: not known); its
+   * ops were simulated without the algorithms that version lacks */
+  json_builder_set_member_name (b, "input_nccl_version");
+  json_builder_begin_array (b);
+  for (guint32 s = 0; s < sp_calib_data_n_sources (data); s++)
+    {
+      const char *v = sp_calib_data_source_nccl_version (data, s, NULL);
+      if (v != NULL)
+        json_builder_add_string_value (b, v);
+      else
+        json_builder_add_null_value (b);
     }
   json_builder_end_array (b);
   json_builder_set_member_name (b, "topology");
@@ -304,7 +327,7 @@ calibrated_ini (const SpCalibData *data, const SpCalibResult *res, const char *t
       g_autofree char *name = comment_safe (sp_calib_data_source_name (data, src));
       g_autofree char *env = source_env (data, src, res);
       g_string_append_printf (s, "# input: %s (%" G_GSIZE_FORMAT " ops%s%s)\n", name, n,
-                              env ? "; ran with " : "", env ? env : "");
+                              env ? "; " : "", env ? env : "");
     }
   g_autofree char *ho_safe = comment_safe (holdout);
   g_string_append_printf (s, "# fit on %" G_GSIZE_FORMAT " ops; held out (%s): %" G_GSIZE_FORMAT

@@ -137,6 +137,14 @@ const char *sp_calib_data_source_env (const SpCalibData *data, guint32 source, g
 gboolean sp_calib_data_source_nccl (const SpCalibData *data, guint32 source,
                                     guint8 algo_off[SP_TOPO_NCCL_FUNCS],
                                     guint8 proto_off[SP_TOPO_NCCL_FUNCS]);
+
+/* The NCCL version input `source` ran (its trace's /meta/software
+ * nccl_runtime, as recorded; NULL when unknown or not a version), and in
+ * *out_lacking (may be NULL) the algorithms that version does not have
+ * (bits by NCCL id: sp_topo_nccl_algos_lacking; 0 when unknown): its ops
+ * are simulated without them, whatever else restricts the choice. */
+const char *sp_calib_data_source_nccl_version (const SpCalibData *data, guint32 source,
+                                               guint8 *out_lacking);
 /* A recorded NCCL_ALGO / NCCL_PROTO that NCCL refuses (an unknown
  * collective prefix, a second entry without one: NCCL fails communicator
  * init with it), left out of the masks above: the reason, or NULL. */

@@ -273,6 +273,17 @@ int sp_topo_nccl_version_code (const char *version);
 gboolean sp_topo_nccl_parse_as (const char *what, const char *text, gboolean proto, int version,
                                 guint8 out_off[SP_TOPO_NCCL_FUNCS], GError **error);
 
+/* The algorithms (bits by NCCL id, as SpTopoSpec.nccl_algo_off) NCCL of
+ * version code `version` does not have: CollNetChain before 2.14 (its
+ * "CollNet" is the direct one), NVLS before 2.17, NVLSTree before 2.18,
+ * PAT before 2.23 (reference/nccl-transports.md's version table); 0 for
+ * version 0 (unknown). */
+guint8 sp_topo_nccl_algos_lacking (int version);
+
+/* "NVLS, NVLSTree, PAT": NCCL's names of the algorithms in `algos` (bits by
+ * id), comma-separated; NULL for none.  Free with g_free(). */
+char *sp_topo_nccl_algos_text (guint8 algos);
+
 /* FALSE, and an SP_ERROR_INVALID_ARGUMENT naming variable `name`, its
  * value and what NCCL of version code `version` makes of it, where that
  * NCCL reads `value` otherwise than NCCL 2.24 and later do: per-collective

@@ -647,6 +647,12 @@ START_TEST (nccl_env_of_traces)
           ck_assert_str_eq (sp_calib_data_source_env (d, 0, k) ? sp_calib_data_source_env (d, 0, k) : "-",
                             want ? want : "-");
         }
+      /* the version as recorded, and the algorithms it lacks */
+      guint8 lacking = 9;
+      const char *version = sp_calib_data_source_nccl_version (d, 0, &lacking);
+      ck_assert_str_eq (version ? version : "-", cases[c].nccl_runtime ? cases[c].nccl_runtime : "-");
+      int code = sp_topo_nccl_version_code (cases[c].nccl_runtime);
+      ck_assert_int_eq (lacking, code > 0 && code < 22300 ? 0x40 : 0);
       ck_assert_uint_ge (n, 1);
       ck_assert_int_eq (p[0].coll, SP_COLL_ALL_REDUCE);
       ck_assert_msg (p[0].algo == cases[c].op0, "case %u: hint %d", c, p[0].algo);

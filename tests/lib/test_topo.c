@@ -1276,6 +1276,23 @@ START_TEST (test_nccl_versions)
 }
 END_TEST
 
+/* The algorithms each NCCL version lacks, by the version table. */
+START_TEST (test_nccl_algos_lacking)
+{
+  ck_assert_int_eq (sp_topo_nccl_algos_lacking (0), 0);
+  ck_assert_int_eq (sp_topo_nccl_algos_lacking (21207), 0x08 | 0x10 | 0x20 | 0x40);
+  ck_assert_int_eq (sp_topo_nccl_algos_lacking (21403), 0x10 | 0x20 | 0x40);
+  ck_assert_int_eq (sp_topo_nccl_algos_lacking (21701), 0x20 | 0x40);
+  ck_assert_int_eq (sp_topo_nccl_algos_lacking (21803), 0x40);
+  ck_assert_int_eq (sp_topo_nccl_algos_lacking (22204), 0x40);
+  ck_assert_int_eq (sp_topo_nccl_algos_lacking (22304), 0);
+  ck_assert_int_eq (sp_topo_nccl_algos_lacking (22809), 0);
+  g_autofree char *names = sp_topo_nccl_algos_text (sp_topo_nccl_algos_lacking (21701));
+  ck_assert_str_eq (names, "NVLSTree, PAT");
+  ck_assert_ptr_null (sp_topo_nccl_algos_text (0));
+}
+END_TEST
+
 /* What `run` refuses to pass to an NCCL that reads it otherwise. */
 START_TEST (test_nccl_check_version)
 {
@@ -1470,6 +1487,7 @@ topo_suite (void)
   tcase_add_test (tc, test_nccl_version_code);
   tcase_add_loop_test (tc, test_nccl_versions, 0, G_N_ELEMENTS (nccl_versions));
   tcase_add_test (tc, test_nccl_check_version);
+  tcase_add_test (tc, test_nccl_algos_lacking);
   tcase_add_test (tc, test_nccl_section);
   suite_add_tcase (s, tc);
   return s;

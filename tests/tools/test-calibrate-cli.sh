@@ -171,7 +171,7 @@ sed 's/^#  Rank  7 .*/&\ngpu-a7:1234567:1234567 [0] NCCL INFO NCCL_ALGO set by e
 "$SHARDPLAN" trace import-nccl-tests "$tmp/rs-noring.txt" --topology p3dn -o "$tmp/rs-noring.h5" \
   >/dev/null 2>&1 || fail "cannot import the ReduceScatter:^Ring log"
 expect_usage "ReduceScatter:^Ring" "$tmp/rs-noring.h5" --topology p3dn -o "$o"
-grep -q "rs-noring.h5 (reduce_scatter of 8192 bytes over 8 ranks, with the NCCL variables its trace records): NCCL_ALGO=ReduceScatter:^Ring NCCL_PROTO=(unset) leave reduce_scatter" \
+grep -q "rs-noring.h5 (reduce_scatter of 8192 bytes over 8 ranks, with the NCCL variables and version its trace records): NCCL_ALGO=ReduceScatter:^Ring NCCL_PROTO=(unset) leave reduce_scatter" \
   "$tmp/err" || fail "ReduceScatter:^Ring: $(cat "$tmp/err")"
 # CPU ranks (shm) run MPI, not NCCL: NCCL_PROTO is left alone there
 printf '[cluster]\nnodes = 1\ngpus_per_node = 8\n[gpu]\nmodel = cpu\nmemory_gib = 4\ntflops = 0.1\n[intra]\nkind = shm\nbandwidth_gbs = 10\n' \
@@ -212,5 +212,39 @@ run "$tmp/ag224.h5" --topology dgx-h100 --nodes 2 -o "$o"
 grep -q "warning" "$tmp/err" && fail "NCCL 2.24 log warned: $(cat "$tmp/err")"
 grep -q "^inputs: .*ag224.h5 (ran with NCCL_ALGO=AllGather:^NVLS)$" "$tmp/out" \
   || fail "NCCL 2.24 log: $(cat "$tmp/out")"
+# The algorithms are those of the NCCL that ran: the same log on 16 hosts
+# of one GPU each, where the model picks PAT for the all-gathers, is
+# simulated without PAT from NCCL 2.21.5 (PAT came in 2.23), exactly as with
+# [nccl] algo = ^PAT, and with it from NCCL 2.24.3; the report, the INI
+# comment and the JSON say which version
+awk '/^#  Rank +[0-9]+ Group/ { r = $3; sub(/on +node0[12] device +[0-9]+/, sprintf("on host%02d device  0", r)) }
+     { print }' "$fx/all_gather-new.txt" >"$tmp/ag1.txt"
+sed 's/22105/22403/g; s/NCCL version 2\.21\.5/NCCL version 2.24.3/' "$tmp/ag1.txt" >"$tmp/ag1b.txt"
+printf '[cluster]\nnodes = 16\ngpus_per_node = 1\n[gpu]\nmodel = H100\nmemory_gib = 80\ntflops = 989\n[intra]\nkind = nvswitch\nbandwidth_gbs = 450\n[inter]\nnics_per_node = 1\nnic_gbps = 400\n' \
+  >"$tmp/n16.ini"
+{ cat "$tmp/n16.ini"; printf '[nccl]\nalgo = ^PAT\n'; } >"$tmp/n16-nopat.ini"
+for f in ag1 ag1b; do
+  "$SHARDPLAN" trace import-nccl-tests "$tmp/$f.txt" --topology "$tmp/n16.ini" -o "$tmp/$f.h5" \
+    >/dev/null 2>&1 || fail "cannot import $f.txt on 16 hosts"
+done
+"$SHARDPLAN" estimate -t "$tmp/n16.ini" -c all_gather -b 1M | grep -q " pat " \
+  || fail "the model no longer picks PAT on 16 x 1 GPU: the test below tests nothing"
+run "$tmp/ag1.h5" --topology "$tmp/n16.ini" -o "$o"
+[ "$status" -eq 0 ] || fail "NCCL 2.21 on 16 hosts: exit $status: $(cat "$tmp/err")"
+grep -q "^inputs: .*ag1.h5 (NCCL 2.21.5+cuda12.4, without PAT)$" "$tmp/out" || fail "no PAT: $(cat "$tmp/out")"
+grep -q "^# input: .*ag1.h5 (22 ops; NCCL 2.21.5+cuda12.4, without PAT)$" "$o" || fail "INI comment: $(cat "$o")"
+grep '^fit set, input' "$tmp/out" >"$tmp/v221"
+run "$tmp/ag1.h5" --topology "$tmp/n16-nopat.ini" -o "$o"
+grep '^fit set, input' "$tmp/out" >"$tmp/nopat"
+run "$tmp/ag1b.h5" --topology "$tmp/n16.ini" -o "$o" --format json
+[ "$status" -eq 0 ] || fail "NCCL 2.24 on 16 hosts: exit $status: $(cat "$tmp/err")"
+tr -d ' \n' <"$tmp/out" | grep -q '"input_nccl_version":\["2.24.3+cuda12.4"\]' \
+  || fail "JSON input_nccl_version: $(cat "$tmp/out")"
+run "$tmp/ag1b.h5" --topology "$tmp/n16.ini" -o "$o"
+grep -q "^inputs: .*ag1b.h5$" "$tmp/out" || fail "NCCL 2.24 lacks nothing: $(cat "$tmp/out")"
+grep '^fit set, input' "$tmp/out" >"$tmp/v224"
+[ -s "$tmp/v221" ] && cmp -s "$tmp/v221" "$tmp/nopat" \
+  || fail "NCCL 2.21 is not ^PAT: $(cat "$tmp/v221") / $(cat "$tmp/nopat")"
+cmp -s "$tmp/v221" "$tmp/v224" && fail "the NCCL version changed nothing: $(cat "$tmp/v224")"
 
 finish
