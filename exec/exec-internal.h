@@ -162,6 +162,7 @@ struct SpExecCtx {
   gpointer backend_state;        /* owned by the backend */
   gboolean failure_agreed;       /* the backend's setup failed after an sp_exec_agree:
                                   * every rank has the failing rank's message already */
+  guint32 topo_nccl_version;     /* the topology's [nccl] version (code; 0: not given) */
   char *error_text;              /* last backend error (g_free) */
 };
 

@@ -768,7 +768,10 @@ run_inner (SpExecCtx *ctx, SpExecResult *res, GError **error)
   build_tasks (ctx, topo, &local);
   gboolean ok = sp_exec_agree (ctx, &local, FALSE, error);
   if (ok)
-    export_nccl_env (ctx, topo);
+    {
+      export_nccl_env (ctx, topo);
+      ctx->topo_nccl_version = topo ? sp_topo_spec (topo)->nccl_version : 0;
+    }
 
   /* The backend: probe on every rank and agree. */
   const SpExecBackend *inner = &sp_exec_backend_mpi;

@@ -464,6 +464,17 @@ sp_topo_to_ini (const SpTopo *topo)
               g_key_file_set_value (kf, f->section, f->key, v);
             break;
           }
+        case SP_FIELD_NCCL_VERSION:
+          {
+            guint32 v = *(const guint32 *) slot;
+            if (v != 0) /* not given: left out */
+              {
+                g_autofree char *text = g_strdup_printf ("%u.%u.%u", v / 10000, v / 100 % 100,
+                                                         v % 100);
+                g_key_file_set_value (kf, f->section, f->key, text);
+              }
+            break;
+          }
         }
     }
   g_key_file_set_comment (kf, NULL, NULL,

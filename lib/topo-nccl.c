@@ -481,7 +481,8 @@ sp_topo_spec_nccl_allows (const SpTopoSpec *spec, SpColl coll, SpAlgo algo, SpPr
   int f = sp_topo_nccl_func (coll);
   if (f < 0)
     return TRUE;
-  if ((guint) algo < G_N_ELEMENTS (algo_nccl) && (spec->nccl_algo_off[f] & (1u << algo)))
+  guint8 off = spec->nccl_algo_off[f] | sp_topo_nccl_algos_lacking ((int) spec->nccl_version);
+  if ((guint) algo < G_N_ELEMENTS (algo_nccl) && (off & (1u << algo)))
     return FALSE;
   if ((guint) proto < G_N_ELEMENTS (proto_nccl) && (spec->nccl_proto_off[f] & (1u << proto)))
     return FALSE;

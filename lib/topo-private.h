@@ -22,6 +22,7 @@ typedef enum {
   SP_FIELD_NIC_PATH,
   SP_FIELD_NCCL_ALGO,  /* guint8[SP_TOPO_NCCL_FUNCS] off masks, NCCL_ALGO syntax */
   SP_FIELD_NCCL_PROTO, /* likewise, NCCL_PROTO */
+  SP_FIELD_NCCL_VERSION, /* guint32 NCCL version code, "2.21.5"; 0 = not given */
 } SpFieldType;
 
 typedef enum {
@@ -45,7 +46,7 @@ typedef struct {
   SpFieldNeed need;
 } SpTopoField;
 
-#define SP_TOPO_N_FIELDS 28
+#define SP_TOPO_N_FIELDS 29
 #define SP_TOPO_N_SECTIONS 6
 G_GNUC_INTERNAL extern const SpTopoField sp_topo_fields[]; /* SP_TOPO_N_FIELDS entries */
 /* cluster, gpu, intra (the three required ones), inter, calibration, nccl */

@@ -51,6 +51,7 @@ const SpTopoField sp_topo_fields[] = {
   DBL ("calibration", "simple_overhead_us", cal_overhead_us[2], -1000, 1e6, FALSE, SP_NEED_OPTIONAL),
   { "nccl", "algo", SP_FIELD_NCCL_ALGO, offsetof (SpTopoSpec, nccl_algo_off), 0, 0, FALSE, SP_NEED_OPTIONAL },
   { "nccl", "proto", SP_FIELD_NCCL_PROTO, offsetof (SpTopoSpec, nccl_proto_off), 0, 0, FALSE, SP_NEED_OPTIONAL },
+  { "nccl", "version", SP_FIELD_NCCL_VERSION, offsetof (SpTopoSpec, nccl_version), 0, 0, FALSE, SP_NEED_ZERO },
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (sp_topo_fields) == SP_TOPO_N_FIELDS);
@@ -326,6 +327,9 @@ sp_topo_field_accepts (const SpTopoField *f)
     case SP_FIELD_NCCL_PROTO:
       return g_strdup ("an NCCL_PROTO value (\"Simple\", \"^LL128\", "
                        "\"allreduce:LL,Simple\")");
+    case SP_FIELD_NCCL_VERSION:
+      return g_strdup ("an NCCL version, MAJOR.MINOR.PATCH or MAJOR.MINOR (\"2.21.5\"), 2.0 "
+                       "or later");
     }
   g_return_val_if_reached (NULL);
 }
@@ -515,6 +519,31 @@ sp_topo_parse_field (const SpTopoField *f, const char *text, const char *prefix,
           }
         return TRUE;
       }
+    case SP_FIELD_NCCL_VERSION:
+      {
+        /* digits '.' digits ['.' digits] and nothing else: a code
+         * ("22105") or a build suffix ("+cuda12.4") is a log's, not a
+         * file's */
+        gsize dots = 0, i = 0;
+        gboolean ok = g_ascii_isdigit (text[0]);
+        for (; ok && text[i]; i++)
+          if (text[i] == '.')
+            ok = ++dots <= 2 && g_ascii_isdigit (text[i + 1]);
+          else
+            ok = g_ascii_isdigit (text[i]);
+        int code = ok && dots >= 1 ? sp_topo_nccl_version_code (text) : 0;
+        if (code == 0)
+          {
+            g_autofree char *what = sp_topo_field_what (f);
+            g_autofree char *accepts = sp_topo_field_accepts (f);
+            g_autofree char *shown = sp_topo_excerpt (text, 64);
+            g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY, "%s%s '%s' is not %s", prefix,
+                         what, shown, accepts);
+            return FALSE;
+          }
+        *(guint32 *) slot = (guint32) code;
+        return TRUE;
+      }
     }
   g_return_val_if_reached (FALSE);
 }
@@ -548,9 +577,22 @@ sp_topo_check_cross (const SpTopoSpec *spec, const char *prefix, GError **error)
                    sp_intra_kind_name (spec->intra_kind));
       return FALSE;
     }
-  gboolean nccl_set = FALSE;
+  gboolean nccl_set = spec->nccl_version != 0, per_coll = FALSE;
   for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
-    nccl_set = nccl_set || spec->nccl_algo_off[f] != 0 || spec->nccl_proto_off[f] != 0;
+    {
+      nccl_set = nccl_set || spec->nccl_algo_off[f] != 0 || spec->nccl_proto_off[f] != 0;
+      per_coll = per_coll || spec->nccl_algo_off[f] != spec->nccl_algo_off[0]
+                 || spec->nccl_proto_off[f] != spec->nccl_proto_off[0];
+    }
+  guint32 v = spec->nccl_version;
+  if (per_coll && v != 0 && v < SP_TOPO_NCCL_PER_COLL_VERSION)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                   "%s[nccl] algo / proto restrict collectives differently, which NCCL %u.%u.%u "
+                   "([nccl] version) cannot: per-collective entries need NCCL 2.24 or later; "
+                   "give one list for all collectives", prefix, v / 10000, v / 100 % 100, v % 100);
+      return FALSE;
+    }
   if (nccl_set && spec->intra_kind == SP_INTRA_SHM)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
@@ -636,6 +678,19 @@ check_spec (const SpTopoSpec *spec, GError **error)
         case SP_FIELD_NCCL_ALGO:
         case SP_FIELD_NCCL_PROTO:
           break; /* below, both at once */
+        case SP_FIELD_NCCL_VERSION:
+          {
+            guint32 v = *(const guint32 *) slot;
+            if (v != 0 && (v < 20000 || v > 999999))
+              {
+                g_autofree char *what = sp_topo_field_what (f);
+                g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                             "%s%s code %u is not an NCCL version code of 2.0 or later", prefix,
+                             what, v);
+                return FALSE;
+              }
+            break;
+          }
         }
     }
   if (!sp_topo_nccl_masks_valid (spec))
@@ -731,7 +786,8 @@ sp_topo_spec_equal (const SpTopoSpec *a, const SpTopoSpec *b)
          && a->cal_nic_efficiency == b->cal_nic_efficiency
          && memcmp (a->cal_overhead_us, b->cal_overhead_us, sizeof a->cal_overhead_us) == 0
          && memcmp (a->nccl_algo_off, b->nccl_algo_off, sizeof a->nccl_algo_off) == 0
-         && memcmp (a->nccl_proto_off, b->nccl_proto_off, sizeof a->nccl_proto_off) == 0;
+         && memcmp (a->nccl_proto_off, b->nccl_proto_off, sizeof a->nccl_proto_off) == 0
+         && a->nccl_version == b->nccl_version;
 }
 
 gboolean

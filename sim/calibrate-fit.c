@@ -255,24 +255,27 @@ simulate (const Fit *f, const SpTopoSpec *spec, gboolean fit_only, double *out_n
         continue;
       const SpTopo *on = topo;
       guint8 algo_off[SP_TOPO_NCCL_FUNCS], proto_off[SP_TOPO_NCCL_FUNCS], lacking = 0;
-      gboolean decides = FALSE;
+      gboolean decides = FALSE, versioned = FALSE;
       if (nccl_runs && pt->source < n_src)
         {
           decides = sp_calib_data_source_nccl (f->data, pt->source, algo_off, proto_off);
-          sp_calib_data_source_nccl_version (f->data, pt->source, &lacking);
+          versioned = sp_calib_data_source_nccl_version (f->data, pt->source, &lacking) != NULL;
         }
-      if (decides || lacking != 0)
+      if (decides || versioned)
         {
           if (g_ptr_array_index (own, pt->source) == NULL)
             {
               /* its environment's choice (else the topology's [nccl]),
-               * less what its NCCL version has not */
+               * less what its NCCL version has not: that version replaces
+               * the topology's [nccl] version */
               SpTopoSpec s = *spec;
               if (decides)
                 {
                   memcpy (s.nccl_algo_off, algo_off, sizeof algo_off);
                   memcpy (s.nccl_proto_off, proto_off, sizeof proto_off);
                 }
+              if (versioned)
+                s.nccl_version = 0;
               for (guint fn = 0; fn < SP_TOPO_NCCL_FUNCS; fn++)
                 s.nccl_algo_off[fn] |= lacking;
               SpTopo *t = sp_topo_new (&s, error);

@@ -1293,9 +1293,16 @@ cost_choose_min (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpP
       gboolean collnet_left = f >= 0 && collnet_coll && sh->spec->nccl_algo_off[f] != 0
                               && (sh->spec->nccl_algo_off[f] & collnet) != collnet
                               && !(sh->spec->nccl_proto_off[f] & (1u << SP_PROTO_SIMPLE));
+      /* the version's part: the algorithms that NCCL has not */
+      guint32 v = sh->spec->nccl_version;
+      g_autofree char *lacking = sp_topo_nccl_algos_text (sp_topo_nccl_algos_lacking ((int) v));
+      g_autofree char *version = lacking ? g_strdup_printf ("NCCL %u.%u.%u (without %s) with ",
+                                                            v / 10000, v / 100 % 100, v % 100,
+                                                            lacking)
+                                         : NULL;
       g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,
-                   "NCCL_ALGO=%s NCCL_PROTO=%s leave %s on %u %s over %u %s "
-                   "nothing this model runs (%s; %s can run here as %s)",
+                   "%sNCCL_ALGO=%s NCCL_PROTO=%s leave %s on %u %s over %u %s "
+                   "nothing this model runs (%s; %s can run here as %s)", version ? version : "",
                    algos_on ? algos_on : "(unset)", protos_on ? protos_on : "(unset)",
                    sp_coll_name (coll), sh->n, sh->n == 1 ? "rank" : "ranks", sh->nodes,
                    sh->nodes == 1 ? "node" : "nodes",

@@ -159,10 +159,10 @@ char *sp_cli_time (double ns);
 /* sp_cli_time right-aligned in `width` characters (µ counts as one). */
 char *sp_cli_time_padded (double ns, int width);
 
-/* ", NCCL_ALGO=…, NCCL_PROTO=…" for what the topology's [nccl] lets NCCL
- * choose (each only when set; in single quotes when it holds a ';'), ""
- * when nothing is restricted: the tail of a report's header line.  Free
- * with g_free(). */
+/* ", NCCL 2.21.5, NCCL_ALGO=…, NCCL_PROTO=…" for what the topology's
+ * [nccl] lets NCCL choose (each only when set; a value in single quotes
+ * when it holds a ';'), "" when nothing is restricted: the tail of a
+ * report's header line.  Free with g_free(). */
 char *sp_cli_nccl_env (const SpTopoSpec *spec);
 
 /* `one` when n == 1, else `many`: "1 node", "2 nodes". */

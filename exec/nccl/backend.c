@@ -422,13 +422,21 @@ anchor (SpExecCtx *ctx, SpNcclState *st)
  * refused on an older one, which reads them otherwise (every algorithm
  * off, or none). */
 static gboolean
-nccl_env_fits_version (GError **error)
+nccl_env_fits_version (SpExecCtx *ctx, GError **error)
 {
   int v = 0;
   if (ncclGetVersion (&v) != ncclSuccess || v <= 0)
     return TRUE;
   if (v < 10000) /* before 2.9: major × 1000 + minor × 100 + patch */
     v = v / 1000 * 10000 + v % 1000 / 100 * 100 + v % 100;
+  /* a topology written for another NCCL: said once, not refused (the
+   * trace records the NCCL that ran, and calibrate reads it) */
+  guint32 t = ctx->topo_nccl_version;
+  if (ctx->rank == 0 && t != 0 && t / 100 != (guint32) v / 100)
+    fprintf (stderr, "shardplan run: note: the topology's [nccl] version is %u.%u.%u, this run's "
+                     "NCCL is %d.%d.%d: sim and sweep on that topology cost what %u.%u.%u can "
+                     "run\n", t / 10000, t / 100 % 100, t % 100, v / 10000, v / 100 % 100, v % 100,
+             t / 10000, t / 100 % 100, t % 100);
   for (guint k = 0; k < 2; k++)
     {
       const char *name = k ? "NCCL_PROTO" : "NCCL_ALGO", *value = g_getenv (name);
@@ -452,7 +460,7 @@ nccl_setup (SpExecCtx *ctx, GError **error)
    * the others waiting for it in ncclCommInitRankConfig until the set-up
    * deadline. */
   GError *local = NULL;
-  if (nccl_env_fits_version (&local) && pick_device (ctx, &st->device, &local) &&
+  if (nccl_env_fits_version (ctx, &local) && pick_device (ctx, &st->device, &local) &&
       cuda_ok (ctx, cudaSetDevice (st->device), "cudaSetDevice", &local))
     {
       struct cudaDeviceProp prop;

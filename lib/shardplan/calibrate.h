@@ -142,7 +142,8 @@ gboolean sp_calib_data_source_nccl (const SpCalibData *data, guint32 source,
  * nccl_runtime, as recorded; NULL when unknown or not a version), and in
  * *out_lacking (may be NULL) the algorithms that version does not have
  * (bits by NCCL id: sp_topo_nccl_algos_lacking; 0 when unknown): its ops
- * are simulated without them, whatever else restricts the choice. */
+ * are simulated without them, whatever else restricts the choice (a known
+ * version replaces the topology's [nccl] version). */
 const char *sp_calib_data_source_nccl_version (const SpCalibData *data, guint32 source,
                                                guint8 *out_lacking);
 /* A recorded NCCL_ALGO / NCCL_PROTO that NCCL refuses (an unknown

@@ -38,8 +38,9 @@
  *              set them, in NCCL's syntax ("Ring,Tree", "^NVLS",
  *              "allreduce:tree;allgather:^pat"; below, read with
  *              SP_NCCL_STRICT): the simulator then chooses only among what
- *              NCCL may choose.  Not with [intra] kind = shm (CPU ranks run
- *              MPI, not NCCL).
+ *              NCCL may choose; version ("2.21.5"): the NCCL they run, whose
+ *              missing algorithms are left out too (nccl_version).  Not
+ *              with [intra] kind = shm (CPU ranks run MPI, not NCCL).
  *
  * Required keys: [cluster] nodes, gpus_per_node; [gpu] model, memory_gib,
  * tflops; [intra] kind, bandwidth_gbs; and, when [inter] is present, its
@@ -189,6 +190,13 @@ typedef struct {
    * (NCCL's default, every preset's).  Not on CPU ranks (shm): MPI. */
   guint8 nccl_algo_off[SP_TOPO_NCCL_FUNCS];
   guint8 nccl_proto_off[SP_TOPO_NCCL_FUNCS];
+  /* [nccl] version: the NCCL the jobs run, as its version code (major ×
+   * 10000 + minor × 100 + patch: "2.21.5" = 22105); 0 = not given (the
+   * current NCCL).  The simulator then leaves out the algorithms that
+   * version does not have (sp_topo_nccl_algos_lacking); before 2.24 [nccl]
+   * algo / proto must restrict every collective alike (that NCCL reads no
+   * per-collective entries). */
+  guint32 nccl_version;
 } SpTopoSpec;
 
 /* NCCL_ALGO / NCCL_PROTO ([nccl] algo / proto).  NCCL restricts the five
@@ -301,8 +309,9 @@ char *sp_topo_nccl_text (const guint8 off[SP_TOPO_NCCL_FUNCS], gboolean proto);
 /* Whether NCCL_PROTO turns LL128 on outright for `coll` (above). */
 gboolean sp_topo_spec_nccl_ll128_forced (const SpTopoSpec *spec, SpColl coll);
 
-/* Whether the spec's [nccl] lets NCCL choose algorithm `algo` and protocol
- * `proto` for `coll` (SP_ALGO_AUTO / SP_PROTO_AUTO: not asked).  TRUE for
+/* Whether the spec's [nccl] (algo, proto, and version: the algorithms that
+ * NCCL has) lets NCCL choose algorithm `algo` and protocol `proto` for
+ * `coll` (SP_ALGO_AUTO / SP_PROTO_AUTO: not asked).  TRUE for
  * collectives it does not restrict and for algorithms NCCL has no id for
  * (SP_ALGO_DIRECT). */
 gboolean sp_topo_spec_nccl_allows (const SpTopoSpec *spec, SpColl coll, SpAlgo algo,

@@ -1183,6 +1183,103 @@ START_TEST (test_nccl_long_value)
 }
 END_TEST
 
+/* [nccl] version: the NCCL the jobs run.  Read, checked, written back,
+ * compared; its algorithms (PAT from 2.23, NVLS 2.17, NVLSTree 2.18) are
+ * what the spec allows; before 2.24 no per-collective restriction. */
+START_TEST (test_nccl_version_key)
+{
+  GError *error = NULL;
+  g_autoptr (SpTopo) p = sp_topo_new_preset ("dgx-h100", 2, &error);
+  SP_ASSERT_NO_ERROR (error);
+  g_autofree char *plain = sp_topo_to_ini (p);
+  ck_assert_int_eq (sp_topo_spec (p)->nccl_version, 0);
+  ck_assert_ptr_null (strstr (plain, "version"));
+  static const struct
+  {
+    const char *text;
+    guint32 code; /* 0: refused */
+  } v[] = {
+    { "2.21.5", 22105 }, { "2.16", 21600 }, { "2.28.9", 22809 }, { "3.0.1", 30001 },
+    { "22105", 0 },      { "2.21.5+cuda12.4", 0 }, { "2.21.5.1", 0 }, { "1.9.1", 0 },
+    { "2.100.1", 0 },    { "2", 0 },         { "2..1", 0 },       { "v2.21", 0 },
+    { "2.21.", 0 },      { "2.21.5 x", 0 },  { "-2.21", 0 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (v); i++)
+    {
+      g_autofree char *text = g_strdup_printf ("%s\n[nccl]\nversion = %s\n", plain, v[i].text);
+      g_autoptr (SpTopo) t = sp_topo_load_data (text, -1, "v.ini", &error);
+      if (v[i].code == 0)
+        {
+          ck_assert_msg (t == NULL, "'%s' accepted", v[i].text);
+          SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+          ck_assert_msg (strstr (error->message, "v.ini: [nccl] version '") != NULL
+                             && strstr (error->message, "is not an NCCL version") != NULL,
+                         "%s", error->message);
+          g_clear_error (&error);
+          continue;
+        }
+      SP_ASSERT_NO_ERROR (error);
+      ck_assert_uint_eq (sp_topo_spec (t)->nccl_version, v[i].code);
+      g_autofree char *ini = sp_topo_to_ini (t);
+      g_autofree char *want = g_strdup_printf ("version=%u.%u.%u\n", v[i].code / 10000,
+                                               v[i].code / 100 % 100, v[i].code % 100);
+      ck_assert_msg (strstr (ini, want) != NULL, "%s", ini);
+      g_autoptr (SpTopo) back = sp_topo_load_data (ini, -1, "back.ini", &error);
+      SP_ASSERT_NO_ERROR (error);
+      ck_assert (sp_topo_spec_equal (sp_topo_spec (t), sp_topo_spec (back)));
+      ck_assert (!sp_topo_spec_equal (sp_topo_spec (t), sp_topo_spec (p)));
+    }
+
+  /* what each version lets NCCL choose; the p2p path untouched */
+  SpTopoSpec s = *sp_topo_spec (p);
+  s.nccl_version = 22105;
+  ck_assert (!sp_topo_spec_nccl_allows (&s, SP_COLL_ALL_GATHER, SP_ALGO_PAT, SP_PROTO_SIMPLE));
+  ck_assert (sp_topo_spec_nccl_allows (&s, SP_COLL_ALL_GATHER, SP_ALGO_RING, SP_PROTO_SIMPLE));
+  ck_assert (sp_topo_spec_nccl_allows (&s, SP_COLL_ALL_REDUCE, SP_ALGO_NVLS_TREE, SP_PROTO_SIMPLE));
+  ck_assert (sp_topo_spec_nccl_allows (&s, SP_COLL_ALL_GATHER, SP_ALGO_AUTO, SP_PROTO_SIMPLE));
+  s.nccl_version = 21701;
+  ck_assert (sp_topo_spec_nccl_allows (&s, SP_COLL_ALL_REDUCE, SP_ALGO_NVLS, SP_PROTO_SIMPLE));
+  ck_assert (!sp_topo_spec_nccl_allows (&s, SP_COLL_ALL_REDUCE, SP_ALGO_NVLS_TREE, SP_PROTO_SIMPLE));
+  s.nccl_version = 21605;
+  ck_assert (!sp_topo_spec_nccl_allows (&s, SP_COLL_ALL_REDUCE, SP_ALGO_NVLS, SP_PROTO_SIMPLE));
+  ck_assert (sp_topo_spec_nccl_allows (&s, SP_COLL_ALL_TO_ALL, SP_ALGO_DIRECT, SP_PROTO_SIMPLE));
+  s.nccl_version = 22300;
+  ck_assert (sp_topo_spec_nccl_allows (&s, SP_COLL_ALL_GATHER, SP_ALGO_PAT, SP_PROTO_SIMPLE));
+
+  /* before 2.24: one list for all collectives, or refused */
+  g_autofree char *uniform = g_strdup_printf ("%s\n[nccl]\nversion = 2.21.5\nalgo = ^NVLS\nproto = Simple\n",
+                                              plain);
+  g_autoptr (SpTopo) u = sp_topo_load_data (uniform, -1, "u.ini", &error);
+  SP_ASSERT_NO_ERROR (error);
+  g_autofree char *per_coll = g_strdup_printf ("%s\n[nccl]\nversion = 2.21.5\nalgo = allreduce:tree\n",
+                                               plain);
+  ck_assert_ptr_null (sp_topo_load_data (per_coll, -1, "c.ini", &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_msg (strstr (error->message, "c.ini: [nccl] algo / proto restrict collectives differently, "
+                                         "which NCCL 2.21.5 ([nccl] version) cannot") != NULL,
+                 "%s", error->message);
+  g_clear_error (&error);
+  g_autofree char *per_coll_24 = g_strdup_printf ("%s\n[nccl]\nversion = 2.24\nalgo = allreduce:tree\n",
+                                                  plain);
+  g_autoptr (SpTopo) c24 = sp_topo_load_data (per_coll_24, -1, "c24.ini", &error);
+  SP_ASSERT_NO_ERROR (error);
+
+  /* a code built in code is checked; CPU ranks have no NCCL */
+  s = *sp_topo_spec (p);
+  s.nccl_version = 1999;
+  ck_assert_ptr_null (sp_topo_new (&s, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  g_clear_error (&error);
+  g_autoptr (SpTopo) shm = sp_topo_new_preset ("cpu-shm", 1, &error);
+  SP_ASSERT_NO_ERROR (error);
+  g_autofree char *shm_ini = sp_topo_to_ini (shm);
+  g_autofree char *shm_v = g_strconcat (shm_ini, "\n[nccl]\nversion = 2.21.5\n", NULL);
+  ck_assert_ptr_null (sp_topo_load_data (shm_v, -1, "s.ini", &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  g_clear_error (&error);
+}
+END_TEST
+
 /* NCCL's version, from what logs and traces record. */
 START_TEST (test_nccl_version_code)
 {
@@ -1488,6 +1585,7 @@ topo_suite (void)
   tcase_add_loop_test (tc, test_nccl_versions, 0, G_N_ELEMENTS (nccl_versions));
   tcase_add_test (tc, test_nccl_check_version);
   tcase_add_test (tc, test_nccl_algos_lacking);
+  tcase_add_test (tc, test_nccl_version_key);
   tcase_add_test (tc, test_nccl_section);
   suite_add_tcase (s, tc);
   return s;

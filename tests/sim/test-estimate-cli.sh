@@ -160,4 +160,18 @@ sed 's/^proto = Simple$/proto = LL256/' "$tmp/env.ini" >"$tmp/bad-env.ini"
 expect_status 2 "bad [nccl] proto" "$SP" estimate -t "$tmp/bad-env.ini" -c all_reduce -b 1M
 grep -q "\[nccl\] proto 'LL256': 'LL256' is not an NCCL protocol" "$tmp/err" && ok "bad proto named" \
   || bad "bad proto: $(cat "$tmp/err")"
+# [nccl] version: NCCL 2.16 had no NVLS (2.17), so a 1 GiB all-reduce on
+# one H100 node runs a ring; the header says the version; a bad one is named
+sed '/^\[nccl\]/,$d; s/^nodes = .*/nodes = 1/' "$SP_SRCDIR/tests/fixtures/topo/valid-nccl.ini" >"$tmp/v0.ini"
+{ cat "$tmp/v0.ini"; printf '[nccl]\nversion = 2.16.5\n'; } >"$tmp/v216.ini"
+expect_status 0 "no version: nvls" "$SP" estimate -t "$tmp/v0.ini" -c all_reduce -b 1G
+tail -1 "$tmp/out" | grep -q ' nvls   simple$' && ok "NVLS today" || bad "row: $(tail -1 "$tmp/out")"
+expect_status 0 "[nccl] version 2.16.5" "$SP" estimate -t "$tmp/v216.ini" -c all_reduce -b 1G
+grep -q "^# shardplan estimate: .*, NCCL 2.16.5\$" "$tmp/out" && ok "header names the version" \
+  || bad "header: $(head -1 "$tmp/out")"
+tail -1 "$tmp/out" | grep -q ' nvls ' && bad "NVLS on NCCL 2.16: $(tail -1 "$tmp/out")" || ok "no NVLS on 2.16"
+sed 's/^version = .*/version = 22105/' "$tmp/v216.ini" >"$tmp/vbad.ini"
+expect_status 2 "bad [nccl] version" "$SP" estimate -t "$tmp/vbad.ini" -c all_reduce -b 1M
+grep -q "\[nccl\] version '22105' is not an NCCL version" "$tmp/err" && ok "bad version named" \
+  || bad "bad version: $(cat "$tmp/err")"
 exit $fail

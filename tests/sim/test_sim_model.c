@@ -1039,6 +1039,70 @@ START_TEST (nccl_env_narrows_the_choice)
 }
 END_TEST
 
+/* [nccl] version: the algorithms that NCCL has.  1 GiB all-reduce on one
+ * node of 8 H100: NVLS, but NCCL 2.16 had none (it came in 2.17); the
+ * pick is what "^NVLS,NVLSTree" gives.  A 1 MiB all-gather over 10 nodes
+ * of one GPU: PAT, which came in 2.23; NCCL 2.21.5 picks as "^PAT" does.
+ * A named algorithm still wins; and when a restriction leaves nothing
+ * that version has, the error says the version. */
+START_TEST (nccl_version_narrows_the_choice)
+{
+  static const SpSimModel models[] = { SP_SIM_ANALYTIC, SP_SIM_DES, SP_SIM_NCCL };
+  SpSimModel m = models[_i];
+  GError *error = NULL;
+  SpTopoSpec one = spec_h100 (1);
+  ck_assert_int_eq (estimate_on (&one, m, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_AUTO, SP_PROTO_AUTO).algo,
+                    SP_ALGO_NVLS);
+  SpTopoSpec v216 = one, no_nvls = one;
+  v216.nccl_version = 21605;
+  ck_assert (sp_topo_nccl_parse ("NCCL_ALGO", "^NVLS,NVLSTree", FALSE, SP_NCCL_STRICT, no_nvls.nccl_algo_off,
+                                 &error));
+  SpCollEstimate a = estimate_on (&v216, m, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_AUTO, SP_PROTO_AUTO);
+  SpCollEstimate w = estimate_on (&no_nvls, m, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_AUTO, SP_PROTO_AUTO);
+  ck_assert_int_ne (a.algo, SP_ALGO_NVLS);
+  ck_assert_int_eq (a.algo, w.algo);
+  ck_assert_int_eq (a.proto, w.proto);
+  ck_assert_uint_eq (a.time_ns, w.time_ns);
+  v216.nccl_version = 21701; /* NVLS from 2.17 */
+  ck_assert_int_eq (estimate_on (&v216, m, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_AUTO, SP_PROTO_AUTO).algo,
+                    SP_ALGO_NVLS);
+
+  SpTopoSpec gpn1 = spec_h100 (10);
+  gpn1.gpus_per_node = 1;
+  gpn1.nics_per_node = 1;
+  ck_assert_int_eq (estimate_on (&gpn1, m, SP_COLL_ALL_GATHER, 1 << 20, SP_ALGO_AUTO, SP_PROTO_AUTO).algo,
+                    SP_ALGO_PAT);
+  SpTopoSpec v221 = gpn1, no_pat = gpn1;
+  v221.nccl_version = 22105;
+  ck_assert (sp_topo_nccl_parse ("NCCL_ALGO", "^PAT", FALSE, SP_NCCL_STRICT, no_pat.nccl_algo_off, &error));
+  SpCollEstimate g = estimate_on (&v221, m, SP_COLL_ALL_GATHER, 1 << 20, SP_ALGO_AUTO, SP_PROTO_AUTO);
+  SpCollEstimate gw = estimate_on (&no_pat, m, SP_COLL_ALL_GATHER, 1 << 20, SP_ALGO_AUTO, SP_PROTO_AUTO);
+  ck_assert_int_eq (g.algo, SP_ALGO_RING);
+  ck_assert_int_eq (g.proto, gw.proto);
+  ck_assert_uint_eq (g.time_ns, gw.time_ns);
+  /* named: used whatever the version */
+  ck_assert_int_eq (estimate_on (&v221, m, SP_COLL_ALL_GATHER, 1 << 20, SP_ALGO_PAT, SP_PROTO_AUTO).algo,
+                    SP_ALGO_PAT);
+
+  /* NCCL_ALGO=PAT on NCCL 2.21.5: nothing left */
+  ck_assert (sp_topo_nccl_parse ("NCCL_ALGO", "PAT", FALSE, SP_NCCL_STRICT, v221.nccl_algo_off, &error));
+  g_autoptr (SpTopo) topo = sp_topo_new (&v221, &error);
+  SP_ASSERT_NO_ERROR (error);
+  SpCollRequest q;
+  sp_coll_request_init (&q);
+  q.coll = SP_COLL_ALL_GATHER;
+  q.bytes = 1 << 20;
+  SpCollEstimate e;
+  ck_assert (!sp_sim_estimate (topo, m, &q, &e, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_UNSUPPORTED);
+  ck_assert_msg (g_str_has_prefix (error->message, "NCCL 2.21.5 (without PAT) with NCCL_ALGO=PAT "
+                                                   "NCCL_PROTO=(unset) leave all_gather on 10 ranks "
+                                                   "over 10 nodes nothing this model runs"),
+                 "%s", error->message);
+  g_clear_error (&error);
+}
+END_TEST
+
 /* NCCL_PROTO naming LL128 (or leaving it on in a list) turns it on
  * outright, past NCCL's platform rule: 8 A100 over PCIe run LL128 only so;
  * 2 Polaris nodes (NICs on the host, phb) likewise across nodes. */
@@ -1103,6 +1167,7 @@ main (void)
   tcase_add_test (tc, transport_costs_by_hand);
   tcase_add_loop_test (tc, nccl_env_narrows_the_choice, 0, 3);
   tcase_add_loop_test (tc, nccl_proto_forces_ll128, 0, 3);
+  tcase_add_loop_test (tc, nccl_version_narrows_the_choice, 0, 3);
   suite_add_tcase (s, tc);
   return sp_test_run (s);
 }

@@ -246,5 +246,22 @@ grep '^fit set, input' "$tmp/out" >"$tmp/v224"
 [ -s "$tmp/v221" ] && cmp -s "$tmp/v221" "$tmp/nopat" \
   || fail "NCCL 2.21 is not ^PAT: $(cat "$tmp/v221") / $(cat "$tmp/nopat")"
 cmp -s "$tmp/v221" "$tmp/v224" && fail "the NCCL version changed nothing: $(cat "$tmp/v224")"
+# a trace's NCCL version replaces the topology's [nccl] version: on a
+# topology for NCCL 2.21.5 the 2.24.3 log is still costed with PAT, and
+# the 2.21.5 topology alone costs the same as the 2.21.5 log
+{ cat "$tmp/n16.ini"; printf '[nccl]\nversion = 2.21.5\n'; } >"$tmp/n16-221.ini"
+run "$tmp/ag1b.h5" --topology "$tmp/n16-221.ini" -o "$o"
+[ "$status" -eq 0 ] || fail "NCCL 2.24 log on a 2.21 topology: exit $status: $(cat "$tmp/err")"
+grep '^fit set, input' "$tmp/out" >"$tmp/t221-v224"
+cmp -s "$tmp/t221-v224" "$tmp/v224" || fail "the trace's version did not win: $(cat "$tmp/t221-v224")"
+grep -q '^version=2.21.5$' "$o" || fail "the calibrated topology lost [nccl] version: $(cat "$o")"
+grep -v 'NCCL version' "$tmp/ag1.txt" | sed 's/ nccl-headers=[0-9]* nccl-library=[0-9]*//' >"$tmp/ag1-nov.txt"
+"$SHARDPLAN" trace import-nccl-tests "$tmp/ag1-nov.txt" --topology "$tmp/n16.ini" -o "$tmp/ag1-nov.h5" \
+  >/dev/null 2>&1 || fail "cannot import the log without a version"
+run "$tmp/ag1-nov.h5" --topology "$tmp/n16-221.ini" -o "$o"
+[ "$status" -eq 0 ] || fail "a log without a version on a 2.21 topology: exit $status: $(cat "$tmp/err")"
+grep -q "^inputs: .*ag1-nov.h5$" "$tmp/out" || fail "a log without a version: $(cat "$tmp/out")"
+grep '^fit set, input' "$tmp/out" >"$tmp/t221-nov"
+cmp -s "$tmp/t221-nov" "$tmp/v221" || fail "the topology's version was not applied: $(cat "$tmp/t221-nov")"
 
 finish
