@@ -1183,6 +1183,22 @@ START_TEST (test_nccl_long_value)
 }
 END_TEST
 
+/* CPU ranks (cpu-shm) run MPI: a [nccl] section holding `line` is refused. */
+static void
+expect_shm_refuses (const char *line)
+{
+  GError *error = NULL;
+  g_autoptr (SpTopo) shm = sp_topo_new_preset ("cpu-shm", 1, &error);
+  SP_ASSERT_NO_ERROR (error);
+  g_autofree char *shm_ini = sp_topo_to_ini (shm);
+  g_autofree char *text = g_strconcat (shm_ini, "\n[nccl]\n", line, "\n", NULL);
+  ck_assert_ptr_null (sp_topo_load_data (text, -1, "s.ini", &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_msg (strstr (error->message, "s.ini: [nccl] does not apply to [intra] kind = shm") != NULL,
+                 "%s", error->message);
+  g_clear_error (&error);
+}
+
 /* [nccl] version: the NCCL the jobs run.  Read, checked, written back,
  * compared; its algorithms (PAT from 2.23, NVLS 2.17, NVLSTree 2.18) are
  * what the spec allows; before 2.24 no per-collective restriction. */
@@ -1270,13 +1286,7 @@ START_TEST (test_nccl_version_key)
   ck_assert_ptr_null (sp_topo_new (&s, &error));
   SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
   g_clear_error (&error);
-  g_autoptr (SpTopo) shm = sp_topo_new_preset ("cpu-shm", 1, &error);
-  SP_ASSERT_NO_ERROR (error);
-  g_autofree char *shm_ini = sp_topo_to_ini (shm);
-  g_autofree char *shm_v = g_strconcat (shm_ini, "\n[nccl]\nversion = 2.21.5\n", NULL);
-  ck_assert_ptr_null (sp_topo_load_data (shm_v, -1, "s.ini", &error));
-  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
-  g_clear_error (&error);
+  expect_shm_refuses ("version = 2.21.5");
 }
 END_TEST
 
@@ -1523,15 +1533,7 @@ START_TEST (test_nccl_section)
   ck_assert (!sp_topo_spec_nccl_ll128_forced (&l, SP_COLL_ALL_GATHER));
 
   /* CPU ranks run MPI: [nccl] does not apply there */
-  g_autoptr (SpTopo) shm = sp_topo_new_preset ("cpu-shm", 1, &error);
-  SP_ASSERT_NO_ERROR (error);
-  g_autofree char *shm_ini = sp_topo_to_ini (shm);
-  g_autofree char *shm_nccl = g_strconcat (shm_ini, "\n[nccl]\nproto = Simple\n", NULL);
-  ck_assert_ptr_null (sp_topo_load_data (shm_nccl, -1, "s.ini", &error));
-  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
-  ck_assert_msg (strstr (error->message, "[nccl] does not apply to [intra] kind = shm") != NULL, "%s",
-                 error->message);
-  g_clear_error (&error);
+  expect_shm_refuses ("proto = Simple");
 }
 END_TEST
 

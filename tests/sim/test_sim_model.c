@@ -712,22 +712,58 @@ START_TEST (arch_detection)
 END_TEST
 
 /* One estimate over every rank of `spec` (AUTO unless algo / proto given). */
-static SpCollEstimate
-estimate_on (const SpTopoSpec *spec, SpSimModel model, SpColl coll, guint64 bytes, SpAlgo algo,
-             SpProto proto)
+/* sp_sim_estimate of `coll` over every rank of `spec` (a valid spec). */
+static gboolean
+try_estimate (const SpTopoSpec *spec, SpSimModel model, SpColl coll, guint64 bytes, SpAlgo algo,
+              SpProto proto, SpCollEstimate *out, GError **error)
 {
-  GError *error = NULL;
-  g_autoptr (SpTopo) topo = sp_topo_new (spec, &error);
-  SP_ASSERT_NO_ERROR (error);
+  GError *local = NULL;
+  g_autoptr (SpTopo) topo = sp_topo_new (spec, &local);
+  SP_ASSERT_NO_ERROR (local);
   SpCollRequest r;
   sp_coll_request_init (&r);
   r.coll = coll;
   r.bytes = bytes;
   r.algo = algo;
   r.proto = proto;
+  return sp_sim_estimate (topo, model, &r, out, error);
+}
+
+static SpCollEstimate
+estimate_on (const SpTopoSpec *spec, SpSimModel model, SpColl coll, guint64 bytes, SpAlgo algo,
+             SpProto proto)
+{
+  GError *error = NULL;
   SpCollEstimate e;
-  ck_assert_msg (sp_sim_estimate (topo, model, &r, &e, &error), "%s", error ? error->message : "");
+  ck_assert_msg (try_estimate (spec, model, coll, bytes, algo, proto, &e, &error), "%s",
+                 error ? error->message : "");
   return e;
+}
+
+/* `x` picks for `coll` what `y` picks (algorithm, protocol, time); that pick. */
+static SpCollEstimate
+assert_picks_alike (const SpTopoSpec *x, const SpTopoSpec *y, SpSimModel model, SpColl coll,
+                    guint64 bytes)
+{
+  SpCollEstimate a = estimate_on (x, model, coll, bytes, SP_ALGO_AUTO, SP_PROTO_AUTO);
+  SpCollEstimate b = estimate_on (y, model, coll, bytes, SP_ALGO_AUTO, SP_PROTO_AUTO);
+  ck_assert_int_eq (a.algo, b.algo);
+  ck_assert_int_eq (a.proto, b.proto);
+  ck_assert_uint_eq (a.time_ns, b.time_ns);
+  return a;
+}
+
+/* The message of the estimate `spec` refuses (SP_ERROR_UNSUPPORTED), g_free. */
+static char *
+estimate_refused (const SpTopoSpec *spec, SpSimModel model, SpColl coll, guint64 bytes, SpProto proto)
+{
+  GError *error = NULL;
+  SpCollEstimate e;
+  ck_assert (!try_estimate (spec, model, coll, bytes, SP_ALGO_AUTO, proto, &e, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_UNSUPPORTED);
+  char *message = g_strdup (error->message);
+  g_error_free (error);
+  return message;
 }
 
 /* [calibration] in the cost model.  cpu-shm: 4 ranks on one node over
@@ -992,28 +1028,17 @@ START_TEST (nccl_env_narrows_the_choice)
   /* nothing left: NCCL fails the call, so do we, naming why */
   SpTopoSpec none = free_;
   ck_assert (sp_topo_nccl_parse ("NCCL_ALGO", "allgather:^ring", FALSE, SP_NCCL_STRICT, none.nccl_algo_off, &error));
-  g_autoptr (SpTopo) topo = sp_topo_new (&none, &error);
-  SP_ASSERT_NO_ERROR (error);
-  SpCollRequest q;
-  sp_coll_request_init (&q);
-  q.coll = SP_COLL_ALL_GATHER;
-  q.bytes = 1 << 20;
-  SpCollEstimate e;
-  ck_assert (!sp_sim_estimate (topo, m, &q, &e, &error));
-  SP_ASSERT_ERROR (error, SP_ERROR_UNSUPPORTED);
-  ck_assert_msg (strstr (error->message, "NCCL_ALGO=AllGather:^Ring NCCL_PROTO=(unset) leave "
-                                          "all_gather on 16 ranks over 2 nodes nothing this model "
-                                          "runs (NCCL fails the call unless a SHARP plugin runs "
-                                          "CollNet, which they leave and this model does not "
-                                          "implement; all_gather can run here as ring/ll, "
-                                          "ring/ll128, ring/simple)") != NULL,
-                 "%s", error->message);
-  g_clear_error (&error);
+  g_autofree char *why = estimate_refused (&none, m, SP_COLL_ALL_GATHER, 1 << 20, SP_PROTO_AUTO);
+  ck_assert_msg (strstr (why, "NCCL_ALGO=AllGather:^Ring NCCL_PROTO=(unset) leave "
+                              "all_gather on 16 ranks over 2 nodes nothing this model "
+                              "runs (NCCL fails the call unless a SHARP plugin runs "
+                              "CollNet, which they leave and this model does not "
+                              "implement; all_gather can run here as ring/ll, "
+                              "ring/ll128, ring/simple)") != NULL,
+                 "%s", why);
   /* a forced protocol narrows the list of what could run */
-  q.proto = SP_PROTO_SIMPLE;
-  ck_assert (!sp_sim_estimate (topo, m, &q, &e, &error));
-  ck_assert_msg (strstr (error->message, "can run here as ring/simple)") != NULL, "%s", error->message);
-  g_clear_error (&error);
+  g_autofree char *why_simple = estimate_refused (&none, m, SP_COLL_ALL_GATHER, 1 << 20, SP_PROTO_SIMPLE);
+  ck_assert_msg (strstr (why_simple, "can run here as ring/simple)") != NULL, "%s", why_simple);
   /* a group of one rank runs nothing: its nominal algorithm and protocol
    * are ones the restriction allows */
   SpTopoSpec tree_ll = free_;
@@ -1024,6 +1049,7 @@ START_TEST (nccl_env_narrows_the_choice)
   g_autoptr (SpTopo) tl = sp_topo_new (&tree_ll, &error);
   SP_ASSERT_NO_ERROR (error);
   guint32 one = 3;
+  SpCollEstimate e;
   SpCollRequest o;
   sp_coll_request_init (&o);
   o.bytes = 1 << 20;
@@ -1057,12 +1083,8 @@ START_TEST (nccl_version_narrows_the_choice)
   v216.nccl_version = 21605;
   ck_assert (sp_topo_nccl_parse ("NCCL_ALGO", "^NVLS,NVLSTree", FALSE, SP_NCCL_STRICT, no_nvls.nccl_algo_off,
                                  &error));
-  SpCollEstimate a = estimate_on (&v216, m, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_AUTO, SP_PROTO_AUTO);
-  SpCollEstimate w = estimate_on (&no_nvls, m, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_AUTO, SP_PROTO_AUTO);
-  ck_assert_int_ne (a.algo, SP_ALGO_NVLS);
-  ck_assert_int_eq (a.algo, w.algo);
-  ck_assert_int_eq (a.proto, w.proto);
-  ck_assert_uint_eq (a.time_ns, w.time_ns);
+  ck_assert_int_ne (assert_picks_alike (&v216, &no_nvls, m, SP_COLL_ALL_REDUCE, 1 << 30).algo,
+                    SP_ALGO_NVLS);
   v216.nccl_version = 21701; /* NVLS from 2.17 */
   ck_assert_int_eq (estimate_on (&v216, m, SP_COLL_ALL_REDUCE, 1 << 30, SP_ALGO_AUTO, SP_PROTO_AUTO).algo,
                     SP_ALGO_NVLS);
@@ -1075,31 +1097,19 @@ START_TEST (nccl_version_narrows_the_choice)
   SpTopoSpec v221 = gpn1, no_pat = gpn1;
   v221.nccl_version = 22105;
   ck_assert (sp_topo_nccl_parse ("NCCL_ALGO", "^PAT", FALSE, SP_NCCL_STRICT, no_pat.nccl_algo_off, &error));
-  SpCollEstimate g = estimate_on (&v221, m, SP_COLL_ALL_GATHER, 1 << 20, SP_ALGO_AUTO, SP_PROTO_AUTO);
-  SpCollEstimate gw = estimate_on (&no_pat, m, SP_COLL_ALL_GATHER, 1 << 20, SP_ALGO_AUTO, SP_PROTO_AUTO);
-  ck_assert_int_eq (g.algo, SP_ALGO_RING);
-  ck_assert_int_eq (g.proto, gw.proto);
-  ck_assert_uint_eq (g.time_ns, gw.time_ns);
+  ck_assert_int_eq (assert_picks_alike (&v221, &no_pat, m, SP_COLL_ALL_GATHER, 1 << 20).algo,
+                    SP_ALGO_RING);
   /* named: used whatever the version */
   ck_assert_int_eq (estimate_on (&v221, m, SP_COLL_ALL_GATHER, 1 << 20, SP_ALGO_PAT, SP_PROTO_AUTO).algo,
                     SP_ALGO_PAT);
 
   /* NCCL_ALGO=PAT on NCCL 2.21.5: nothing left */
   ck_assert (sp_topo_nccl_parse ("NCCL_ALGO", "PAT", FALSE, SP_NCCL_STRICT, v221.nccl_algo_off, &error));
-  g_autoptr (SpTopo) topo = sp_topo_new (&v221, &error);
-  SP_ASSERT_NO_ERROR (error);
-  SpCollRequest q;
-  sp_coll_request_init (&q);
-  q.coll = SP_COLL_ALL_GATHER;
-  q.bytes = 1 << 20;
-  SpCollEstimate e;
-  ck_assert (!sp_sim_estimate (topo, m, &q, &e, &error));
-  SP_ASSERT_ERROR (error, SP_ERROR_UNSUPPORTED);
-  ck_assert_msg (g_str_has_prefix (error->message, "NCCL 2.21.5 (without PAT) with NCCL_ALGO=PAT "
-                                                   "NCCL_PROTO=(unset) leave all_gather on 10 ranks "
-                                                   "over 10 nodes nothing this model runs"),
-                 "%s", error->message);
-  g_clear_error (&error);
+  g_autofree char *why = estimate_refused (&v221, m, SP_COLL_ALL_GATHER, 1 << 20, SP_PROTO_AUTO);
+  ck_assert_msg (g_str_has_prefix (why, "NCCL 2.21.5 (without PAT) with NCCL_ALGO=PAT "
+                                        "NCCL_PROTO=(unset) leave all_gather on 10 ranks "
+                                        "over 10 nodes nothing this model runs"),
+                 "%s", why);
 }
 END_TEST
 
