@@ -187,7 +187,9 @@ trace_nccl_env (SpTrace *trace, const char *name, gboolean own_run, SourceEnv *o
   int version = sp_topo_nccl_version_code (runtime);
   if (version > 0)
     {
-      out->nccl_version = g_strdup (runtime);
+      /* as the code reads it: "2.21.5", whatever else the trace wrote */
+      out->nccl_version = g_strdup_printf ("%d.%d.%d", version / 10000, version / 100 % 100,
+                                           version % 100);
       out->lacking = sp_topo_nccl_algos_lacking (version);
     }
   GString *problems = NULL;
@@ -221,12 +223,16 @@ trace_nccl_env (SpTrace *trace, const char *name, gboolean own_run, SourceEnv *o
         }
       /* per-collective entries its NCCL read otherwise: read as it did,
        * and said */
-      if (!sp_topo_nccl_check_version (what, v[k], k == 1, version, &local))
+      g_autofree char *reading = sp_topo_nccl_reads_otherwise (v[k], k == 1, version);
+      if (reading != NULL)
         {
           if (problems == NULL)
             problems = g_string_new (NULL);
-          g_string_append_printf (problems, "%s%s; read as it did", problems->len ? "; " : "",
-                                  local->message);
+          g_autofree char *shown = sp_topo_nccl_excerpt (v[k]);
+          g_string_append_printf (problems, "%s%s '%s': NCCL %s, which ran it, reads no "
+                                  "per-collective entries (they need NCCL 2.24), so it read %s",
+                                  problems->len ? "; " : "", what, shown, out->nccl_version,
+                                  reading);
         }
       guint8 *dst = k == 1 ? out->proto_off : out->algo_off;
       for (guint f = 0; f < SP_TOPO_NCCL_FUNCS; f++)
@@ -255,7 +261,8 @@ drop_empty (SourceEnv *e, const char *name, guint used)
           guint8 all = k == 1 ? 0x07
                        : c == SP_COLL_BROADCAST || c == SP_COLL_REDUCE ? (guint8) (1u << SP_ALGO_RING)
                                                                        : 0x7f;
-          if (!(used & (1u << f)) || (dst[f] & all) != all)
+          guint8 gone = (guint8) (dst[f] | (k == 0 ? e->lacking : 0));
+          if (!(used & (1u << f)) || (gone & all) != all)
             continue;
           if (which == NULL)
             which = g_string_new (NULL);
@@ -268,11 +275,15 @@ drop_empty (SourceEnv *e, const char *name, guint used)
         problems = g_string_new (NULL);
       const char *v = e->env[k];
       g_autofree char *shown = v ? sp_topo_nccl_excerpt (v) : g_strdup ("");
-      g_string_append_printf (problems, "%s%s: /meta/env %s '%s'%s leaves %s no %s (NCCL fails such "
-                              "calls, so those ops did not run with it); left out for %s",
+      g_autofree char *in_version = k == 0 && e->lacking != 0
+                                      ? g_strdup_printf (" in NCCL %s", e->nccl_version)
+                                      : NULL;
+      g_string_append_printf (problems, "%s%s: /meta/env %s '%s'%s leaves %s no %s%s (NCCL fails "
+                              "such calls, so those ops did not run with it); left out for %s",
                               problems->len ? "; " : "", name, sp_calib_nccl_env_names[k], shown,
                               k == 0 && e->env[2] != NULL ? " with NCCL_NVLS_ENABLE" : "", which->str,
-                              k == 1 ? "protocol" : "algorithm", which->str);
+                              k == 1 ? "protocol" : "algorithm", in_version ? in_version : "",
+                              which->str);
       g_string_free (which, TRUE);
     }
   g_free (e->problem);
@@ -618,10 +629,13 @@ add_trace_mapped (SpCalibData *d, SpTrace *trace, const char *name, guint32 worl
                          .n_samples = nd, .measured_ns = med, .holdout = FALSE };
       /* the plan's algorithm hint, where it can have run: shardplan's own
        * executor passes no hint to NCCL (NCCL chose, within the run's
-       * NCCL_ALGO), and a hint that NCCL_ALGO refuses did not run either */
+       * NCCL_ALGO), and a hint that NCCL_ALGO refuses, or that the run's
+       * NCCL did not have, did not run either */
       if (plan != NULL && ids[j] < sp_plan_n_ops (plan) && !own_run)
         p.algo = sp_plan_op (plan, ids[j])->algorithm;
       if (senv.decides && !sp_topo_spec_nccl_allows (&env_spec, p.coll, p.algo, SP_PROTO_AUTO))
+        p.algo = SP_ALGO_AUTO;
+      if ((guint) p.algo < 8 && (senv.lacking & (1u << p.algo))) /* its NCCL had none */
         p.algo = SP_ALGO_AUTO;
       push_point (d, &p);
     }

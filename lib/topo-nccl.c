@@ -293,14 +293,14 @@ sp_topo_nccl_version_code (const char *version)
   return (int) (part[0] * 10000 + part[1] * 100 + part[2]);
 }
 
-/* The algorithm names NCCL of version code `version` (< 2.24) has, by id:
+/* The first NCCL version with each algorithm (by id), or with its name:
  * CollNetDirect / CollNetChain from 2.14 ("CollNet", the direct one,
  * before), NVLS 2.17, NVLSTree 2.18, PAT 2.23 (reference/
- * nccl-transports.md's version table); NULL where that NCCL has none. */
-/* The first NCCL version with each algorithm (by id), or with its name:
- * before 2.14 CollNetDirect is "CollNet". */
+ * nccl-transports.md's version table). */
 static const int algo_since[] = { 0, 0, 21400, 21400, 21700, 21800, 22300 };
 
+/* The name NCCL of version code `version` (< 2.24) has for algorithm `id`,
+ * or NULL where it has none. */
 static const char *
 legacy_algo_name (guint id, int version)
 {
@@ -375,27 +375,40 @@ sp_topo_nccl_parse_as (const char *what, const char *text, gboolean proto, int v
   return parse_lists (what, text, proto, FALSE, version >= 22800, out_off, error);
 }
 
+char *
+sp_topo_nccl_reads_otherwise (const char *value, gboolean proto, int version)
+{
+  g_return_val_if_fail (value != NULL, NULL);
+  /* without ';' and ':' both syntaxes split alike */
+  if (version <= 0 || version >= SP_TOPO_NCCL_PER_COLL_VERSION || strpbrk (value, ";:") == NULL)
+    return NULL;
+  guint8 old[SP_TOPO_NCCL_FUNCS], now[SP_TOPO_NCCL_FUNCS];
+  guint8 lacking = proto ? 0 : sp_topo_nccl_algos_lacking (version);
+  parse_legacy (value, proto, version, old);
+  gboolean same = parse_lists ("", value, proto, FALSE, FALSE, now, NULL);
+  for (guint f = 0; same && f < SP_TOPO_NCCL_FUNCS; f++)
+    same = (guint8) (old[f] | lacking) == (guint8) (now[f] | lacking);
+  if (same)
+    return NULL;
+  guint8 all = proto ? PROTO_ALL : ALGO_ALL;
+  const char *kind = proto ? "protocol" : "algorithm";
+  if (((old[0] | lacking) & all) == all)
+    return g_strdup_printf ("every %s off (NCCL then fails every collective but all-to-all and "
+                            "send / recv)", kind);
+  if ((old[0] & all) == 0)
+    return g_strdup_printf ("no %s off", kind);
+  g_autofree char *text = sp_topo_nccl_text (old, proto);
+  return g_strdup_printf ("%s for every collective", text);
+}
+
 gboolean
 sp_topo_nccl_check_version (const char *name, const char *value, gboolean proto, int version,
                             GError **error)
 {
   g_return_val_if_fail (name != NULL && value != NULL, FALSE);
-  if (version <= 0 || version >= SP_TOPO_NCCL_PER_COLL_VERSION || strpbrk (value, ";:") == NULL)
+  g_autofree char *reading = sp_topo_nccl_reads_otherwise (value, proto, version);
+  if (reading == NULL)
     return TRUE;
-  guint8 off[SP_TOPO_NCCL_FUNCS];
-  parse_legacy (value, proto, version, off);
-  guint8 all = proto ? PROTO_ALL : ALGO_ALL;
-  g_autofree char *reading = NULL;
-  if ((off[0] & all) == all)
-    reading = g_strdup_printf ("every %s off, failing every collective",
-                               proto ? "protocol" : "algorithm");
-  else if ((off[0] & all) == 0)
-    reading = g_strdup ("no restriction at all");
-  else
-    {
-      g_autofree char *text = sp_topo_nccl_text (off, proto);
-      reading = g_strdup_printf ("%s=%s for every collective", name, text);
-    }
   g_autofree char *shown = sp_topo_excerpt (value, 64);
   g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
                "%s='%s': NCCL %d.%d.%d reads no per-collective entries (';' and ':' need NCCL "

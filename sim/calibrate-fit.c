@@ -231,6 +231,34 @@ spec_of (const Fit *f, const double *x, SpTopoSpec *out)
     }
 }
 
+/* FALSE, and an error naming both, where the topology's [nccl] algo leaves
+ * point `pt`'s collective only algorithms that its trace's NCCL `version`
+ * had not (`lacking`): the two disagree on what ran.  (Where the trace's
+ * own NCCL_ALGO decides, calibrate already left out such a value.) */
+static gboolean
+topo_fits_version (const SpTopoSpec *spec, const SpCalibPoint *pt, const char *version,
+                   guint8 lacking, const SpCalibData *data, GError **error)
+{
+  int fn = sp_topo_nccl_func (pt->coll);
+  if (version == NULL || fn < 0)
+    return TRUE;
+  /* what NCCL has for it: broadcast and reduce run Ring only */
+  guint8 all = pt->coll == SP_COLL_BROADCAST || pt->coll == SP_COLL_REDUCE
+                   ? (guint8) (1u << SP_ALGO_RING) : 0x7f;
+  guint8 off = spec->nccl_algo_off[fn];
+  if ((off & all) == all || ((off | lacking) & all) != all)
+    return TRUE; /* nothing left either way (the simulator says so), or something left */
+  g_autofree char *gone = sp_topo_nccl_algos_text ((guint8) (lacking & all & ~off));
+  g_autofree char *algo = sp_topo_nccl_text (spec->nccl_algo_off, FALSE);
+  g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
+               "%s ran NCCL %s, which has no %s, all that the topology's [nccl] algo = %s leaves "
+               "%s: the trace and the topology disagree on what ran (correct [nccl] algo, or "
+               "calibrate on a topology without it)",
+               sp_calib_data_source_name (data, pt->source), version, gone, algo,
+               sp_coll_name (pt->coll));
+  return FALSE;
+}
+
 /* Simulated time of every point (ns, >= 1) on `spec`; protocols chosen for
  * fit points or'ed into *protos (may be NULL).  `fit_only`: skip held-out
  * points (their entry is left alone). */
@@ -255,26 +283,29 @@ simulate (const Fit *f, const SpTopoSpec *spec, gboolean fit_only, double *out_n
         continue;
       const SpTopo *on = topo;
       guint8 algo_off[SP_TOPO_NCCL_FUNCS], proto_off[SP_TOPO_NCCL_FUNCS], lacking = 0;
-      gboolean decides = FALSE, versioned = FALSE;
+      gboolean decides = FALSE;
+      const char *version = NULL;
       if (nccl_runs && pt->source < n_src)
         {
           decides = sp_calib_data_source_nccl (f->data, pt->source, algo_off, proto_off);
-          versioned = sp_calib_data_source_nccl_version (f->data, pt->source, &lacking) != NULL;
+          version = sp_calib_data_source_nccl_version (f->data, pt->source, &lacking);
         }
-      if (decides || versioned)
+      if (decides || version != NULL)
         {
+          if (!decides && !topo_fits_version (spec, pt, version, lacking, f->data, error))
+            return FALSE;
           if (g_ptr_array_index (own, pt->source) == NULL)
             {
-              /* its environment's choice (else the topology's [nccl]),
-               * less what its NCCL version has not: that version replaces
-               * the topology's [nccl] version */
+              /* its environment's choice (else the topology's [nccl]), less
+               * what its NCCL version had not (that version replaces the
+               * topology's [nccl] version) */
               SpTopoSpec s = *spec;
               if (decides)
                 {
                   memcpy (s.nccl_algo_off, algo_off, sizeof algo_off);
                   memcpy (s.nccl_proto_off, proto_off, sizeof proto_off);
                 }
-              if (versioned)
+              if (version != NULL)
                 s.nccl_version = 0;
               for (guint fn = 0; fn < SP_TOPO_NCCL_FUNCS; fn++)
                 s.nccl_algo_off[fn] |= lacking;
@@ -300,7 +331,9 @@ simulate (const Fit *f, const SpTopoSpec *spec, gboolean fit_only, double *out_n
                        " bytes over %u ranks%s): %s", pt->op_id,
                        sp_calib_data_source_name (f->data, pt->source),
                        sp_coll_name (pt->coll) ? sp_coll_name (pt->coll) : "?", pt->bytes,
-                       pt->n_ranks, on != topo ? ", with the NCCL variables and version its trace records" : "",
+                       pt->n_ranks, on == topo ? "" : decides && version ? ", with the NCCL variables and version its trace records"
+                                : decides ? ", with the NCCL variables its trace records"
+                                          : ", with the NCCL version its trace records",
                        e->message);
           return FALSE;
         }

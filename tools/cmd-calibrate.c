@@ -208,13 +208,14 @@ report_json (const SpCalibData *data, const SpCalibResult *res, const char *topo
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
-  /* per input, the NCCL version its trace records (null: not known); its
-   * ops were simulated without the algorithms that version lacks */
+  /* per input, the NCCL version its trace records, whose algorithms its
+   * ops were simulated with (null: not known, or CPU ranks, which run MPI) */
   json_builder_set_member_name (b, "input_nccl_version");
   json_builder_begin_array (b);
+  gboolean reads = sp_calib_fit_reads_nccl_env (sp_calib_result_topology (res));
   for (guint32 s = 0; s < sp_calib_data_n_sources (data); s++)
     {
-      const char *v = sp_calib_data_source_nccl_version (data, s, NULL);
+      const char *v = reads ? sp_calib_data_source_nccl_version (data, s, NULL) : NULL;
       if (v != NULL)
         json_builder_add_string_value (b, v);
       else

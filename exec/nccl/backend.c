@@ -424,11 +424,14 @@ anchor (SpExecCtx *ctx, SpNcclState *st)
 static gboolean
 nccl_env_fits_version (SpExecCtx *ctx, GError **error)
 {
-  int v = 0;
-  if (ncclGetVersion (&v) != ncclSuccess || v <= 0)
+  int code = 0;
+  if (ncclGetVersion (&code) != ncclSuccess || code <= 0)
     return TRUE;
-  if (v < 10000) /* before 2.9: major × 1000 + minor × 100 + patch */
-    v = v / 1000 * 10000 + v % 1000 / 100 * 100 + v % 100;
+  char text[16];
+  g_snprintf (text, sizeof text, "%d", code);
+  int v = sp_topo_nccl_version_code (text); /* either scheme, as 2.21.5 = 22105 */
+  if (v == 0)
+    return TRUE;
   /* a topology written for another NCCL: said once, not refused (the
    * trace records the NCCL that ran, and calibrate reads it) */
   guint32 t = ctx->topo_nccl_version;

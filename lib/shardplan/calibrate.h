@@ -138,8 +138,9 @@ gboolean sp_calib_data_source_nccl (const SpCalibData *data, guint32 source,
                                     guint8 algo_off[SP_TOPO_NCCL_FUNCS],
                                     guint8 proto_off[SP_TOPO_NCCL_FUNCS]);
 
-/* The NCCL version input `source` ran (its trace's /meta/software
- * nccl_runtime, as recorded; NULL when unknown or not a version), and in
+/* The NCCL version input `source` ran, "2.21.5" (its trace's
+ * /meta/software nccl_runtime, read by sp_topo_nccl_version_code; NULL
+ * when unknown or not a version), and in
  * *out_lacking (may be NULL) the algorithms that version does not have
  * (bits by NCCL id: sp_topo_nccl_algos_lacking; 0 when unknown): its ops
  * are simulated without them, whatever else restricts the choice (a known

@@ -292,10 +292,19 @@ guint8 sp_topo_nccl_algos_lacking (int version);
  * id), comma-separated; NULL for none.  Free with g_free(). */
 char *sp_topo_nccl_algos_text (guint8 algos);
 
+/* How NCCL of version code `version` reads `value` (an NCCL_ALGO, or
+ * NCCL_PROTO when `proto`) where that differs from NCCL 2.24 and later
+ * (the algorithms that version lacks aside): before 2.24 a value with
+ * per-collective entries (';' or ':') reads as one list for all
+ * collectives, e.g. "every algorithm off (…)", "no algorithm off",
+ * "Ring for every collective"; NULL where both read it alike (a version of
+ * 0 or 2.24+, or no ';' and no ':').  Free with g_free(). */
+char *sp_topo_nccl_reads_otherwise (const char *value, gboolean proto, int version);
+
 /* FALSE, and an SP_ERROR_INVALID_ARGUMENT naming variable `name`, its
- * value and what NCCL of version code `version` makes of it, where that
- * NCCL reads `value` otherwise than NCCL 2.24 and later do: per-collective
- * entries (';' or ':') before 2.24.  `run` checks what it passes on. */
+ * value and how NCCL of version code `version` reads it, where that
+ * differs from NCCL 2.24 and later (sp_topo_nccl_reads_otherwise): `run`
+ * checks what it passes on. */
 gboolean sp_topo_nccl_check_version (const char *name, const char *value, gboolean proto,
                                      int version, GError **error);
 

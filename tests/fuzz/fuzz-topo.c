@@ -67,7 +67,7 @@ nccl_value_as (const char *text, gboolean proto, int version)
   if (!ok)
     fuzz_refused (e);
   e = NULL;
-  if (!sp_topo_nccl_check_version ("NCCL_ALGO", text, proto, version, &e))
+  if (!sp_topo_nccl_check_version (proto ? "NCCL_PROTO" : "NCCL_ALGO", text, proto, version, &e))
     {
       if (!legacy || strpbrk (text, ";:") == NULL)
         {

@@ -85,7 +85,7 @@ END_TEST
  *   op 3 broadcast               every row MODELLED: left out */
 static char *
 write_varied_with (const char *dir, const char *name, const char *producer,
-                   const char *const *env, const char *nccl_runtime)
+                   const char *const *env, const char *nccl_runtime, SpAlgo ar_hint)
 {
   SpGroupsOptions o;
   sp_groups_options_init (&o);
@@ -98,7 +98,7 @@ write_varied_with (const char *dir, const char *name, const char *producer,
   SpOp ops[4] = {
     { .parent = -1, .name = "ar", .kind = SP_COLL_ALL_REDUCE, .family = SP_FAMILY_WORLD,
       .bytes = 4096, .count = 1024, .dtype = SP_DTYPE_FLOAT32, .redop = SP_REDOP_SUM,
-      .algorithm = SP_ALGO_RING },
+      .algorithm = ar_hint },
     { .parent = -1, .name = "mm", .kind = SP_COLL_COMPUTE, .family = SP_FAMILY_NONE,
       .dtype = SP_DTYPE_NONE, .redop = SP_REDOP_NONE, .algorithm = SP_ALGO_AUTO, .flops = 1000 },
     { .parent = -1, .name = "ag", .kind = SP_COLL_ALL_GATHER, .family = SP_FAMILY_WORLD,
@@ -149,7 +149,7 @@ write_varied_with (const char *dir, const char *name, const char *producer,
 static char *
 write_varied (const char *dir)
 {
-  return write_varied_with (dir, "varied.h5", "test", NULL, NULL);
+  return write_varied_with (dir, "varied.h5", "test", NULL, NULL, SP_ALGO_RING);
 }
 
 /* A new SpCalibData with the trace at `path` added (world 0: the trace's);
@@ -555,6 +555,7 @@ START_TEST (nccl_env_of_traces)
     const char *problem; /* substring, or NULL */
     SpAlgo op0;          /* the all-reduce's point (plan hint: ring) */
     const char *nccl_runtime; /* /meta/software nccl_runtime, or NULL */
+    SpAlgo hint;              /* the all-reduce's plan hint; 0 (Tree): ring */
   } cases[] = {
     { "nccl-tests", { NULL }, FALSE, { 0 }, { 0 }, NULL, SP_ALGO_RING },
     /* shardplan's executor passes no hint to NCCL: the plan's ring did not run */
@@ -594,18 +595,30 @@ START_TEST (nccl_env_of_traces)
      * trace's all-gather and all-reduce nothing: left out for them (said);
      * 2.24 reads Tree off for the all-reduce */
     { "nccl-tests", { "NCCL_ALGO", "AllReduce:^Tree", NULL }, TRUE, { 0x7f, 0x7f, 0, 0x7f, 0 },
-      { 0 }, "NCCL 2.21.5 reads no per-collective entries", SP_ALGO_RING, "2.21.5+cuda12.2" },
+      { 0 }, "/meta/env NCCL_ALGO 'AllReduce:^Tree': NCCL 2.21.5, which ran it, reads no "
+      "per-collective entries (they need NCCL 2.24), so it read every algorithm off",
+      SP_ALGO_RING, "2.21.5+cuda12.2" },
     { "nccl-tests", { "NCCL_ALGO", "AllReduce:^Tree", NULL }, TRUE, { 0, 0, 0, 0, 0x01 }, { 0 },
       NULL, SP_ALGO_RING, "2.24.3" },
     /* with a leading '^' NCCL 2.21 turns nothing off (2.24 refuses the
      * prefix "^AllReduce") */
     { "shardplan run", { "NCCL_ALGO", "^AllReduce:Ring", NULL }, TRUE, { 0 }, { 0 },
-      "so it would read this as no restriction at all", SP_ALGO_AUTO, "2.21.5" },
+      "so it read no algorithm off", SP_ALGO_AUTO, "2.21.5" },
     /* before 2.23 NCCL has no PAT: "Ring,PAT" is Ring alone; a comma
      * list without entries reads the same by either syntax */
     { "nccl-tests", { "NCCL_ALGO", "^PAT,Tree", "NCCL_PROTO", "^LL", NULL }, TRUE,
       { 0x01, 0x01, 0x01, 0x01, 0x01 }, { 0x81, 0x81, 0x81, 0x81, 0x81 }, NULL, SP_ALGO_RING,
       "2.18.3" },
+    /* what NCCL 2.16 has not (NVLS, NVLSTree, PAT) counts: this value
+     * leaves it nothing for the all-gather and the all-reduce, so NCCL
+     * failed those calls; left out for them */
+    { "nccl-tests", { "NCCL_ALGO", "^Tree,Ring,CollNetDirect,CollNetChain", NULL }, TRUE,
+      { 0x0f, 0x0f, 0, 0x0f, 0 }, { 0 }, "leaves all_gather, all_reduce no algorithm in NCCL 2.16.5 "
+      "(NCCL fails such calls", SP_ALGO_RING, "2.16.5" },
+    /* a plan's hint of an algorithm the run's NCCL had not did not run:
+     * NVLS before 2.17 */
+    { "nccl-tests", { NULL }, FALSE, { 0 }, { 0 }, NULL, SP_ALGO_AUTO, "2.16.5", SP_ALGO_NVLS },
+    { "nccl-tests", { NULL }, FALSE, { 0 }, { 0 }, NULL, SP_ALGO_NVLS, "2.17.1", SP_ALGO_NVLS },
     /* NCCL 2.28 refuses a name it does not know: the run's value is left
      * out (2.24-2.27 read "Ring,Foo" as Ring) */
     { "nccl-tests", { "NCCL_ALGO", "Ring,Foo", NULL }, TRUE, { 0 }, { 0 },
@@ -617,7 +630,8 @@ START_TEST (nccl_env_of_traces)
     {
       g_autofree char *name = g_strdup_printf ("env%u.h5", c);
       g_autofree char *path = write_varied_with (dir, name, cases[c].producer, cases[c].env,
-                                                 cases[c].nccl_runtime);
+                                                 cases[c].nccl_runtime,
+                                                 cases[c].hint ? cases[c].hint : SP_ALGO_RING);
       g_autoptr (SpCalibData) d = NULL;
       gsize n;
       const SpCalibPoint *p = points_of (path, &d, &n);
@@ -650,9 +664,12 @@ START_TEST (nccl_env_of_traces)
       /* the version as recorded, and the algorithms it lacks */
       guint8 lacking = 9;
       const char *version = sp_calib_data_source_nccl_version (d, 0, &lacking);
-      ck_assert_str_eq (version ? version : "-", cases[c].nccl_runtime ? cases[c].nccl_runtime : "-");
       int code = sp_topo_nccl_version_code (cases[c].nccl_runtime);
-      ck_assert_int_eq (lacking, code > 0 && code < 22300 ? 0x40 : 0);
+      g_autofree char *want_version = code ? g_strdup_printf ("%d.%d.%d", code / 10000,
+                                                              code / 100 % 100, code % 100)
+                                           : g_strdup ("-");
+      ck_assert_str_eq (version ? version : "-", want_version);
+      ck_assert_int_eq (lacking, sp_topo_nccl_algos_lacking (code));
       ck_assert_uint_ge (n, 1);
       ck_assert_int_eq (p[0].coll, SP_COLL_ALL_REDUCE);
       ck_assert_msg (p[0].algo == cases[c].op0, "case %u: hint %d", c, p[0].algo);

@@ -1412,12 +1412,18 @@ START_TEST (test_nccl_check_version)
   } c[] = {
     { "allreduce:tree", FALSE, 22105,
       "NCCL_ALGO='allreduce:tree': NCCL 2.21.5 reads no per-collective entries (';' and ':' need "
-      "NCCL 2.24 or later), so it would read this as every algorithm off, failing every "
-      "collective: give one list for all collectives, or run with NCCL 2.24 or later" },
-    { "^allreduce:tree", FALSE, 22105, "so it would read this as no restriction at all:" },
+      "NCCL 2.24 or later), so it would read this as every algorithm off (NCCL then fails every "
+      "collective but all-to-all and send / recv): give one list for all collectives, or run "
+      "with NCCL 2.24 or later" },
+    { "^allreduce:tree", FALSE, 22105, "so it would read this as no algorithm off:" },
     { "Ring,AllReduce:Tree", FALSE, 21903, "NCCL 2.19.3 reads no per-collective entries" },
-    { "Ring,AllReduce:Tree", FALSE, 21903, "as NCCL_ALGO=Ring for every collective:" },
-    { "Simple;AllReduce:LL", TRUE, 22304, "every protocol off, failing every collective" },
+    { "Ring,AllReduce:Tree", FALSE, 21903, "as Ring for every collective:" },
+    { "Simple;AllReduce:LL", TRUE, 22304, "every protocol off (NCCL then fails" },
+    /* "AllGather:^PAT" on 2.21, which has no PAT: 2.24 would turn off only
+     * PAT for the all-gather, 2.21 reads one name it does not know */
+    { "AllGather:^PAT", FALSE, 22105, "as every algorithm off" },
+    /* read alike: a list that names nothing either way */
+    { "^,:", FALSE, 22105, NULL },
     { "Ring", FALSE, 22105, NULL },
     { "^LL128", TRUE, 21207, NULL },
     { "allreduce:tree", FALSE, 22400, NULL },
