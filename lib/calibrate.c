@@ -188,8 +188,7 @@ trace_nccl_env (SpTrace *trace, const char *name, gboolean own_run, SourceEnv *o
   if (version > 0)
     {
       /* as the code reads it: "2.21.5", whatever else the trace wrote */
-      out->nccl_version = g_strdup_printf ("%d.%d.%d", version / 10000, version / 100 % 100,
-                                           version % 100);
+      out->nccl_version = sp_topo_nccl_version_text (version);
       out->lacking = sp_topo_nccl_algos_lacking (version);
     }
   GString *problems = NULL;
@@ -258,9 +257,7 @@ drop_empty (SourceEnv *e, const char *name, guint used)
         {
           /* what NCCL has for it: broadcast and reduce run Ring only */
           SpColl c = sp_topo_nccl_coll (f);
-          guint8 all = k == 1 ? 0x07
-                       : c == SP_COLL_BROADCAST || c == SP_COLL_REDUCE ? (guint8) (1u << SP_ALGO_RING)
-                                                                       : 0x7f;
+          guint8 all = k == 1 ? 0x07 : sp_topo_nccl_algos_of (c);
           guint8 gone = (guint8) (dst[f] | (k == 0 ? e->lacking : 0));
           if (!(used & (1u << f)) || (gone & all) != all)
             continue;

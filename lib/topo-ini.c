@@ -469,8 +469,7 @@ sp_topo_to_ini (const SpTopo *topo)
             guint32 v = *(const guint32 *) slot;
             if (v != 0) /* not given: left out */
               {
-                g_autofree char *text = g_strdup_printf ("%u.%u.%u", v / 10000, v / 100 % 100,
-                                                         v % 100);
+                g_autofree char *text = sp_topo_nccl_version_text ((int) v);
                 g_key_file_set_value (kf, f->section, f->key, text);
               }
             break;

@@ -256,6 +256,21 @@ sp_topo_nccl_parse (const char *what, const char *text, gboolean proto, SpNcclPa
   return parse_lists (what, text, proto, strict, strict, out_off, error);
 }
 
+char *
+sp_topo_nccl_version_text (int code)
+{
+  return g_strdup_printf ("%d.%d.%d", code / 10000, code / 100 % 100, code % 100);
+}
+
+guint8
+sp_topo_nccl_algos_of (SpColl coll)
+{
+  if (sp_topo_nccl_func (coll) < 0)
+    return 0;
+  return coll == SP_COLL_BROADCAST || coll == SP_COLL_REDUCE ? (guint8) (1u << SP_ALGO_RING)
+                                                             : ALGO_ALL;
+}
+
 int
 sp_topo_nccl_version_code (const char *version)
 {
@@ -410,11 +425,11 @@ sp_topo_nccl_check_version (const char *name, const char *value, gboolean proto,
   if (reading == NULL)
     return TRUE;
   g_autofree char *shown = sp_topo_excerpt (value, 64);
+  g_autofree char *v = sp_topo_nccl_version_text (version);
   g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
-               "%s='%s': NCCL %d.%d.%d reads no per-collective entries (';' and ':' need NCCL "
+               "%s='%s': NCCL %s reads no per-collective entries (';' and ':' need NCCL "
                "2.24 or later), so it would read this as %s: give one list for all "
-               "collectives, or run with NCCL 2.24 or later",
-               name, shown, version / 10000, version / 100 % 100, version % 100, reading);
+               "collectives, or run with NCCL 2.24 or later", name, shown, v, reading);
   return FALSE;
 }
 

@@ -521,16 +521,22 @@ sp_topo_parse_field (const SpTopoField *f, const char *text, const char *prefix,
       }
     case SP_FIELD_NCCL_VERSION:
       {
-        /* digits '.' digits ['.' digits] and nothing else: a code
-         * ("22105") or a build suffix ("+cuda12.4") is a log's, not a
-         * file's */
-        gsize dots = 0, i = 0;
-        gboolean ok = g_ascii_isdigit (text[0]);
-        for (; ok && text[i]; i++)
-          if (text[i] == '.')
-            ok = ++dots <= 2 && g_ascii_isdigit (text[i + 1]);
+        /* MAJOR.MINOR[.PATCH], each part one or two digits without a
+         * leading zero, and nothing else: a code ("22105") or a build
+         * suffix ("+cuda12.4") is a log's, not a file's */
+        gsize dots = 0, digits = 0;
+        gboolean ok = TRUE;
+        for (const char *c = text; ok; c++)
+          if (*c == '.' || *c == '\0')
+            {
+              ok = digits > 0 && (*c == '\0' || ++dots <= 2);
+              if (*c == '\0')
+                break;
+              digits = 0;
+            }
           else
-            ok = g_ascii_isdigit (text[i]);
+            ok = g_ascii_isdigit (*c) && digits < 2 && !(digits == 1 && c[-1] == '0')
+                 && ++digits;
         int code = ok && dots >= 1 ? sp_topo_nccl_version_code (text) : 0;
         if (code == 0)
           {
@@ -587,17 +593,18 @@ sp_topo_check_cross (const SpTopoSpec *spec, const char *prefix, GError **error)
   guint32 v = spec->nccl_version;
   if (per_coll && v != 0 && v < SP_TOPO_NCCL_PER_COLL_VERSION)
     {
+      g_autofree char *text = sp_topo_nccl_version_text ((int) v);
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
-                   "%s[nccl] algo / proto restrict collectives differently, which NCCL %u.%u.%u "
+                   "%s[nccl] algo / proto restrict collectives differently, which NCCL %s "
                    "([nccl] version) cannot: per-collective entries need NCCL 2.24 or later; "
-                   "give one list for all collectives", prefix, v / 10000, v / 100 % 100, v % 100);
+                   "give one list for all collectives", prefix, text);
       return FALSE;
     }
   if (nccl_set && spec->intra_kind == SP_INTRA_SHM)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
                    "%s[nccl] does not apply to [intra] kind = shm: CPU ranks run MPI, not NCCL, "
-                   "so NCCL_ALGO / NCCL_PROTO choose nothing there", prefix);
+                   "so its algo, proto and version mean nothing there", prefix);
       return FALSE;
     }
   if (spec->fabric == SP_FABRIC_SINGLE_SWITCH && spec->oversubscription != 1.0)

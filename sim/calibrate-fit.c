@@ -242,9 +242,7 @@ topo_fits_version (const SpTopoSpec *spec, const SpCalibPoint *pt, const char *v
   int fn = sp_topo_nccl_func (pt->coll);
   if (version == NULL || fn < 0)
     return TRUE;
-  /* what NCCL has for it: broadcast and reduce run Ring only */
-  guint8 all = pt->coll == SP_COLL_BROADCAST || pt->coll == SP_COLL_REDUCE
-                   ? (guint8) (1u << SP_ALGO_RING) : 0x7f;
+  guint8 all = sp_topo_nccl_algos_of (pt->coll);
   guint8 off = spec->nccl_algo_off[fn];
   if ((off & all) == all || ((off | lacking) & all) != all)
     return TRUE; /* nothing left either way (the simulator says so), or something left */
@@ -297,16 +295,18 @@ simulate (const Fit *f, const SpTopoSpec *spec, gboolean fit_only, double *out_n
           if (g_ptr_array_index (own, pt->source) == NULL)
             {
               /* its environment's choice (else the topology's [nccl]), less
-               * what its NCCL version had not (that version replaces the
-               * topology's [nccl] version) */
+               * what its NCCL version had not (that version, else the
+               * topology's [nccl] version), as masks: its own may restrict
+               * collectives differently where the version could not */
               SpTopoSpec s = *spec;
               if (decides)
                 {
                   memcpy (s.nccl_algo_off, algo_off, sizeof algo_off);
                   memcpy (s.nccl_proto_off, proto_off, sizeof proto_off);
                 }
-              if (version != NULL)
-                s.nccl_version = 0;
+              if (version == NULL)
+                lacking = sp_topo_nccl_algos_lacking ((int) spec->nccl_version);
+              s.nccl_version = 0;
               for (guint fn = 0; fn < SP_TOPO_NCCL_FUNCS; fn++)
                 s.nccl_algo_off[fn] |= lacking;
               SpTopo *t = sp_topo_new (&s, error);

@@ -1272,14 +1272,25 @@ cost_choose_min (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpP
     }
   if (!found && nccl_refused)
     {
-      /* what the group could run, within what the caller named */
+      /* what the group could run, within what the caller named and, where
+       * NCCL chooses the algorithm, what its version has; and the
+       * algorithms the group could run that the version lacks */
+      guint32 v = sh->spec->nccl_version;
+      guint8 lacking = sp_topo_nccl_algos_lacking ((int) v), lacking_here = 0;
       GString *u = g_string_new (NULL);
       for (guint a = 0; a < G_N_ELEMENTS (algos); a++)
         for (guint p = 0; p < G_N_ELEMENTS (protos); p++)
           if ((algo == SP_ALGO_AUTO || algos[a] == algo) && (proto == SP_PROTO_AUTO || protos[p] == proto)
               && sp_cost_enabled (sh, coll, algos[a], protos[p], NULL))
-            g_string_append_printf (u, "%s%s/%s", u->len ? ", " : "", sp_algo_name (algos[a]),
-                                    sp_proto_name (protos[p]));
+            {
+              gboolean gone = algo == SP_ALGO_AUTO && (guint) algos[a] < 8
+                              && (lacking & (1u << algos[a]));
+              if (gone)
+                lacking_here |= (guint8) (1u << algos[a]);
+              else
+                g_string_append_printf (u, "%s%s/%s", u->len ? ", " : "", sp_algo_name (algos[a]),
+                                        sp_proto_name (protos[p]));
+            }
       g_autofree char *usable = g_string_free (u, FALSE);
       g_autofree char *algos_on = sp_topo_nccl_text (sh->spec->nccl_algo_off, FALSE);
       g_autofree char *protos_on = sp_topo_nccl_text (sh->spec->nccl_proto_off, TRUE);
@@ -1290,16 +1301,15 @@ cost_choose_min (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpP
       guint8 collnet = (guint8) ((1u << SP_ALGO_COLLNET_DIRECT) | (1u << SP_ALGO_COLLNET_CHAIN));
       gboolean collnet_coll = coll == SP_COLL_ALL_REDUCE || coll == SP_COLL_ALL_GATHER
                               || coll == SP_COLL_REDUCE_SCATTER;
-      gboolean collnet_left = f >= 0 && collnet_coll && sh->spec->nccl_algo_off[f] != 0
-                              && (sh->spec->nccl_algo_off[f] & collnet) != collnet
+      guint8 off = f >= 0 ? (guint8) (sh->spec->nccl_algo_off[f] | lacking) : 0;
+      gboolean collnet_left = f >= 0 && collnet_coll && off != 0 && (off & collnet) != collnet
                               && !(sh->spec->nccl_proto_off[f] & (1u << SP_PROTO_SIMPLE));
-      /* the version's part: the algorithms that NCCL has not */
-      guint32 v = sh->spec->nccl_version;
-      g_autofree char *lacking = sp_topo_nccl_algos_text (sp_topo_nccl_algos_lacking ((int) v));
-      g_autofree char *version = lacking ? g_strdup_printf ("NCCL %u.%u.%u (without %s) with ",
-                                                            v / 10000, v / 100 % 100, v % 100,
-                                                            lacking)
-                                         : NULL;
+      /* the version's part */
+      g_autofree char *v_text = v ? sp_topo_nccl_version_text ((int) v) : NULL;
+      g_autofree char *gone = sp_topo_nccl_algos_text (lacking_here);
+      g_autofree char *version = !v_text ? NULL
+                                 : gone  ? g_strdup_printf ("NCCL %s (without %s) with ", v_text, gone)
+                                         : g_strdup_printf ("NCCL %s with ", v_text);
       g_set_error (error, SP_ERROR, SP_ERROR_UNSUPPORTED,
                    "%sNCCL_ALGO=%s NCCL_PROTO=%s leave %s on %u %s over %u %s "
                    "nothing this model runs (%s; %s can run here as %s)", version ? version : "",

@@ -371,9 +371,8 @@ sp_cli_nccl_env (const SpTopoSpec *spec)
   g_autofree char *proto = sp_topo_nccl_text (spec->nccl_proto_off, TRUE);
   /* quoted where a shell would split it (';') */
   const char *qa = algo && strchr (algo, ';') ? "'" : "", *qp = proto && strchr (proto, ';') ? "'" : "";
-  guint32 v = spec->nccl_version;
-  g_autofree char *version = v ? g_strdup_printf (", NCCL %u.%u.%u", v / 10000, v / 100 % 100, v % 100)
-                               : NULL;
+  g_autofree char *v = spec->nccl_version ? sp_topo_nccl_version_text ((int) spec->nccl_version) : NULL;
+  g_autofree char *version = v ? g_strconcat (", NCCL ", v, NULL) : NULL;
   return g_strdup_printf ("%s%s%s%s%s%s%s%s%s", version ? version : "", algo ? ", NCCL_ALGO=" : "", qa,
                           algo ? algo : "", qa, proto ? ", NCCL_PROTO=" : "", qp, proto ? proto : "",
                           qp);

@@ -436,10 +436,13 @@ nccl_env_fits_version (SpExecCtx *ctx, GError **error)
    * trace records the NCCL that ran, and calibrate reads it) */
   guint32 t = ctx->topo_nccl_version;
   if (ctx->rank == 0 && t != 0 && t / 100 != (guint32) v / 100)
-    fprintf (stderr, "shardplan run: note: the topology's [nccl] version is %u.%u.%u, this run's "
-                     "NCCL is %d.%d.%d: sim and sweep on that topology cost what %u.%u.%u can "
-                     "run\n", t / 10000, t / 100 % 100, t % 100, v / 10000, v / 100 % 100, v % 100,
-             t / 10000, t / 100 % 100, t % 100);
+    {
+      g_autofree char *topo_v = sp_topo_nccl_version_text ((int) t);
+      g_autofree char *run_v = sp_topo_nccl_version_text (v);
+      fprintf (stderr, "shardplan run: note: the topology's [nccl] version is %s, this run's NCCL "
+                       "is %s: sim and sweep on that topology cost what %s can run\n",
+               topo_v, run_v, topo_v);
+    }
   for (guint k = 0; k < 2; k++)
     {
       const char *name = k ? "NCCL_PROTO" : "NCCL_ALGO", *value = g_getenv (name);

@@ -265,6 +265,15 @@ gboolean sp_topo_nccl_parse (const char *what, const char *text, gboolean proto,
  * `version` is NULL or none of these (unknown). */
 int sp_topo_nccl_version_code (const char *version);
 
+/* "2.21.5": version code `code` as NCCL prints it (major.minor.patch).
+ * Free with g_free(). */
+char *sp_topo_nccl_version_text (int code);
+
+/* The algorithms (bits by NCCL id) NCCL has for `coll`: Ring alone for
+ * broadcast and reduce, all seven for the other three; 0 for a collective
+ * NCCL's tuner does not choose for (all-to-all, send / recv). */
+guint8 sp_topo_nccl_algos_of (SpColl coll);
+
 /* The NCCL version that first reads per-collective entries. */
 #define SP_TOPO_NCCL_PER_COLL_VERSION 22400
 

@@ -1218,7 +1218,8 @@ START_TEST (test_nccl_version_key)
     { "2.21.5", 22105 }, { "2.16", 21600 }, { "2.28.9", 22809 }, { "3.0.1", 30001 },
     { "22105", 0 },      { "2.21.5+cuda12.4", 0 }, { "2.21.5.1", 0 }, { "1.9.1", 0 },
     { "2.100.1", 0 },    { "2", 0 },         { "2..1", 0 },       { "v2.21", 0 },
-    { "2.21.", 0 },      { "2.21.5 x", 0 },  { "-2.21", 0 },
+    { "2.21.", 0 },      { "2.21.5 x", 0 },  { "-2.21", 0 },       { "2.0", 20000 },
+    { "02.21", 0 },      { "2.021", 0 },     { "2.123", 0 },       { "2.21.05", 0 },
   };
   for (guint i = 0; i < G_N_ELEMENTS (v); i++)
     {
@@ -1275,6 +1276,11 @@ START_TEST (test_nccl_version_key)
                                          "which NCCL 2.21.5 ([nccl] version) cannot") != NULL,
                  "%s", error->message);
   g_clear_error (&error);
+  g_autofree char *per_coll_proto = g_strdup_printf ("%s\n[nccl]\nversion = 2.21\nproto = allreduce:LL\n",
+                                                     plain);
+  ck_assert_ptr_null (sp_topo_load_data (per_coll_proto, -1, "p.ini", &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  g_clear_error (&error);
   g_autofree char *per_coll_24 = g_strdup_printf ("%s\n[nccl]\nversion = 2.24\nalgo = allreduce:tree\n",
                                                   plain);
   g_autoptr (SpTopo) c24 = sp_topo_load_data (per_coll_24, -1, "c24.ini", &error);
@@ -1282,10 +1288,14 @@ START_TEST (test_nccl_version_key)
 
   /* a code built in code is checked; CPU ranks have no NCCL */
   s = *sp_topo_spec (p);
-  s.nccl_version = 1999;
-  ck_assert_ptr_null (sp_topo_new (&s, &error));
-  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
-  g_clear_error (&error);
+  static const guint32 bad_codes[] = { 1999, 19999, 1000000, G_MAXUINT32 };
+  for (guint i = 0; i < G_N_ELEMENTS (bad_codes); i++)
+    {
+      s.nccl_version = bad_codes[i];
+      ck_assert_ptr_null (sp_topo_new (&s, &error));
+      SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+      g_clear_error (&error);
+    }
   expect_shm_refuses ("version = 2.21.5");
 }
 END_TEST

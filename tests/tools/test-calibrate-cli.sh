@@ -255,6 +255,17 @@ run "$tmp/ag1b.h5" --topology "$tmp/n16-221.ini" -o "$o"
 grep '^fit set, input' "$tmp/out" >"$tmp/t221-v224"
 cmp -s "$tmp/t221-v224" "$tmp/v224" || fail "the trace's version did not win: $(cat "$tmp/t221-v224")"
 grep -q '^version=2.21.5$' "$o" || fail "the calibrated topology lost [nccl] version: $(cat "$o")"
+# a trace whose own NCCL_ALGO restricts one collective, with no version,
+# on a topology for NCCL 2.21.5: the topology's version counts (its
+# algorithms), the trace's restriction stands
+grep -v 'NCCL version' "$tmp/ag224.txt" | sed 's/ nccl-headers=[0-9]* nccl-library=[0-9]*//' >"$tmp/agnov.txt"
+"$SHARDPLAN" trace import-nccl-tests "$tmp/agnov.txt" --topology dgx-h100 -o "$tmp/agnov.h5" \
+  >/dev/null 2>&1 || fail "cannot import the log without a version"
+sed -n '/^#/!p' "$SP_SRCDIR/tests/fixtures/topo/valid-nccl.ini" | sed '/^\[nccl\]/,$d' >"$tmp/h2.ini"
+{ cat "$tmp/h2.ini"; printf '[nccl]\nversion = 2.21.5\n'; } >"$tmp/h2-221.ini"
+run "$tmp/agnov.h5" --topology "$tmp/h2-221.ini" -o "$o"
+[ "$status" -eq 0 ] || fail "a per-collective NCCL_ALGO, no version, on a 2.21 topology: exit $status: $(cat "$tmp/err")"
+grep -q "^inputs: .*agnov.h5 (ran with NCCL_ALGO=AllGather:^NVLS)$" "$tmp/out" || fail "agnov: $(cat "$tmp/out")"
 # a topology whose [nccl] leaves the all-gathers only what that NCCL had
 # not (PAT alone, on 2.21.5) contradicts the trace: refused, both named
 { cat "$tmp/n16.ini"; printf '[nccl]\nalgo = AllGather:PAT\n'; } >"$tmp/n16-pat.ini"
