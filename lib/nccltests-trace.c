@@ -160,10 +160,16 @@ sp_nccl_tests_write_trace (const SpNcclTestsLog *log, const SpPlan *plan, const 
   g_autoptr (SpGroups) groups = sp_groups_build (sp_plan_groups_options (plan), error);
   if (groups == NULL)
     return FALSE;
+  /* NCCL's version as NCCL prints it: nccl-tests' bare code
+   * ("nccl-library=22105") as "2.21.5"; a "NCCL version" line's as given */
+  const char *runtime = log->nccl_version;
+  g_autofree char *runtime_text = NULL;
+  if (runtime != NULL && runtime[strspn (runtime, "0123456789")] == '\0'
+      && sp_topo_nccl_version_code (runtime) != 0)
+    runtime = runtime_text = sp_topo_nccl_version_text (sp_topo_nccl_version_code (runtime));
   if (!sp_trace_writer_set_software (w, "nccl_tests", log->version ? log->version : "unknown",
                                      error)
-      || (log->nccl_version
-          && !sp_trace_writer_set_software (w, "nccl_runtime", log->nccl_version, error))
+      || (runtime && !sp_trace_writer_set_software (w, "nccl_runtime", runtime, error))
       || !write_cluster (log, topo, w, error)
       || !sp_trace_writer_set_topology (w, topo, NULL, error)
       || !sp_trace_writer_set_plan (w, plan, NULL, error)

@@ -159,7 +159,8 @@ SpPlan *sp_nccl_tests_build_plan (const SpNcclTestsLog *log, guint32 devices_per
  *   log, iters = 1 (one stored iteration: nccl-tests prints one averaged
  *   time per point), world_size = ranks; complete = 0 with the reason for an
  *   incomplete log.
- *   /meta/software: "nccl_tests", "nccl_runtime" when known; /meta/env: the
+ *   /meta/software: "nccl_tests", "nccl_runtime" when known (as NCCL
+ *   prints it: nccl-tests' bare "nccl-library=22105" as "2.21.5"); /meta/env: the
  *   NCCL_* the log reports, plus "nccl_tests.<param>" pairs of the run
  *   parameters (iters, warmup_iters, agg_iters, n_threads, n_gpus,
  *   validation, graph) as the log states them.

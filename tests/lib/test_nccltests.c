@@ -620,6 +620,29 @@ START_TEST (test_trace)
   ck_assert (!sp_trace_is_complete (pt));
   ck_assert_str_eq (sp_trace_incomplete_reason (pt), "log truncated at line 24");
   ck_assert_uint_eq (sp_trace_n_rows (pt), 6 * 8);
+  /* the NCCL version as NCCL prints it: nccl-tests' bare code as 2.29.2,
+   * a "NCCL version" line's as given */
+  static const struct
+  {
+    const char *fixture;
+    guint ranks;
+    const char *runtime;
+  } versions[] = { { "reduce_scatter-nocheck.txt", 8, "2.29.2" },
+                   { "all_gather-new.txt", 16, "2.21.5+cuda12.4" } };
+  for (guint i = 0; i < G_N_ELEMENTS (versions); i++)
+    {
+      g_autoptr (SpNcclTestsLog) vl = load_ok (versions[i].fixture);
+      g_autoptr (SpTopo) vt = sp_topo_new_preset ("dgx-h100", versions[i].ranks / 8, &error);
+      SP_ASSERT_NO_ERROR (error);
+      g_autoptr (SpPlan) vp = sp_nccl_tests_build_plan (vl, versions[i].ranks, &error);
+      SP_ASSERT_NO_ERROR (error);
+      g_autofree char *vpath = g_build_filename (dir, "v.h5", NULL);
+      ck_assert (sp_nccl_tests_write_trace (vl, vp, vt, vpath, &error));
+      g_autoptr (SpTrace) v = sp_trace_open (vpath, &error);
+      SP_ASSERT_NO_ERROR (error);
+      ck_assert_str_eq (sp_trace_software (v, "nccl_runtime"), versions[i].runtime);
+      g_unlink (vpath);
+    }
   g_unlink (path);
   g_unlink (path3);
   g_rmdir (dir);
