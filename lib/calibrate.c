@@ -23,6 +23,7 @@ typedef struct {
   char *problem;                  /* recorded values NCCL refuses (ignored), or NULL */
   char *nccl_version;             /* /meta/software nccl_runtime, or NULL */
   guint8 lacking;                 /* algorithms that NCCL version has not (by id) */
+  GPtrArray *var_names, *var_values; /* every NCCL_* of /meta/env (owned), or NULL */
 } SourceEnv;
 
 const char *const sp_calib_nccl_env_names[SP_CALIB_N_NCCL_ENV] = { "NCCL_ALGO", "NCCL_PROTO",
@@ -35,6 +36,8 @@ source_env_clear (SourceEnv *e)
     g_clear_pointer (&e->env[k], g_free);
   g_clear_pointer (&e->problem, g_free);
   g_clear_pointer (&e->nccl_version, g_free);
+  g_clear_pointer (&e->var_names, g_ptr_array_unref);
+  g_clear_pointer (&e->var_values, g_ptr_array_unref);
   memset (e, 0, sizeof *e);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SourceEnv, source_env_clear)
@@ -137,6 +140,25 @@ sp_calib_data_source_env (const SpCalibData *d, guint32 source, guint which)
   return e ? e->env[which] : NULL;
 }
 
+guint
+sp_calib_data_source_n_nccl_vars (const SpCalibData *d, guint32 source)
+{
+  g_return_val_if_fail (d != NULL, 0);
+  const SourceEnv *e = env_of (d, source);
+  return e && e->var_names ? e->var_names->len : 0;
+}
+
+const char *
+sp_calib_data_source_nccl_var (const SpCalibData *d, guint32 source, guint i,
+                               const char **out_value)
+{
+  g_return_val_if_fail (d != NULL && out_value != NULL, NULL);
+  const SourceEnv *e = env_of (d, source);
+  g_return_val_if_fail (e != NULL && e->var_names != NULL && i < e->var_names->len, NULL);
+  *out_value = g_ptr_array_index (e->var_values, i);
+  return g_ptr_array_index (e->var_names, i);
+}
+
 const char *
 sp_calib_data_source_env_problem (const SpCalibData *d, guint32 source)
 {
@@ -180,6 +202,29 @@ trace_nccl_env (SpTrace *trace, const char *name, gboolean own_run, SourceEnv *o
       if (env[i].key != NULL && env[i].value != NULL
           && strcmp (env[i].key, sp_calib_nccl_env_names[k]) == 0)
         v[k] = env[i].value;
+  /* every NCCL_* variable, the last of a name repeated, in order */
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  for (gsize i = 0; i < n; i++)
+    {
+      if (env[i].key == NULL || env[i].value == NULL || !g_str_has_prefix (env[i].key, "NCCL_"))
+        continue;
+      if (out->var_names == NULL)
+        {
+          out->var_names = g_ptr_array_new_with_free_func (g_free);
+          out->var_values = g_ptr_array_new_with_free_func (g_free);
+        }
+      gpointer at;
+      if (g_hash_table_lookup_extended (seen, env[i].key, NULL, &at))
+        {
+          guint j = GPOINTER_TO_UINT (at);
+          g_free (out->var_values->pdata[j]);
+          out->var_values->pdata[j] = g_strdup (env[i].value);
+          continue;
+        }
+      g_hash_table_insert (seen, (gpointer) env[i].key, GUINT_TO_POINTER (out->var_names->len));
+      g_ptr_array_add (out->var_names, g_strdup (env[i].key));
+      g_ptr_array_add (out->var_values, g_strdup (env[i].value));
+    }
   out->decides = own_run;
   /* the syntax and the algorithms are the NCCL's that ran (0: unknown,
    * read as today's) */

@@ -943,6 +943,27 @@ sp_calib_fit_reads_nccl_env (const SpTopo *topo)
   return sp_topo_spec (topo)->intra_kind != SP_INTRA_SHM;
 }
 
+char *
+sp_calib_fit_unread_env (const SpTopo *topo, const SpCalibData *data, guint32 source)
+{
+  g_return_val_if_fail (topo != NULL && data != NULL, NULL);
+  if (!sp_calib_fit_reads_nccl_env (topo))
+    return NULL;
+  GString *t = g_string_new (NULL);
+  guint n = sp_calib_data_source_n_nccl_vars (data, source);
+  for (guint i = 0; i < n; i++)
+    {
+      const char *value = NULL;
+      const char *name = sp_calib_data_source_nccl_var (data, source, i, &value);
+      const char *what = sp_sim_nccl_env_unread (sp_topo_spec (topo), name, value);
+      if (what == NULL)
+        continue;
+      g_autofree char *shown = sp_topo_nccl_excerpt (value);
+      g_string_append_printf (t, "%s%s=%s (%s)", t->len ? ", " : "", name, shown, what);
+    }
+  return g_string_free (t, t->len == 0);
+}
+
 const SpTopo *
 sp_calib_result_topology (const SpCalibResult *r)
 {

@@ -6,7 +6,9 @@
 #include "config.h"
 #include "sim-internal.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* NCCL's view of a NIC (the nccl model only): search.cc's per-channel speed
@@ -115,6 +117,19 @@ static const SpTransportModel transport_models[] = {
  * which their measured small all-reduce bears out (8 B on 2 x p4de:
  * 164 µs measured, 170 µs with 75 µs per hop). */
 #define SP_EFA_LATENCY_HOPPER_REAL_US 20.0
+
+/* The channels the model gives a collective: one per NVLink of the GPU
+ * (NCCL's search ends near that for NVSwitch and mesh systems), 2
+ * otherwise; clamped to [2, 32]. */
+static guint32
+model_channels (const SpTopoSpec *s)
+{
+  if (s->intra_kind != SP_INTRA_NVSWITCH && s->intra_kind != SP_INTRA_NVLINK)
+    return 2;
+  double links = s->intra_bandwidth_gbs
+                 / sp_nccl_nvlink_datasheet_link_gbs (sp_sim_arch_of (s->gpu_model));
+  return (guint32) CLAMP (lround (links), 2, 32);
+}
 
 static const SpTransportModel *
 transport_model (const SpTopoSpec *s)
@@ -510,15 +525,7 @@ sp_shape_init_model (SpShape *sh, const SpTopoSpec *s, const guint32 *ranks, gui
   else
     sh->p2p_net_factor = message_factor (s, transport_model (s)->p2p_chunk_bytes);
   shape_ring_rates (sh);
-  /* channels: one per NVLink of the GPU (NCCL's search ends near that for
-   * NVSwitch and mesh systems), 2 otherwise; clamped to [2, 32]. */
-  if (s->intra_kind == SP_INTRA_NVSWITCH || s->intra_kind == SP_INTRA_NVLINK)
-    {
-      double links = s->intra_bandwidth_gbs / sp_nccl_nvlink_datasheet_link_gbs (sh->arch);
-      sh->n_channels = (guint32) CLAMP (lround (links), 2, 32);
-    }
-  else
-    sh->n_channels = 2;
+  sh->n_channels = model_channels (s);
   return TRUE;
 }
 
@@ -1333,3 +1340,100 @@ cost_choose_min (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpP
     }
   return TRUE;
 }
+
+/* NCCL variables that change a run in ways the model does not follow.
+ * `assumed`: the value the model costs (NCCL's default: src/init.cc,
+ * src/graph/ NCCL_PARAM defaults, -2 = "NCCL decides"), compared as
+ * NCCL's ncclLoadParam reads an integer (strtoll (v, NULL, 0)); ANY: every
+ * value counts (NCCL's default depends on the system or the version, or
+ * the value is not an integer); CHANNELS_MAX / CHANNELS_MIN: counts when it
+ * caps below / raises above the model's channel count; BUFF / P2P_NET: the
+ * transport's Simple buffer (8 steps) / p2p chunk, aws-ofi-nccl's on EFA. */
+#define ANY G_MININT64
+#define CHANNELS_MAX (G_MININT64 + 1)
+#define CHANNELS_MIN (G_MININT64 + 2)
+#define BUFF (G_MININT64 + 3)
+#define P2P_NET (G_MININT64 + 4)
+static const struct {
+  const char *name;
+  gint64 assumed;
+  const char *what;
+} unread_vars[] = {
+  { "NCCL_MAX_NCHANNELS", CHANNELS_MAX, "the channel count" },
+  { "NCCL_MIN_NCHANNELS", CHANNELS_MIN, "the channel count" },
+  { "NCCL_MAX_NRINGS", CHANNELS_MAX, "the channel count" }, /* before 2.5 */
+  { "NCCL_MIN_NRINGS", CHANNELS_MIN, "the channel count" },
+  { "NCCL_MAX_CTAS", CHANNELS_MAX, "the channel count" },   /* 2.17+ */
+  { "NCCL_MIN_CTAS", CHANNELS_MIN, "the channel count" },
+  { "NCCL_NTHREADS", -2, "threads per channel" },
+  { "NCCL_LL128_NTHREADS", -2, "threads per channel" },
+  { "NCCL_BUFFSIZE", BUFF, "Simple's step size" },
+  { "NCCL_LL_BUFFSIZE", -2, "LL's step size" },
+  { "NCCL_LL128_BUFFSIZE", -2, "LL128's step size" },
+  { "NCCL_P2P_NET_CHUNKSIZE", P2P_NET, "all-to-all's network chunk" },
+  { "NCCL_P2P_NVL_CHUNKSIZE", 524288, "all-to-all's NVLink chunk" },
+  { "NCCL_P2P_PCI_CHUNKSIZE", 131072, "all-to-all's PCIe chunk" },
+  { "NCCL_NCHANNELS_PER_NET_PEER", ANY, "all-to-all's channels per peer" },
+  { "NCCL_PXN_DISABLE", 0, "all-to-all's routing through NVLink (PXN)" },
+  { "NCCL_IB_DISABLE", 0, "the network transport (sockets)" },
+  { "NCCL_P2P_DISABLE", 0, "the transport between local GPUs" },
+  { "NCCL_P2P_LEVEL", ANY, "the transport between local GPUs" },
+  { "NCCL_SHM_DISABLE", 0, "the transport between local GPUs" },
+  { "NCCL_NET_GDR_LEVEL", ANY, "GPUDirect RDMA" },
+  { "NCCL_NET_GDR_READ", ANY, "GPUDirect RDMA" },
+  { "NCCL_NET_FORCE_FLUSH", ANY, "the flush after each Simple receive" },
+  { "NCCL_GDR_FLUSH_DISABLE", ANY, "the flush after each Simple receive" },
+  { "NCCL_GDRCOPY_ENABLE", 0, "where the proxy's tail pointer sits" },
+  { "NCCL_CROSS_NIC", 2, "the rings' NICs" },
+  { "NCCL_IB_QPS_PER_CONNECTION", 1, "queue pairs per connection" },
+  { "NCCL_IB_SPLIT_DATA_ON_QPS", ANY, "queue pairs per connection" },
+  { "NCCL_SOCKET_NTHREADS", ANY, "sockets per connection" },
+  { "NCCL_NSOCKS_PERTHREAD", ANY, "sockets per connection" },
+  { "NCCL_COLLNET_ENABLE", 0, "CollNet (in-network reduction)" },
+  { "NCCL_TUNER_PLUGIN", ANY, "the algorithm, protocol and channels (a tuner plugin)" },
+  { "NCCL_LL_THRESHOLD", ANY, "the protocol choice" },           /* before 2.5 */
+  { "NCCL_TREE_THRESHOLD", ANY, "the algorithm choice" },        /* 2.4 */
+  { "NCCL_SINGLE_RING_THRESHOLD", ANY, "the channel count" },    /* before 2.5 */
+};
+
+const char *
+sp_sim_nccl_env_unread (const SpTopoSpec *s, const char *name, const char *value)
+{
+  g_return_val_if_fail (s != NULL && name != NULL && value != NULL, NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (unread_vars); i++)
+    {
+      if (strcmp (name, unread_vars[i].name) != 0)
+        continue;
+      gint64 assumed = unread_vars[i].assumed;
+      if (assumed == ANY)
+        return unread_vars[i].what;
+      /* as ncclLoadParam: an empty value leaves NCCL's default */
+      if (value[0] == '\0')
+        return NULL;
+      errno = 0;
+      char *end = NULL;
+      long long v = strtoll (value, &end, 0);
+      if (end == value || errno != 0)
+        return unread_vars[i].what;
+      const SpTransportModel *t = transport_model (s);
+      switch (assumed)
+        {
+        case CHANNELS_MAX:
+          return v > 0 && v < (long long) model_channels (s) ? unread_vars[i].what : NULL;
+        case CHANNELS_MIN:
+          return v > (long long) model_channels (s) ? unread_vars[i].what : NULL;
+        case BUFF:
+          return v != (long long) (t->step_bytes * 8) ? unread_vars[i].what : NULL;
+        case P2P_NET:
+          return v != (long long) t->p2p_chunk_bytes ? unread_vars[i].what : NULL;
+        default:
+          return v != assumed ? unread_vars[i].what : NULL;
+        }
+    }
+  return NULL;
+}
+#undef ANY
+#undef CHANNELS_MAX
+#undef CHANNELS_MIN
+#undef BUFF
+#undef P2P_NET

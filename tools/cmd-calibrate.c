@@ -222,6 +222,30 @@ report_json (const SpCalibData *data, const SpCalibResult *res, const char *topo
         json_builder_add_null_value (b);
     }
   json_builder_end_array (b);
+  /* per input, the NCCL variables it ran with that the model does not
+   * follow (sp_sim_nccl_env_unread): {name: value} */
+  json_builder_set_member_name (b, "input_unread_nccl_env");
+  json_builder_begin_array (b);
+  for (guint32 s = 0; s < sp_calib_data_n_sources (data); s++)
+    {
+      json_builder_begin_object (b);
+      guint n = reads ? sp_calib_data_source_n_nccl_vars (data, s) : 0;
+      for (guint i = 0; i < n; i++)
+        {
+          const char *value = NULL;
+          const char *name = sp_calib_data_source_nccl_var (data, s, i, &value);
+          if (sp_sim_nccl_env_unread (sp_topo_spec (sp_calib_result_topology (res)), name,
+                                      value) == NULL)
+            continue;
+          /* as the trace has them, made valid UTF-8 for JSON */
+          g_autofree char *name_ok = g_utf8_make_valid (name, -1);
+          g_autofree char *value_ok = g_utf8_make_valid (value, -1);
+          json_builder_set_member_name (b, name_ok);
+          json_builder_add_string_value (b, value_ok);
+        }
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
   json_builder_set_member_name (b, "topology");
   json_builder_add_string_value (b, topology);
   json_builder_set_member_name (b, "model");
@@ -329,6 +353,11 @@ calibrated_ini (const SpCalibData *data, const SpCalibResult *res, const char *t
       g_autofree char *env = source_env (data, src, res);
       g_string_append_printf (s, "# input: %s (%" G_GSIZE_FORMAT " ops%s%s)\n", name, n,
                               env ? "; " : "", env ? env : "");
+      g_autofree char *unread = sp_calib_fit_unread_env (sp_calib_result_topology (res), data,
+                                                         src);
+      if (unread != NULL)
+        g_string_append_printf (s, "#   also ran with, not modelled (fitted into the values "
+                                "below): %s\n", unread);
     }
   g_autofree char *ho_safe = comment_safe (holdout);
   g_string_append_printf (s, "# fit on %" G_GSIZE_FORMAT " ops; held out (%s): %" G_GSIZE_FORMAT
@@ -469,6 +498,15 @@ sp_cmd_calibrate (int argc, char **argv)
         {
           g_autofree char *shown = comment_safe (env_problem);
           fprintf (stderr, "shardplan " CMD ": warning: %s\n", shown);
+        }
+      g_autofree char *unread = sp_calib_fit_unread_env (topo, data,
+                                                         sp_calib_data_n_sources (data) - 1);
+      if (unread != NULL)
+        {
+          g_autofree char *where = comment_safe (path);
+          fprintf (stderr, "shardplan " CMD ": warning: %s ran with %s, which the model does "
+                   "not follow (it costs NCCL's defaults): their effect on its times goes into "
+                   "the fitted values\n", where, unread);
         }
       if (sp_trace_header (trace)->source == SP_TRACE_SOURCE_MEASURED)
         n_measured++;

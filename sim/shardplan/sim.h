@@ -47,6 +47,16 @@ typedef enum {
   SP_SIM_NCCL = 2,
 } SpSimModel;
 
+/* What NCCL environment variable `name` set to `value` changes in a run
+ * that the model does not follow ("the channel count", a static string),
+ * or NULL: the model reads it (NCCL_ALGO, NCCL_PROTO, NCCL_NVLS_ENABLE, as
+ * the topology's [nccl]), `value` is what the model assumes on `s` (NCCL's
+ * default, compared as NCCL reads an integer; aws-ofi-nccl's on EFA), or
+ * it is not one that changes a collective's time.  `calibrate` warns with
+ * it: a run that set one has its effect fitted into the calibrated values,
+ * which then carry it to every estimate. */
+const char *sp_sim_nccl_env_unread (const SpTopoSpec *s, const char *name, const char *value);
+
 /* "analytic", "des", "nccl" (static strings); NULL / FALSE for unknown. */
 const char *sp_sim_model_name (SpSimModel model);
 gboolean sp_sim_model_from_name (const char *name, SpSimModel *out_model);

@@ -677,6 +677,37 @@ START_TEST (nccl_env_of_traces)
 }
 END_TEST
 
+/* Every NCCL_* variable of /meta/env is kept per input, in its order, the
+ * last value of a name repeated; others are not; an input without any has
+ * none. */
+START_TEST (nccl_vars_of_traces)
+{
+  g_autofree char *dir = sp_test_tmpdir ();
+  static const char *const env[] = { "NCCL_MAX_NCHANNELS", "4", "CUDA_VISIBLE_DEVICES", "0,1",
+                                     "NCCL_BUFFSIZE", "1048576", "NCCL_MAX_NCHANNELS", "2",
+                                     "NCCL", "x", "NCCL_EMPTY", "", NULL };
+  g_autofree char *path = write_varied_with (dir, "vars.h5", "shardplan run", env, NULL, SP_ALGO_RING);
+  g_autoptr (SpCalibData) d = NULL;
+  gsize n;
+  points_of (path, &d, &n);
+  ck_assert_uint_eq (sp_calib_data_source_n_nccl_vars (d, 0), 3);
+  static const char *const want[] = { "NCCL_MAX_NCHANNELS", "2", "NCCL_BUFFSIZE", "1048576",
+                                      "NCCL_EMPTY", "" };
+  for (guint i = 0; i < 3; i++)
+    {
+      const char *value = NULL;
+      ck_assert_str_eq (sp_calib_data_source_nccl_var (d, 0, i, &value), want[2 * i]);
+      ck_assert_str_eq (value, want[2 * i + 1]);
+    }
+  g_autofree char *plain = write_varied_with (dir, "plain.h5", "shardplan run", NULL, NULL,
+                                              SP_ALGO_RING);
+  g_autoptr (SpCalibData) d2 = NULL;
+  points_of (plain, &d2, &n);
+  ck_assert_uint_eq (sp_calib_data_source_n_nccl_vars (d2, 0), 0);
+  ck_assert_uint_eq (sp_calib_data_source_n_nccl_vars (d2, 7), 0); /* no such input */
+}
+END_TEST
+
 int
 main (void)
 {
@@ -691,6 +722,7 @@ main (void)
   tcase_add_test (tc, add_point_checks);
   tcase_add_test (tc, placement_from_cluster);
   tcase_add_test (tc, nccl_env_of_traces);
+  tcase_add_test (tc, nccl_vars_of_traces);
   suite_add_tcase (s, tc);
   return sp_test_run (s);
 }

@@ -1151,6 +1151,55 @@ START_TEST (nccl_proto_forces_ll128)
 }
 END_TEST
 
+/* The NCCL variables calibrate names as not modelled: by the model's own
+ * assumptions (18 channels on H100's 18 NVLinks, 12 on A100's; NCCL's
+ * 4 MiB Simple buffer and 128 KiB p2p chunk, aws-ofi-nccl's 8 MiB and
+ * 512 KiB on EFA), values read as NCCL reads an integer. */
+START_TEST (unread_nccl_env)
+{
+  SpTopoSpec h = spec_h100 (2), efa = spec_h100 (2), pol = spec_polaris (2);
+  efa.transport = SP_TRANSPORT_EFA;
+  /* read by the model (as [nccl]), or not one that changes a time */
+  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_ALGO", "Ring"));
+  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_NVLS_ENABLE", "0"));
+  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_DEBUG", "INFO"));
+  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_max_nchannels", "1")); /* NCCL: exact case */
+  /* channel caps against the model's count */
+  ck_assert_str_eq (sp_sim_nccl_env_unread (&h, "NCCL_MAX_NCHANNELS", "16"), "the channel count");
+  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_MAX_NCHANNELS", "18"));
+  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_MAX_NCHANNELS", "32"));
+  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_MIN_NCHANNELS", "18"));
+  ck_assert_str_eq (sp_sim_nccl_env_unread (&h, "NCCL_MIN_NCHANNELS", "24"), "the channel count");
+  ck_assert_ptr_null (sp_sim_nccl_env_unread (&pol, "NCCL_MIN_NCHANNELS", "4")); /* sites' Slingshot setting */
+  ck_assert_str_eq (sp_sim_nccl_env_unread (&pol, "NCCL_MAX_CTAS", "8"), "the channel count");
+  /* buffers by transport; hex and octal as strtoll (v, NULL, 0) */
+  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_BUFFSIZE", "4194304"));
+  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_BUFFSIZE", "0x400000"));
+  ck_assert_str_eq (sp_sim_nccl_env_unread (&h, "NCCL_BUFFSIZE", "8388608"), "Simple's step size");
+  ck_assert_ptr_null (sp_sim_nccl_env_unread (&efa, "NCCL_BUFFSIZE", "8388608"));
+  ck_assert_str_eq (sp_sim_nccl_env_unread (&efa, "NCCL_BUFFSIZE", "4194304"), "Simple's step size");
+  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_P2P_NET_CHUNKSIZE", "131072"));
+  ck_assert_ptr_null (sp_sim_nccl_env_unread (&efa, "NCCL_P2P_NET_CHUNKSIZE", "524288"));
+  ck_assert_str_eq (sp_sim_nccl_env_unread (&h, "NCCL_P2P_NET_CHUNKSIZE", "524288"),
+                    "all-to-all's network chunk");
+  ck_assert_str_eq (sp_sim_nccl_env_unread (&h, "NCCL_BUFFSIZE", "4M"), "Simple's step size"); /* NCCL reads 4 */
+  ck_assert_str_eq (sp_sim_nccl_env_unread (&h, "NCCL_BUFFSIZE", "lots"), "Simple's step size");
+  ck_assert_str_eq (sp_sim_nccl_env_unread (&h, "NCCL_BUFFSIZE", "99999999999999999999"),
+                    "Simple's step size");
+  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_BUFFSIZE", "")); /* NCCL: its default */
+  /* fixed defaults, and variables that count whatever their value */
+  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_IB_DISABLE", "0"));
+  ck_assert_str_eq (sp_sim_nccl_env_unread (&h, "NCCL_IB_DISABLE", "1"), "the network transport (sockets)");
+  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_CROSS_NIC", "2"));
+  ck_assert_ptr_nonnull (sp_sim_nccl_env_unread (&h, "NCCL_CROSS_NIC", "1"));
+  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_NTHREADS", "-2"));
+  ck_assert_ptr_nonnull (sp_sim_nccl_env_unread (&h, "NCCL_NTHREADS", "256"));
+  ck_assert_str_eq (sp_sim_nccl_env_unread (&h, "NCCL_NET_GDR_LEVEL", "PHB"), "GPUDirect RDMA");
+  ck_assert_ptr_nonnull (sp_sim_nccl_env_unread (&h, "NCCL_TUNER_PLUGIN", "libnccl-tuner.so"));
+  ck_assert_ptr_nonnull (sp_sim_nccl_env_unread (&h, "NCCL_COLLNET_ENABLE", "1"));
+}
+END_TEST
+
 int
 main (void)
 {
@@ -1178,6 +1227,7 @@ main (void)
   tcase_add_loop_test (tc, nccl_env_narrows_the_choice, 0, 3);
   tcase_add_loop_test (tc, nccl_proto_forces_ll128, 0, 3);
   tcase_add_loop_test (tc, nccl_version_narrows_the_choice, 0, 3);
+  tcase_add_test (tc, unread_nccl_env);
   suite_add_tcase (s, tc);
   return sp_test_run (s);
 }

@@ -133,6 +133,31 @@ grep -q "ll_overhead_us .* moved$" "$tmp/out" || fail "the plain log should fit 
 run "$tmp/simple.h5" "$tmp/ar.h5" --topology p3dn -o "$o" --format json
 tr -d ' \n' <"$tmp/out" >"$tmp/flat"
 grep -q '"input_nccl_env":\[{"NCCL_PROTO":"Simple"},{}\]' "$tmp/flat" || fail "JSON input_nccl_env: $(cat "$tmp/out")"
+# A run with NCCL variables the model does not follow (a channel cap below
+# its channel count, another Simple buffer) is calibrated with a warning
+# naming them, and the INI comment and the JSON list them; values the model
+# assumes are not named (on p3dn, EFA: NCCL_IB_DISABLE=0, aws-ofi-nccl's
+# 512 KiB p2p chunk, a channel floor below its 6 channels).
+for v in 'NCCL_MAX_NCHANNELS set by environment to 1' 'NCCL_BUFFSIZE set by environment to 2097152' \
+  'NCCL_IB_DISABLE set by environment to 0' 'NCCL_MIN_NCHANNELS set by environment to 2' \
+  'NCCL_P2P_NET_CHUNKSIZE set by environment to 0x80000'; do
+  printf '%s\n' "$v"
+done >"$tmp/vars"
+awk -v vars="$tmp/vars" '{ print } /^#   Rank  7 / { while ((getline l <vars) > 0) print "dgx1:40375:40375 [0] NCCL INFO " l }' \
+  "$fx/all_reduce-2019.txt" >"$tmp/chan.txt"
+"$SHARDPLAN" trace import-nccl-tests "$tmp/chan.txt" --topology p3dn -o "$tmp/chan.h5" \
+  >/dev/null 2>&1 || fail "cannot import the log with NCCL variables"
+run "$tmp/chan.h5" --topology p3dn -o "$tmp/chan.ini"
+[ "$status" -eq 0 ] || fail "calibrate with unmodelled variables: exit $status: $(cat "$tmp/err")"
+grep -q "^shardplan calibrate: warning: .*chan.h5 ran with NCCL_MAX_NCHANNELS=1 (the channel count), NCCL_BUFFSIZE=2097152 (Simple's step size), which the model does not follow" "$tmp/err" \
+  || fail "no warning naming the unmodelled variables: $(cat "$tmp/err")"
+grep -q "IB_DISABLE\|MIN_NCHANNELS\|P2P_NET" "$tmp/err" && fail "a value the model assumes was named: $(cat "$tmp/err")"
+grep -q "^#   also ran with, not modelled (fitted into the values below): NCCL_MAX_NCHANNELS=1 (the channel count), NCCL_BUFFSIZE=2097152 (Simple's step size)$" "$tmp/chan.ini" \
+  || fail "INI comment lacks the unmodelled variables: $(cat "$tmp/chan.ini")"
+run "$tmp/chan.h5" "$tmp/ar.h5" --topology p3dn -o "$tmp/chan.ini" --format json
+tr -d ' \n' <"$tmp/out" >"$tmp/flat"
+grep -q '"input_unread_nccl_env":\[{"NCCL_MAX_NCHANNELS":"1","NCCL_BUFFSIZE":"2097152"},{}\]' "$tmp/flat" \
+  || fail "JSON input_unread_nccl_env: $(cat "$tmp/out")"
 # the topology's own [nccl] applies to a trace that records none, and the
 # calibrated topology keeps it
 grep -v '^#' "$o" | sed '/^\[calibration\]/,$d' >"$tmp/p3-simple.ini"
