@@ -111,14 +111,25 @@ if command -v python3 >/dev/null 2>&1; then
   python3 -m json.tool "$tmp/out" >/dev/null || fail "the JSON report does not parse"
 fi
 
+# log_with NAME LINE…: the all-reduce fixture with "NCCL INFO LINE" lines
+# (what NCCL_DEBUG=INFO prints) after its rank list, imported as $tmp/NAME.h5.
+log_with () {
+  name=$1
+  shift
+  for l in "$@"; do
+    printf 'dgx1:40375:40375 [0] NCCL INFO %s\n' "$l"
+  done >"$tmp/$name.lines"
+  awk -v lines="$tmp/$name.lines" '{ print } /^#   Rank  7 / { while ((getline l <lines) > 0) print l }' \
+    "$fx/all_reduce-2019.txt" >"$tmp/$name.txt"
+  grep -q 'set by environment' "$tmp/$name.txt" || fail "the $name log was not made"
+  "$SHARDPLAN" trace import-nccl-tests "$tmp/$name.txt" --topology p3dn -o "$tmp/$name.h5" \
+    >/dev/null 2>&1 || fail "cannot import the $name log"
+}
+
 # A log that says it ran with NCCL_PROTO=Simple (NCCL_DEBUG=INFO prints it):
 # its ops are simulated with Simple, so the fit calibrates Simple alone; the
 # report, the JSON and the INI comment say so.
-sed 's/^#   Rank  7 .*/&\ndgx1:40375:40375 [0] NCCL INFO NCCL_PROTO set by environment to Simple/' \
-  "$fx/all_reduce-2019.txt" >"$tmp/simple.txt"
-grep -q 'NCCL_PROTO set by environment' "$tmp/simple.txt" || fail "the Simple log was not made"
-"$SHARDPLAN" trace import-nccl-tests "$tmp/simple.txt" --topology p3dn -o "$tmp/simple.h5" \
-  >/dev/null 2>&1 || fail "cannot import the Simple log"
+log_with simple 'NCCL_PROTO set by environment to Simple'
 run "$tmp/simple.h5" --topology p3dn -o "$o"
 [ "$status" -eq 0 ] || fail "calibrate of the Simple log: exit $status: $(cat "$tmp/err")"
 grep -q "^inputs: .*simple.h5 (ran with NCCL_PROTO=Simple)$" "$tmp/out" \
@@ -138,15 +149,9 @@ grep -q '"input_nccl_env":\[{"NCCL_PROTO":"Simple"},{}\]' "$tmp/flat" || fail "J
 # naming them, and the INI comment and the JSON list them; values the model
 # assumes are not named (on p3dn, EFA: NCCL_IB_DISABLE=0, aws-ofi-nccl's
 # 512 KiB p2p chunk, a channel floor below its 6 channels).
-for v in 'NCCL_MAX_NCHANNELS set by environment to 1' 'NCCL_BUFFSIZE set by environment to 2097152' \
+log_with chan 'NCCL_MAX_NCHANNELS set by environment to 1' 'NCCL_BUFFSIZE set by environment to 2097152' \
   'NCCL_IB_DISABLE set by environment to 0' 'NCCL_MIN_NCHANNELS set by environment to 2' \
-  'NCCL_P2P_NET_CHUNKSIZE set by environment to 0x80000'; do
-  printf '%s\n' "$v"
-done >"$tmp/vars"
-awk -v vars="$tmp/vars" '{ print } /^#   Rank  7 / { while ((getline l <vars) > 0) print "dgx1:40375:40375 [0] NCCL INFO " l }' \
-  "$fx/all_reduce-2019.txt" >"$tmp/chan.txt"
-"$SHARDPLAN" trace import-nccl-tests "$tmp/chan.txt" --topology p3dn -o "$tmp/chan.h5" \
-  >/dev/null 2>&1 || fail "cannot import the log with NCCL variables"
+  'NCCL_P2P_NET_CHUNKSIZE set by environment to 0x80000'
 run "$tmp/chan.h5" --topology p3dn -o "$tmp/chan.ini"
 [ "$status" -eq 0 ] || fail "calibrate with unmodelled variables: exit $status: $(cat "$tmp/err")"
 grep -q "^shardplan calibrate: warning: .*chan.h5 ran with NCCL_MAX_NCHANNELS=1 (the channel count), NCCL_BUFFSIZE=2097152 (Simple's step size), which the model does not follow" "$tmp/err" \
