@@ -944,20 +944,40 @@ sp_calib_fit_reads_nccl_env (const SpTopo *topo)
 }
 
 char *
+sp_calib_fit_unread_var (const SpTopo *topo, const SpCalibData *data, guint32 source, guint i)
+{
+  g_return_val_if_fail (topo != NULL && data != NULL, NULL);
+  if (!sp_calib_fit_reads_nccl_env (topo) || i >= sp_calib_data_source_n_nccl_vars (data, source))
+    return NULL;
+  const SpTopoSpec *spec = sp_topo_spec (topo);
+  /* across nodes: some op of the input spans two of the topology's nodes */
+  gboolean across = FALSE;
+  gsize n_pts = 0;
+  const SpCalibPoint *pts = sp_calib_data_points (data, &n_pts);
+  guint32 gpn = MAX (1u, spec->gpus_per_node);
+  for (gsize p = 0; p < n_pts && !across; p++)
+    if (pts[p].source == source)
+      for (guint32 r = 1; r < pts[p].n_ranks && !across; r++)
+        across = pts[p].ranks[r] / gpn != pts[p].ranks[0] / gpn;
+  int version = sp_topo_nccl_version_code (sp_calib_data_source_nccl_version (data, source, NULL));
+  const char *value = NULL;
+  const char *name = sp_calib_data_source_nccl_var (data, source, i, &value);
+  return sp_sim_nccl_env_unread (spec, version, across, name, value);
+}
+
+char *
 sp_calib_fit_unread_env (const SpTopo *topo, const SpCalibData *data, guint32 source)
 {
   g_return_val_if_fail (topo != NULL && data != NULL, NULL);
-  if (!sp_calib_fit_reads_nccl_env (topo))
-    return NULL;
   GString *t = g_string_new (NULL);
   guint n = sp_calib_data_source_n_nccl_vars (data, source);
   for (guint i = 0; i < n; i++)
     {
-      const char *value = NULL;
-      const char *name = sp_calib_data_source_nccl_var (data, source, i, &value);
-      const char *what = sp_sim_nccl_env_unread (sp_topo_spec (topo), name, value);
+      g_autofree char *what = sp_calib_fit_unread_var (topo, data, source, i);
       if (what == NULL)
         continue;
+      const char *value = NULL;
+      const char *name = sp_calib_data_source_nccl_var (data, source, i, &value);
       g_autofree char *shown = sp_topo_nccl_excerpt (value);
       g_string_append_printf (t, "%s%s=%s (%s)", t->len ? ", " : "", name, shown, what);
     }

@@ -1344,96 +1344,197 @@ cost_choose_min (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, SpP
 /* NCCL variables that change a run in ways the model does not follow.
  * `assumed`: the value the model costs (NCCL's default: src/init.cc,
  * src/graph/ NCCL_PARAM defaults, -2 = "NCCL decides"), compared as
- * NCCL's ncclLoadParam reads an integer (strtoll (v, NULL, 0)); ANY: every
- * value counts (NCCL's default depends on the system or the version, or
- * the value is not an integer); CHANNELS_MAX / CHANNELS_MIN: counts when it
- * caps below / raises above the model's channel count; BUFF / P2P_NET: the
- * transport's Simple buffer (8 steps) / p2p chunk, aws-ofi-nccl's on EFA. */
-#define ANY G_MININT64
-#define CHANNELS_MAX (G_MININT64 + 1)
-#define CHANNELS_MIN (G_MININT64 + 2)
-#define BUFF (G_MININT64 + 3)
-#define P2P_NET (G_MININT64 + 4)
+ * NCCL's ncclLoadParam reads an integer (strtoll (v, NULL, 0); a value out
+ * of range leaves NCCL's default); ANY: every value counts (NCCL's default
+ * depends on the system or the version); the other markers below.
+ * `where`: the runs it can matter to — across nodes, on IB / RoCE (NCCL's
+ * built-in IB plugin; EFA and Slingshot run aws-ofi-nccl, which has no
+ * CollNet), on sockets (tcp), between GPUs over PCIe (SHM is NCCL's
+ * fallback where P2P is not allowed), with a rail fabric, or before NCCL
+ * 2.5 (the thresholds it dropped with its tuning model). */
+enum {
+  ANY_VALUE = -1000, /* markers, below any value NCCL reads as a default */
+  CHANNELS_MAX,      /* counts below the model's channel count */
+  CHANNELS_MIN,      /* counts above it */
+  BUFF,              /* the transport's Simple buffer: 8 of its steps */
+  P2P_NET,           /* the transport's p2p chunk */
+  THREADS,           /* NCCL's 512 (NCCL_NTHREADS); outside [32, 512] or
+                        not a multiple of 32, NCCL keeps it (getNthreads) */
+  THREADS_LL128,     /* the same with 640 (NCCL_LL128_NTHREADS) */
+  GDR_LEVEL,         /* a level name that turns GPUDirect RDMA off on the
+                        topology's GPU-NIC path */
+  NET_NAME,          /* a built-in network other than the topology's */
+  PLUGIN_NONE,       /* "none": no external plugin, where one is the transport */
+};
+enum {
+  W_ALL = 0,
+  W_NET = 1 << 0,    /* only across nodes */
+  W_IB = 1 << 1,     /* only on ib / roce */
+  W_TCP = 1 << 2,    /* only on tcp */
+  W_PCIE = 1 << 3,   /* only with [intra] kind = pcie */
+  W_RAIL = 1 << 4,   /* only with fabric = rail */
+  W_OLD = 1 << 5,    /* only with NCCL before 2.5 */
+};
 static const struct {
   const char *name;
   gint64 assumed;
+  guint where;
   const char *what;
 } unread_vars[] = {
-  { "NCCL_MAX_NCHANNELS", CHANNELS_MAX, "the channel count" },
-  { "NCCL_MIN_NCHANNELS", CHANNELS_MIN, "the channel count" },
-  { "NCCL_MAX_NRINGS", CHANNELS_MAX, "the channel count" }, /* before 2.5 */
-  { "NCCL_MIN_NRINGS", CHANNELS_MIN, "the channel count" },
-  { "NCCL_MAX_CTAS", CHANNELS_MAX, "the channel count" },   /* 2.17+ */
-  { "NCCL_MIN_CTAS", CHANNELS_MIN, "the channel count" },
-  { "NCCL_NTHREADS", -2, "threads per channel" },
-  { "NCCL_LL128_NTHREADS", -2, "threads per channel" },
-  { "NCCL_BUFFSIZE", BUFF, "Simple's step size" },
-  { "NCCL_LL_BUFFSIZE", -2, "LL's step size" },
-  { "NCCL_LL128_BUFFSIZE", -2, "LL128's step size" },
-  { "NCCL_P2P_NET_CHUNKSIZE", P2P_NET, "all-to-all's network chunk" },
-  { "NCCL_P2P_NVL_CHUNKSIZE", 524288, "all-to-all's NVLink chunk" },
-  { "NCCL_P2P_PCI_CHUNKSIZE", 131072, "all-to-all's PCIe chunk" },
-  { "NCCL_NCHANNELS_PER_NET_PEER", ANY, "all-to-all's channels per peer" },
-  { "NCCL_PXN_DISABLE", 0, "all-to-all's routing through NVLink (PXN)" },
-  { "NCCL_IB_DISABLE", 0, "the network transport (sockets)" },
-  { "NCCL_P2P_DISABLE", 0, "the transport between local GPUs" },
-  { "NCCL_P2P_LEVEL", ANY, "the transport between local GPUs" },
-  { "NCCL_SHM_DISABLE", 0, "the transport between local GPUs" },
-  { "NCCL_NET_GDR_LEVEL", ANY, "GPUDirect RDMA" },
-  { "NCCL_NET_GDR_READ", ANY, "GPUDirect RDMA" },
-  { "NCCL_NET_FORCE_FLUSH", ANY, "the flush after each Simple receive" },
-  { "NCCL_GDR_FLUSH_DISABLE", ANY, "the flush after each Simple receive" },
-  { "NCCL_GDRCOPY_ENABLE", 0, "where the proxy's tail pointer sits" },
-  { "NCCL_CROSS_NIC", 2, "the rings' NICs" },
-  { "NCCL_IB_QPS_PER_CONNECTION", 1, "queue pairs per connection" },
-  { "NCCL_IB_SPLIT_DATA_ON_QPS", ANY, "queue pairs per connection" },
-  { "NCCL_SOCKET_NTHREADS", ANY, "sockets per connection" },
-  { "NCCL_NSOCKS_PERTHREAD", ANY, "sockets per connection" },
-  { "NCCL_COLLNET_ENABLE", 0, "CollNet (in-network reduction)" },
-  { "NCCL_TUNER_PLUGIN", ANY, "the algorithm, protocol and channels (a tuner plugin)" },
-  { "NCCL_LL_THRESHOLD", ANY, "the protocol choice" },           /* before 2.5 */
-  { "NCCL_TREE_THRESHOLD", ANY, "the algorithm choice" },        /* 2.4 */
-  { "NCCL_SINGLE_RING_THRESHOLD", ANY, "the channel count" },    /* before 2.5 */
+  { "NCCL_MAX_NCHANNELS", CHANNELS_MAX, W_ALL, "caps the channels" },
+  { "NCCL_MIN_NCHANNELS", CHANNELS_MIN, W_ALL, "raises the channels" },
+  { "NCCL_MAX_NRINGS", CHANNELS_MAX, W_ALL, "caps the channels" }, /* older names */
+  { "NCCL_MIN_NRINGS", CHANNELS_MIN, W_ALL, "raises the channels" },
+  { "NCCL_MAX_CTAS", CHANNELS_MAX, W_ALL, "caps the channels" },   /* 2.17+ */
+  { "NCCL_MIN_CTAS", CHANNELS_MIN, W_ALL, "raises the channels" },
+  { "NCCL_NTHREADS", THREADS, W_ALL, "threads per channel" },
+  { "NCCL_LL128_NTHREADS", THREADS_LL128, W_ALL, "LL128's threads per channel" },
+  { "NCCL_BUFFSIZE", BUFF, W_ALL, "Simple's buffer" },
+  { "NCCL_LL_BUFFSIZE", -2, W_ALL, "LL's buffer" },
+  { "NCCL_LL128_BUFFSIZE", -2, W_ALL, "LL128's buffer" },
+  { "NCCL_P2P_NET_CHUNKSIZE", P2P_NET, W_NET, "all-to-all's network chunk" },
+  { "NCCL_P2P_NVL_CHUNKSIZE", 524288, W_ALL, "all-to-all's NVLink chunk" },
+  { "NCCL_P2P_PCI_CHUNKSIZE", 131072, W_ALL, "all-to-all's PCIe chunk" },
+  { "NCCL_P2P_LL_THRESHOLD", 16384, W_ALL, "all-to-all's LL threshold" },
+  { "NCCL_MIN_P2P_NCHANNELS", ANY_VALUE, W_ALL, "all-to-all's channels" },
+  { "NCCL_MAX_P2P_NCHANNELS", ANY_VALUE, W_ALL, "all-to-all's channels" },
+  { "NCCL_NCHANNELS_PER_NET_PEER", ANY_VALUE, W_NET, "all-to-all's channels per peer" },
+  { "NCCL_PXN_DISABLE", 0, W_NET, "all-to-all's routing through NVLink (PXN)" },
+  { "NCCL_P2P_PXN_LEVEL", 2, W_NET, "all-to-all's routing through NVLink (PXN)" },
+  { "NCCL_NVLS_NCHANNELS", ANY_VALUE, W_ALL, "NVLS's channels" },
+  { "NCCL_NVLS_CHUNKSIZE", ANY_VALUE, W_ALL, "NVLS's chunk" },
+  { "NCCL_NET", NET_NAME, W_NET, "the network" },
+  { "NCCL_NET_PLUGIN", PLUGIN_NONE, W_NET, "the network" },
+  { "NCCL_IB_DISABLE", 0, W_NET | W_IB, "the network: sockets, not IB" },
+  { "NCCL_P2P_DISABLE", 0, W_ALL, "the transport between local GPUs" },
+  { "NCCL_P2P_LEVEL", ANY_VALUE, W_ALL, "the transport between local GPUs" },
+  { "NCCL_P2P_USE_CUDA_MEMCPY", 0, W_ALL, "the transport between local GPUs" },
+  { "NCCL_NET_DISABLE_INTRA", 0, W_PCIE, "the transport between local GPUs" },
+  { "NCCL_SHM_DISABLE", 0, W_PCIE, "the transport between local GPUs" },
+  { "NCCL_NET_GDR_LEVEL", GDR_LEVEL, W_NET, "GPUDirect RDMA off" },
+  { "NCCL_NET_FORCE_FLUSH", ANY_VALUE, W_NET, "the flush after each Simple receive" },
+  { "NCCL_GDR_FLUSH_DISABLE", 0, W_NET, "the flush after each Simple receive" },
+  { "NCCL_GDRCOPY_ENABLE", 0, W_NET, "where the proxy's tail pointer sits" },
+  { "NCCL_CROSS_NIC", 2, W_NET | W_RAIL, "the rings' NICs" },
+  { "NCCL_IB_QPS_PER_CONNECTION", 1, W_NET | W_IB, "queue pairs per connection" },
+  { "NCCL_IB_SPLIT_DATA_ON_QPS", ANY_VALUE, W_NET | W_IB, "queue pairs per connection" },
+  { "NCCL_SOCKET_NTHREADS", ANY_VALUE, W_NET | W_TCP, "sockets per connection" },
+  { "NCCL_NSOCKS_PERTHREAD", ANY_VALUE, W_NET | W_TCP, "sockets per connection" },
+  { "NCCL_COLLNET_ENABLE", 0, W_NET | W_IB, "CollNet (in-network reduction)" },
+  { "NCCL_TUNER_PLUGIN", ANY_VALUE, W_ALL, "a tuner plugin's algorithm, protocol and channels" },
+  { "NCCL_GRAPH_FILE", ANY_VALUE, W_ALL, "the rings and trees (a graph file)" },
+  { "NCCL_NET_OVERHEAD", ANY_VALUE, W_NET, "NCCL's algorithm choice" },
+  { "NCCL_LL_THRESHOLD", ANY_VALUE, W_OLD, "the protocol choice" },
+  { "NCCL_TREE_THRESHOLD", ANY_VALUE, W_OLD, "the algorithm choice" },
+  { "NCCL_SINGLE_RING_THRESHOLD", ANY_VALUE, W_OLD, "the channels" },
 };
 
-const char *
-sp_sim_nccl_env_unread (const SpTopoSpec *s, const char *name, const char *value)
+/* NCCL's path names in its order (src/graph/topo.h), placed on the
+ * topology's nic_path scale: 0 below pix (LOC … C2C), 1 pix, 2 pxb (PXB,
+ * PXN, P2C), 3 phb, 5 sys; -1 unknown. */
+static int
+gdr_level_rank (const char *v)
+{
+  static const struct { const char *name; int rank; } levels[] = {
+    { "LOC", 0 }, { "NVL", 0 }, { "NVB", 0 }, { "C2C", 0 }, { "PIX", 1 }, { "PXB", 2 },
+    { "PXN", 2 }, { "P2C", 2 }, { "PHB", 3 }, { "SYS", 5 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (levels); i++)
+    if (g_ascii_strcasecmp (v, levels[i].name) == 0)
+      return levels[i].rank;
+  return -1;
+}
+
+char *
+sp_sim_nccl_env_unread (const SpTopoSpec *s, int nccl_version, gboolean across_nodes,
+                        const char *name, const char *value)
 {
   g_return_val_if_fail (s != NULL && name != NULL && value != NULL, NULL);
-  for (guint i = 0; i < G_N_ELEMENTS (unread_vars); i++)
+  guint i = 0;
+  while (i < G_N_ELEMENTS (unread_vars) && strcmp (name, unread_vars[i].name) != 0)
+    i++;
+  if (i == G_N_ELEMENTS (unread_vars))
+    return NULL;
+  guint where = unread_vars[i].where;
+  gboolean ib = s->transport == SP_TRANSPORT_IB || s->transport == SP_TRANSPORT_ROCE;
+  if (((where & W_NET) && !across_nodes) || ((where & W_IB) && !ib)
+      || ((where & W_TCP) && s->transport != SP_TRANSPORT_TCP)
+      || ((where & W_PCIE) && s->intra_kind != SP_INTRA_PCIE)
+      || ((where & W_RAIL) && s->fabric != SP_FABRIC_RAIL)
+      || ((where & W_OLD) && (nccl_version == 0 || nccl_version >= 20500)))
+    return NULL;
+  const char *what = unread_vars[i].what;
+  gint64 assumed = unread_vars[i].assumed;
+  switch (assumed)
     {
-      if (strcmp (name, unread_vars[i].name) != 0)
-        continue;
-      gint64 assumed = unread_vars[i].assumed;
-      if (assumed == ANY)
-        return unread_vars[i].what;
-      /* as ncclLoadParam: an empty value leaves NCCL's default */
-      if (value[0] == '\0')
+    case ANY_VALUE:
+      return g_strdup (what);
+    case GDR_LEVEL:
+      {
+        /* GDR is used where the GPU-NIC path is at most the level; the
+         * model assumes it is (a number: NCCL's numbering moved between
+         * versions, so say it) */
+        int level = gdr_level_rank (value);
+        int path = (int) sp_sim_nic_path (s);
+        if (level >= 0)
+          return level < path ? g_strdup_printf ("%s on the topology's %s path", what,
+                                                 sp_nic_path_name (sp_sim_nic_path (s)))
+                              : NULL;
+        return value[0] ? g_strdup ("GPUDirect RDMA, by a level number") : NULL;
+      }
+    case NET_NAME:
+      {
+        /* NCCL's built-in networks; a plugin's name is the topology's
+         * transport */
+        gboolean tcp = s->transport == SP_TRANSPORT_TCP;
+        if (g_ascii_strcasecmp (value, "Socket") == 0 && !tcp)
+          return g_strdup ("the network: sockets");
+        if (g_ascii_strcasecmp (value, "IB") == 0 && !ib)
+          return g_strdup ("the network: NCCL's IB plugin");
         return NULL;
-      errno = 0;
-      char *end = NULL;
-      long long v = strtoll (value, &end, 0);
-      if (end == value || errno != 0)
-        return unread_vars[i].what;
-      const SpTransportModel *t = transport_model (s);
-      switch (assumed)
-        {
-        case CHANNELS_MAX:
-          return v > 0 && v < (long long) model_channels (s) ? unread_vars[i].what : NULL;
-        case CHANNELS_MIN:
-          return v > (long long) model_channels (s) ? unread_vars[i].what : NULL;
-        case BUFF:
-          return v != (long long) (t->step_bytes * 8) ? unread_vars[i].what : NULL;
-        case P2P_NET:
-          return v != (long long) t->p2p_chunk_bytes ? unread_vars[i].what : NULL;
-        default:
-          return v != assumed ? unread_vars[i].what : NULL;
-        }
+      }
+    case PLUGIN_NONE:
+      return g_ascii_strcasecmp (value, "none") == 0
+                 && (s->transport == SP_TRANSPORT_EFA || s->transport == SP_TRANSPORT_SLINGSHOT)
+                 ? g_strdup ("the network: no aws-ofi-nccl plugin")
+                 : NULL;
+    default:
+      break;
     }
-  return NULL;
+  /* an integer, as ncclLoadParam: empty or out of range leaves NCCL's
+   * default; no digits read as 0 */
+  if (value[0] == '\0')
+    return NULL;
+  errno = 0;
+  long long v = strtoll (value, NULL, 0);
+  if (errno != 0)
+    return NULL;
+  const SpTransportModel *t = transport_model (s);
+  long long channels = model_channels (s);
+  switch (assumed)
+    {
+    case CHANNELS_MAX:
+      return v > 0 && v < channels
+                 ? g_strdup_printf ("%s below the model's %lld", what, channels)
+                 : NULL;
+    case CHANNELS_MIN:
+      return v > channels ? g_strdup_printf ("%s above the model's %lld", what, channels) : NULL;
+    case THREADS:
+    case THREADS_LL128:
+      {
+        long long dflt = assumed == THREADS ? 512 : 640;
+        if (v == -2 || v == dflt || v < 32 || v > dflt || v % 32 != 0)
+          return NULL;
+        return g_strdup_printf ("%s; the model assumes %lld", what, dflt);
+      }
+    case BUFF:
+    case P2P_NET:
+      {
+        long long m = (long long) (assumed == BUFF ? t->step_bytes * 8 : t->p2p_chunk_bytes);
+        return v != m && v != -2 ? g_strdup_printf ("%s; the model assumes %lld", what, m) : NULL;
+      }
+    default:
+      return v != assumed ? g_strdup_printf ("%s; the model assumes %lld", what, (long long) assumed)
+                          : NULL;
+    }
 }
-#undef ANY
-#undef CHANNELS_MAX
-#undef CHANNELS_MIN
-#undef BUFF
-#undef P2P_NET

@@ -232,16 +232,16 @@ report_json (const SpCalibData *data, const SpCalibResult *res, const char *topo
       guint n = reads ? sp_calib_data_source_n_nccl_vars (data, s) : 0;
       for (guint i = 0; i < n; i++)
         {
+          g_autofree char *what = sp_calib_fit_unread_var (sp_calib_result_topology (res), data,
+                                                           s, i);
+          if (what == NULL)
+            continue;
           const char *value = NULL;
           const char *name = sp_calib_data_source_nccl_var (data, s, i, &value);
-          if (sp_sim_nccl_env_unread (sp_topo_spec (sp_calib_result_topology (res)), name,
-                                      value) == NULL)
-            continue;
-          /* as the trace has them, made valid UTF-8 for JSON */
-          g_autofree char *name_ok = g_utf8_make_valid (name, -1);
-          g_autofree char *value_ok = g_utf8_make_valid (value, -1);
-          json_builder_set_member_name (b, name_ok);
-          json_builder_add_string_value (b, value_ok);
+          /* the name is one of NCCL's; the value as the warning shows it */
+          g_autofree char *shown = sp_topo_nccl_excerpt (value);
+          json_builder_set_member_name (b, name);
+          json_builder_add_string_value (b, shown);
         }
       json_builder_end_object (b);
     }
@@ -356,8 +356,7 @@ calibrated_ini (const SpCalibData *data, const SpCalibResult *res, const char *t
       g_autofree char *unread = sp_calib_fit_unread_env (sp_calib_result_topology (res), data,
                                                          src);
       if (unread != NULL)
-        g_string_append_printf (s, "#   also ran with, not modelled (fitted into the values "
-                                "below): %s\n", unread);
+        g_string_append_printf (s, "#   ran with, not modelled: %s\n", unread);
     }
   g_autofree char *ho_safe = comment_safe (holdout);
   g_string_append_printf (s, "# fit on %" G_GSIZE_FORMAT " ops; held out (%s): %" G_GSIZE_FORMAT
@@ -504,9 +503,10 @@ sp_cmd_calibrate (int argc, char **argv)
       if (unread != NULL)
         {
           g_autofree char *where = comment_safe (path);
-          fprintf (stderr, "shardplan " CMD ": warning: %s ran with %s, which the model does "
-                   "not follow (it costs NCCL's defaults): their effect on its times goes into "
-                   "the fitted values\n", where, unread);
+          fprintf (stderr, "shardplan " CMD ": warning: %s ran with %s, which the simulator "
+                   "does not model (it assumes NCCL's defaults, aws-ofi-nccl's on EFA): their "
+                   "effect on its times goes into %s\n", where, unread,
+                   i < argc ? "the fitted values" : "its held-out error");
         }
       if (sp_trace_header (trace)->source == SP_TRACE_SOURCE_MEASURED)
         n_measured++;

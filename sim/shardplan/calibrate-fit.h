@@ -106,11 +106,18 @@ void sp_calib_result_free (SpCalibResult *result);
  * its trace records (sp_calib_data_source_nccl) on `topo`: not when its
  * ranks are CPUs ([intra] kind = shm), which run MPI, not NCCL. */
 gboolean sp_calib_fit_reads_nccl_env (const SpTopo *topo);
-/* The NCCL variables input `source` ran with that the model does not
- * follow on `topo` (sp_sim_nccl_env_unread): "NCCL_MAX_NCHANNELS=4 (the
- * channel count), NCCL_BUFFSIZE=8388608 (Simple's step size)", values cut
- * as sp_topo_nccl_excerpt does; NULL when none, or on CPU ranks (g_free).
- * Their effect on the run's times goes into the fitted values. */
+/* What the i-th NCCL variable input `source` ran with
+ * (sp_calib_data_source_nccl_var) changes that the model does not follow
+ * on `topo`: sp_sim_nccl_env_unread with the input's NCCL version and
+ * whether any of its ops spans two of the topology's nodes; NULL when
+ * nothing, or on CPU ranks (g_free).  And all of them as one line,
+ * "NCCL_MAX_NCHANNELS=4 (caps the channels below the model's 18),
+ * NCCL_BUFFSIZE=8388608 (Simple's buffer; the model assumes 4194304)",
+ * values cut as sp_topo_nccl_excerpt does, or NULL (g_free).  Their effect
+ * on the input's times goes into the fitted values (on a held-out input,
+ * into its error). */
+char *sp_calib_fit_unread_var (const SpTopo *topo, const SpCalibData *data, guint32 source,
+                               guint i);
 char *sp_calib_fit_unread_env (const SpTopo *topo, const SpCalibData *data, guint32 source);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpCalibResult, sp_calib_result_free)
 

@@ -48,14 +48,19 @@ typedef enum {
 } SpSimModel;
 
 /* What NCCL environment variable `name` set to `value` changes in a run
- * that the model does not follow ("the channel count", a static string),
- * or NULL: the model reads it (NCCL_ALGO, NCCL_PROTO, NCCL_NVLS_ENABLE, as
- * the topology's [nccl]), `value` is what the model assumes on `s` (NCCL's
+ * that the model does not follow ("caps the channels below the model's
+ * 18", "Simple's buffer; the model assumes 4194304"; g_free), or NULL: the
+ * model reads it (NCCL_ALGO, NCCL_PROTO, NCCL_NVLS_ENABLE, as the
+ * topology's [nccl]), `value` is what the model assumes on `s` (NCCL's
  * default, compared as NCCL reads an integer; aws-ofi-nccl's on EFA), or
- * it is not one that changes a collective's time.  `calibrate` warns with
- * it: a run that set one has its effect fitted into the calibrated values,
- * which then carry it to every estimate. */
-const char *sp_sim_nccl_env_unread (const SpTopoSpec *s, const char *name, const char *value);
+ * it changes nothing on such a run: one of network only with
+ * `across_nodes` FALSE, IB's own with another transport, a threshold NCCL
+ * dropped in 2.5 with `nccl_version` (a code, 22105) from 2.5 on or
+ * unknown (0).  `calibrate` warns with it: a run that set one has its
+ * effect fitted into the calibrated values, which then carry it to every
+ * estimate. */
+char *sp_sim_nccl_env_unread (const SpTopoSpec *s, int nccl_version, gboolean across_nodes,
+                              const char *name, const char *value);
 
 /* "analytic", "des", "nccl" (static strings); NULL / FALSE for unknown. */
 const char *sp_sim_model_name (SpSimModel model);

@@ -1151,52 +1151,93 @@ START_TEST (nccl_proto_forces_ll128)
 }
 END_TEST
 
+/* unread (spec, version, across nodes, name, value): what it says, or
+ * NULL; "" stands for NULL below. */
+static void
+assert_unread (const SpTopoSpec *s, int version, gboolean across, const char *name,
+               const char *value, const char *want)
+{
+  g_autofree char *got = sp_sim_nccl_env_unread (s, version, across, name, value);
+  ck_assert_msg (g_strcmp0 (got ? got : "", want) == 0, "%s=%s: '%s', expected '%s'", name, value,
+                 got ? got : "(none)", want);
+}
+
 /* The NCCL variables calibrate names as not modelled: by the model's own
  * assumptions (18 channels on H100's 18 NVLinks, 12 on A100's; NCCL's
  * 4 MiB Simple buffer and 128 KiB p2p chunk, aws-ofi-nccl's 8 MiB and
- * 512 KiB on EFA), values read as NCCL reads an integer. */
+ * 512 KiB on EFA), values read as NCCL reads an integer, and only where
+ * they can change the run (across nodes, on the transport they belong to). */
 START_TEST (unread_nccl_env)
 {
-  SpTopoSpec h = spec_h100 (2), efa = spec_h100 (2), pol = spec_polaris (2);
+  SpTopoSpec h = spec_h100 (2), efa = spec_h100 (2), pol = spec_polaris (2), tcp = spec_h100 (2);
   efa.transport = SP_TRANSPORT_EFA;
+  tcp.transport = SP_TRANSPORT_TCP;
   /* read by the model (as [nccl]), or not one that changes a time */
-  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_ALGO", "Ring"));
-  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_NVLS_ENABLE", "0"));
-  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_DEBUG", "INFO"));
-  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_max_nchannels", "1")); /* NCCL: exact case */
+  assert_unread (&h, 0, TRUE, "NCCL_ALGO", "Ring", "");
+  assert_unread (&h, 0, TRUE, "NCCL_NVLS_ENABLE", "0", "");
+  assert_unread (&h, 0, TRUE, "NCCL_DEBUG", "INFO", "");
+  assert_unread (&h, 0, TRUE, "NCCL_max_nchannels", "1", ""); /* NCCL: exact case */
   /* channel caps against the model's count */
-  ck_assert_str_eq (sp_sim_nccl_env_unread (&h, "NCCL_MAX_NCHANNELS", "16"), "the channel count");
-  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_MAX_NCHANNELS", "18"));
-  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_MAX_NCHANNELS", "32"));
-  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_MIN_NCHANNELS", "18"));
-  ck_assert_str_eq (sp_sim_nccl_env_unread (&h, "NCCL_MIN_NCHANNELS", "24"), "the channel count");
-  ck_assert_ptr_null (sp_sim_nccl_env_unread (&pol, "NCCL_MIN_NCHANNELS", "4")); /* sites' Slingshot setting */
-  ck_assert_str_eq (sp_sim_nccl_env_unread (&pol, "NCCL_MAX_CTAS", "8"), "the channel count");
-  /* buffers by transport; hex and octal as strtoll (v, NULL, 0) */
-  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_BUFFSIZE", "4194304"));
-  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_BUFFSIZE", "0x400000"));
-  ck_assert_str_eq (sp_sim_nccl_env_unread (&h, "NCCL_BUFFSIZE", "8388608"), "Simple's step size");
-  ck_assert_ptr_null (sp_sim_nccl_env_unread (&efa, "NCCL_BUFFSIZE", "8388608"));
-  ck_assert_str_eq (sp_sim_nccl_env_unread (&efa, "NCCL_BUFFSIZE", "4194304"), "Simple's step size");
-  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_P2P_NET_CHUNKSIZE", "131072"));
-  ck_assert_ptr_null (sp_sim_nccl_env_unread (&efa, "NCCL_P2P_NET_CHUNKSIZE", "524288"));
-  ck_assert_str_eq (sp_sim_nccl_env_unread (&h, "NCCL_P2P_NET_CHUNKSIZE", "524288"),
-                    "all-to-all's network chunk");
-  ck_assert_str_eq (sp_sim_nccl_env_unread (&h, "NCCL_BUFFSIZE", "4M"), "Simple's step size"); /* NCCL reads 4 */
-  ck_assert_str_eq (sp_sim_nccl_env_unread (&h, "NCCL_BUFFSIZE", "lots"), "Simple's step size");
-  ck_assert_str_eq (sp_sim_nccl_env_unread (&h, "NCCL_BUFFSIZE", "99999999999999999999"),
-                    "Simple's step size");
-  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_BUFFSIZE", "")); /* NCCL: its default */
-  /* fixed defaults, and variables that count whatever their value */
-  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_IB_DISABLE", "0"));
-  ck_assert_str_eq (sp_sim_nccl_env_unread (&h, "NCCL_IB_DISABLE", "1"), "the network transport (sockets)");
-  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_CROSS_NIC", "2"));
-  ck_assert_ptr_nonnull (sp_sim_nccl_env_unread (&h, "NCCL_CROSS_NIC", "1"));
-  ck_assert_ptr_null (sp_sim_nccl_env_unread (&h, "NCCL_NTHREADS", "-2"));
-  ck_assert_ptr_nonnull (sp_sim_nccl_env_unread (&h, "NCCL_NTHREADS", "256"));
-  ck_assert_str_eq (sp_sim_nccl_env_unread (&h, "NCCL_NET_GDR_LEVEL", "PHB"), "GPUDirect RDMA");
-  ck_assert_ptr_nonnull (sp_sim_nccl_env_unread (&h, "NCCL_TUNER_PLUGIN", "libnccl-tuner.so"));
-  ck_assert_ptr_nonnull (sp_sim_nccl_env_unread (&h, "NCCL_COLLNET_ENABLE", "1"));
+  assert_unread (&h, 0, FALSE, "NCCL_MAX_NCHANNELS", "16", "caps the channels below the model's 18");
+  assert_unread (&h, 0, FALSE, "NCCL_MAX_NCHANNELS", "18", "");
+  assert_unread (&h, 0, FALSE, "NCCL_MAX_NCHANNELS", "32", "");
+  assert_unread (&h, 0, FALSE, "NCCL_MIN_NCHANNELS", "18", "");
+  assert_unread (&h, 0, FALSE, "NCCL_MIN_NCHANNELS", "24", "raises the channels above the model's 18");
+  assert_unread (&pol, 0, TRUE, "NCCL_MIN_NCHANNELS", "4", ""); /* sites' Slingshot setting */
+  assert_unread (&pol, 0, TRUE, "NCCL_MAX_CTAS", "8", "caps the channels below the model's 12");
+  /* buffers by transport; hex as strtoll (v, NULL, 0); -2 is NCCL's own default */
+  assert_unread (&h, 0, TRUE, "NCCL_BUFFSIZE", "4194304", "");
+  assert_unread (&h, 0, TRUE, "NCCL_BUFFSIZE", "0x400000", "");
+  assert_unread (&h, 0, TRUE, "NCCL_BUFFSIZE", "-2", "");
+  assert_unread (&h, 0, FALSE, "NCCL_BUFFSIZE", "8388608", "Simple's buffer; the model assumes 4194304");
+  assert_unread (&efa, 0, TRUE, "NCCL_BUFFSIZE", "8388608", "");
+  assert_unread (&efa, 0, TRUE, "NCCL_BUFFSIZE", "4194304", "Simple's buffer; the model assumes 8388608");
+  assert_unread (&h, 0, TRUE, "NCCL_P2P_NET_CHUNKSIZE", "131072", "");
+  assert_unread (&efa, 0, TRUE, "NCCL_P2P_NET_CHUNKSIZE", "524288", "");
+  assert_unread (&h, 0, TRUE, "NCCL_P2P_NET_CHUNKSIZE", "524288",
+                 "all-to-all's network chunk; the model assumes 131072");
+  assert_unread (&h, 0, FALSE, "NCCL_P2P_NET_CHUNKSIZE", "524288", ""); /* one node: no network */
+  assert_unread (&h, 0, TRUE, "NCCL_BUFFSIZE", "4M", "Simple's buffer; the model assumes 4194304"); /* NCCL reads 4 */
+  assert_unread (&h, 0, TRUE, "NCCL_BUFFSIZE", "99999999999999999999", ""); /* NCCL: its default */
+  assert_unread (&h, 0, TRUE, "NCCL_BUFFSIZE", "", "");
+  /* threads: NCCL's defaults, and values NCCL ignores */
+  assert_unread (&h, 0, TRUE, "NCCL_NTHREADS", "512", "");
+  assert_unread (&h, 0, TRUE, "NCCL_NTHREADS", "100", "");
+  assert_unread (&h, 0, TRUE, "NCCL_NTHREADS", "1024", "");
+  assert_unread (&h, 0, TRUE, "NCCL_NTHREADS", "256", "threads per channel; the model assumes 512");
+  assert_unread (&h, 0, TRUE, "NCCL_LL128_NTHREADS", "640", "");
+  /* transport-specific ones only on their transport */
+  assert_unread (&h, 0, TRUE, "NCCL_IB_DISABLE", "0", "");
+  assert_unread (&h, 0, TRUE, "NCCL_IB_DISABLE", "1", "the network: sockets, not IB; the model assumes 0");
+  assert_unread (&tcp, 0, TRUE, "NCCL_IB_DISABLE", "1", "");
+  assert_unread (&efa, 0, TRUE, "NCCL_IB_DISABLE", "1", "");
+  assert_unread (&h, 0, TRUE, "NCCL_SOCKET_NTHREADS", "4", "");
+  assert_unread (&tcp, 0, TRUE, "NCCL_SOCKET_NTHREADS", "4", "sockets per connection");
+  assert_unread (&h, 0, TRUE, "NCCL_NET", "Socket", "the network: sockets");
+  assert_unread (&tcp, 0, TRUE, "NCCL_NET", "Socket", "");
+  assert_unread (&pol, 0, TRUE, "NCCL_NET", "AWS Libfabric", "");
+  assert_unread (&efa, 0, TRUE, "NCCL_NET_PLUGIN", "none", "the network: no aws-ofi-nccl plugin");
+  assert_unread (&h, 0, TRUE, "NCCL_SHM_DISABLE", "1", ""); /* NVLink: P2P, not SHM */
+  /* Polaris' site settings (the development set's runs; its Slingshot is
+   * no rail fabric): nothing to say */
+  pol.fabric = SP_FABRIC_FAT_TREE;
+  assert_unread (&pol, 0, TRUE, "NCCL_NET_GDR_LEVEL", "PHB", "");
+  assert_unread (&pol, 0, TRUE, "NCCL_CROSS_NIC", "1", "");
+  assert_unread (&pol, 0, TRUE, "NCCL_COLLNET_ENABLE", "1", "");
+  /* GDR off on the path, cross-NIC rings on rails, CollNet on IB */
+  assert_unread (&pol, 0, TRUE, "NCCL_NET_GDR_LEVEL", "PXB", "GPUDirect RDMA off on the topology's phb path");
+  assert_unread (&h, 0, TRUE, "NCCL_NET_GDR_LEVEL", "pxb", "");
+  assert_unread (&h, 0, TRUE, "NCCL_NET_GDR_LEVEL", "LOC", "GPUDirect RDMA off on the topology's pxb path");
+  assert_unread (&h, 0, TRUE, "NCCL_NET_GDR_LEVEL", "3", "GPUDirect RDMA, by a level number");
+  assert_unread (&h, 0, TRUE, "NCCL_CROSS_NIC", "2", "");
+  assert_unread (&h, 0, TRUE, "NCCL_CROSS_NIC", "1", "the rings' NICs; the model assumes 2");
+  assert_unread (&h, 0, TRUE, "NCCL_COLLNET_ENABLE", "1", "CollNet (in-network reduction); the model assumes 0");
+  assert_unread (&h, 0, TRUE, "NCCL_TUNER_PLUGIN", "libnccl-tuner.so",
+                 "a tuner plugin's algorithm, protocol and channels");
+  /* thresholds NCCL 2.5 dropped: only with an older NCCL */
+  assert_unread (&h, 0, TRUE, "NCCL_LL_THRESHOLD", "0", "");
+  assert_unread (&h, 22105, TRUE, "NCCL_LL_THRESHOLD", "0", "");
+  assert_unread (&h, 2408, TRUE, "NCCL_LL_THRESHOLD", "0", "the protocol choice");
 }
 END_TEST
 

@@ -154,15 +154,20 @@ log_with chan 'NCCL_MAX_NCHANNELS set by environment to 1' 'NCCL_BUFFSIZE set by
   'NCCL_P2P_NET_CHUNKSIZE set by environment to 0x80000'
 run "$tmp/chan.h5" --topology p3dn -o "$tmp/chan.ini"
 [ "$status" -eq 0 ] || fail "calibrate with unmodelled variables: exit $status: $(cat "$tmp/err")"
-grep -q "^shardplan calibrate: warning: .*chan.h5 ran with NCCL_MAX_NCHANNELS=1 (the channel count), NCCL_BUFFSIZE=2097152 (Simple's step size), which the model does not follow" "$tmp/err" \
+grep -q "^shardplan calibrate: warning: .*chan.h5 ran with NCCL_MAX_NCHANNELS=1 (caps the channels below the model's 6), NCCL_BUFFSIZE=2097152 (Simple's buffer; the model assumes 8388608), which the simulator does not model (it assumes NCCL's defaults, aws-ofi-nccl's on EFA): their effect on its times goes into the fitted values$" "$tmp/err" \
   || fail "no warning naming the unmodelled variables: $(cat "$tmp/err")"
 grep -q "IB_DISABLE\|MIN_NCHANNELS\|P2P_NET" "$tmp/err" && fail "a value the model assumes was named: $(cat "$tmp/err")"
-grep -q "^#   also ran with, not modelled (fitted into the values below): NCCL_MAX_NCHANNELS=1 (the channel count), NCCL_BUFFSIZE=2097152 (Simple's step size)$" "$tmp/chan.ini" \
+grep -q "^#   ran with, not modelled: NCCL_MAX_NCHANNELS=1 (caps the channels below the model's 6), NCCL_BUFFSIZE=2097152 (Simple's buffer; the model assumes 8388608)$" "$tmp/chan.ini" \
   || fail "INI comment lacks the unmodelled variables: $(cat "$tmp/chan.ini")"
 run "$tmp/chan.h5" "$tmp/ar.h5" --topology p3dn -o "$tmp/chan.ini" --format json
 tr -d ' \n' <"$tmp/out" >"$tmp/flat"
 grep -q '"input_unread_nccl_env":\[{"NCCL_MAX_NCHANNELS":"1","NCCL_BUFFSIZE":"2097152"},{}\]' "$tmp/flat" \
   || fail "JSON input_unread_nccl_env: $(cat "$tmp/out")"
+# held out (not fitted), the same run's variables go into its error
+run "$tmp/ar.h5" --topology p3dn -o "$tmp/chan.ini" --holdout "file:$tmp/chan.h5"
+[ "$status" -eq 0 ] || fail "calibrate holding out the run with variables: exit $status: $(cat "$tmp/err")"
+grep -q "chan.h5 ran with NCCL_MAX_NCHANNELS=1 .*: their effect on its times goes into its held-out error$" "$tmp/err" \
+  || fail "held-out warning: $(cat "$tmp/err")"
 # the topology's own [nccl] applies to a trace that records none, and the
 # calibrated topology keeps it
 grep -v '^#' "$o" | sed '/^\[calibration\]/,$d' >"$tmp/p3-simple.ini"
