@@ -200,6 +200,7 @@ sp_trace_heaps_string_ok (const SpTraceHeaps *heaps, const guint8 *ref, guint ad
  * reference it can read. */
 
 #define OH_MAX_CHUNKS 64    /* a continuation loop ends here */
+#define MSG_LAYOUT 0x0008
 #define MSG_ATTRIBUTE 0x000C
 #define MSG_CONTINUATION 0x0010
 #define DT_CLASS_FIXED 0
@@ -350,10 +351,59 @@ attr_message_problem (const SpTraceHeaps *heaps, const guint8 *m, gsize len, gui
   return NULL;
 }
 
+/* What is wrong with the data layout message `m` of `len` bytes (IV.A.2.i
+ * "Data Layout Message", versions 1 to 4) that libhdf5 1.10.8 would act
+ * on, or NULL: a chunked layout with a chunk dimension of 0 (libhdf5
+ * divides the dataset's extent by each dimension, unchecked, when it
+ * opens the dataset: SIGFPE in H5D__chunk_set_info under H5Dopen2,
+ * tests/fuzz/README, T13), or one whose dimensions run past the message.
+ * Other layouts and versions are left to libhdf5. */
+static const char *
+layout_message_problem (const guint8 *m, gsize len, guint addr_len)
+{
+  if (len < 2)
+    return NULL;
+  guint version = m[0];
+  gsize rank, dims_at, dim_len;
+  if ((version == 1 || version == 2) && len >= 3 && m[2] == 2)
+    {
+      /* version, dimensionality, class, 5 reserved, B-tree address, dims */
+      rank = m[1];
+      dims_at = 8 + addr_len;
+      dim_len = 4;
+    }
+  else if (version == 3 && m[1] == 2 && len >= 3)
+    {
+      /* version, class, dimensionality, B-tree address, dims */
+      rank = m[2];
+      dims_at = 3 + addr_len;
+      dim_len = 4;
+    }
+  else if (version == 4 && m[1] == 2 && len >= 5)
+    {
+      /* version, class, flags, dimensionality, dimension size bytes, dims */
+      rank = m[3];
+      dims_at = 5;
+      dim_len = m[4];
+      if (dim_len < 1 || dim_len > 8)
+        return "has a chunked layout with a damaged dimension size";
+    }
+  else
+    return NULL;
+  if (rank == 0)
+    return "has a chunked layout of no dimension";
+  if (dims_at > len || rank > (len - dims_at) / dim_len)
+    return "has a chunked layout whose dimensions run past its message";
+  for (gsize i = 0; i < rank; i++)
+    if (decode_le (m + dims_at + i * dim_len, (guint) dim_len) == 0)
+      return "has a chunked layout with a chunk dimension of 0";
+  return NULL;
+}
+
 gboolean
 sp_trace_heaps_check_attrs (const SpTraceHeaps *heaps, const char *path, guint64 file_size,
                             guint64 header, guint addr_len, guint size_len, const char *where,
-                            GError **error)
+                            gboolean attrs, GError **error)
 {
   int fd = open (path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
@@ -395,8 +445,10 @@ sp_trace_heaps_check_attrs (const SpTraceHeaps *heaps, const char *path, guint64
           const guint8 *m = c + p + 8;
           if (msize > size - p - 8)
             damage = "has a message running past its chunk";
-          else if (type == MSG_ATTRIBUTE)
+          else if (type == MSG_ATTRIBUTE && attrs)
             problem = attr_message_problem (heaps, m, msize, addr_len, size_len, name, sizeof name);
+          else if (type == MSG_LAYOUT)
+            damage = layout_message_problem (m, msize, addr_len);
           else if (type == MSG_CONTINUATION && msize < addr_len + size_len)
             damage = "has a continuation message too short for its address and length";
           else if (type == MSG_CONTINUATION && n_chunks == OH_MAX_CHUNKS)

@@ -203,12 +203,13 @@ read_uint_attr (SpTrace *t, const char *name, guint32 *out, GError **error)
 }
 
 /* Check the string attributes of object `path` against the global heaps
- * (sp_trace_heaps_check_attrs) before libhdf5 reads any of them. */
+ * (sp_trace_heaps_check_attrs) before libhdf5 reads any of them; with
+ * `attrs` FALSE, only its data layout. */
 static gboolean
-check_attrs_of (SpTrace *t, const char *path, GError **error)
+check_header_of (SpTrace *t, const char *path, gboolean attrs, GError **error)
 {
 #if H5_VERSION_GE(1, 12, 0)
-  (void) t, (void) path, (void) error;
+  (void) t, (void) path, (void) attrs, (void) error;
   return TRUE; /* H5O_info_t carries no address since 1.12: not checked there */
 #else
   H5O_info_t info;
@@ -221,14 +222,14 @@ check_attrs_of (SpTrace *t, const char *path, GError **error)
       return FALSE;
     }
   return sp_trace_heaps_check_attrs (t->heaps, t->path, t->chk.file_size, info.addr,
-                                     t->chk.addr_len, t->size_len, path, error);
+                                     t->chk.addr_len, t->size_len, path, attrs, error);
 #endif
 }
 
 static gboolean
 read_root (SpTrace *t, GError **error)
 {
-  if (!check_attrs_of (t, "/", error))
+  if (!check_header_of (t, "/", TRUE, error))
     return FALSE;
   GError *local = NULL;
   const char *schema = read_str_attr (t, t->file, "/", "schema", FALSE, &local);
@@ -348,6 +349,10 @@ open_dataset (SpTrace *t, const char *path, GError **error)
                    path);
       return H5I_INVALID_HID;
     }
+  /* its object header walked first: a layout libhdf5 would divide by zero
+   * opening (T13) */
+  if (!check_header_of (t, path, FALSE, error))
+    return H5I_INVALID_HID;
   hid_t d = H5Dopen2 (t->file, path, H5P_DEFAULT);
   if (d < 0)
     sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: %s is not a readable dataset",
@@ -469,7 +474,7 @@ read_text (SpTrace *t, const char *path, const char **out_text, const char **out
   hid_t d = open_dataset (t, path, error);
   if (d < 0)
     return FALSE;
-  if (!check_attrs_of (t, path, error))
+  if (!check_header_of (t, path, TRUE, error))
     {
       H5Dclose (d);
       return FALSE;
@@ -598,7 +603,7 @@ read_all (SpTrace *t, GError **error)
     return FALSE;
   if (H5Lexists (t->file, "/meta/software", H5P_DEFAULT) > 0)
     {
-      if (!check_attrs_of (t, "/meta/software", error))
+      if (!check_header_of (t, "/meta/software", TRUE, error))
         return FALSE;
       hid_t g = H5Gopen2 (t->file, "/meta/software", H5P_DEFAULT);
       if (g >= 0)

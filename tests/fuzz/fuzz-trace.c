@@ -1,6 +1,9 @@
 /* tests/fuzz/fuzz-trace.c — the HDF5 trace reader (sp_trace_open): HDF5
  * reads files, so each input is written to a temporary file first; an
- * accepted trace has its metadata walked and up to 4096 rows read.
+ * accepted trace has its metadata walked and up to 4096 rows read, and is
+ * read as `calibrate` reads it (sp_calib_data_add_trace_on on a topology
+ * of its world size, at most 4096 ranks: its points, its NCCL variables
+ * and what the model makes of them on 8-GPU H100 nodes).
  *
  * Every object the reader opens in the file must be closed again, whether
  * the file was accepted or not: the open files, datasets, groups, named
@@ -13,6 +16,8 @@
 #include "fuzz-common.h"
 #include "shardplan/shardplan.h"
 #include "shardplan/trace.h"
+#include "shardplan/calibrate.h"
+#include "shardplan/sim.h"
 
 #include <hdf5.h>
 
@@ -70,6 +75,37 @@ walk (SpTrace *t)
       }
 }
 
+/* What calibrate does with an accepted trace before it fits: its points
+ * and NCCL variables (sp_calib_fit_unread_var's work on each). */
+static void
+calibrate_reads (SpTrace *t)
+{
+  guint32 world = sp_trace_header (t)->world_size;
+  if (world == 0 || world > 4096)
+    return;
+  static SpTopo *h100 = NULL;
+  if (h100 == NULL)
+    h100 = sp_topo_open ("dgx-h100", 1, NULL);
+  g_assert (h100 != NULL);
+  GError *e = NULL;
+  SpCalibData *d = sp_calib_data_new ();
+  guint32 gpn = world < 8 ? world : 8;
+  if (!sp_calib_data_add_trace_on (d, t, "fuzz.h5", (world + gpn - 1) / gpn, gpn, &e))
+    g_clear_error (&e);
+  else
+    for (guint32 s = 0; s < sp_calib_data_n_sources (d); s++)
+      for (guint i = 0; i < sp_calib_data_source_n_nccl_vars (d, s); i++)
+        {
+          const char *value = NULL;
+          const char *name = sp_calib_data_source_nccl_var (d, s, i, &value);
+          g_assert (name != NULL && value != NULL);
+          int version = sp_topo_nccl_version_code (sp_calib_data_source_nccl_version (d, s, NULL));
+          for (int across = 0; across < 2; across++)
+            g_free (sp_sim_nccl_env_unread (sp_topo_spec (h100), version, across, name, value));
+        }
+  sp_calib_data_free (d);
+}
+
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
@@ -86,6 +122,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   else
     {
       walk (t);
+      calibrate_reads (t);
       sp_trace_free (t);
     }
   count_ids (after);

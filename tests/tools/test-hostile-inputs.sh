@@ -275,7 +275,15 @@ for cmd in "trace show" "trace export --format csv"; do
   # shellcheck disable=SC2086
   refused "T12 compact table of 0 bytes ($cmd)" "trace-fuzz-compact-layout-empty.h5: /meta/cluster/ranks stores 0 bytes in its object header for its 8 elements (a damaged layout" \
     $cmd "$fx/trace-fuzz-compact-layout-empty.h5"
+  # shellcheck disable=SC2086
+  refused "T13 chunk dimension of 0 ($cmd)" "trace-fuzz-chunk-dim-zero.h5: the object header of /ops/ops has a chunked layout with a chunk dimension of 0 (at byte 12104)" \
+    $cmd "$fx/trace-fuzz-chunk-dim-zero.h5"
 done
+# libhdf5 1.10.8 divided by it opening the table (SIGFPE): calibrate reads
+# traces the same way
+refused "T13 chunk dimension of 0 (calibrate)" "trace-fuzz-chunk-dim-zero.h5: the object header of /ops/ops has a chunked layout with a chunk dimension of 0" \
+  calibrate "$fx/trace-fuzz-chunk-dim-zero.h5" --topology dgx-h100 -o "$tmp/t13.ini"
+[ -e "$tmp/t13.ini" ] && fail "T13: calibrate wrote its output"
 
 ## traces: the third long run's inputs (tests/fuzz/README, run 3), one of
 ## each kind of the 212 it saved.  All stop inside libhdf5 1.10.8, not in
