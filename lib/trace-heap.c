@@ -200,7 +200,10 @@ sp_trace_heaps_string_ok (const SpTraceHeaps *heaps, const guint8 *ref, guint ad
  * reference it can read. */
 
 #define OH_MAX_CHUNKS 64    /* a continuation loop ends here */
+#define MSG_DATATYPE 0x0003
 #define MSG_LAYOUT 0x0008
+#define MSG_FLAG_SHARED 0x02
+#define DT_MAX_DEPTH 16     /* nested compound / array / vlen types */
 #define MSG_ATTRIBUTE 0x000C
 #define MSG_CONTINUATION 0x0010
 #define DT_CLASS_FIXED 0
@@ -351,6 +354,119 @@ attr_message_problem (const SpTraceHeaps *heaps, const guint8 *m, gsize len, gui
   return NULL;
 }
 
+/* The bytes the datatype description at `dt` takes (IV.A.2.d "Datatype
+ * Message", versions 1 to 3, every class), or 0 when it does not fit in
+ * `len` bytes: a compound's or an enum's member names that do not end
+ * inside it, a member or base type running past it, an opaque tag past
+ * it, or nesting deeper than DT_MAX_DEPTH.  libhdf5 1.10.8 decodes a
+ * dataset's datatype message when it opens the dataset and copies member
+ * names with strdup and parts by their declared sizes, unchecked: past the
+ * object header (H5O_msg_read_oh under H5Dopen2; tests/fuzz/README, T14). */
+static gsize
+dtype_extent (const guint8 *dt, gsize len, guint depth)
+{
+  if (len < 8 || depth > DT_MAX_DEPTH)
+    return 0;
+  guint cls = dt[0] & 0x0f, ver = dt[0] >> 4;
+  gsize bits = (gsize) decode_le (dt + 1, 3), size = (gsize) decode_le (dt + 4, 4);
+  gsize p = 8;
+  if (ver < 1 || ver > 4)
+    return 0;
+  switch (cls)
+    {
+    case 0: /* fixed-point: bit offset, precision */
+    case 4: /* bitfield */
+      p += 4;
+      break;
+    case 1: /* floating-point: offset, precision, exponent and mantissa */
+      p += 12;
+      break;
+    case 2: /* time: precision */
+      p += 2;
+      break;
+    case 3: /* string */
+    case 7: /* reference */
+      break;
+    case 5: /* opaque: a NUL-terminated tag, padded, of (bits & 0xff) bytes */
+      p += bits & 0xff;
+      if (p > len || ((bits & 0xff) && memchr (dt + 8, 0, bits & 0xff) == NULL))
+        return 0;
+      break;
+    case 6: /* compound: bits & 0xffff members */
+    case 8: /* enum: a base type, bits & 0xffff names, then their values */
+      {
+        gsize n = bits & 0xffff;
+        gsize base = 0;
+        if (cls == 8)
+          {
+            base = dtype_extent (dt + p, len - p, depth + 1);
+            if (base == 0)
+              return 0;
+            p += base;
+          }
+        /* an offset's bytes in version 3 compounds: as many as the size needs */
+        guint off_len = 1;
+        while (off_len < 4 && (size >> (8 * off_len)) != 0)
+          off_len++;
+        for (gsize i = 0; i < n; i++)
+          {
+            const guint8 *nul = p < len ? memchr (dt + p, 0, len - p) : NULL;
+            if (nul == NULL)
+              return 0;
+            gsize end = (gsize) (nul - dt) + 1;
+            p = ver < 3 ? p + pad8 (end - p) : end;
+            if (cls == 8)
+              continue;
+            if (ver == 1)
+              p += 4 + 1 + 3 + 4 + 4 + 16; /* offset, rank, reserved, perm, reserved, dims */
+            else
+              p += ver == 2 ? 4 : off_len;
+            if (p > len)
+              return 0;
+            gsize member = dtype_extent (dt + p, len - p, depth + 1);
+            if (member == 0)
+              return 0;
+            p += member;
+          }
+        if (cls == 8)
+          {
+            gsize value_size = (gsize) decode_le (dt + 8 + 4, 4);
+            if (p > len || (value_size != 0 && n > (len - p) / value_size))
+              return 0;
+            p += n * value_size;
+          }
+        break;
+      }
+    case 9: /* variable-length: its base type */
+      {
+        gsize base = dtype_extent (dt + p, len - p, depth + 1);
+        if (base == 0)
+          return 0;
+        p += base;
+        break;
+      }
+    case 10: /* array: rank, dims (version 2: and permutations), base type */
+      {
+        if (p >= len)
+          return 0;
+        gsize rank = dt[p];
+        p += ver == 2 ? 4 : 1;
+        gsize per = ver == 2 ? 8 : 4;
+        if (p > len || rank > (len - p) / per)
+          return 0;
+        p += rank * per;
+        gsize base = dtype_extent (dt + p, len - p, depth + 1);
+        if (base == 0)
+          return 0;
+        p += base;
+        break;
+      }
+    default:
+      return 0;
+    }
+  return p <= len ? p : 0;
+}
+
 /* What is wrong with the data layout message `m` of `len` bytes (IV.A.2.i
  * "Data Layout Message", versions 1 to 4) that libhdf5 1.10.8 would act
  * on, or NULL: a chunked layout with a chunk dimension of 0 (libhdf5
@@ -442,9 +558,13 @@ sp_trace_heaps_check_attrs (const SpTraceHeaps *heaps, const char *path, guint64
         {
           guint type = (guint) decode_le (c + p, 2);
           gsize msize = (gsize) decode_le (c + p + 2, 2);
+          guint mflags = c[p + 4];
           const guint8 *m = c + p + 8;
           if (msize > size - p - 8)
             damage = "has a message running past its chunk";
+          else if (type == MSG_DATATYPE && !(mflags & MSG_FLAG_SHARED) && !attrs
+                   && dtype_extent (m, msize, 0) == 0)
+            damage = "has a damaged datatype message (a member name or part runs past it)";
           else if (type == MSG_ATTRIBUTE && attrs)
             problem = attr_message_problem (heaps, m, msize, addr_len, size_len, name, sizeof name);
           else if (type == MSG_LAYOUT)
