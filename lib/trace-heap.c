@@ -355,7 +355,7 @@ attr_message_problem (const SpTraceHeaps *heaps, const guint8 *m, gsize len, gui
 }
 
 /* The bytes the datatype description at `dt` takes (IV.A.2.d "Datatype
- * Message", versions 1 to 3, every class), or 0 when it does not fit in
+ * Message", versions 1 to 4, every class), or 0 when it does not fit in
  * `len` bytes: a compound's or an enum's member names that do not end
  * inside it, a member or base type running past it, an opaque tag past
  * it, or nesting deeper than DT_MAX_DEPTH.  libhdf5 1.10.8 decodes a
@@ -387,9 +387,10 @@ dtype_extent (const guint8 *dt, gsize len, guint depth)
     case 3: /* string */
     case 7: /* reference */
       break;
-    case 5: /* opaque: a NUL-terminated tag, padded, of (bits & 0xff) bytes */
+    case 5: /* opaque: a tag of (bits & 0xff) bytes, NUL-padded (an 8-byte
+             * tag has no NUL: libhdf5 copies that many bytes) */
       p += bits & 0xff;
-      if (p > len || ((bits & 0xff) && memchr (dt + 8, 0, bits & 0xff) == NULL))
+      if (p > len)
         return 0;
       break;
     case 6: /* compound: bits & 0xffff members */
@@ -445,13 +446,14 @@ dtype_extent (const guint8 *dt, gsize len, guint depth)
         p += base;
         break;
       }
-    case 10: /* array: rank, dims (version 2: and permutations), base type */
+    case 10: /* array: rank, dims (before version 3: 3 reserved bytes and
+              * permutations too, as libhdf5 reads them), base type */
       {
         if (p >= len)
           return 0;
         gsize rank = dt[p];
-        p += ver == 2 ? 4 : 1;
-        gsize per = ver == 2 ? 8 : 4;
+        p += ver < 3 ? 4 : 1;
+        gsize per = ver < 3 ? 8 : 4;
         if (p > len || rank > (len - p) / per)
           return 0;
         p += rank * per;
@@ -510,17 +512,57 @@ layout_message_problem (const guint8 *m, gsize len, guint addr_len)
     return "has a chunked layout of no dimension";
   if (dims_at > len || rank > (len - dims_at) / dim_len)
     return "has a chunked layout whose dimensions run past its message";
+  /* libhdf5 1.10.8 keeps a dimension in 32 bits: a wider one (version 4
+   * encodes up to 8 bytes) is cut to its low bits, 2^32 to 0 */
   for (gsize i = 0; i < rank; i++)
-    if (decode_le (m + dims_at + i * dim_len, (guint) dim_len) == 0)
-      return "has a chunked layout with a chunk dimension of 0";
+    {
+      guint64 dim = decode_le (m + dims_at + i * dim_len, (guint) dim_len);
+      if (dim == 0)
+        return "has a chunked layout with a chunk dimension of 0";
+      if (dim > G_MAXUINT32)
+        return "has a chunked layout with a chunk dimension over 2^32 - 1";
+    }
   return NULL;
 }
 
-gboolean
-sp_trace_heaps_check_attrs (const SpTraceHeaps *heaps, const char *path, guint64 file_size,
-                            guint64 header, guint addr_len, guint size_len, const char *where,
-                            gboolean attrs, GError **error)
+/* The object header address a shared datatype message `m` of `len` bytes
+ * points to when the type is committed (a named datatype: IV.A.2
+ * "Shared Message", versions 1 and 2, and version 3 of type 2), or 0. */
+static guint64
+committed_type_header (const guint8 *m, gsize len, guint addr_len)
 {
+  if (len >= 2 && (m[0] == 1 || m[0] == 2))
+    {
+      gsize at = m[0] == 1 ? 8 : 2; /* version 1: type and 6 reserved bytes first */
+      return len >= at + addr_len ? decode_le (m + at, addr_len) : 0;
+    }
+  if (len >= 2 + addr_len && m[0] == 3 && m[1] == 2)
+    return decode_le (m + 2, addr_len);
+  return 0;
+}
+
+static gboolean walk_header (const SpTraceHeaps *heaps, const char *path, guint64 file_size,
+                             guint64 header, guint addr_len, guint size_len, const char *where,
+                             gboolean attrs, gboolean follow, GError **error);
+
+gboolean
+sp_trace_heaps_check_header (const SpTraceHeaps *heaps, const char *path, guint64 file_size,
+                             guint64 header, guint addr_len, guint size_len, const char *where,
+                             gboolean attrs, GError **error)
+{
+  return walk_header (heaps, path, file_size, header, addr_len, size_len, where, attrs, TRUE,
+                      error);
+}
+
+/* The walk; `follow`: a dataset's committed datatype's own header is
+ * walked too (libhdf5 decodes its datatype message when it opens the
+ * dataset), once: not a further one that header names. */
+static gboolean
+walk_header (const SpTraceHeaps *heaps, const char *path, guint64 file_size, guint64 header,
+             guint addr_len, guint size_len, const char *where, gboolean attrs, gboolean follow,
+             GError **error)
+{
+  guint64 committed = 0;
   int fd = open (path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return TRUE; /* the scan read it a moment ago; libhdf5 will report it */
@@ -562,9 +604,12 @@ sp_trace_heaps_check_attrs (const SpTraceHeaps *heaps, const char *path, guint64
           const guint8 *m = c + p + 8;
           if (msize > size - p - 8)
             damage = "has a message running past its chunk";
+          else if (type == MSG_DATATYPE && (mflags & MSG_FLAG_SHARED) && !attrs && follow)
+            committed = committed_type_header (m, msize, addr_len);
           else if (type == MSG_DATATYPE && !(mflags & MSG_FLAG_SHARED) && !attrs
                    && dtype_extent (m, msize, 0) == 0)
-            damage = "has a damaged datatype message (a member name or part runs past it)";
+            damage = "has a damaged or unsupported datatype message (a member name or part "
+                     "runs past it, or an unknown class)";
           else if (type == MSG_ATTRIBUTE && attrs)
             problem = attr_message_problem (heaps, m, msize, addr_len, size_len, name, sizeof name);
           else if (type == MSG_LAYOUT)
@@ -590,5 +635,13 @@ sp_trace_heaps_check_attrs (const SpTraceHeaps *heaps, const char *path, guint64
   else if (problem)
     g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: attribute %s of %s %s", path,
                  name, where, problem);
-  return problem == NULL && damage == NULL;
+  if (problem != NULL || damage != NULL)
+    return FALSE;
+  if (committed != 0 && committed != header)
+    {
+      g_autofree char *type_of = g_strdup_printf ("%s's committed datatype", where);
+      return walk_header (heaps, path, file_size, committed, addr_len, size_len, type_of, FALSE,
+                          FALSE, error);
+    }
+  return TRUE;
 }

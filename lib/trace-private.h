@@ -99,18 +99,20 @@ void sp_trace_heaps_free (SpTraceHeaps *heaps);
  * with exactly that many bytes: only then may libhdf5 follow it. */
 gboolean sp_trace_heaps_string_ok (const SpTraceHeaps *heaps, const guint8 *ref, guint addr_len);
 
-/* Check the string attributes of the object whose header is at file
- * address `header` (named `where` in messages) the same way, reading its
- * (version 1) object header raw: libhdf5 follows an attribute's
- * references before a caller can see them.  With `attrs` FALSE only its
- * data layout message is checked: a chunked layout libhdf5 1.10.8 would
- * divide by zero opening (T13).  FALSE with *error set on a damaged one;
- * TRUE when fine or when the header is of a kind this does not read
- * (libhdf5 is then on its own). */
-gboolean sp_trace_heaps_check_attrs (const SpTraceHeaps *heaps, const char *path,
-                                     guint64 file_size, guint64 header, guint addr_len,
-                                     guint size_len, const char *where, gboolean attrs,
-                                     GError **error);
+/* Walk the (version 1) object header of the object at file address
+ * `header` (named `where` in messages) raw, before libhdf5 decodes it:
+ * its data layout message (a chunked layout libhdf5 1.10.8 would divide
+ * by zero opening, T13) and, for a dataset (`attrs` FALSE), its unshared
+ * datatype message (one libhdf5 would decode past its end, T14); with
+ * `attrs`, its string attributes against the global heaps the same way as
+ * a dataset's strings (libhdf5 follows an attribute's references before a
+ * caller can see them).  FALSE with *error set on a damaged one; TRUE when
+ * fine or when the header is of a kind this does not read (version 2,
+ * "OHDR": libhdf5 is then on its own). */
+gboolean sp_trace_heaps_check_header (const SpTraceHeaps *heaps, const char *path,
+                                      guint64 file_size, guint64 header, guint addr_len,
+                                      guint size_len, const char *where, gboolean attrs,
+                                      GError **error);
 
 /* ------------------------------------------------- structural checks
  * (lib/trace-check.c): made before libhdf5 reads any data. */

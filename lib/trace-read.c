@@ -202,9 +202,10 @@ read_uint_attr (SpTrace *t, const char *name, guint32 *out, GError **error)
   return ok;
 }
 
-/* Check the string attributes of object `path` against the global heaps
- * (sp_trace_heaps_check_attrs) before libhdf5 reads any of them; with
- * `attrs` FALSE, only its data layout. */
+/* Walk the object header of `path` before libhdf5 decodes it
+ * (sp_trace_heaps_check_header): its layout, and with `attrs` its string
+ * attributes against the global heaps, without them (a dataset about to
+ * be opened) its datatype. */
 static gboolean
 check_header_of (SpTrace *t, const char *path, gboolean attrs, GError **error)
 {
@@ -221,7 +222,7 @@ check_header_of (SpTrace *t, const char *path, gboolean attrs, GError **error)
                          t->path, path);
       return FALSE;
     }
-  return sp_trace_heaps_check_attrs (t->heaps, t->path, t->chk.file_size, info.addr,
+  return sp_trace_heaps_check_header (t->heaps, t->path, t->chk.file_size, info.addr,
                                      t->chk.addr_len, t->size_len, path, attrs, error);
 #endif
 }
@@ -350,7 +351,7 @@ open_dataset (SpTrace *t, const char *path, GError **error)
       return H5I_INVALID_HID;
     }
   /* its object header walked first: a layout libhdf5 would divide by zero
-   * opening (T13) */
+   * opening (T13), a datatype it would decode past its end (T14) */
   if (!check_header_of (t, path, FALSE, error))
     return H5I_INVALID_HID;
   hid_t d = H5Dopen2 (t->file, path, H5P_DEFAULT);
