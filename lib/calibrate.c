@@ -203,27 +203,17 @@ trace_nccl_env (SpTrace *trace, const char *name, gboolean own_run, SourceEnv *o
           && strcmp (env[i].key, sp_calib_nccl_env_names[k]) == 0)
         v[k] = env[i].value;
   /* every NCCL_* variable, the last of a name repeated, in order */
-  g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
-  for (gsize i = 0; i < n; i++)
+  g_autofree const char **var_names = NULL, **var_values = NULL;
+  gsize n_vars = sp_trace_nccl_vars (trace, &var_names, &var_values);
+  if (n_vars > 0)
     {
-      if (env[i].key == NULL || env[i].value == NULL || !g_str_has_prefix (env[i].key, "NCCL_"))
-        continue;
-      if (out->var_names == NULL)
+      out->var_names = g_ptr_array_new_full ((guint) n_vars, g_free);
+      out->var_values = g_ptr_array_new_full ((guint) n_vars, g_free);
+      for (gsize i = 0; i < n_vars; i++)
         {
-          out->var_names = g_ptr_array_new_with_free_func (g_free);
-          out->var_values = g_ptr_array_new_with_free_func (g_free);
+          g_ptr_array_add (out->var_names, g_strdup (var_names[i]));
+          g_ptr_array_add (out->var_values, g_strdup (var_values[i]));
         }
-      gpointer at;
-      if (g_hash_table_lookup_extended (seen, env[i].key, NULL, &at))
-        {
-          guint j = GPOINTER_TO_UINT (at);
-          g_free (out->var_values->pdata[j]);
-          out->var_values->pdata[j] = g_strdup (env[i].value);
-          continue;
-        }
-      g_hash_table_insert (seen, (gpointer) env[i].key, GUINT_TO_POINTER (out->var_names->len));
-      g_ptr_array_add (out->var_names, g_strdup (env[i].key));
-      g_ptr_array_add (out->var_values, g_strdup (env[i].value));
     }
   out->decides = own_run;
   /* the syntax and the algorithms are the NCCL's that ran (0: unknown,

@@ -797,6 +797,34 @@ sp_trace_env (const SpTrace *trace, gsize *out_n)
   return (const SpTraceEnv *) trace->env->data;
 }
 
+gsize
+sp_trace_nccl_vars (const SpTrace *trace, const char ***out_names, const char ***out_values)
+{
+  g_return_val_if_fail (trace != NULL && out_names != NULL && out_values != NULL, 0);
+  gsize n_env = 0, n = 0;
+  const SpTraceEnv *env = sp_trace_env (trace, &n_env);
+  const char **names = g_new0 (const char *, n_env + 1);
+  const char **values = g_new0 (const char *, n_env + 1);
+  g_autoptr (GHashTable) at = g_hash_table_new (g_str_hash, g_str_equal);
+  for (gsize i = 0; i < n_env; i++)
+    {
+      if (env[i].key == NULL || env[i].value == NULL || !g_str_has_prefix (env[i].key, "NCCL_"))
+        continue;
+      gpointer j;
+      if (g_hash_table_lookup_extended (at, env[i].key, NULL, &j))
+        {
+          values[GPOINTER_TO_SIZE (j)] = env[i].value;
+          continue;
+        }
+      g_hash_table_insert (at, (gpointer) env[i].key, GSIZE_TO_POINTER (n));
+      names[n] = env[i].key;
+      values[n++] = env[i].value;
+    }
+  *out_names = names;
+  *out_values = values;
+  return n;
+}
+
 const SpTraceNode *
 sp_trace_nodes (const SpTrace *trace, gsize *out_n)
 {

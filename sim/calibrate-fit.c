@@ -943,6 +943,21 @@ sp_calib_fit_reads_nccl_env (const SpTopo *topo)
   return sp_topo_spec (topo)->intra_kind != SP_INTRA_SHM;
 }
 
+/* Whether some op of input `source` spans two of `spec`'s nodes. */
+static gboolean
+source_across_nodes (const SpTopoSpec *spec, const SpCalibData *data, guint32 source)
+{
+  gsize n_pts = 0;
+  const SpCalibPoint *pts = sp_calib_data_points (data, &n_pts);
+  guint32 gpn = MAX (1u, spec->gpus_per_node);
+  for (gsize p = 0; p < n_pts; p++)
+    if (pts[p].source == source)
+      for (guint32 r = 1; r < pts[p].n_ranks; r++)
+        if (pts[p].ranks[r] / gpn != pts[p].ranks[0] / gpn)
+          return TRUE;
+  return FALSE;
+}
+
 char *
 sp_calib_fit_unread_var (const SpTopo *topo, const SpCalibData *data, guint32 source, guint i)
 {
@@ -950,38 +965,28 @@ sp_calib_fit_unread_var (const SpTopo *topo, const SpCalibData *data, guint32 so
   if (!sp_calib_fit_reads_nccl_env (topo) || i >= sp_calib_data_source_n_nccl_vars (data, source))
     return NULL;
   const SpTopoSpec *spec = sp_topo_spec (topo);
-  /* across nodes: some op of the input spans two of the topology's nodes */
-  gboolean across = FALSE;
-  gsize n_pts = 0;
-  const SpCalibPoint *pts = sp_calib_data_points (data, &n_pts);
-  guint32 gpn = MAX (1u, spec->gpus_per_node);
-  for (gsize p = 0; p < n_pts && !across; p++)
-    if (pts[p].source == source)
-      for (guint32 r = 1; r < pts[p].n_ranks && !across; r++)
-        across = pts[p].ranks[r] / gpn != pts[p].ranks[0] / gpn;
   int version = sp_topo_nccl_version_code (sp_calib_data_source_nccl_version (data, source, NULL));
   const char *value = NULL;
   const char *name = sp_calib_data_source_nccl_var (data, source, i, &value);
-  return sp_sim_nccl_env_unread (spec, version, across, name, value);
+  return sp_sim_nccl_env_unread (spec, version, source_across_nodes (spec, data, source), name,
+                                 value);
 }
 
 char *
 sp_calib_fit_unread_env (const SpTopo *topo, const SpCalibData *data, guint32 source)
 {
   g_return_val_if_fail (topo != NULL && data != NULL, NULL);
-  GString *t = g_string_new (NULL);
   guint n = sp_calib_data_source_n_nccl_vars (data, source);
+  if (!sp_calib_fit_reads_nccl_env (topo) || n == 0)
+    return NULL;
+  const SpTopoSpec *spec = sp_topo_spec (topo);
+  g_autofree const char **names = g_new (const char *, n);
+  g_autofree const char **values = g_new (const char *, n);
   for (guint i = 0; i < n; i++)
-    {
-      g_autofree char *what = sp_calib_fit_unread_var (topo, data, source, i);
-      if (what == NULL)
-        continue;
-      const char *value = NULL;
-      const char *name = sp_calib_data_source_nccl_var (data, source, i, &value);
-      g_autofree char *shown = sp_topo_nccl_excerpt (value);
-      g_string_append_printf (t, "%s%s=%s (%s)", t->len ? ", " : "", name, shown, what);
-    }
-  return g_string_free (t, t->len == 0);
+    names[i] = sp_calib_data_source_nccl_var (data, source, i, &values[i]);
+  int version = sp_topo_nccl_version_code (sp_calib_data_source_nccl_version (data, source, NULL));
+  return sp_sim_nccl_env_unread_text (spec, version, source_across_nodes (spec, data, source),
+                                      names, values, n);
 }
 
 const SpTopo *

@@ -1538,3 +1538,21 @@ sp_sim_nccl_env_unread (const SpTopoSpec *s, int nccl_version, gboolean across_n
                           : NULL;
     }
 }
+
+char *
+sp_sim_nccl_env_unread_text (const SpTopoSpec *s, int nccl_version, gboolean across_nodes,
+                             const char *const *names, const char *const *values, gsize n)
+{
+  g_return_val_if_fail (s != NULL && (n == 0 || (names != NULL && values != NULL)), NULL);
+  GString *t = g_string_new (NULL);
+  for (gsize i = 0; i < n; i++)
+    {
+      g_autofree char *what = sp_sim_nccl_env_unread (s, nccl_version, across_nodes, names[i],
+                                                      values[i]);
+      if (what == NULL)
+        continue;
+      g_autofree char *shown = sp_topo_nccl_excerpt (values[i]);
+      g_string_append_printf (t, "%s%s=%s (%s)", t->len ? ", " : "", names[i], shown, what);
+    }
+  return g_string_free (t, t->len == 0);
+}

@@ -7,6 +7,7 @@
 #include "progress.h"
 #include "shardplan/shardplan.h"
 #include "shardplan/compare.h"
+#include "shardplan/sim.h"
 
 #include <math.h>
 #include <string.h>
@@ -41,6 +42,31 @@ print_nccl_row (const SpCompareStats *st, const char *indent)
           st->nccl_n_ops, 100 * st->nccl_median_abs, 100 * st->nccl_p90_abs,
           100 * st->nccl_worst_abs, 100 * st->nccl_median_signed, st->nccl_worst_op_id,
           100 * st->sim_median_abs_nccl_ops);
+}
+
+/* A warning naming the NCCL variables the measured run set that the
+ * simulator does not model (sp_sim_nccl_env_unread), judged on the
+ * topology the simulated trace records; nothing for CPU ranks (MPI) or a
+ * simulated trace without its topology. */
+static void
+warn_unread_env (const SpTrace *sim, const SpTrace *measured, const char *measured_name)
+{
+  const char *ini = sp_trace_topology_text (sim);
+  if (ini == NULL)
+    return;
+  g_autoptr (SpTopo) topo = sp_topo_load_data (ini, -1, "the simulated trace's topology", NULL);
+  if (topo == NULL || sp_topo_spec (topo)->intra_kind == SP_INTRA_SHM)
+    return;
+  const SpTopoSpec *spec = sp_topo_spec (topo);
+  g_autofree const char **names = NULL, **values = NULL;
+  gsize n = sp_trace_nccl_vars (measured, &names, &values);
+  gboolean across = sp_trace_header (measured)->world_size > spec->gpus_per_node;
+  int version = sp_topo_nccl_version_code (sp_trace_software (measured, "nccl_runtime"));
+  g_autofree char *text = sp_sim_nccl_env_unread_text (spec, version, across, names, values, n);
+  if (text != NULL)
+    fprintf (stderr, "shardplan " CMD ": warning: %s ran with %s, which the simulator does not "
+             "model (it assumes NCCL's defaults, aws-ofi-nccl's on EFA): part of the error may "
+             "be theirs\n", measured_name, text);
 }
 
 static void
@@ -314,6 +340,7 @@ sp_cmd_compare (int argc, char **argv)
         fprintf (stderr, "shardplan " CMD ": warning: %s is partial (%s)\n", argv[i],
                  sp_trace_incomplete_reason (t));
     }
+  warn_unread_env (sim, measured, argv[2]);
   if (plot_path != NULL && !write_plot (cmp, plot_path, &error))
     return sp_cli_error (CMD, g_steal_pointer (&error));
 

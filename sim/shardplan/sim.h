@@ -61,6 +61,12 @@ typedef enum {
  * estimate. */
 char *sp_sim_nccl_env_unread (const SpTopoSpec *s, int nccl_version, gboolean across_nodes,
                               const char *name, const char *value);
+/* Those of `n` variables (`names[i]` = `values[i]`) that it names, as one
+ * line: "NCCL_MAX_NCHANNELS=4 (caps the channels below the model's 18),
+ * NCCL_BUFFSIZE=8388608 (Simple's buffer; the model assumes 4194304)",
+ * values cut as sp_topo_nccl_excerpt does; NULL when none (g_free). */
+char *sp_sim_nccl_env_unread_text (const SpTopoSpec *s, int nccl_version, gboolean across_nodes,
+                                   const char *const *names, const char *const *values, gsize n);
 
 /* "analytic", "des", "nccl" (static strings); NULL / FALSE for unknown. */
 const char *sp_sim_model_name (SpSimModel model);

@@ -100,6 +100,19 @@ import "$tmp/doubled.txt" -o "$tmp/ag2.h5" --topology dgx-h100 \
   || fail "import of the doubled log: $(cat "$tmp/import-err")"
 
 expect_ok compare --help
+# a measured run with NCCL variables the simulator does not model: compare
+# says which (judged on the first trace's topology, dgx-h100: 18 channels),
+# and only those
+awk 'NR == 1 { print; print "n1:1:1 [0] NCCL INFO NCCL_MAX_NCHANNELS set by environment to 2";
+               print "n1:1:1 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 0"; next } { print }' \
+  "$fx/all_gather-new.txt" >"$tmp/env.txt"
+import "$tmp/env.txt" -o "$tmp/ag-env.h5" --topology dgx-h100 \
+  || fail "import of the log with NCCL variables: $(cat "$tmp/import-err")"
+"$SHARDPLAN" compare "$tmp/ag2.h5" "$tmp/ag-env.h5" >/dev/null 2>"$tmp/err" \
+  || fail "compare with NCCL variables: $(cat "$tmp/err")"
+grep -q "^shardplan compare: warning: .*ag-env.h5 ran with NCCL_MAX_NCHANNELS=2 (caps the channels below the model's 18), which the simulator does not model .*: part of the error may be theirs$" "$tmp/err" \
+  || fail "compare: no warning naming NCCL_MAX_NCHANNELS: $(cat "$tmp/err")"
+grep -q "IB_DISABLE" "$tmp/err" && fail "compare named a value the model assumes: $(cat "$tmp/err")"
 expect_ok compare "$tmp/ag2.h5" "$tmp/ag.h5" --top 3
 grep -Eq '^all +22 +100\.0 % +100\.0 % +100\.0 % +100\.0 %' "$tmp/out" \
   || fail "text: no 'all 22 100.0 %' line: $(cat "$tmp/out")"
