@@ -469,6 +469,12 @@ dtype_extent (const guint8 *dt, gsize len, guint depth)
   return p <= len ? p : 0;
 }
 
+gsize
+sp_trace_dtype_extent (const guint8 *dt, gsize len)
+{
+  return dtype_extent (dt, len, 0);
+}
+
 /* What is wrong with the data layout message `m` of `len` bytes (IV.A.2.i
  * "Data Layout Message", versions 1 to 4) that libhdf5 1.10.8 would act
  * on, or NULL: a chunked layout with a chunk dimension of 0 (libhdf5
@@ -476,8 +482,8 @@ dtype_extent (const guint8 *dt, gsize len, guint depth)
  * opens the dataset: SIGFPE in H5D__chunk_set_info under H5Dopen2,
  * tests/fuzz/README, T13), or one whose dimensions run past the message.
  * Other layouts and versions are left to libhdf5. */
-static const char *
-layout_message_problem (const guint8 *m, gsize len, guint addr_len)
+const char *
+sp_trace_layout_problem (const guint8 *m, gsize len, guint addr_len)
 {
   if (len < 2)
     return NULL;
@@ -613,7 +619,7 @@ walk_header (const SpTraceHeaps *heaps, const char *path, guint64 file_size, gui
           else if (type == MSG_ATTRIBUTE && attrs)
             problem = attr_message_problem (heaps, m, msize, addr_len, size_len, name, sizeof name);
           else if (type == MSG_LAYOUT)
-            damage = layout_message_problem (m, msize, addr_len);
+            damage = sp_trace_layout_problem (m, msize, addr_len);
           else if (type == MSG_CONTINUATION && msize < addr_len + size_len)
             damage = "has a continuation message too short for its address and length";
           else if (type == MSG_CONTINUATION && n_chunks == OH_MAX_CHUNKS)

@@ -109,6 +109,16 @@ gboolean sp_trace_heaps_string_ok (const SpTraceHeaps *heaps, const guint8 *ref,
  * caller can see them).  FALSE with *error set on a damaged one; TRUE when
  * fine or when the header is of a kind this does not read (version 2,
  * "OHDR": libhdf5 is then on its own). */
+/* The two message checks of that walk, for tests: the bytes the datatype
+ * description `dt` (HDF5 file format IV.A.2.d, versions 1-4, every class)
+ * takes, or 0 when it does not fit in `len` bytes (a name or part past
+ * it, an unknown class, nesting past 16); and what is wrong with the data
+ * layout message `m` (IV.A.2.i, versions 1-4) that libhdf5 1.10.8 would
+ * divide by (a chunk dimension of 0, or over 2^32 - 1, which it cuts to
+ * 32 bits) or read past, or NULL. */
+gsize sp_trace_dtype_extent (const guint8 *dt, gsize len);
+const char *sp_trace_layout_problem (const guint8 *m, gsize len, guint addr_len);
+
 gboolean sp_trace_heaps_check_header (const SpTraceHeaps *heaps, const char *path,
                                       guint64 file_size, guint64 header, guint addr_len,
                                       guint size_len, const char *where, gboolean attrs,

@@ -7,6 +7,7 @@
 #include "config.h"
 #include "testutil.h"
 #include "trace-sample.h"
+#include "trace-private.h"
 
 #include <hdf5.h>
 #include <string.h>
@@ -739,9 +740,248 @@ trace_suite (void)
   tcase_add_test (tc, test_bad_files);
   tcase_add_test (tc, test_reads_v1_0);
   tcase_add_test (tc, test_user_attributes);
+  tcase_add_test (tc, test_header_walk_dtypes);
+  tcase_add_test (tc, test_header_walk_layouts);
   suite_add_tcase (s, tc);
   return s;
 }
+
+/* ---------------------------------------------- the object header walk
+ * Datatype and layout messages built byte by byte from the HDF5 File
+ * Format Specification (version 2, IV.A.2.d and IV.A.2.i), with the
+ * extents the specification gives them. */
+
+static void
+put (GByteArray *b, guint64 v, guint n)
+{
+  for (guint i = 0; i < n; i++)
+    {
+      guint8 c = (guint8) (v >> (8 * i));
+      g_byte_array_append (b, &c, 1);
+    }
+}
+
+/* the 8-byte header: class and version, class bits, size */
+static void
+dt_head (GByteArray *b, guint version, guint cls, guint32 bits, guint32 size)
+{
+  put (b, (version << 4) | cls, 1);
+  put (b, bits, 3);
+  put (b, size, 4);
+}
+
+static void
+dt_int (GByteArray *b, guint32 size)
+{
+  dt_head (b, 1, 0, 0, size);
+  put (b, 0, 2);          /* bit offset */
+  put (b, 8 * size, 2);   /* precision */
+}
+
+static void
+put_name (GByteArray *b, const char *name, gboolean pad8)
+{
+  gsize n = strlen (name) + 1;
+  g_byte_array_append (b, (const guint8 *) name, (guint) n);
+  if (pad8)
+    put (b, 0, (guint) ((8 - n % 8) % 8));
+}
+
+static gsize
+extent_of (GByteArray *b)
+{
+  return sp_trace_dtype_extent (b->data, b->len);
+}
+
+START_TEST (test_header_walk_dtypes)
+{
+  g_autoptr (GByteArray) b = g_byte_array_new ();
+  dt_int (b, 4);
+  ck_assert_uint_eq (extent_of (b), 12);
+  ck_assert_uint_eq (sp_trace_dtype_extent (b->data, 11), 0); /* cut short */
+  g_byte_array_set_size (b, 0);
+  dt_head (b, 1, 1, 0, 8); /* float: 12 bytes of properties */
+  put (b, 0, 12);
+  ck_assert_uint_eq (extent_of (b), 20);
+  g_byte_array_set_size (b, 0);
+  dt_head (b, 1, 3, 0, 5); /* a fixed string: none */
+  ck_assert_uint_eq (extent_of (b), 8);
+
+  /* compound, version 1: name padded to 8, then offset, rank, reserved,
+   * permutation, reserved, 4 dimension sizes (32 bytes), member type */
+  g_byte_array_set_size (b, 0);
+  dt_head (b, 1, 6, 1, 4);
+  put_name (b, "a", TRUE);
+  put (b, 0, 32);
+  dt_int (b, 4);
+  ck_assert_uint_eq (extent_of (b), 8 + 8 + 32 + 12);
+  /* the same claiming two members: the second runs past it */
+  b->data[1] = 2;
+  ck_assert_uint_eq (extent_of (b), 0);
+
+  /* version 2: offset of 4 bytes; a name of 8 characters pads to 16 */
+  g_byte_array_set_size (b, 0);
+  dt_head (b, 2, 6, 1, 4);
+  put_name (b, "abcdefgh", TRUE);
+  put (b, 0, 4);
+  dt_int (b, 4);
+  ck_assert_uint_eq (extent_of (b), 8 + 16 + 4 + 12);
+
+  /* version 3: names unpadded, the offset in as many bytes as the size
+   * needs (300: 2) */
+  g_byte_array_set_size (b, 0);
+  dt_head (b, 3, 6, 1, 300);
+  put_name (b, "a", FALSE);
+  put (b, 0, 2);
+  dt_int (b, 4);
+  ck_assert_uint_eq (extent_of (b), 8 + 2 + 2 + 12);
+  /* a name without its NUL at the end of the message */
+  g_byte_array_set_size (b, 0);
+  dt_head (b, 3, 6, 1, 4);
+  g_byte_array_append (b, (const guint8 *) "abc", 3);
+  ck_assert_uint_eq (extent_of (b), 0);
+
+  /* enum of 1-byte integers, two names, two values: version 3 unpadded,
+   * version 1 padded to 8 */
+  for (guint v = 1; v <= 3; v += 2)
+    {
+      g_byte_array_set_size (b, 0);
+      dt_head (b, v, 8, 2, 1);
+      dt_int (b, 1);
+      put_name (b, "x", v < 3);
+      put_name (b, "y", v < 3);
+      put (b, 0, 1);
+      put (b, 1, 1);
+      ck_assert_uint_eq (extent_of (b), 8 + 12 + (v < 3 ? 16 : 4) + 2);
+      b->data[1] = 3; /* a third name that is not there */
+      ck_assert_uint_eq (extent_of (b), 0);
+    }
+
+  /* variable-length string: its base, a 1-byte integer */
+  g_byte_array_set_size (b, 0);
+  dt_head (b, 1, 9, 1, 16);
+  dt_int (b, 1);
+  ck_assert_uint_eq (extent_of (b), 20);
+
+  /* array: version 3 rank, dims; versions 1 and 2 also 3 reserved bytes
+   * and the permutations */
+  g_byte_array_set_size (b, 0);
+  dt_head (b, 3, 10, 0, 24);
+  put (b, 2, 1);
+  put (b, 2, 4);
+  put (b, 3, 4);
+  dt_int (b, 4);
+  ck_assert_uint_eq (extent_of (b), 8 + 1 + 8 + 12);
+  for (guint v = 1; v <= 2; v++)
+    {
+      g_byte_array_set_size (b, 0);
+      dt_head (b, v, 10, 0, 8);
+      put (b, 1, 4);
+      put (b, 2, 4);
+      put (b, 0, 4);
+      dt_int (b, 4);
+      ck_assert_uint_eq (extent_of (b), 8 + 4 + 8 + 12);
+    }
+  g_byte_array_set_size (b, 0);
+  dt_head (b, 3, 10, 0, 8);
+  put (b, 255, 1); /* 255 dimensions in 1 byte */
+  ck_assert_uint_eq (extent_of (b), 0);
+
+  /* opaque: an 8-byte tag needs no NUL (libhdf5 writes none) */
+  g_byte_array_set_size (b, 0);
+  dt_head (b, 1, 5, 8, 4);
+  g_byte_array_append (b, (const guint8 *) "ABCDEFGH", 8);
+  ck_assert_uint_eq (extent_of (b), 16);
+  b->data[1] = 16; /* a 16-byte tag in 8 */
+  ck_assert_uint_eq (extent_of (b), 0);
+
+  /* an unknown class, a version 0 */
+  g_byte_array_set_size (b, 0);
+  dt_head (b, 1, 11, 0, 4);
+  ck_assert_uint_eq (extent_of (b), 0);
+  b->data[0] = 0x00;
+  ck_assert_uint_eq (extent_of (b), 0);
+
+  /* nesting: 16 variable-length levels over an integer, not 17 */
+  for (guint levels = 16; levels <= 17; levels++)
+    {
+      g_byte_array_set_size (b, 0);
+      for (guint i = 0; i < levels; i++)
+        dt_head (b, 1, 9, 0, 16);
+      dt_int (b, 4);
+      ck_assert_uint_eq (extent_of (b), levels == 16 ? 16 * 8 + 12 : 0);
+    }
+}
+END_TEST
+
+START_TEST (test_header_walk_layouts)
+{
+  g_autoptr (GByteArray) b = g_byte_array_new ();
+  /* version 3, chunked: rank (+1 for the element size), B-tree address,
+   * 4-byte dimensions */
+  static const guint32 fine[] = { 4, 8, 4 }, zero[] = { 4, 0, 4 };
+  for (guint k = 0; k < 2; k++)
+    {
+      g_byte_array_set_size (b, 0);
+      put (b, 3, 1);
+      put (b, 2, 1);
+      put (b, 3, 1);
+      put (b, 4096, 8);
+      for (guint i = 0; i < 3; i++)
+        put (b, (k ? zero : fine)[i], 4);
+      const char *problem = sp_trace_layout_problem (b->data, b->len, 8);
+      if (k == 0)
+        ck_assert_ptr_null (problem);
+      else
+        ck_assert_str_eq (problem, "has a chunked layout with a chunk dimension of 0");
+    }
+  /* the dimensions cut short */
+  ck_assert_str_eq (sp_trace_layout_problem (b->data, b->len - 1, 8),
+                    "has a chunked layout whose dimensions run past its message");
+  /* contiguous (class 1): not this check's */
+  b->data[1] = 1;
+  ck_assert_ptr_null (sp_trace_layout_problem (b->data, b->len, 8));
+  /* no dimension */
+  b->data[1] = 2;
+  b->data[2] = 0;
+  ck_assert_str_eq (sp_trace_layout_problem (b->data, b->len, 8),
+                    "has a chunked layout of no dimension");
+
+  /* version 1: version, rank, class, 5 reserved, address, dimensions */
+  g_byte_array_set_size (b, 0);
+  put (b, 1, 1);
+  put (b, 2, 1);
+  put (b, 2, 1);
+  put (b, 0, 5);
+  put (b, 4096, 8);
+  put (b, 0, 4);
+  put (b, 4, 4);
+  ck_assert_str_eq (sp_trace_layout_problem (b->data, b->len, 8),
+                    "has a chunked layout with a chunk dimension of 0");
+
+  /* version 4: flags, rank, the dimensions' byte count (5 here), dims; a
+   * dimension of 2^32 is 0 to libhdf5's 32-bit one */
+  g_byte_array_set_size (b, 0);
+  put (b, 4, 1);
+  put (b, 2, 1);
+  put (b, 0, 1);
+  put (b, 2, 1);
+  put (b, 5, 1);
+  put (b, G_GUINT64_CONSTANT (1) << 32, 5);
+  put (b, 4, 5);
+  ck_assert_str_eq (sp_trace_layout_problem (b->data, b->len, 8),
+                    "has a chunked layout with a chunk dimension over 2^32 - 1");
+  b->data[4] = 9; /* 9-byte dimensions */
+  ck_assert_str_eq (sp_trace_layout_problem (b->data, b->len, 8),
+                    "has a chunked layout with a damaged dimension size");
+  b->data[4] = 5;
+  b->data[5] = 7; /* 2^32 + 7 */
+  ck_assert_str_eq (sp_trace_layout_problem (b->data, b->len, 8),
+                    "has a chunked layout with a chunk dimension over 2^32 - 1");
+  b->data[9] = 0; /* 7 */
+  ck_assert_ptr_null (sp_trace_layout_problem (b->data, b->len, 8));
+}
+END_TEST
 
 int
 main (int argc, char **argv)
