@@ -724,28 +724,6 @@ START_TEST (test_names_and_helpers)
 }
 END_TEST
 
-static Suite *
-trace_suite (void)
-{
-  Suite *s = suite_create ("trace");
-  TCase *tc = tcase_create ("core");
-  tcase_set_timeout (tc, 120);
-  tcase_add_test (tc, test_names_and_helpers);
-  tcase_add_test (tc, test_rows_round_trip);
-  tcase_add_test (tc, test_meta_round_trip);
-  tcase_add_test (tc, test_partial);
-  tcase_add_test (tc, test_crash_safety);
-  tcase_add_test (tc, test_deterministic);
-  tcase_add_test (tc, test_bad_enum_value);
-  tcase_add_test (tc, test_bad_files);
-  tcase_add_test (tc, test_reads_v1_0);
-  tcase_add_test (tc, test_user_attributes);
-  tcase_add_test (tc, test_header_walk_dtypes);
-  tcase_add_test (tc, test_header_walk_layouts);
-  suite_add_tcase (s, tc);
-  return s;
-}
-
 /* ---------------------------------------------- the object header walk
  * Datatype and layout messages built byte by byte from the HDF5 File
  * Format Specification (version 2, IV.A.2.d and IV.A.2.i), with the
@@ -982,6 +960,28 @@ START_TEST (test_header_walk_layouts)
   ck_assert_ptr_null (sp_trace_layout_problem (b->data, b->len, 8));
 }
 END_TEST
+
+static Suite *
+trace_suite (void)
+{
+  Suite *s = suite_create ("trace");
+  TCase *tc = tcase_create ("core");
+  tcase_set_timeout (tc, 120);
+  tcase_add_test (tc, test_names_and_helpers);
+  tcase_add_test (tc, test_rows_round_trip);
+  tcase_add_test (tc, test_meta_round_trip);
+  tcase_add_test (tc, test_partial);
+  tcase_add_test (tc, test_crash_safety);
+  tcase_add_test (tc, test_deterministic);
+  tcase_add_test (tc, test_bad_enum_value);
+  tcase_add_test (tc, test_bad_files);
+  tcase_add_test (tc, test_reads_v1_0);
+  tcase_add_test (tc, test_user_attributes);
+  tcase_add_test (tc, test_header_walk_dtypes);
+  tcase_add_test (tc, test_header_walk_layouts);
+  suite_add_tcase (s, tc);
+  return s;
+}
 
 int
 main (int argc, char **argv)
