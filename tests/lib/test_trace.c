@@ -734,7 +734,7 @@ put (GByteArray *b, guint64 v, guint n)
 {
   for (guint i = 0; i < n; i++)
     {
-      guint8 c = (guint8) (v >> (8 * i));
+      guint8 c = i < 8 ? (guint8) (v >> (8 * i)) : 0; /* zeros past 8 bytes */
       g_byte_array_append (b, &c, 1);
     }
 }
