@@ -23,7 +23,7 @@ typedef struct {
   char *problem;                  /* recorded values NCCL refuses (ignored), or NULL */
   char *nccl_version;             /* /meta/software nccl_runtime, or NULL */
   guint8 lacking;                 /* algorithms that NCCL version has not (by id) */
-  GPtrArray *var_names, *var_values; /* every NCCL_* of /meta/env (owned), or NULL */
+  GStrv var_names, var_values;    /* every NCCL_* of /meta/env (sp_trace_nccl_vars), or NULL */
 } SourceEnv;
 
 const char *const sp_calib_nccl_env_names[SP_CALIB_N_NCCL_ENV] = { "NCCL_ALGO", "NCCL_PROTO",
@@ -36,8 +36,8 @@ source_env_clear (SourceEnv *e)
     g_clear_pointer (&e->env[k], g_free);
   g_clear_pointer (&e->problem, g_free);
   g_clear_pointer (&e->nccl_version, g_free);
-  g_clear_pointer (&e->var_names, g_ptr_array_unref);
-  g_clear_pointer (&e->var_values, g_ptr_array_unref);
+  g_clear_pointer (&e->var_names, g_strfreev);
+  g_clear_pointer (&e->var_values, g_strfreev);
   memset (e, 0, sizeof *e);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SourceEnv, source_env_clear)
@@ -141,22 +141,14 @@ sp_calib_data_source_env (const SpCalibData *d, guint32 source, guint which)
 }
 
 guint
-sp_calib_data_source_n_nccl_vars (const SpCalibData *d, guint32 source)
+sp_calib_data_source_nccl_vars (const SpCalibData *d, guint32 source,
+                                const char *const **out_names, const char *const **out_values)
 {
-  g_return_val_if_fail (d != NULL, 0);
+  g_return_val_if_fail (d != NULL && out_names != NULL && out_values != NULL, 0);
   const SourceEnv *e = env_of (d, source);
-  return e && e->var_names ? e->var_names->len : 0;
-}
-
-const char *
-sp_calib_data_source_nccl_var (const SpCalibData *d, guint32 source, guint i,
-                               const char **out_value)
-{
-  g_return_val_if_fail (d != NULL && out_value != NULL, NULL);
-  const SourceEnv *e = env_of (d, source);
-  g_return_val_if_fail (e != NULL && e->var_names != NULL && i < e->var_names->len, NULL);
-  *out_value = g_ptr_array_index (e->var_values, i);
-  return g_ptr_array_index (e->var_names, i);
+  *out_names = (const char *const *) (e ? e->var_names : NULL);
+  *out_values = (const char *const *) (e ? e->var_values : NULL);
+  return *out_names ? g_strv_length ((GStrv) *out_names) : 0;
 }
 
 const char *
@@ -202,18 +194,13 @@ trace_nccl_env (SpTrace *trace, const char *name, gboolean own_run, SourceEnv *o
       if (env[i].key != NULL && env[i].value != NULL
           && strcmp (env[i].key, sp_calib_nccl_env_names[k]) == 0)
         v[k] = env[i].value;
-  /* every NCCL_* variable, the last of a name repeated, in order */
+  /* every NCCL_* variable, the last of a name repeated, in order (the
+   * arrays are NULL-terminated; the trace's strings are copied) */
   g_autofree const char **var_names = NULL, **var_values = NULL;
-  gsize n_vars = sp_trace_nccl_vars (trace, &var_names, &var_values);
-  if (n_vars > 0)
+  if (sp_trace_nccl_vars (trace, &var_names, &var_values) > 0)
     {
-      out->var_names = g_ptr_array_new_full ((guint) n_vars, g_free);
-      out->var_values = g_ptr_array_new_full ((guint) n_vars, g_free);
-      for (gsize i = 0; i < n_vars; i++)
-        {
-          g_ptr_array_add (out->var_names, g_strdup (var_names[i]));
-          g_ptr_array_add (out->var_values, g_strdup (var_values[i]));
-        }
+      out->var_names = g_strdupv ((GStrv) var_names);
+      out->var_values = g_strdupv ((GStrv) var_values);
     }
   out->decides = own_run;
   /* the syntax and the algorithms are the NCCL's that ran (0: unknown,

@@ -610,10 +610,9 @@ walk_header (const SpTraceHeaps *heaps, const char *path, guint64 file_size, gui
           const guint8 *m = c + p + 8;
           if (msize > size - p - 8)
             damage = "has a message running past its chunk";
-          else if (type == MSG_DATATYPE && (mflags & MSG_FLAG_SHARED) && !attrs && follow)
-            committed = committed_type_header (m, msize, addr_len);
-          else if (type == MSG_DATATYPE && !(mflags & MSG_FLAG_SHARED) && !attrs
-                   && dtype_extent (m, msize, 0) == 0)
+          else if (type == MSG_DATATYPE && (mflags & MSG_FLAG_SHARED))
+            committed = follow ? committed_type_header (m, msize, addr_len) : 0;
+          else if (type == MSG_DATATYPE && dtype_extent (m, msize, 0) == 0)
             damage = "has a damaged or unsupported datatype message (a member name or part "
                      "runs past it, or an unknown class)";
           else if (type == MSG_ATTRIBUTE && attrs)

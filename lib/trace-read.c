@@ -203,9 +203,8 @@ read_uint_attr (SpTrace *t, const char *name, guint32 *out, GError **error)
 }
 
 /* Walk the object header of `path` before libhdf5 decodes it
- * (sp_trace_heaps_check_header): its layout, and with `attrs` its string
- * attributes against the global heaps, without them (a dataset about to
- * be opened) its datatype. */
+ * (sp_trace_heaps_check_header): its layout and datatype, and with
+ * `attrs` its string attributes against the global heaps. */
 static gboolean
 check_header_of (SpTrace *t, const char *path, gboolean attrs, GError **error)
 {
@@ -340,8 +339,10 @@ software_cb (hid_t loc, const char *name, const H5A_info_t *info, void *data)
   return 0;
 }
 
+/* Open dataset `path` once its object header is walked (check_header_of;
+ * `attrs`: its string attributes too, for a caller that reads them). */
 static hid_t
-open_dataset (SpTrace *t, const char *path, GError **error)
+open_dataset (SpTrace *t, const char *path, gboolean attrs, GError **error)
 {
   if (H5Lexists (t->file, path, H5P_DEFAULT) <= 0 || H5Oexists_by_name (t->file, path, H5P_DEFAULT) <= 0)
     {
@@ -352,7 +353,7 @@ open_dataset (SpTrace *t, const char *path, GError **error)
     }
   /* its object header walked first: a layout libhdf5 would divide by zero
    * opening (T13), a datatype it would decode past its end (T14) */
-  if (!check_header_of (t, path, FALSE, error))
+  if (!check_header_of (t, path, attrs, error))
     return H5I_INVALID_HID;
   hid_t d = H5Dopen2 (t->file, path, H5P_DEFAULT);
   if (d < 0)
@@ -369,7 +370,7 @@ static hid_t
 open_table (SpTrace *t, const SpTraceTable *table, guint64 max_rows, hid_t *out_mtype,
             guint64 *out_n, gboolean **out_present, GError **error)
 {
-  hid_t d = open_dataset (t, table->path, error);
+  hid_t d = open_dataset (t, table->path, FALSE, error);
   if (d < 0)
     return H5I_INVALID_HID;
   hid_t ftype = H5Dget_type (d);
@@ -472,14 +473,9 @@ read_text (SpTrace *t, const char *path, const char **out_text, const char **out
       H5Eclear2 (H5E_DEFAULT);
       return TRUE;
     }
-  hid_t d = open_dataset (t, path, error);
+  hid_t d = open_dataset (t, path, TRUE, error);
   if (d < 0)
     return FALSE;
-  if (!check_header_of (t, path, TRUE, error))
-    {
-      H5Dclose (d);
-      return FALSE;
-    }
   hid_t ftype = H5Dget_type (d);
   gboolean ok = FALSE;
   guint64 n = 0;
@@ -534,7 +530,7 @@ read_groups (SpTrace *t, GError **error)
   if (!(t->families = read_table (t, &sp_trace_table_families, error))
       || !(t->groups = read_table (t, &sp_trace_table_groups, error)))
     return FALSE;
-  hid_t d = open_dataset (t, "/groups/members", error);
+  hid_t d = open_dataset (t, "/groups/members", FALSE, error);
   if (d < 0)
     return FALSE;
   hid_t ftype = H5Dget_type (d);

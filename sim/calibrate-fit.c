@@ -959,34 +959,30 @@ source_across_nodes (const SpTopoSpec *spec, const SpCalibData *data, guint32 so
 }
 
 char *
-sp_calib_fit_unread_var (const SpTopo *topo, const SpCalibData *data, guint32 source, guint i)
+sp_calib_fit_unread_env (const SpTopo *topo, const SpCalibData *data, guint32 source,
+                         gboolean **out_flagged)
 {
   g_return_val_if_fail (topo != NULL && data != NULL, NULL);
-  if (!sp_calib_fit_reads_nccl_env (topo) || i >= sp_calib_data_source_n_nccl_vars (data, source))
-    return NULL;
-  const SpTopoSpec *spec = sp_topo_spec (topo);
-  int version = sp_topo_nccl_version_code (sp_calib_data_source_nccl_version (data, source, NULL));
-  const char *value = NULL;
-  const char *name = sp_calib_data_source_nccl_var (data, source, i, &value);
-  return sp_sim_nccl_env_unread (spec, version, source_across_nodes (spec, data, source), name,
-                                 value);
-}
-
-char *
-sp_calib_fit_unread_env (const SpTopo *topo, const SpCalibData *data, guint32 source)
-{
-  g_return_val_if_fail (topo != NULL && data != NULL, NULL);
-  guint n = sp_calib_data_source_n_nccl_vars (data, source);
+  if (out_flagged != NULL)
+    *out_flagged = NULL;
+  const char *const *names, *const *values;
+  guint n = sp_calib_data_source_nccl_vars (data, source, &names, &values);
   if (!sp_calib_fit_reads_nccl_env (topo) || n == 0)
     return NULL;
   const SpTopoSpec *spec = sp_topo_spec (topo);
-  g_autofree const char **names = g_new (const char *, n);
-  g_autofree const char **values = g_new (const char *, n);
-  for (guint i = 0; i < n; i++)
-    names[i] = sp_calib_data_source_nccl_var (data, source, i, &values[i]);
   int version = sp_topo_nccl_version_code (sp_calib_data_source_nccl_version (data, source, NULL));
-  return sp_sim_nccl_env_unread_text (spec, version, source_across_nodes (spec, data, source),
-                                      names, values, n);
+  gboolean across = source_across_nodes (spec, data, source);
+  if (out_flagged != NULL)
+    {
+      *out_flagged = g_new0 (gboolean, n);
+      for (guint i = 0; i < n; i++)
+        {
+          g_autofree char *what = sp_sim_nccl_env_unread (spec, version, across, names[i],
+                                                          values[i]);
+          (*out_flagged)[i] = what != NULL;
+        }
+    }
+  return sp_sim_nccl_env_unread_text (spec, version, across, names, values, n);
 }
 
 const SpTopo *

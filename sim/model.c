@@ -122,12 +122,11 @@ static const SpTransportModel transport_models[] = {
  * (NCCL's search ends near that for NVSwitch and mesh systems), 2
  * otherwise; clamped to [2, 32]. */
 static guint32
-model_channels (const SpTopoSpec *s)
+model_channels (const SpTopoSpec *s, SpArch arch)
 {
   if (s->intra_kind != SP_INTRA_NVSWITCH && s->intra_kind != SP_INTRA_NVLINK)
     return 2;
-  double links = s->intra_bandwidth_gbs
-                 / sp_nccl_nvlink_datasheet_link_gbs (sp_sim_arch_of (s->gpu_model));
+  double links = s->intra_bandwidth_gbs / sp_nccl_nvlink_datasheet_link_gbs (arch);
   return (guint32) CLAMP (lround (links), 2, 32);
 }
 
@@ -525,7 +524,7 @@ sp_shape_init_model (SpShape *sh, const SpTopoSpec *s, const guint32 *ranks, gui
   else
     sh->p2p_net_factor = message_factor (s, transport_model (s)->p2p_chunk_bytes);
   shape_ring_rates (sh);
-  sh->n_channels = model_channels (s);
+  sh->n_channels = model_channels (s, sh->arch);
   return TRUE;
 }
 
@@ -1510,7 +1509,7 @@ sp_sim_nccl_env_unread (const SpTopoSpec *s, int nccl_version, gboolean across_n
   if (errno != 0)
     return NULL;
   const SpTransportModel *t = transport_model (s);
-  long long channels = model_channels (s);
+  long long channels = model_channels (s, sp_sim_arch_of (s->gpu_model));
   switch (assumed)
     {
     case CHANNELS_MAX:

@@ -229,20 +229,19 @@ report_json (const SpCalibData *data, const SpCalibResult *res, const char *topo
   for (guint32 s = 0; s < sp_calib_data_n_sources (data); s++)
     {
       json_builder_begin_object (b);
-      guint n = reads ? sp_calib_data_source_n_nccl_vars (data, s) : 0;
+      g_autofree gboolean *flagged = NULL;
+      g_autofree char *unread = sp_calib_fit_unread_env (sp_calib_result_topology (res), data, s,
+                                                         &flagged);
+      const char *const *names, *const *values;
+      guint n = unread ? sp_calib_data_source_nccl_vars (data, s, &names, &values) : 0;
       for (guint i = 0; i < n; i++)
-        {
-          g_autofree char *what = sp_calib_fit_unread_var (sp_calib_result_topology (res), data,
-                                                           s, i);
-          if (what == NULL)
-            continue;
-          const char *value = NULL;
-          const char *name = sp_calib_data_source_nccl_var (data, s, i, &value);
-          /* the name is one of NCCL's; the value as the warning shows it */
-          g_autofree char *shown = sp_topo_nccl_excerpt (value);
-          json_builder_set_member_name (b, name);
-          json_builder_add_string_value (b, shown);
-        }
+        if (flagged[i])
+          {
+            /* the name is one of NCCL's; the value as the warning shows it */
+            g_autofree char *shown = sp_topo_nccl_excerpt (values[i]);
+            json_builder_set_member_name (b, names[i]);
+            json_builder_add_string_value (b, shown);
+          }
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
@@ -354,7 +353,7 @@ calibrated_ini (const SpCalibData *data, const SpCalibResult *res, const char *t
       g_string_append_printf (s, "# input: %s (%" G_GSIZE_FORMAT " ops%s%s)\n", name, n,
                               env ? "; " : "", env ? env : "");
       g_autofree char *unread = sp_calib_fit_unread_env (sp_calib_result_topology (res), data,
-                                                         src);
+                                                         src, NULL);
       if (unread != NULL)
         g_string_append_printf (s, "#   ran with, not modelled: %s\n", unread);
     }
@@ -499,7 +498,7 @@ sp_cmd_calibrate (int argc, char **argv)
           fprintf (stderr, "shardplan " CMD ": warning: %s\n", shown);
         }
       g_autofree char *unread = sp_calib_fit_unread_env (topo, data,
-                                                         sp_calib_data_n_sources (data) - 1);
+                                                         sp_calib_data_n_sources (data) - 1, NULL);
       if (unread != NULL)
         {
           g_autofree char *where = comment_safe (path);

@@ -46,8 +46,9 @@ print_nccl_row (const SpCompareStats *st, const char *indent)
 
 /* A warning naming the NCCL variables the measured run set that the
  * simulator does not model (sp_sim_nccl_env_unread), judged on the
- * topology the simulated trace records; nothing for CPU ranks (MPI) or a
- * simulated trace without its topology. */
+ * topology the simulated trace records (across nodes when the run had
+ * more ranks than a node has GPUs: compare has no op placement to go by);
+ * nothing for CPU ranks (MPI) or a simulated trace without its topology. */
 static void
 warn_unread_env (const SpTrace *sim, const SpTrace *measured, const char *measured_name)
 {

@@ -148,11 +148,12 @@ gboolean sp_calib_data_source_nccl (const SpCalibData *data, guint32 source,
 const char *sp_calib_data_source_nccl_version (const SpCalibData *data, guint32 source,
                                                guint8 *out_lacking);
 /* Every NCCL_* variable input `source`'s trace records in /meta/env (the
- * last of a name repeated), in its order: how many, and the name and (in
- * *out_value) the value of the i-th (owned by the data). */
-guint sp_calib_data_source_n_nccl_vars (const SpCalibData *data, guint32 source);
-const char *sp_calib_data_source_nccl_var (const SpCalibData *data, guint32 source, guint i,
-                                           const char **out_value);
+ * last of a name repeated: sp_trace_nccl_vars), in its order: how many,
+ * their names and values in NULL-terminated arrays (owned by the data;
+ * NULL when none). */
+guint sp_calib_data_source_nccl_vars (const SpCalibData *data, guint32 source,
+                                      const char *const **out_names,
+                                      const char *const **out_values);
 /* A recorded NCCL_ALGO / NCCL_PROTO that NCCL refuses (an unknown
  * collective prefix, a second entry without one: NCCL fails communicator
  * init with it), left out of the masks above: the reason, or NULL. */

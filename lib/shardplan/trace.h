@@ -328,7 +328,7 @@ const char *const *sp_trace_software_keys (const SpTrace *trace);
 const SpTraceEnv *sp_trace_env (const SpTrace *trace, gsize *out_n);
 /* Its NCCL_* variables, the last value of a name repeated, in file order:
  * how many, with their names and values in *out_names / *out_values
- * (arrays to g_free; the strings are the trace's). */
+ * (NULL-terminated arrays to g_free; the strings are the trace's). */
 gsize sp_trace_nccl_vars (const SpTrace *trace, const char ***out_names, const char ***out_values);
 
 /* /meta/cluster (owned by the trace). */

@@ -106,19 +106,18 @@ void sp_calib_result_free (SpCalibResult *result);
  * its trace records (sp_calib_data_source_nccl) on `topo`: not when its
  * ranks are CPUs ([intra] kind = shm), which run MPI, not NCCL. */
 gboolean sp_calib_fit_reads_nccl_env (const SpTopo *topo);
-/* What the i-th NCCL variable input `source` ran with
- * (sp_calib_data_source_nccl_var) changes that the model does not follow
- * on `topo`: sp_sim_nccl_env_unread with the input's NCCL version and
- * whether any of its ops spans two of the topology's nodes; NULL when
- * nothing, or on CPU ranks (g_free).  And all of them as one line,
- * "NCCL_MAX_NCHANNELS=4 (caps the channels below the model's 18),
- * NCCL_BUFFSIZE=8388608 (Simple's buffer; the model assumes 4194304)",
- * values cut as sp_topo_nccl_excerpt does, or NULL (g_free).  Their effect
- * on the input's times goes into the fitted values (on a held-out input,
- * into its error). */
-char *sp_calib_fit_unread_var (const SpTopo *topo, const SpCalibData *data, guint32 source,
-                               guint i);
-char *sp_calib_fit_unread_env (const SpTopo *topo, const SpCalibData *data, guint32 source);
+/* The NCCL variables input `source` ran with (sp_calib_data_source_nccl_vars)
+ * that the model does not follow on `topo`, judged with the input's NCCL
+ * version and whether any of its ops spans two of the topology's nodes
+ * (sp_sim_nccl_env_unread): as one line, "NCCL_MAX_NCHANNELS=4 (caps the
+ * channels below the model's 18), NCCL_BUFFSIZE=8388608 (Simple's buffer;
+ * the model assumes 4194304)" (sp_sim_nccl_env_unread_text), NULL when
+ * none or on CPU ranks (g_free); and, when `out_flagged` is not NULL,
+ * which of them, one flag a variable (g_free; NULL with no variable).
+ * Their effect on the input's times goes into the fitted values (on a
+ * held-out input, into its error). */
+char *sp_calib_fit_unread_env (const SpTopo *topo, const SpCalibData *data, guint32 source,
+                               gboolean **out_flagged);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SpCalibResult, sp_calib_result_free)
 
 /* The calibrated topology (owned by the result): the input spec with the

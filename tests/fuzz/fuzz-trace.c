@@ -76,7 +76,7 @@ walk (SpTrace *t)
 }
 
 /* What calibrate does with an accepted trace before it fits: its points
- * and NCCL variables (sp_calib_fit_unread_var's work on each). */
+ * and NCCL variables (sp_calib_fit_unread_env's work). */
 static void
 calibrate_reads (SpTrace *t)
 {
@@ -94,15 +94,15 @@ calibrate_reads (SpTrace *t)
     g_clear_error (&e);
   else
     for (guint32 s = 0; s < sp_calib_data_n_sources (d); s++)
-      for (guint i = 0; i < sp_calib_data_source_n_nccl_vars (d, s); i++)
-        {
-          const char *value = NULL;
-          const char *name = sp_calib_data_source_nccl_var (d, s, i, &value);
-          g_assert (name != NULL && value != NULL);
-          int version = sp_topo_nccl_version_code (sp_calib_data_source_nccl_version (d, s, NULL));
-          for (int across = 0; across < 2; across++)
-            g_free (sp_sim_nccl_env_unread (sp_topo_spec (h100), version, across, name, value));
-        }
+      {
+        const char *const *names, *const *values;
+        guint n = sp_calib_data_source_nccl_vars (d, s, &names, &values);
+        int version = sp_topo_nccl_version_code (sp_calib_data_source_nccl_version (d, s, NULL));
+        g_assert (n == 0 || (names[n] == NULL && values[n] == NULL));
+        for (int across = 0; across < 2; across++)
+          g_free (sp_sim_nccl_env_unread_text (sp_topo_spec (h100), version, across, names,
+                                               values, n));
+      }
   sp_calib_data_free (d);
 }
 

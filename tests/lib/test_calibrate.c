@@ -690,21 +690,23 @@ START_TEST (nccl_vars_of_traces)
   g_autoptr (SpCalibData) d = NULL;
   gsize n;
   points_of (path, &d, &n);
-  ck_assert_uint_eq (sp_calib_data_source_n_nccl_vars (d, 0), 3);
+  const char *const *names, *const *values;
+  ck_assert_uint_eq (sp_calib_data_source_nccl_vars (d, 0, &names, &values), 3);
   static const char *const want[] = { "NCCL_MAX_NCHANNELS", "2", "NCCL_BUFFSIZE", "1048576",
                                       "NCCL_EMPTY", "" };
   for (guint i = 0; i < 3; i++)
     {
-      const char *value = NULL;
-      ck_assert_str_eq (sp_calib_data_source_nccl_var (d, 0, i, &value), want[2 * i]);
-      ck_assert_str_eq (value, want[2 * i + 1]);
+      ck_assert_str_eq (names[i], want[2 * i]);
+      ck_assert_str_eq (values[i], want[2 * i + 1]);
     }
+  ck_assert_ptr_null (names[3]);
   g_autofree char *plain = write_varied_with (dir, "plain.h5", "shardplan run", NULL, NULL,
                                               SP_ALGO_RING);
   g_autoptr (SpCalibData) d2 = NULL;
   points_of (plain, &d2, &n);
-  ck_assert_uint_eq (sp_calib_data_source_n_nccl_vars (d2, 0), 0);
-  ck_assert_uint_eq (sp_calib_data_source_n_nccl_vars (d2, 7), 0); /* no such input */
+  ck_assert_uint_eq (sp_calib_data_source_nccl_vars (d2, 0, &names, &values), 0);
+  ck_assert_ptr_null (names);
+  ck_assert_uint_eq (sp_calib_data_source_nccl_vars (d2, 7, &names, &values), 0); /* no such input */
 }
 END_TEST
 

@@ -765,6 +765,35 @@ put_name (GByteArray *b, const char *name, gboolean pad8)
     put (b, 0, (guint) ((8 - n % 8) % 8));
 }
 
+/* `b` emptied, then a header as dt_head */
+static void
+dt_new (GByteArray *b, guint version, guint cls, guint32 bits, guint32 size)
+{
+  g_byte_array_set_size (b, 0);
+  dt_head (b, version, cls, bits, size);
+}
+
+/* A one-member compound of `size` bytes: its member `name` (padded to 8
+ * before version 3), `info` bytes of offset (version 1: and rank,
+ * reserved, permutation, dimensions), then a 4-byte integer type. */
+static void
+dt_compound1 (GByteArray *b, guint version, guint32 size, const char *name, guint info)
+{
+  dt_new (b, version, 6, 1, size);
+  put_name (b, name, version < 3);
+  put (b, 0, info);
+  dt_int (b, 4);
+}
+
+/* `b` emptied, then n / 2 fields given as (value, bytes) pairs */
+static void
+put_fields (GByteArray *b, const guint64 *fields, gsize n)
+{
+  g_byte_array_set_size (b, 0);
+  for (gsize i = 0; i + 1 < n; i += 2)
+    put (b, fields[i], (guint) fields[i + 1]);
+}
+
 static gsize
 extent_of (GByteArray *b)
 {
@@ -777,45 +806,38 @@ START_TEST (test_header_walk_dtypes)
   dt_int (b, 4);
   ck_assert_uint_eq (extent_of (b), 12);
   ck_assert_uint_eq (sp_trace_dtype_extent (b->data, 11), 0); /* cut short */
-  g_byte_array_set_size (b, 0);
-  dt_head (b, 1, 1, 0, 8); /* float: 12 bytes of properties */
+  dt_new (b, 1, 1, 0, 8); /* float: 12 bytes of properties */
   put (b, 0, 12);
   ck_assert_uint_eq (extent_of (b), 20);
-  g_byte_array_set_size (b, 0);
-  dt_head (b, 1, 3, 0, 5); /* a fixed string: none */
+  dt_new (b, 1, 3, 0, 5); /* a fixed string: none */
   ck_assert_uint_eq (extent_of (b), 8);
 
-  /* compound, version 1: name padded to 8, then offset, rank, reserved,
-   * permutation, reserved, 4 dimension sizes (32 bytes), member type */
-  g_byte_array_set_size (b, 0);
-  dt_head (b, 1, 6, 1, 4);
-  put_name (b, "a", TRUE);
-  put (b, 0, 32);
-  dt_int (b, 4);
-  ck_assert_uint_eq (extent_of (b), 8 + 8 + 32 + 12);
-  /* the same claiming two members: the second runs past it */
-  b->data[1] = 2;
-  ck_assert_uint_eq (extent_of (b), 0);
-
-  /* version 2: offset of 4 bytes; a name of 8 characters pads to 16 */
-  g_byte_array_set_size (b, 0);
-  dt_head (b, 2, 6, 1, 4);
-  put_name (b, "abcdefgh", TRUE);
-  put (b, 0, 4);
-  dt_int (b, 4);
-  ck_assert_uint_eq (extent_of (b), 8 + 16 + 4 + 12);
-
-  /* version 3: names unpadded, the offset in as many bytes as the size
+  /* compound: version 1 pads the name to 8 and has a 32-byte member
+   * block (offset, rank, reserved, permutation, reserved, 4 dimension
+   * sizes); version 2 a 4-byte offset (a name of 8 characters pads to 16);
+   * version 3 unpadded names and an offset in as many bytes as the size
    * needs (300: 2) */
-  g_byte_array_set_size (b, 0);
-  dt_head (b, 3, 6, 1, 300);
-  put_name (b, "a", FALSE);
-  put (b, 0, 2);
-  dt_int (b, 4);
-  ck_assert_uint_eq (extent_of (b), 8 + 2 + 2 + 12);
+  static const struct {
+    guint version;
+    guint32 size;
+    const char *name;
+    guint info;
+    gsize extent;
+  } compounds[] = {
+    { 1, 4, "a", 32, 8 + 8 + 32 + 12 },
+    { 2, 4, "abcdefgh", 4, 8 + 16 + 4 + 12 },
+    { 3, 300, "a", 2, 8 + 2 + 2 + 12 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (compounds); i++)
+    {
+      dt_compound1 (b, compounds[i].version, compounds[i].size, compounds[i].name,
+                    compounds[i].info);
+      ck_assert_uint_eq (extent_of (b), compounds[i].extent);
+      b->data[1] = 2; /* claiming two members: the second runs past it */
+      ck_assert_uint_eq (extent_of (b), 0);
+    }
   /* a name without its NUL at the end of the message */
-  g_byte_array_set_size (b, 0);
-  dt_head (b, 3, 6, 1, 4);
+  dt_new (b, 3, 6, 1, 4);
   g_byte_array_append (b, (const guint8 *) "abc", 3);
   ck_assert_uint_eq (extent_of (b), 0);
 
@@ -823,8 +845,7 @@ START_TEST (test_header_walk_dtypes)
    * version 1 padded to 8 */
   for (guint v = 1; v <= 3; v += 2)
     {
-      g_byte_array_set_size (b, 0);
-      dt_head (b, v, 8, 2, 1);
+      dt_new (b, v, 8, 2, 1);
       dt_int (b, 1);
       put_name (b, "x", v < 3);
       put_name (b, "y", v < 3);
@@ -836,15 +857,13 @@ START_TEST (test_header_walk_dtypes)
     }
 
   /* variable-length string: its base, a 1-byte integer */
-  g_byte_array_set_size (b, 0);
-  dt_head (b, 1, 9, 1, 16);
+  dt_new (b, 1, 9, 1, 16);
   dt_int (b, 1);
   ck_assert_uint_eq (extent_of (b), 20);
 
   /* array: version 3 rank, dims; versions 1 and 2 also 3 reserved bytes
    * and the permutations */
-  g_byte_array_set_size (b, 0);
-  dt_head (b, 3, 10, 0, 24);
+  dt_new (b, 3, 10, 0, 24);
   put (b, 2, 1);
   put (b, 2, 4);
   put (b, 3, 4);
@@ -852,30 +871,26 @@ START_TEST (test_header_walk_dtypes)
   ck_assert_uint_eq (extent_of (b), 8 + 1 + 8 + 12);
   for (guint v = 1; v <= 2; v++)
     {
-      g_byte_array_set_size (b, 0);
-      dt_head (b, v, 10, 0, 8);
+      dt_new (b, v, 10, 0, 8);
       put (b, 1, 4);
       put (b, 2, 4);
       put (b, 0, 4);
       dt_int (b, 4);
       ck_assert_uint_eq (extent_of (b), 8 + 4 + 8 + 12);
     }
-  g_byte_array_set_size (b, 0);
-  dt_head (b, 3, 10, 0, 8);
+  dt_new (b, 3, 10, 0, 8);
   put (b, 255, 1); /* 255 dimensions in 1 byte */
   ck_assert_uint_eq (extent_of (b), 0);
 
   /* opaque: an 8-byte tag needs no NUL (libhdf5 writes none) */
-  g_byte_array_set_size (b, 0);
-  dt_head (b, 1, 5, 8, 4);
+  dt_new (b, 1, 5, 8, 4);
   g_byte_array_append (b, (const guint8 *) "ABCDEFGH", 8);
   ck_assert_uint_eq (extent_of (b), 16);
   b->data[1] = 16; /* a 16-byte tag in 8 */
   ck_assert_uint_eq (extent_of (b), 0);
 
   /* an unknown class, a version 0 */
-  g_byte_array_set_size (b, 0);
-  dt_head (b, 1, 11, 0, 4);
+  dt_new (b, 1, 11, 0, 4);
   ck_assert_uint_eq (extent_of (b), 0);
   b->data[0] = 0x00;
   ck_assert_uint_eq (extent_of (b), 0);
@@ -895,24 +910,15 @@ END_TEST
 START_TEST (test_header_walk_layouts)
 {
   g_autoptr (GByteArray) b = g_byte_array_new ();
-  /* version 3, chunked: rank (+1 for the element size), B-tree address,
-   * 4-byte dimensions */
-  static const guint32 fine[] = { 4, 8, 4 }, zero[] = { 4, 0, 4 };
-  for (guint k = 0; k < 2; k++)
-    {
-      g_byte_array_set_size (b, 0);
-      put (b, 3, 1);
-      put (b, 2, 1);
-      put (b, 3, 1);
-      put (b, 4096, 8);
-      for (guint i = 0; i < 3; i++)
-        put (b, (k ? zero : fine)[i], 4);
-      const char *problem = sp_trace_layout_problem (b->data, b->len, 8);
-      if (k == 0)
-        ck_assert_ptr_null (problem);
-      else
-        ck_assert_str_eq (problem, "has a chunked layout with a chunk dimension of 0");
-    }
+  /* version 3, chunked: version, class, rank (+1 for the element size),
+   * B-tree address, 4-byte dimensions */
+  static const guint64 v3_fine[] = { 3, 1, 2, 1, 3, 1, 4096, 8, 4, 4, 8, 4, 4, 4 };
+  static const guint64 v3_zero[] = { 3, 1, 2, 1, 3, 1, 4096, 8, 4, 4, 0, 4, 4, 4 };
+  put_fields (b, v3_fine, G_N_ELEMENTS (v3_fine));
+  ck_assert_ptr_null (sp_trace_layout_problem (b->data, b->len, 8));
+  put_fields (b, v3_zero, G_N_ELEMENTS (v3_zero));
+  ck_assert_str_eq (sp_trace_layout_problem (b->data, b->len, 8),
+                    "has a chunked layout with a chunk dimension of 0");
   /* the dimensions cut short */
   ck_assert_str_eq (sp_trace_layout_problem (b->data, b->len - 1, 8),
                     "has a chunked layout whose dimensions run past its message");
@@ -926,27 +932,15 @@ START_TEST (test_header_walk_layouts)
                     "has a chunked layout of no dimension");
 
   /* version 1: version, rank, class, 5 reserved, address, dimensions */
-  g_byte_array_set_size (b, 0);
-  put (b, 1, 1);
-  put (b, 2, 1);
-  put (b, 2, 1);
-  put (b, 0, 5);
-  put (b, 4096, 8);
-  put (b, 0, 4);
-  put (b, 4, 4);
+  static const guint64 v1[] = { 1, 1, 2, 1, 2, 1, 0, 5, 4096, 8, 0, 4, 4, 4 };
+  put_fields (b, v1, G_N_ELEMENTS (v1));
   ck_assert_str_eq (sp_trace_layout_problem (b->data, b->len, 8),
                     "has a chunked layout with a chunk dimension of 0");
 
   /* version 4: flags, rank, the dimensions' byte count (5 here), dims; a
    * dimension of 2^32 is 0 to libhdf5's 32-bit one */
-  g_byte_array_set_size (b, 0);
-  put (b, 4, 1);
-  put (b, 2, 1);
-  put (b, 0, 1);
-  put (b, 2, 1);
-  put (b, 5, 1);
-  put (b, G_GUINT64_CONSTANT (1) << 32, 5);
-  put (b, 4, 5);
+  static const guint64 v4[] = { 4, 1, 2, 1, 0, 1, 2, 1, 5, 1, G_GUINT64_CONSTANT (1) << 32, 5, 4, 5 };
+  put_fields (b, v4, G_N_ELEMENTS (v4));
   ck_assert_str_eq (sp_trace_layout_problem (b->data, b->len, 8),
                     "has a chunked layout with a chunk dimension over 2^32 - 1");
   b->data[4] = 9; /* 9-byte dimensions */
