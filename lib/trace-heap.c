@@ -190,14 +190,14 @@ sp_trace_heaps_string_ok (const SpTraceHeaps *heaps, const guint8 *ref, guint ad
 /* ------------------------------------------------------------ attributes
  * libhdf5 reads an attribute's raw data with its object header and follows
  * a string reference in it with no way for a caller to see it first, so
- * the object header is walked here (version 1, the only version the
- * writer and h5py's defaults produce; format: HDF5 File Format
- * Specification version 2, IV.A.1.a "Version 1 Data Object Header
- * Prefix", IV.A.2.m "Attribute Message", IV.A.2.d "Datatype Message"),
- * and each variable-length string attribute's first reference is checked
- * like a dataset's.  A header in another version, or any structure this
- * walk does not expect, is left to libhdf5: it only ever refuses a
- * reference it can read. */
+ * the object header is walked here (version 1, which the writer and
+ * h5py's defaults produce, and version 2, libver "latest", with its
+ * attributes in dense storage too; format: HDF5 File Format Specification
+ * version 2, IV.A.1.a "Version 1 Data Object Header Prefix", IV.A.1.b,
+ * IV.A.2.m "Attribute Message", IV.A.2.d "Datatype Message"), and each
+ * variable-length string attribute's first reference is checked like a
+ * dataset's.  Any structure this walk does not expect is left to
+ * libhdf5: it only ever refuses a reference it can read. */
 
 #define OH_MAX_CHUNKS 64    /* a continuation loop ends here */
 #define MSG_DATATYPE 0x0003
@@ -206,6 +206,7 @@ sp_trace_heaps_string_ok (const SpTraceHeaps *heaps, const guint8 *ref, guint ad
 #define DT_MAX_DEPTH 16     /* nested compound / array / vlen types */
 #define MSG_ATTRIBUTE 0x000C
 #define MSG_CONTINUATION 0x0010
+#define MSG_ATTR_INFO 0x0015
 #define DT_CLASS_FIXED 0
 #define DT_CLASS_FLOAT 1
 #define DT_CLASS_STRING 3
@@ -547,6 +548,266 @@ committed_type_header (const guint8 *m, gsize len, guint addr_len)
   return 0;
 }
 
+/* Version 2 object headers (IV.A.1.b "Version 2 Data Object Header
+ * Prefix"; libver "latest" files, h5py's `libver='latest'`): "OHDR",
+ * version 2, flags, four times (flag bit 5), the attribute phase change
+ * values (bit 4), then chunk 0's size in 1, 2, 4 or 8 bytes (bits 0-1);
+ * its messages follow, each with a 1-byte type, a 2-byte size, a flags
+ * byte and, where the header tracks attribute creation order (bit 2), a
+ * 2-byte index.  Chunk 0 then, and each continuation block ("OCHK", its
+ * messages), ends in a checksum, which libhdf5 verifies: a damaged byte
+ * fails it, but a file made to do harm recomputes it. */
+#define OH_V2_PREFIX_MAX (4 + 1 + 1 + 16 + 4 + 8)
+#define OH_V2_CRT_ORDER 0x04
+#define OH_V2_PHASE 0x10
+#define OH_V2_TIMES 0x20
+
+/* The bytes of the version 2 prefix `pre` (`len` read), chunk 0's size
+ * into *out_chunk0; 0 when it is not one libhdf5 reads (another version,
+ * flag bits it does not know, cut short). */
+static gsize
+oh_v2_prefix (const guint8 *pre, gsize len, guint64 *out_chunk0)
+{
+  if (len < 7 || pre[4] != 2 || (pre[5] & 0xc0) != 0)
+    return 0;
+  guint flags = pre[5];
+  gsize at = 6 + ((flags & OH_V2_TIMES) ? 16 : 0) + ((flags & OH_V2_PHASE) ? 4 : 0);
+  guint size_len = 1u << (flags & 3);
+  if (at + size_len > len)
+    return 0;
+  *out_chunk0 = decode_le (pre + at, size_len);
+  return at + size_len;
+}
+
+/* ------------------------------------------------------ dense attributes
+ * A version 2 header keeps more attributes than fit its limits (8 by
+ * default: the root of a trace written with libver "latest") in "dense"
+ * storage: an attribute info message (IV.A.2.f) names a fractal heap
+ * (III.G) holding the attribute messages and a version 2 B-tree (III.A.2)
+ * indexing them by name, whose records hold each message's heap ID.
+ * libhdf5 decodes those messages (H5Aexists compares names through them)
+ * and follows their string references as it does a compact attribute's,
+ * so they are checked the same way.  Walked: the layouts libhdf5 writes
+ * for the attributes of one object (a B-tree of one leaf, up to ~29
+ * attributes; a heap whose root block is direct or an indirect block of
+ * direct blocks, unfiltered); other layouts, and a "huge" attribute (over
+ * the heap's largest managed object, 4 KiB, kept outside it), are left to
+ * libhdf5.  Structure that cannot be right (a signature, an address past
+ * the file, a heap ID past its block) is refused. */
+#define FH_HDR_MAX (4 + 1 + 2 + 2 + 1 + 4 + 12 * 8 + 2 + 8 + 8 + 2 + 2 + 8 + 2)
+#define BT2_TYPE_ATTR_NAME 8
+#define BT2_ATTR_RECORD 17 /* heap ID (8), message flags, creation order (4), name hash (4) */
+#define FH_ID_LEN 8
+
+/* `len` bytes at `addr` of the file into `buf`: FALSE when not all there. */
+static gboolean
+read_at (int fd, guint64 file_size, guint64 addr, gsize len, guint8 *buf)
+{
+  return addr <= file_size && len <= file_size - addr
+         && pread (fd, buf, len, (off_t) addr) == (ssize_t) len;
+}
+
+/* Whole bytes for `bits` bits (H5HF_SIZEOF_OFFSET_BITS: how libhdf5 sizes
+ * a heap ID's offset). */
+static guint
+bytes_of_bits (guint bits)
+{
+  return (bits + 7) / 8;
+}
+
+static guint
+log2_floor (guint64 v)
+{
+  guint r = 0;
+  while (v >>= 1)
+    r++;
+  return r;
+}
+
+typedef struct {
+  guint64 root;        /* root block address */
+  guint rows;          /* current rows of the root indirect block (0: direct) */
+  guint width;         /* doubling table width */
+  guint64 start;       /* starting block size */
+  guint64 max_direct;  /* largest direct block */
+  guint off_size, len_size; /* a heap ID's offset and length bytes */
+  gboolean dblock_checksum;
+} FractalHeap;
+
+/* The fractal heap header at `addr`: NULL when read, else what is wrong
+ * (`*leave`: a layout this walk does not follow, nothing wrong). */
+static const char *
+fractal_heap_read (int fd, guint64 file_size, guint64 addr, guint addr_len, guint size_len,
+                   FractalHeap *h, gboolean *leave)
+{
+  guint8 b[FH_HDR_MAX];
+  /* 14 bytes, 10 lengths and 2 addresses, the doubling table (2 bytes,
+   * 2 lengths, 2 + 2 bytes), the root's address and its rows (2 bytes) */
+  gsize need = 22 + 12 * (gsize) size_len + 3 * (gsize) addr_len;
+  if (addr_len > 8 || size_len > 8)
+    return "names a fractal heap in a file of addresses over 8 bytes";
+  if (!read_at (fd, file_size, addr, need, b) || memcmp (b, "FRHP", 4) != 0 || b[4] != 0)
+    return "names a fractal heap that is not one";
+  guint id_len = (guint) decode_le (b + 5, 2), filters = (guint) decode_le (b + 7, 2);
+  guint64 max_man = decode_le (b + 10, 4);
+  /* next huge ID (L), huge B-tree (O), free space (L), free-space manager
+   * (O), managed space (L), allocated (L), iterator (L), managed objects
+   * (L), huge size (L), huge count (L), tiny size (L), tiny count (L) */
+  gsize p = 14 + 10 * (gsize) size_len + 2 * (gsize) addr_len;
+  h->width = (guint) decode_le (b + p, 2);
+  h->start = decode_le (b + p + 2, size_len);
+  h->max_direct = decode_le (b + p + 2 + size_len, size_len);
+  guint max_bits = (guint) decode_le (b + p + 2 + 2 * size_len, 2);
+  h->root = decode_le (b + p + 2 + 2 * size_len + 4, addr_len);
+  h->rows = (guint) decode_le (b + p + 2 + 2 * size_len + 4 + addr_len, 2);
+  h->dblock_checksum = (b[9] & 0x02) != 0;
+  if (id_len != FH_ID_LEN || filters != 0)
+    {
+      *leave = TRUE; /* not how libhdf5 keeps attributes */
+      return NULL;
+    }
+  /* libhdf5's own limits (H5HF__hdr_finish_init_phase1): powers of two,
+   * the width at most 65536, the heap at most 64 bits */
+  if (h->width == 0 || (h->width & (h->width - 1)) != 0 || h->start == 0
+      || (h->start & (h->start - 1)) != 0 || h->max_direct < h->start
+      || (h->max_direct & (h->max_direct - 1)) != 0 || max_bits == 0 || max_bits > 64
+      || h->max_direct > G_MAXUINT32)
+    return "has a fractal heap with a damaged doubling table";
+  h->off_size = bytes_of_bits (max_bits);
+  /* the length: no more bytes than the largest direct block's offsets need,
+   * nor than the largest managed object needs (H5VM_limit_enc_size) */
+  h->len_size = MIN (bytes_of_bits (log2_floor (h->max_direct)), log2_floor (MAX (max_man, 1)) / 8 + 1);
+  if (1 + h->off_size + h->len_size > FH_ID_LEN)
+    return "has a fractal heap whose IDs do not fit their 8 bytes";
+  return NULL;
+}
+
+/* The file address and size of the direct block of `h` holding heap
+ * offset `off` into *out_addr, *out_block_off, *out_size: NULL when found,
+ * else what is wrong (`*leave` for a layout not followed). */
+static const char *
+fractal_heap_block (int fd, guint64 file_size, const FractalHeap *h, guint64 off, guint addr_len,
+                    guint64 *out_addr, guint64 *out_block_off, guint64 *out_size, gboolean *leave)
+{
+  if (h->rows == 0)
+    {
+      *out_addr = h->root;
+      *out_block_off = 0;
+      *out_size = h->start;
+      return NULL;
+    }
+  /* the doubling table: rows 0 and 1 of blocks of `start` bytes, each
+   * further row twice the last; `width` blocks a row */
+  guint64 row_off = 0, size = h->start;
+  guint row = 0;
+  for (;; row++)
+    {
+      if (row >= 2)
+        size *= 2;
+      if (row >= h->rows || off < row_off)
+        return "has a heap ID past its fractal heap";
+      if (size > h->max_direct)
+        {
+          *leave = TRUE; /* an indirect block's row: not followed */
+          return NULL;
+        }
+      guint64 row_bytes = size * h->width; /* at most 2^32 × 2^16 */
+      if (off - row_off < row_bytes)
+        break;
+      row_off += row_bytes;
+    }
+  guint64 col = (off - row_off) / size;
+  guint64 idx = (guint64) row * h->width + col;
+  /* "FHIB", version, heap header address, block offset, then addresses */
+  guint64 at = h->root + 5 + addr_len + h->off_size + idx * addr_len;
+  guint8 sig[5], a[8];
+  if (!read_at (fd, file_size, h->root, 5, sig) || memcmp (sig, "FHIB", 4) != 0 || sig[4] != 0)
+    return "names a fractal heap root block that is not one";
+  if (at < h->root || !read_at (fd, file_size, at, addr_len, a))
+    return "has a fractal heap root block past the file";
+  *out_addr = decode_le (a, addr_len);
+  *out_block_off = row_off + col * size;
+  *out_size = size;
+  return NULL;
+}
+
+/* What is wrong with the dense attributes the attribute info message `m`
+ * (`len` bytes) names, or NULL (also when it names none, or a layout this
+ * walk does not follow); the attribute's name into out_name. */
+static const char *
+dense_attrs_problem (const SpTraceHeaps *heaps, int fd, guint64 file_size, const guint8 *m,
+                     gsize len, guint addr_len, guint size_len, char *out_name, gsize name_room)
+{
+  if (len < 2 || m[0] != 0)
+    return NULL;
+  gsize p = 2 + ((m[1] & 0x01) ? 2 : 0);
+  if (len < p + 2 * (gsize) addr_len)
+    return "has an attribute info message too short for its addresses";
+  guint64 undefined = addr_len >= 8 ? G_MAXUINT64 : (G_GUINT64_CONSTANT (1) << (8 * addr_len)) - 1;
+  guint64 heap_addr = decode_le (m + p, addr_len), bt_addr = decode_le (m + p + addr_len, addr_len);
+  if (heap_addr == undefined)
+    return NULL; /* compact: the attributes are messages of the header */
+  g_strlcpy (out_name, "(dense storage)", name_room);
+  gboolean leave = FALSE;
+  FractalHeap h;
+  const char *bad = fractal_heap_read (fd, file_size, heap_addr, addr_len, size_len, &h, &leave);
+  if (bad != NULL || leave)
+    return bad;
+  /* the name index: "BTHD", version 0, type, node size (4), record size
+   * (2), depth (2), split and merge percents, root address, its records (2) */
+  guint8 bt[4 + 1 + 1 + 4 + 2 + 2 + 2 + 8 + 2];
+  gsize bt_len = 4 + 1 + 1 + 4 + 2 + 2 + 2 + addr_len + 2;
+  if (!read_at (fd, file_size, bt_addr, bt_len, bt) || memcmp (bt, "BTHD", 4) != 0 || bt[4] != 0
+      || bt[5] != BT2_TYPE_ATTR_NAME)
+    return "names an attribute name index that is not one";
+  guint64 node_size = decode_le (bt + 6, 4);
+  guint rec_size = (guint) decode_le (bt + 10, 2), depth = (guint) decode_le (bt + 12, 2);
+  guint64 leaf = decode_le (bt + 16, addr_len);
+  guint n = (guint) decode_le (bt + 16 + addr_len, 2);
+  if (depth != 0)
+    return NULL; /* more attributes than one leaf holds: left to libhdf5 */
+  if (rec_size != BT2_ATTR_RECORD || node_size < 10
+      || (guint64) n * rec_size > node_size - 10)
+    return "has a damaged attribute name index";
+  g_autofree guint8 *recs = g_malloc ((gsize) n * rec_size + 6);
+  if (!read_at (fd, file_size, leaf, (gsize) n * rec_size + 6, recs)
+      || memcmp (recs, "BTLF", 4) != 0 || recs[4] != 0 || recs[5] != BT2_TYPE_ATTR_NAME)
+    return "has an attribute name index whose leaf is not one";
+  for (guint i = 0; i < n; i++)
+    {
+      const guint8 *id = recs + 6 + (gsize) i * rec_size;
+      if ((id[0] & 0xc0) != 0)
+        return "has a heap ID of an unknown version";
+      if ((id[0] & 0x30) != 0)
+        continue; /* a huge or tiny object: not in a managed block */
+      guint64 off = decode_le (id + 1, h.off_size), olen = decode_le (id + 1 + h.off_size, h.len_size);
+      guint64 baddr = 0, boff = 0, bsize = 0;
+      bad = fractal_heap_block (fd, file_size, &h, off, addr_len, &baddr, &boff, &bsize, &leave);
+      if (bad != NULL)
+        return bad;
+      if (leave)
+        continue;
+      /* a direct block: "FHDB", version, heap header address, block
+       * offset, an optional checksum, then objects; offsets count from
+       * the block's start */
+      guint64 header_len = 5 + addr_len + h.off_size + (h.dblock_checksum ? 4 : 0);
+      guint64 in = off - boff;
+      if (in < header_len || olen == 0 || olen > bsize || in > bsize - olen)
+        return "has a heap ID past its fractal heap block";
+      guint8 sig[5];
+      if (!read_at (fd, file_size, baddr, 5, sig) || memcmp (sig, "FHDB", 4) != 0 || sig[4] != 0)
+        return "names a fractal heap block that is not one";
+      g_autofree guint8 *msg = g_malloc ((gsize) olen);
+      if (baddr + in < baddr || !read_at (fd, file_size, baddr + in, (gsize) olen, msg))
+        return "has a fractal heap block past the file";
+      const char *problem = attr_message_problem (heaps, msg, (gsize) olen, addr_len, size_len,
+                                                  out_name, name_room);
+      if (problem != NULL)
+        return problem;
+    }
+  return NULL;
+}
+
 static gboolean walk_header (const SpTraceHeaps *heaps, const char *path, guint64 file_size,
                              guint64 header, guint addr_len, guint size_len, const char *where,
                              gboolean attrs, gboolean follow, GError **error);
@@ -574,18 +835,36 @@ walk_header (const SpTraceHeaps *heaps, const char *path, guint64 file_size, gui
     return TRUE; /* the scan read it a moment ago; libhdf5 will report it */
   guint64 starts[OH_MAX_CHUNKS], sizes[OH_MAX_CHUNKS];
   guint n_chunks = 0, done = 0;
-  guint8 prefix[16];
-  if (header <= file_size && file_size - header >= sizeof prefix
-      && pread (fd, prefix, sizeof prefix, (off_t) header) == (ssize_t) sizeof prefix
-      && prefix[0] == 1)
+  gboolean v2 = FALSE;
+  gsize msg_hdr = 8; /* a message's own header: type, size, flags (and creation order) */
+  const char *problem = NULL, *damage = NULL;
+  guint64 damage_at = header;
+  guint8 prefix[OH_V2_PREFIX_MAX];
+  gsize got = header < file_size ? (gsize) MIN (file_size - header, sizeof prefix) : 0;
+  if (got > 0 && pread (fd, prefix, got, (off_t) header) != (ssize_t) got)
+    got = 0;
+  if (got >= 16 && prefix[0] == 1)
     {
-      starts[0] = header + sizeof prefix; /* 12 bytes, padded to 8 */
+      starts[0] = header + 16; /* 12 bytes, padded to 8 */
       sizes[0] = decode_le (prefix + 8, 4);
       n_chunks = 1;
     }
-  const char *problem = NULL, *damage = NULL;
+  else if (got >= 4 && memcmp (prefix, "OHDR", 4) == 0)
+    {
+      guint64 chunk0 = 0;
+      gsize at = oh_v2_prefix (prefix, got, &chunk0);
+      if (at == 0)
+        damage = "has a damaged version 2 prefix";
+      else
+        {
+          v2 = TRUE;
+          msg_hdr = (prefix[5] & OH_V2_CRT_ORDER) ? 6 : 4;
+          starts[0] = header + at;
+          sizes[0] = chunk0;
+          n_chunks = 1;
+        }
+    }
   char name[256] = "";
-  guint64 damage_at = 0;
   for (; problem == NULL && damage == NULL && done < n_chunks; done++)
     {
       guint64 at = starts[done], size = sizes[done];
@@ -598,17 +877,33 @@ walk_header (const SpTraceHeaps *heaps, const char *path, guint64 file_size, gui
       g_autofree guint8 *c = g_malloc (MAX (size, 1));
       if (pread (fd, c, size, (off_t) at) != (ssize_t) size)
         continue;
+      gsize p = 0, end = (gsize) size;
+      if (v2 && done > 0)
+        {
+          /* a continuation block: "OCHK", the messages, a checksum */
+          if (size < 8 || memcmp (c, "OCHK", 4) != 0)
+            {
+              damage = "continues in a block without its signature";
+              damage_at = at;
+              break;
+            }
+          p = 4;
+          end -= 4;
+        }
       /* What libhdf5 would decode differently from this walk (a message
        * running past its chunk, a continuation too short to hold where it
        * goes, which libhdf5 follows all the same) is refused: a walk that
-       * stopped there would leave the rest of the header unchecked. */
-      for (gsize p = 0; problem == NULL && damage == NULL && size - p >= 8;)
+       * stopped there would leave the rest of the header unchecked.  Fewer
+       * bytes than a message's header at the end of a chunk are a gap
+       * (version 2). */
+      while (problem == NULL && damage == NULL && end - p >= msg_hdr)
         {
-          guint type = (guint) decode_le (c + p, 2);
-          gsize msize = (gsize) decode_le (c + p + 2, 2);
-          guint mflags = c[p + 4];
-          const guint8 *m = c + p + 8;
-          if (msize > size - p - 8)
+          guint type = v2 ? c[p] : (guint) decode_le (c + p, 2);
+          gsize msize = (gsize) decode_le (c + p + (v2 ? 1 : 2), 2);
+          guint mflags = c[p + (v2 ? 3 : 4)];
+          const guint8 *m = c + p + msg_hdr;
+          damage_at = at + p;
+          if (msize > end - p - msg_hdr)
             damage = "has a message running past its chunk";
           else if (type == MSG_DATATYPE && (mflags & MSG_FLAG_SHARED))
             committed = follow ? committed_type_header (m, msize, addr_len) : 0;
@@ -617,6 +912,9 @@ walk_header (const SpTraceHeaps *heaps, const char *path, guint64 file_size, gui
                      "runs past it, or an unknown class)";
           else if (type == MSG_ATTRIBUTE && attrs)
             problem = attr_message_problem (heaps, m, msize, addr_len, size_len, name, sizeof name);
+          else if (type == MSG_ATTR_INFO && attrs)
+            problem = dense_attrs_problem (heaps, fd, file_size, m, msize, addr_len, size_len, name,
+                                           sizeof name);
           else if (type == MSG_LAYOUT)
             damage = sp_trace_layout_problem (m, msize, addr_len);
           else if (type == MSG_CONTINUATION && msize < addr_len + size_len)
@@ -629,8 +927,7 @@ walk_header (const SpTraceHeaps *heaps, const char *path, guint64 file_size, gui
               sizes[n_chunks] = decode_le (m + addr_len, size_len);
               n_chunks++;
             }
-          damage_at = at + p;
-          p += 8 + msize;
+          p += msg_hdr + msize;
         }
     }
   close (fd);

@@ -109,16 +109,17 @@ gboolean sp_trace_heaps_string_ok (const SpTraceHeaps *heaps, const guint8 *ref,
 gsize sp_trace_dtype_extent (const guint8 *dt, gsize len);
 const char *sp_trace_layout_problem (const guint8 *m, gsize len, guint addr_len);
 
-/* Walk the (version 1) object header of the object at file address
+/* Walk the object header of the object at file address
  * `header` (named `where` in messages) raw, before libhdf5 decodes it:
  * its data layout message (a chunked layout libhdf5 1.10.8 would divide
  * by zero opening, T13), its datatype message, or its committed datatype's
  * own header (one libhdf5 would decode past its end, T14), and with
  * `attrs` its string attributes against the global heaps the same way as
  * a dataset's strings (libhdf5 follows an attribute's references before a
- * caller can see them).  FALSE with *error set on a damaged one; TRUE when
- * fine or when the header is of a kind this does not read (version 2,
- * "OHDR": libhdf5 is then on its own). */
+ * caller can see them), in the header or in its dense attribute storage.
+ * Object header versions 1 and 2 ("OHDR").  FALSE with *error set on a
+ * damaged one; TRUE when fine or when the header, or its dense storage,
+ * is of a layout this does not read (libhdf5 is then on its own). */
 gboolean sp_trace_heaps_check_header (const SpTraceHeaps *heaps, const char *path,
                                       guint64 file_size, guint64 header, guint addr_len,
                                       guint size_len, const char *where, gboolean attrs,

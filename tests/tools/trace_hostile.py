@@ -229,3 +229,220 @@ if found:
         data[key - 8 + 7] = 0xFC
         with open(os.path.join(outdir, "f7-attr-message.h5"), "wb") as f:
             f.write(data)
+
+
+# Version 2 object headers (libver "latest": h5py's `libver='latest'`, or
+# any file with attribute creation order tracked).  libhdf5 verifies their
+# checksum, so a damaged byte is refused safely; a file made to do harm
+# recomputes it (Jenkins' lookup3, H5_checksum_lookup3), and libhdf5 then
+# decodes what the messages say (T13/T14 in tests/fuzz/README).  Format:
+# HDF5 File Format Specification version 2, IV.A.1.b "Version 2 Data Object
+# Header Prefix", each message 1 byte of type, 2 of size, 1 of flags and,
+# with creation order tracked (prefix flag bit 2), 2 of its index;
+# continuation blocks "OCHK", messages, checksum.
+def lookup3(data, initval=0):
+    M = 0xFFFFFFFF
+
+    def rot(x, k):
+        return ((x << k) | (x >> (32 - k))) & M
+
+    n = len(data)
+    a = b = c = (0xDEADBEEF + n + initval) & M
+    i = 0
+    while n > 12:
+        a = (a + int.from_bytes(data[i:i + 4], "little")) & M
+        b = (b + int.from_bytes(data[i + 4:i + 8], "little")) & M
+        c = (c + int.from_bytes(data[i + 8:i + 12], "little")) & M
+        a = (a - c) & M; a ^= rot(c, 4); c = (c + b) & M
+        b = (b - a) & M; b ^= rot(a, 6); a = (a + c) & M
+        c = (c - b) & M; c ^= rot(b, 8); b = (b + a) & M
+        a = (a - c) & M; a ^= rot(c, 16); c = (c + b) & M
+        b = (b - a) & M; b ^= rot(a, 19); a = (a + c) & M
+        c = (c - b) & M; c ^= rot(b, 4); b = (b + a) & M
+        n -= 12
+        i += 12
+    if n == 0:
+        return c
+    tail = bytes(data[i:i + n]) + bytes(12 - n)
+    a = (a + int.from_bytes(tail[0:4], "little")) & M
+    b = (b + int.from_bytes(tail[4:8], "little")) & M
+    c = (c + int.from_bytes(tail[8:12], "little")) & M
+    c ^= b; c = (c - rot(b, 14)) & M
+    a ^= c; a = (a - rot(c, 11)) & M
+    b ^= a; b = (b - rot(a, 25)) & M
+    c ^= b; c = (c - rot(b, 16)) & M
+    a ^= c; a = (a - rot(c, 4)) & M
+    b ^= a; b = (b - rot(a, 14)) & M
+    c ^= b; c = (c - rot(b, 24)) & M
+    return c
+
+
+def v2_chunks(data, addr):
+    """[(start, end of messages, message header bytes, [(type, at, size)])]
+    of the version 2 object header at addr: chunk 0, then its continuation
+    blocks; the checksum of each is at its end of messages."""
+    assert data[addr:addr + 4] == b"OHDR" and data[addr + 4] == 2
+    flags = data[addr + 5]
+    p = addr + 6 + (16 if flags & 0x20 else 0) + (4 if flags & 0x10 else 0)
+    size_len = 1 << (flags & 3)
+    chunk0 = int.from_bytes(data[p:p + size_len], "little")
+    hl = 6 if flags & 0x04 else 4
+    todo, out = [(addr, p + size_len, p + size_len + chunk0)], []
+    while todo:
+        start, q, end = todo.pop(0)
+        msgs = []
+        while end - q >= hl:
+            t, size = data[q], struct.unpack_from("<H", data, q + 1)[0]
+            msgs.append((t, q + hl, size))
+            if t == 0x10:
+                off, length = struct.unpack_from("<QQ", data, q + hl)
+                todo.append((off, off + 4, off + length - 4))
+            q += hl + size
+        out.append((start, end, hl, msgs))
+    return out
+
+
+def v2_patch(name, path, patch):
+    """A copy of the v2 trace whose object `path` has `patch(data, type, at,
+    size)` applied to its messages (True when it patched one), each chunk's
+    checksum recomputed."""
+    src = os.path.join(outdir, "ok-v2-latest.h5")
+    with h5py.File(src, "r") as f:
+        addr = h5py.h5o.get_info(f[path].id).addr
+    data = bytearray(open(src, "rb").read())
+    done = False
+    for start, end, hl, msgs in v2_chunks(data, addr):
+        for t, at, size in msgs:
+            done = patch(data, t, at, size) or done
+        struct.pack_into("<I", data, end, lookup3(bytes(data[start:end])))
+    if done:
+        with open(os.path.join(outdir, name + ".h5"), "wb") as f:
+            f.write(data)
+
+
+with h5py.File(good, "r") as a, h5py.File(os.path.join(outdir, "ok-v2-latest.h5"), "w",
+                                          libver="latest") as b:
+    for k, v in a.attrs.items():
+        b.attrs[k] = v
+
+    def copy_v2(name, obj):
+        # creation order tracked on the datasets: 6-byte message headers
+        if isinstance(obj, h5py.Group):
+            g = b.require_group(name)
+            for k, v in obj.attrs.items():
+                g.attrs[k] = v
+            return
+        kw = {"chunks": obj.chunks, "compression": obj.compression} if obj.chunks else {}
+        if obj.maxshape != obj.shape:
+            kw["maxshape"] = obj.maxshape
+        d = b.create_dataset(name, data=obj[()], dtype=obj.dtype, track_order=True, **kw)
+        for k, v in obj.attrs.items():
+            d.attrs[k] = v
+    a.visititems(copy_v2)
+    # more attributes on /meta/software once later objects follow it: its
+    # header continues in an "OCHK" block (the attributes it keeps are read)
+    b.create_group("zz")
+    for k in ("nccl_runtime", "cuda_runtime", "driver", "kernel"):
+        b["meta/software"].attrs[k] = "x" * 48
+    del b["zz"]
+
+
+def zero_chunk_dim(data, t, at, size):
+    if t != 0x08 or data[at] != 4 or data[at + 1] != 2:
+        return False
+    data[at + 5:at + 5 + data[at + 4]] = bytes(data[at + 4])
+    return True
+
+
+def compound_overrun(data, t, at, size):
+    # a compound of 21 members claiming 40000: names past the message
+    if t != 0x03 or data[at] & 0x0F != 6:
+        return False
+    struct.pack_into("<H", data, at + 1, 40000)
+    return True
+
+
+def string_ref_past_heap(data, t, at, size):
+    # an attribute "kernel" (version 3: name, datatype, dataspace, then a
+    # variable-length string's reference: 4 bytes of length, address, index)
+    if t != 0x0C or bytes(data[at + 9:at + 16]) != b"kernel\x00":
+        return False
+    struct.pack_into("<I", data, at + size - 4, 0x40000000)
+    return True
+
+
+v2_patch("v2-chunk-dim-zero", "ops/ops", zero_chunk_dim)
+v2_patch("v2-dtype-overrun", "ops/ops", compound_overrun)
+v2_patch("v2-attr-ref-continued", "meta/software", string_ref_past_heap)
+
+
+# Dense attribute storage (IV.A.2.f, III.G, III.A.2): the root of a v2
+# trace keeps its 15 attributes in a fractal heap indexed by a B-tree of
+# their names.  One copy with large attributes too, so that the heap's
+# root is an indirect block of direct blocks.  Damaged: the "producer"
+# string reference (SIGSEGV in H5HG_read before the walk read these).
+with h5py.File(os.path.join(outdir, "ok-v2-latest.h5"), "r") as a, \
+        h5py.File(os.path.join(outdir, "ok-v2-dense-indirect.h5"), "w", libver="latest") as b:
+    for k, v in a.attrs.items():
+        b.attrs[k] = v
+    for i in range(6):
+        b.attrs["note_%d" % i] = np.bytes_(b"n" * 900)
+    for k in a:
+        a.copy(a[k], b, name=k)
+
+
+def dense_attr(data, header, name):
+    """(start, size, checksum at or None, message at) of the direct block
+    holding the dense attribute `name` of the v2 header at `header`."""
+    chunks = v2_chunks(data, header)
+    info = next(at for _, _, _, msgs in chunks for t, at, _ in msgs if t == 0x15)
+    p = info + 2 + (2 if data[info + 1] & 1 else 0)
+    heap, btree = struct.unpack_from("<QQ", data, p)
+    assert data[heap:heap + 4] == b"FRHP"
+    flags = data[heap + 9]
+    q = heap + 14 + 10 * 8 + 2 * 8
+    width, start, _max_direct, max_bits, _start_rows, root, rows = struct.unpack_from(
+        "<HQQHHQH", data, q)
+    off_size = (max_bits + 7) // 8
+    assert data[btree:btree + 4] == b"BTHD"
+    leaf, nrec = struct.unpack_from("<QH", data, btree + 16)
+    for i in range(nrec):
+        rid = data[leaf + 6 + 17 * i:leaf + 6 + 17 * i + 8]
+        off = int.from_bytes(rid[1:1 + off_size], "little")
+        length = int.from_bytes(rid[1 + off_size:8], "little")
+        if rows == 0:
+            block, boff, bsize = root, 0, start
+        else:
+            row, row_off, size = 0, 0, start
+            while True:
+                if row >= 2:
+                    size *= 2
+                if off - row_off < size * width:
+                    break
+                row_off += size * width
+                row += 1
+            col = (off - row_off) // size
+            block = struct.unpack_from("<Q", data, root + 5 + 8 + off_size
+                                       + 8 * (row * width + col))[0]
+            boff, bsize = row_off + col * size, size
+        at = block + off - boff
+        if bytes(data[at + 9:at + 9 + len(name) + 1]) == name.encode() + b"\0":
+            csum = block + 5 + 8 + off_size if flags & 2 else None
+            return block, bsize, csum, at, length
+    return None
+
+
+for src, name in (("ok-v2-latest", "v2-dense-attr-ref"),
+                  ("ok-v2-dense-indirect", "v2-dense-indirect-attr-ref")):
+    data = bytearray(open(os.path.join(outdir, src + ".h5"), "rb").read())
+    with h5py.File(os.path.join(outdir, src + ".h5"), "r") as f:
+        root_header = h5py.h5o.get_info(f.id).addr
+    found = dense_attr(data, root_header, "producer")
+    if found:
+        block, bsize, csum, at, length = found
+        struct.pack_into("<I", data, at + length - 4, 0x40000000)
+        if csum is not None:
+            struct.pack_into("<I", data, csum, 0)
+            struct.pack_into("<I", data, csum, lookup3(bytes(data[block:block + bsize])))
+        with open(os.path.join(outdir, name + ".h5"), "wb") as f:
+            f.write(data)
