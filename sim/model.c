@@ -1364,6 +1364,8 @@ enum {
                         topology's GPU-NIC path */
   NET_NAME,          /* a built-in network other than the topology's */
   PLUGIN_NONE,       /* "none": no external plugin, where one is the transport */
+  HCA_LIST,          /* an NCCL_IB_HCA list naming fewer HCAs than the
+                        topology's NICs per node */
 };
 enum {
   W_ALL = 0,
@@ -1415,6 +1417,7 @@ static const struct {
   { "NCCL_GDR_FLUSH_DISABLE", 0, W_NET, "the flush after each Simple receive" },
   { "NCCL_GDRCOPY_ENABLE", 0, W_NET, "where the proxy's tail pointer sits" },
   { "NCCL_CROSS_NIC", 2, W_NET | W_RAIL, "the rings' NICs" },
+  { "NCCL_IB_HCA", HCA_LIST, W_NET | W_IB, "the NICs" },
   { "NCCL_IB_QPS_PER_CONNECTION", 1, W_NET | W_IB, "queue pairs per connection" },
   { "NCCL_IB_SPLIT_DATA_ON_QPS", ANY_VALUE, W_NET | W_IB, "queue pairs per connection" },
   { "NCCL_SOCKET_NTHREADS", ANY_VALUE, W_NET | W_TCP, "sockets per connection" },
@@ -1442,6 +1445,47 @@ gdr_level_rank (const char *v)
     if (g_ascii_strcasecmp (v, levels[i].name) == 0)
       return levels[i].rank;
   return -1;
+}
+
+/* An NCCL_IB_HCA item of `len` bytes that names one device: it ends in
+ * "_N" (mlx5_0, mlx5_bond_0, hfi1_0), where "mlx5" is a driver's prefix
+ * and takes every mlx5_N. */
+static gboolean
+hca_item_is_device (const char *item, gsize len)
+{
+  gsize digits = 0;
+  while (digits < len && g_ascii_isdigit (item[len - 1 - digits]))
+    digits++;
+  return digits > 0 && digits < len && item[len - 1 - digits] == '_';
+}
+
+/* The HCAs an NCCL_IB_HCA value names, as NCCL's IB plugin reads it
+ * (src/transport/net_ib.cc, parseStringList in src/misc/utils.cc): an
+ * optional '^' (exclude the list), an optional '=' (exact names, else
+ * prefixes), then "name[:port]" items split on ',', empty names skipped,
+ * 32 at most.  -1 where the count of NICs it leaves is not in the string:
+ * an exclusion list, or a prefix that is not one device's name.  A device
+ * name is counted as one device, though NCCL's prefix match also takes
+ * its longer namesakes (mlx5_1 takes mlx5_10 … on a node with ten or
+ * more). */
+static int
+hca_list_count (const char *v)
+{
+  if (v[0] == '^')
+    return -1;
+  gboolean exact = v[0] == '=';
+  int n = 0;
+  g_auto (GStrv) items = g_strsplit (v + (exact ? 1 : 0), ",", -1);
+  for (guint i = 0; items[i] != NULL && n < 32; i++)
+    {
+      gsize len = strcspn (items[i], ":");
+      if (len == 0)
+        continue;
+      if (!exact && !hca_item_is_device (items[i], len))
+        return -1;
+      n++;
+    }
+  return n;
 }
 
 char *
@@ -1491,6 +1535,14 @@ sp_sim_nccl_env_unread (const SpTopoSpec *s, int nccl_version, gboolean across_n
         if (g_ascii_strcasecmp (value, "IB") == 0 && !ib)
           return g_strdup ("the network: NCCL's IB plugin");
         return NULL;
+      }
+    case HCA_LIST:
+      {
+        int n = hca_list_count (value);
+        return n > 0 && (guint) n < s->nics_per_node
+                   ? g_strdup_printf ("%s: %d HCA%s named, the topology has %u per node", what, n,
+                                      n == 1 ? "" : "s", s->nics_per_node)
+                   : NULL;
       }
     case PLUGIN_NONE:
       return g_ascii_strcasecmp (value, "none") == 0

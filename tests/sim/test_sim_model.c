@@ -1234,6 +1234,20 @@ START_TEST (unread_nccl_env)
   assert_unread (&h, 0, TRUE, "NCCL_COLLNET_ENABLE", "1", "CollNet (in-network reduction); the model assumes 0");
   assert_unread (&h, 0, TRUE, "NCCL_TUNER_PLUGIN", "libnccl-tuner.so",
                  "a tuner plugin's algorithm, protocol and channels");
+  /* NCCL_IB_HCA: fewer HCAs than the topology's NICs, as NCCL's IB plugin
+   * parses the list; exclusions and prefixes of several devices say
+   * nothing about the count */
+  assert_unread (&h, 0, TRUE, "NCCL_IB_HCA", "mlx5_0:1,mlx5_1:1", "the NICs: 2 HCAs named, the topology has 8 per node");
+  assert_unread (&h, 0, TRUE, "NCCL_IB_HCA", "=mlx5_0", "the NICs: 1 HCA named, the topology has 8 per node");
+  assert_unread (&h, 0, TRUE, "NCCL_IB_HCA", "mlx5_0,,mlx5_1,:1", "the NICs: 2 HCAs named, the topology has 8 per node");
+  assert_unread (&h, 0, TRUE, "NCCL_IB_HCA", "mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_6,mlx5_7,mlx5_8,mlx5_9", "");
+  assert_unread (&h, 0, TRUE, "NCCL_IB_HCA", "mlx5", "");
+  assert_unread (&h, 0, TRUE, "NCCL_IB_HCA", "mlx5_0,mlx5:1", "");
+  assert_unread (&h, 0, TRUE, "NCCL_IB_HCA", "=mlx5_bond", "the NICs: 1 HCA named, the topology has 8 per node");
+  assert_unread (&h, 0, TRUE, "NCCL_IB_HCA", "^mlx5_4", "");
+  assert_unread (&h, 0, TRUE, "NCCL_IB_HCA", "", "");
+  assert_unread (&h, 0, FALSE, "NCCL_IB_HCA", "mlx5_0", ""); /* one node: no network */
+  assert_unread (&efa, 0, TRUE, "NCCL_IB_HCA", "mlx5_0", ""); /* not NCCL's IB plugin */
   /* thresholds NCCL 2.5 dropped: only with an older NCCL */
   assert_unread (&h, 0, TRUE, "NCCL_LL_THRESHOLD", "0", "");
   assert_unread (&h, 22105, TRUE, "NCCL_LL_THRESHOLD", "0", "");
