@@ -25,8 +25,10 @@
 #define GCOL_MIN_SIZE 4096
 
 struct _SpTraceHeaps {
-  GHashTable *collections; /* file address → GArray of guint64: object size by index
+  GHashTable *collections; /* HDF5 address → GArray of guint64: object size by index
                               (G_MAXUINT64: no such object) */
+  guint64 base;            /* file offset of HDF5 address 0 (a user block's size) */
+  gboolean sohm;           /* the file has a shared-message table */
 };
 
 static guint64
@@ -36,6 +38,12 @@ decode_le (const guint8 *p, guint n)
   for (guint i = n; i-- > 0;)
     v = (v << 8) | p[i];
   return v;
+}
+
+static gsize
+pad8 (gsize n)
+{
+  return (n + 7) & ~(gsize) 7;
 }
 
 /* Check the collection at `pos` (its 8-byte prefix already matched). */
@@ -57,6 +65,8 @@ check_collection (SpTraceHeaps *heaps, const char *path, int fd, guint64 pos, gu
                    path, pos, size, file_size);
       return FALSE;
     }
+  if (pos < heaps->base)
+    return TRUE; /* in the user block: no HDF5 address reaches it */
   g_autofree guint8 *c = g_malloc (size);
   if (pread (fd, c, size, (off_t) pos) != (ssize_t) size)
     {
@@ -65,14 +75,16 @@ check_collection (SpTraceHeaps *heaps, const char *path, int fd, guint64 pos, gu
       return FALSE;
     }
   /* Objects as libhdf5's loader walks them (H5HG__cache_heap_deserialize):
-   * index (2), reference count (2), reserved (4), size (size_len), data
-   * padded to 8 bytes; index 0 is free space, whose size counts its
-   * header.  The loader stops where no header fits. */
-  guint obj_hdr = 8 + size_len;
-  guint64 p = hdr_len;
+   * after the collection's header, index (2), reference count (2),
+   * reserved (4), size (size_len), data; headers and data each padded to
+   * 8 bytes (H5HG_ALIGN: lengths of fewer than 8 bytes leave a gap); index
+   * 0 is free space, whose size counts its header.  The loader stops where
+   * no header fits. */
+  guint obj_hdr = pad8 (8 + size_len);
+  guint64 p = pad8 (hdr_len);
   GArray *sizes = g_array_new (FALSE, FALSE, sizeof (guint64));
   guint64 *key = g_new (guint64, 1);
-  *key = pos;
+  *key = pos - heaps->base; /* references hold HDF5 addresses */
   g_hash_table_replace (heaps->collections, key, sizes);
   while (size - p >= obj_hdr)
     {
@@ -115,7 +127,8 @@ sp_trace_heaps_free (SpTraceHeaps *heaps)
 }
 
 SpTraceHeaps *
-sp_trace_heaps_scan (const char *path, guint64 file_size, guint size_len, GError **error)
+sp_trace_heaps_scan (const char *path, guint64 file_size, guint64 addr0, guint size_len,
+                     gboolean sohm, GError **error)
 {
   static const guint8 sig[GCOL_PREFIX] = { 'G', 'C', 'O', 'L', 1, 0, 0, 0 };
   if (size_len < 2 || size_len > 8)
@@ -132,6 +145,8 @@ sp_trace_heaps_scan (const char *path, guint64 file_size, guint size_len, GError
       return NULL;
     }
   SpTraceHeaps *heaps = g_new0 (SpTraceHeaps, 1);
+  heaps->base = addr0;
+  heaps->sohm = sohm;
   heaps->collections = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
                                               (GDestroyNotify) g_array_unref);
   g_autofree guint8 *buf = g_malloc (SCAN_BLOCK + GCOL_PREFIX);
@@ -207,17 +222,13 @@ sp_trace_heaps_string_ok (const SpTraceHeaps *heaps, const guint8 *ref, guint ad
 #define MSG_ATTRIBUTE 0x000C
 #define MSG_CONTINUATION 0x0010
 #define MSG_ATTR_INFO 0x0015
+#define MSG_LINK_INFO 0x0002
 #define DT_CLASS_FIXED 0
 #define DT_CLASS_FLOAT 1
 #define DT_CLASS_STRING 3
 #define DT_CLASS_ENUM 8
 #define DT_CLASS_VLEN 9
 
-static gsize
-pad8 (gsize n)
-{
-  return (n + 7) & ~(gsize) 7;
-}
 
 /* The datatype message `dt` of `len` bytes (IV.A.2.d) of an attribute is
  * one libhdf5 can decode within it, of a class an attribute of a trace may
@@ -296,9 +307,9 @@ space_elements (const guint8 *ds, gsize len, guint size_len, guint64 *out_n)
   return TRUE;
 }
 
-static const char *
-attr_message_problem (const SpTraceHeaps *heaps, const guint8 *m, gsize len, guint addr_len,
-                      guint size_len, char *out_name, gsize name_room)
+const char *
+sp_trace_attr_message_problem (const SpTraceHeaps *heaps, const guint8 *m, gsize len,
+                               guint addr_len, guint size_len, char *out_name, gsize name_room)
 {
   if (len < 9)
     return NULL;
@@ -333,8 +344,10 @@ attr_message_problem (const SpTraceHeaps *heaps, const guint8 *m, gsize len, gui
   /* libhdf5 copies elements × element size bytes of data from the message,
    * unchecked: they must be in it */
   guint64 n = 0, bytes = 0;
-  if (!space_elements (m + ds_at, dssz, size_len, &n)
-      || !g_uint64_checked_mul (&bytes, n, decode_le (dt + 4, 4)) || bytes > len - p)
+  gboolean shared_space = ver >= 2 && (flags & 2); /* a stub: the elements are elsewhere */
+  if (!shared_space
+      && (!space_elements (m + ds_at, dssz, size_len, &n)
+          || !g_uint64_checked_mul (&bytes, n, decode_le (dt + 4, 4)) || bytes > len - p))
     {
       g_strlcpy (out_name, (const char *) m + name_at, name_room);
       return "is a damaged attribute message (its data overrun it)";
@@ -579,260 +592,38 @@ oh_v2_prefix (const guint8 *pre, gsize len, guint64 *out_chunk0)
   return at + size_len;
 }
 
-/* ------------------------------------------------------ dense attributes
- * A version 2 header keeps more attributes than fit its limits (8 by
- * default: the root of a trace written with libver "latest") in "dense"
- * storage: an attribute info message (IV.A.2.f) names a fractal heap
- * (III.G) holding the attribute messages and a version 2 B-tree (III.A.2)
- * indexing them by name, whose records hold each message's heap ID.
- * libhdf5 decodes those messages (H5Aexists compares names through them)
- * and follows their string references as it does a compact attribute's,
- * so they are checked the same way.  Walked: the layouts libhdf5 writes
- * for the attributes of one object (a B-tree of one leaf, up to ~29
- * attributes; a heap whose root block is direct or an indirect block of
- * direct blocks, unfiltered); other layouts, and a "huge" attribute (over
- * the heap's largest managed object, 4 KiB, kept outside it), are left to
- * libhdf5.  Structure that cannot be right (a signature, an address past
- * the file, a heap ID past its block) is refused. */
-#define FH_HDR_MAX (4 + 1 + 2 + 2 + 1 + 4 + 12 * 8 + 2 + 8 + 8 + 2 + 2 + 8 + 2)
-#define BT2_TYPE_ATTR_NAME 8
-#define BT2_ATTR_RECORD 17 /* heap ID (8), message flags, creation order (4), name hash (4) */
-#define FH_ID_LEN 8
-
-/* `len` bytes at `addr` of the file into `buf`: FALSE when not all there. */
-static gboolean
-read_at (int fd, guint64 file_size, guint64 addr, gsize len, guint8 *buf)
-{
-  return addr <= file_size && len <= file_size - addr
-         && pread (fd, buf, len, (off_t) addr) == (ssize_t) len;
-}
-
-/* Whole bytes for `bits` bits (H5HF_SIZEOF_OFFSET_BITS: how libhdf5 sizes
- * a heap ID's offset). */
-static guint
-bytes_of_bits (guint bits)
-{
-  return (bits + 7) / 8;
-}
-
-static guint
-log2_floor (guint64 v)
-{
-  guint r = 0;
-  while (v >>= 1)
-    r++;
-  return r;
-}
-
-typedef struct {
-  guint64 root;        /* root block address */
-  guint rows;          /* current rows of the root indirect block (0: direct) */
-  guint width;         /* doubling table width */
-  guint64 start;       /* starting block size */
-  guint64 max_direct;  /* largest direct block */
-  guint off_size, len_size; /* a heap ID's offset and length bytes */
-  gboolean dblock_checksum;
-} FractalHeap;
-
-/* The fractal heap header at `addr`: NULL when read, else what is wrong
- * (`*leave`: a layout this walk does not follow, nothing wrong). */
-static const char *
-fractal_heap_read (int fd, guint64 file_size, guint64 addr, guint addr_len, guint size_len,
-                   FractalHeap *h, gboolean *leave)
-{
-  guint8 b[FH_HDR_MAX];
-  /* 14 bytes, 10 lengths and 2 addresses, the doubling table (2 bytes,
-   * 2 lengths, 2 + 2 bytes), the root's address and its rows (2 bytes) */
-  gsize need = 22 + 12 * (gsize) size_len + 3 * (gsize) addr_len;
-  if (addr_len > 8 || size_len > 8)
-    return "names a fractal heap in a file of addresses over 8 bytes";
-  if (!read_at (fd, file_size, addr, need, b) || memcmp (b, "FRHP", 4) != 0 || b[4] != 0)
-    return "names a fractal heap that is not one";
-  guint id_len = (guint) decode_le (b + 5, 2), filters = (guint) decode_le (b + 7, 2);
-  guint64 max_man = decode_le (b + 10, 4);
-  /* next huge ID (L), huge B-tree (O), free space (L), free-space manager
-   * (O), managed space (L), allocated (L), iterator (L), managed objects
-   * (L), huge size (L), huge count (L), tiny size (L), tiny count (L) */
-  gsize p = 14 + 10 * (gsize) size_len + 2 * (gsize) addr_len;
-  h->width = (guint) decode_le (b + p, 2);
-  h->start = decode_le (b + p + 2, size_len);
-  h->max_direct = decode_le (b + p + 2 + size_len, size_len);
-  guint max_bits = (guint) decode_le (b + p + 2 + 2 * size_len, 2);
-  h->root = decode_le (b + p + 2 + 2 * size_len + 4, addr_len);
-  h->rows = (guint) decode_le (b + p + 2 + 2 * size_len + 4 + addr_len, 2);
-  h->dblock_checksum = (b[9] & 0x02) != 0;
-  if (id_len != FH_ID_LEN || filters != 0)
-    {
-      *leave = TRUE; /* not how libhdf5 keeps attributes */
-      return NULL;
-    }
-  /* libhdf5's own limits (H5HF__hdr_finish_init_phase1): powers of two,
-   * the width at most 65536, the heap at most 64 bits */
-  if (h->width == 0 || (h->width & (h->width - 1)) != 0 || h->start == 0
-      || (h->start & (h->start - 1)) != 0 || h->max_direct < h->start
-      || (h->max_direct & (h->max_direct - 1)) != 0 || max_bits == 0 || max_bits > 64
-      || h->max_direct > G_MAXUINT32)
-    return "has a fractal heap with a damaged doubling table";
-  h->off_size = bytes_of_bits (max_bits);
-  /* the length: no more bytes than the largest direct block's offsets need,
-   * nor than the largest managed object needs (H5VM_limit_enc_size) */
-  h->len_size = MIN (bytes_of_bits (log2_floor (h->max_direct)), log2_floor (MAX (max_man, 1)) / 8 + 1);
-  if (1 + h->off_size + h->len_size > FH_ID_LEN)
-    return "has a fractal heap whose IDs do not fit their 8 bytes";
-  return NULL;
-}
-
-/* The file address and size of the direct block of `h` holding heap
- * offset `off` into *out_addr, *out_block_off, *out_size: NULL when found,
- * else what is wrong (`*leave` for a layout not followed). */
-static const char *
-fractal_heap_block (int fd, guint64 file_size, const FractalHeap *h, guint64 off, guint addr_len,
-                    guint64 *out_addr, guint64 *out_block_off, guint64 *out_size, gboolean *leave)
-{
-  if (h->rows == 0)
-    {
-      *out_addr = h->root;
-      *out_block_off = 0;
-      *out_size = h->start;
-      return NULL;
-    }
-  /* the doubling table: rows 0 and 1 of blocks of `start` bytes, each
-   * further row twice the last; `width` blocks a row */
-  guint64 row_off = 0, size = h->start;
-  guint row = 0;
-  for (;; row++)
-    {
-      if (row >= 2)
-        size *= 2;
-      if (row >= h->rows || off < row_off)
-        return "has a heap ID past its fractal heap";
-      if (size > h->max_direct)
-        {
-          *leave = TRUE; /* an indirect block's row: not followed */
-          return NULL;
-        }
-      guint64 row_bytes = size * h->width; /* at most 2^32 × 2^16 */
-      if (off - row_off < row_bytes)
-        break;
-      row_off += row_bytes;
-    }
-  guint64 col = (off - row_off) / size;
-  guint64 idx = (guint64) row * h->width + col;
-  /* "FHIB", version, heap header address, block offset, then addresses */
-  guint64 at = h->root + 5 + addr_len + h->off_size + idx * addr_len;
-  guint8 sig[5], a[8];
-  if (!read_at (fd, file_size, h->root, 5, sig) || memcmp (sig, "FHIB", 4) != 0 || sig[4] != 0)
-    return "names a fractal heap root block that is not one";
-  if (at < h->root || !read_at (fd, file_size, at, addr_len, a))
-    return "has a fractal heap root block past the file";
-  *out_addr = decode_le (a, addr_len);
-  *out_block_off = row_off + col * size;
-  *out_size = size;
-  return NULL;
-}
-
-/* What is wrong with the dense attributes the attribute info message `m`
- * (`len` bytes) names, or NULL (also when it names none, or a layout this
- * walk does not follow); the attribute's name into out_name. */
-static const char *
-dense_attrs_problem (const SpTraceHeaps *heaps, int fd, guint64 file_size, const guint8 *m,
-                     gsize len, guint addr_len, guint size_len, char *out_name, gsize name_room)
-{
-  if (len < 2 || m[0] != 0)
-    return NULL;
-  gsize p = 2 + ((m[1] & 0x01) ? 2 : 0);
-  if (len < p + 2 * (gsize) addr_len)
-    return "has an attribute info message too short for its addresses";
-  guint64 undefined = addr_len >= 8 ? G_MAXUINT64 : (G_GUINT64_CONSTANT (1) << (8 * addr_len)) - 1;
-  guint64 heap_addr = decode_le (m + p, addr_len), bt_addr = decode_le (m + p + addr_len, addr_len);
-  if (heap_addr == undefined)
-    return NULL; /* compact: the attributes are messages of the header */
-  g_strlcpy (out_name, "(dense storage)", name_room);
-  gboolean leave = FALSE;
-  FractalHeap h;
-  const char *bad = fractal_heap_read (fd, file_size, heap_addr, addr_len, size_len, &h, &leave);
-  if (bad != NULL || leave)
-    return bad;
-  /* the name index: "BTHD", version 0, type, node size (4), record size
-   * (2), depth (2), split and merge percents, root address, its records (2) */
-  guint8 bt[4 + 1 + 1 + 4 + 2 + 2 + 2 + 8 + 2];
-  gsize bt_len = 4 + 1 + 1 + 4 + 2 + 2 + 2 + addr_len + 2;
-  if (!read_at (fd, file_size, bt_addr, bt_len, bt) || memcmp (bt, "BTHD", 4) != 0 || bt[4] != 0
-      || bt[5] != BT2_TYPE_ATTR_NAME)
-    return "names an attribute name index that is not one";
-  guint64 node_size = decode_le (bt + 6, 4);
-  guint rec_size = (guint) decode_le (bt + 10, 2), depth = (guint) decode_le (bt + 12, 2);
-  guint64 leaf = decode_le (bt + 16, addr_len);
-  guint n = (guint) decode_le (bt + 16 + addr_len, 2);
-  if (depth != 0)
-    return NULL; /* more attributes than one leaf holds: left to libhdf5 */
-  if (rec_size != BT2_ATTR_RECORD || node_size < 10
-      || (guint64) n * rec_size > node_size - 10)
-    return "has a damaged attribute name index";
-  g_autofree guint8 *recs = g_malloc ((gsize) n * rec_size + 6);
-  if (!read_at (fd, file_size, leaf, (gsize) n * rec_size + 6, recs)
-      || memcmp (recs, "BTLF", 4) != 0 || recs[4] != 0 || recs[5] != BT2_TYPE_ATTR_NAME)
-    return "has an attribute name index whose leaf is not one";
-  for (guint i = 0; i < n; i++)
-    {
-      const guint8 *id = recs + 6 + (gsize) i * rec_size;
-      if ((id[0] & 0xc0) != 0)
-        return "has a heap ID of an unknown version";
-      if ((id[0] & 0x30) != 0)
-        continue; /* a huge or tiny object: not in a managed block */
-      guint64 off = decode_le (id + 1, h.off_size), olen = decode_le (id + 1 + h.off_size, h.len_size);
-      guint64 baddr = 0, boff = 0, bsize = 0;
-      bad = fractal_heap_block (fd, file_size, &h, off, addr_len, &baddr, &boff, &bsize, &leave);
-      if (bad != NULL)
-        return bad;
-      if (leave)
-        continue;
-      /* a direct block: "FHDB", version, heap header address, block
-       * offset, an optional checksum, then objects; offsets count from
-       * the block's start */
-      guint64 header_len = 5 + addr_len + h.off_size + (h.dblock_checksum ? 4 : 0);
-      guint64 in = off - boff;
-      if (in < header_len || olen == 0 || olen > bsize || in > bsize - olen)
-        return "has a heap ID past its fractal heap block";
-      guint8 sig[5];
-      if (!read_at (fd, file_size, baddr, 5, sig) || memcmp (sig, "FHDB", 4) != 0 || sig[4] != 0)
-        return "names a fractal heap block that is not one";
-      g_autofree guint8 *msg = g_malloc ((gsize) olen);
-      if (baddr + in < baddr || !read_at (fd, file_size, baddr + in, (gsize) olen, msg))
-        return "has a fractal heap block past the file";
-      const char *problem = attr_message_problem (heaps, msg, (gsize) olen, addr_len, size_len,
-                                                  out_name, name_room);
-      if (problem != NULL)
-        return problem;
-    }
-  return NULL;
-}
-
-static gboolean walk_header (const SpTraceHeaps *heaps, const char *path, guint64 file_size,
-                             guint64 header, guint addr_len, guint size_len, const char *where,
-                             gboolean attrs, gboolean follow, GError **error);
+static gboolean walk_header (const SpTraceHeaps *heaps, const SpTraceRaw *f, const char *path,
+                             guint64 header, const char *where, gboolean attrs, gboolean follow,
+                             GError **error);
 
 gboolean
 sp_trace_heaps_check_header (const SpTraceHeaps *heaps, const char *path, guint64 file_size,
                              guint64 header, guint addr_len, guint size_len, const char *where,
                              gboolean attrs, GError **error)
 {
-  return walk_header (heaps, path, file_size, header, addr_len, size_len, where, attrs, TRUE,
-                      error);
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return TRUE; /* the scan read it a moment ago; libhdf5 will report it */
+  SpTraceRaw f = { fd, heaps->base, file_size > heaps->base ? file_size - heaps->base : 0,
+                   addr_len, size_len, heaps->sohm };
+  gboolean ok = addr_len >= 1 && addr_len <= 8 && size_len >= 1 && size_len <= 8
+                ? walk_header (heaps, &f, path, header, where, attrs, TRUE, error)
+                : TRUE; /* addresses wider than 8 bytes: left to libhdf5 */
+  close (fd);
+  return ok;
 }
 
 /* The walk; `follow`: a dataset's committed datatype's own header is
  * walked too (libhdf5 decodes its datatype message when it opens the
- * dataset), once: not a further one that header names. */
+ * dataset), once: not a further one that header names.  Addresses are
+ * HDF5's (from the superblock, after any user block): "at byte" in the
+ * messages is the file's. */
 static gboolean
-walk_header (const SpTraceHeaps *heaps, const char *path, guint64 file_size, guint64 header,
-             guint addr_len, guint size_len, const char *where, gboolean attrs, gboolean follow,
-             GError **error)
+walk_header (const SpTraceHeaps *heaps, const SpTraceRaw *f, const char *path, guint64 header,
+             const char *where, gboolean attrs, gboolean follow, GError **error)
 {
+  guint addr_len = f->addr_len, size_len = f->size_len;
   guint64 committed = 0;
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return TRUE; /* the scan read it a moment ago; libhdf5 will report it */
   guint64 starts[OH_MAX_CHUNKS], sizes[OH_MAX_CHUNKS];
   guint n_chunks = 0, done = 0;
   gboolean v2 = FALSE;
@@ -840,8 +631,8 @@ walk_header (const SpTraceHeaps *heaps, const char *path, guint64 file_size, gui
   const char *problem = NULL, *damage = NULL;
   guint64 damage_at = header;
   guint8 prefix[OH_V2_PREFIX_MAX];
-  gsize got = header < file_size ? (gsize) MIN (file_size - header, sizeof prefix) : 0;
-  if (got > 0 && pread (fd, prefix, got, (off_t) header) != (ssize_t) got)
+  gsize got = header < f->size ? (gsize) MIN (f->size - header, sizeof prefix) : 0;
+  if (got > 0 && !sp_trace_raw_read (f, header, got, prefix))
     got = 0;
   if (got >= 16 && prefix[0] == 1)
     {
@@ -868,14 +659,14 @@ walk_header (const SpTraceHeaps *heaps, const char *path, guint64 file_size, gui
   for (; problem == NULL && damage == NULL && done < n_chunks; done++)
     {
       guint64 at = starts[done], size = sizes[done];
-      if (at > file_size || size > file_size - at || size > G_MAXSIZE)
+      if (at > f->size || size > f->size - at || size > G_MAXSIZE)
         {
           damage = "continues outside the file";
           damage_at = at;
           break;
         }
       g_autofree guint8 *c = g_malloc (MAX (size, 1));
-      if (pread (fd, c, size, (off_t) at) != (ssize_t) size)
+      if (!sp_trace_raw_read (f, at, size, c))
         continue;
       gsize p = 0, end = (gsize) size;
       if (v2 && done > 0)
@@ -910,11 +701,18 @@ walk_header (const SpTraceHeaps *heaps, const char *path, guint64 file_size, gui
           else if (type == MSG_DATATYPE && dtype_extent (m, msize, 0) == 0)
             damage = "has a damaged or unsupported datatype message (a member name or part "
                      "runs past it, or an unknown class)";
+          else if (type == MSG_ATTRIBUTE && attrs && (mflags & MSG_FLAG_SHARED))
+            /* a stub into the file's shared-message table: not followed;
+             * without a table libhdf5 dereferences one it does not have */
+            damage = f->sohm ? NULL : "has a shared attribute in a file without a shared-message "
+                                      "table";
           else if (type == MSG_ATTRIBUTE && attrs)
-            problem = attr_message_problem (heaps, m, msize, addr_len, size_len, name, sizeof name);
+            problem = sp_trace_attr_message_problem (heaps, m, msize, addr_len, size_len, name,
+                                                     sizeof name);
           else if (type == MSG_ATTR_INFO && attrs)
-            problem = dense_attrs_problem (heaps, fd, file_size, m, msize, addr_len, size_len, name,
-                                           sizeof name);
+            problem = sp_trace_dense_attrs_problem (heaps, f, m, msize, name, sizeof name);
+          else if (type == MSG_LINK_INFO)
+            damage = sp_trace_dense_links_problem (f, m, msize);
           else if (type == MSG_LAYOUT)
             damage = sp_trace_layout_problem (m, msize, addr_len);
           else if (type == MSG_CONTINUATION && msize < addr_len + size_len)
@@ -930,10 +728,9 @@ walk_header (const SpTraceHeaps *heaps, const char *path, guint64 file_size, gui
           p += msg_hdr + msize;
         }
     }
-  close (fd);
   if (damage)
     g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: the object header of %s %s "
-                 "(at byte %" G_GUINT64_FORMAT ")", path, where, damage, damage_at);
+                 "(at byte %" G_GUINT64_FORMAT ")", path, where, damage, damage_at + f->base);
   else if (problem)
     g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: attribute %s of %s %s", path,
                  name, where, problem);
@@ -942,8 +739,7 @@ walk_header (const SpTraceHeaps *heaps, const char *path, guint64 file_size, gui
   if (committed != 0 && committed != header)
     {
       g_autofree char *type_of = g_strdup_printf ("%s's committed datatype", where);
-      return walk_header (heaps, path, file_size, committed, addr_len, size_len, type_of, FALSE,
-                          FALSE, error);
+      return walk_header (heaps, f, path, committed, type_of, FALSE, FALSE, error);
     }
   return TRUE;
 }

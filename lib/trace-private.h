@@ -87,10 +87,12 @@ void sp_trace_h5_reclaim (hid_t mem_type, gsize n, void *buf);
 typedef struct _SpTraceHeaps SpTraceHeaps;
 
 /* Scan the file at `path` (`file_size` bytes, lengths of `size_len` bytes
- * as its superblock says): reads the whole file once.  NULL with *error
- * set on a damaged collection.  Free with sp_trace_heaps_free(). */
-SpTraceHeaps *sp_trace_heaps_scan (const char *path, guint64 file_size, guint size_len,
-                                   GError **error);
+ * as its superblock says, HDF5 address 0 at file offset `base`: the size
+ * of its user block; `sohm`: it has a shared object header message
+ * table): reads the whole file once.  NULL with *error set on a damaged
+ * collection.  Free with sp_trace_heaps_free(). */
+SpTraceHeaps *sp_trace_heaps_scan (const char *path, guint64 file_size, guint64 base,
+                                   guint size_len, gboolean sohm, GError **error);
 void sp_trace_heaps_free (SpTraceHeaps *heaps);
 
 /* Whether the on-disk reference to a variable-length string at `ref`
@@ -109,7 +111,40 @@ gboolean sp_trace_heaps_string_ok (const SpTraceHeaps *heaps, const guint8 *ref,
 gsize sp_trace_dtype_extent (const guint8 *dt, gsize len);
 const char *sp_trace_layout_problem (const guint8 *m, gsize len, guint addr_len);
 
-/* Walk the object header of the object at file address
+/* The file as a raw walk reads it: HDF5 addresses count from the
+ * superblock, after any user block. */
+typedef struct {
+  int fd;
+  guint64 base;      /* file offset of HDF5 address 0 */
+  guint64 size;      /* the file's bytes from there */
+  guint addr_len, size_len; /* 1 to 8 */
+  gboolean sohm;     /* the file has a shared-message table */
+} SpTraceRaw;
+
+/* `len` bytes at HDF5 address `addr` into `buf`: FALSE when not all in
+ * the file. */
+gboolean sp_trace_raw_read (const SpTraceRaw *f, guint64 addr, gsize len, guint8 *buf);
+
+/* What is wrong with the attribute message `m` of `len` bytes (IV.A.2.m,
+ * versions 1-3) that libhdf5 1.10.8 would decode past it or follow into
+ * a damaged global heap reference, with its name in out_name; NULL when
+ * fine or not checkable (lib/trace-heap.c). */
+const char *sp_trace_attr_message_problem (const SpTraceHeaps *heaps, const guint8 *m, gsize len,
+                                           guint addr_len, guint size_len, char *out_name,
+                                           gsize name_room);
+
+/* What is wrong with the dense attribute storage the attribute info
+ * message `m` names (its fractal heap, name index and every attribute
+ * message in them, as sp_trace_attr_message_problem), and with the link
+ * storage a link info message names (its heap and index are what they
+ * claim); NULL when fine or of a layout left to libhdf5
+ * (lib/trace-dense.c). */
+const char *sp_trace_dense_attrs_problem (const SpTraceHeaps *heaps, const SpTraceRaw *f,
+                                          const guint8 *m, gsize len, char *out_name,
+                                          gsize name_room);
+const char *sp_trace_dense_links_problem (const SpTraceRaw *f, const guint8 *m, gsize len);
+
+/* Walk the object header of the object at HDF5 address
  * `header` (named `where` in messages) raw, before libhdf5 decodes it:
  * its data layout message (a chunked layout libhdf5 1.10.8 would divide
  * by zero opening, T13), its datatype message, or its committed datatype's

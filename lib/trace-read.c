@@ -212,6 +212,15 @@ check_header_of (SpTrace *t, const char *path, gboolean attrs, GError **error)
   (void) t, (void) path, (void) attrs, (void) error;
   return TRUE; /* H5O_info_t carries no address since 1.12: not checked there */
 #else
+  /* the groups on the way first: libhdf5 looks `path` up through their
+   * links (a damaged dense link storage crashed H5Lexists) */
+  const char *slash = path[0] == '/' ? strchr (path + 1, '/') : NULL;
+  for (; slash != NULL; slash = strchr (slash + 1, '/'))
+    {
+      g_autofree char *group = g_strndup (path, (gsize) (slash - path));
+      if (!check_header_of (t, group, FALSE, error))
+        return FALSE;
+    }
   H5O_info_t info;
   if (H5Oget_info_by_name2 (t->file, path, &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0)
     {
@@ -682,7 +691,10 @@ sp_trace_open (const char *path, GError **error)
   /* Before anything reads a variable-length string (lib/trace-heap.c). */
   hid_t fcpl = H5Fget_create_plist (file);
   size_t sizeof_addr = 0, sizeof_size = 0;
-  if (fcpl < 0 || H5Pget_sizes (fcpl, &sizeof_addr, &sizeof_size) < 0)
+  hsize_t user_block = 0;
+  H5F_info2_t finfo;
+  if (fcpl < 0 || H5Pget_sizes (fcpl, &sizeof_addr, &sizeof_size) < 0
+      || H5Pget_userblock (fcpl, &user_block) < 0 || H5Fget_info2 (file, &finfo) < 0)
     {
       sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: damaged HDF5 superblock", path);
       if (fcpl >= 0)
@@ -691,7 +703,9 @@ sp_trace_open (const char *path, GError **error)
       return NULL;
     }
   H5Pclose (fcpl);
-  SpTraceHeaps *heaps = sp_trace_heaps_scan (path, file_size, (guint) sizeof_size, error);
+  /* HDF5 addresses count from the superblock, after the user block */
+  SpTraceHeaps *heaps = sp_trace_heaps_scan (path, file_size, user_block, (guint) sizeof_size,
+                                             finfo.sohm.hdr_size > 0, error);
   if (heaps == NULL)
     {
       H5Fclose (file);

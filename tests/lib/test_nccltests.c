@@ -139,7 +139,7 @@ START_TEST (test_new_layout)
   ck_assert_str_eq (ranks[15].gpu_model, "NVIDIA H100 80GB HBM3");
   const char *const *env = sp_nccl_tests_log_env (log);
   ck_assert_str_eq (env[0], "NCCL_IB_HCA");
-  ck_assert_str_eq (env[1], "mlx5_0,mlx5_3,mlx5_4,mlx5_5");
+  ck_assert_str_eq (env[1], "mlx5_0,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_9,mlx5_10,mlx5_11");
   ck_assert_str_eq (env[2], "NCCL_SOCKET_IFNAME");
   ck_assert_str_eq (env[3], "ibp26s0");
   ck_assert_ptr_null (env[4]); /* the second rank's NCCL_IB_HCA line is not repeated */

@@ -113,6 +113,16 @@ import "$tmp/env.txt" -o "$tmp/ag-env.h5" --topology dgx-h100 \
 grep -q "^shardplan compare: warning: .*ag-env.h5 ran with NCCL_MAX_NCHANNELS=2 (caps the channels below the model's 18), which the simulator does not model .*: part of the error may be theirs$" "$tmp/err" \
   || fail "compare: no warning naming NCCL_MAX_NCHANNELS: $(cat "$tmp/err")"
 grep -q "IB_DISABLE" "$tmp/err" && fail "compare named a value the model assumes: $(cat "$tmp/err")"
+# the log's own NCCL_IB_HCA names the 8 HCAs of dgx-h100; four of them is
+# a run on half its NICs
+sed 's/NCCL_IB_HCA set by environment to .*/NCCL_IB_HCA set by environment to mlx5_0,mlx5_3,mlx5_4,mlx5_5/' \
+  "$fx/all_gather-new.txt" >"$tmp/hca.txt"
+import "$tmp/hca.txt" -o "$tmp/ag-hca.h5" --topology dgx-h100 \
+  || fail "import of the log with 4 HCAs: $(cat "$tmp/import-err")"
+"$SHARDPLAN" compare "$tmp/ag2.h5" "$tmp/ag-hca.h5" >/dev/null 2>"$tmp/err" \
+  || fail "compare with 4 HCAs: $(cat "$tmp/err")"
+grep -q "^shardplan compare: warning: .*ag-hca.h5 ran with NCCL_IB_HCA=mlx5_0,mlx5_3,mlx5_4,mlx5_5 (the NICs: 4 HCAs named, the topology has 8 per node), which" "$tmp/err" \
+  || fail "compare: no warning naming NCCL_IB_HCA: $(cat "$tmp/err")"
 expect_ok compare "$tmp/ag2.h5" "$tmp/ag.h5" --top 3
 grep -Eq '^all +22 +100\.0 % +100\.0 % +100\.0 % +100\.0 %' "$tmp/out" \
   || fail "text: no 'all 22 100.0 %' line: $(cat "$tmp/out")"

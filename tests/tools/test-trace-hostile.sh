@@ -74,8 +74,11 @@ done
 # The same trace written with version 2 object headers (libver "latest",
 # creation order tracked on the datasets, one header continued in an
 # "OCHK" block, the root's attributes in dense storage: a fractal heap
-# whose root block is direct, or indirect) reads as well.
-for f in ok-v2-latest ok-v2-dense-indirect; do
+# whose root block is direct, or indirect; an index of more than one
+# node; a /meta/software attribute over 4 KiB, kept outside the heap; a
+# user block before the superblock) reads as well.
+for f in ok-userblock ok-v2-latest ok-v2-dense-indirect ok-v2-many-attrs ok-v2-huge-attr \
+    ok-v2-userblock; do
   for cmd in "trace show" "trace export --format csv" "compare $tmp/good.h5"; do
     # shellcheck disable=SC2086
     run $cmd "$tmp/$f.h5"
@@ -150,4 +153,12 @@ refused v2-dtype-overrun "the object header of /ops/ops has a damaged or unsuppo
 refused v2-attr-ref-continued "attribute kernel of /meta/software refers to a string that is not in the file's global heap"
 refused v2-dense-attr-ref "attribute producer of / refers to a string that is not in the file's global heap"
 refused v2-dense-indirect-attr-ref "attribute producer of / refers to a string that is not in the file's global heap"
+refused v2-many-attrs-attr-ref "attribute producer of / refers to a string that is not in the file's global heap"
+refused v2-huge-attr-attr-ref "of /meta/software refers to a string that is not in the file's global heap"
+refused userblock-attr-ref "attribute producer of / refers to a string that is not in the file's global heap"
+refused v2-userblock-attr-ref "attribute producer of / refers to a string that is not in the file's global heap"
+refused v2-shared-record "attribute (dense storage) of / has a shared attribute in a file without a shared-message table"
+refused v2-index-total "of / has a B-tree index whose record count is not its records'"
+refused v2-huge-index "attribute (dense storage) of / names a huge-object index that is not one"
+refused v2-link-heap "the object header of / names a link heap that is not one"
 finish

@@ -446,3 +446,156 @@ for src, name in (("ok-v2-latest", "v2-dense-attr-ref"),
             struct.pack_into("<I", data, csum, lookup3(bytes(data[block:block + bsize])))
         with open(os.path.join(outdir, name + ".h5"), "wb") as f:
             f.write(data)
+
+
+# Review of the walk above (files libhdf5 1.10.8 reads; damaged ones with
+# checksums recomputed, SIGSEGV in libhdf5 before the walk read them):
+# more root attributes than one B-tree leaf holds (an internal node), a
+# /meta/software attribute over 4 KiB (a "huge" heap object, outside the
+# heap), and a 512-byte user block (every HDF5 address then counts from
+# the superblock after it).  Each damaged copy has the "producer" or
+# "note" string reference of its attribute made to miss the global heap.
+def v2_variant(name, userblock=0, hook=None):
+    path = os.path.join(outdir, name + ".h5")
+    with h5py.File(os.path.join(outdir, "ok-v2-latest.h5"), "r") as a, \
+            h5py.File(path, "w", libver="latest", userblock_size=userblock) as b:
+        for k, v in a.attrs.items():
+            b.attrs[k] = v
+        for k in a:
+            a.copy(a[k], b, name=k)
+        if hook:
+            hook(b)
+    return path
+
+
+def many_attrs(b):
+    for i in range(40):
+        b.attrs["user_%02d" % i] = "value %d" % i
+
+
+def huge_attr(b):
+    # dense storage first (more than 8 attributes), then one over 4 KiB
+    for i in range(10):
+        b["meta/software"].attrs["user_%02d" % i] = "value %d" % i
+    b["meta/software"].attrs["note_" + "n" * 5000] = "a long note"
+
+
+def heap_block_size(off, start, width):
+    row, row_off, size = 0, 0, start
+    while True:
+        if row >= 2:
+            size *= 2
+        if off - row_off < size * width:
+            return size
+        row_off += size * width
+        row += 1
+
+
+def damage_vlen_attr(src, dst, name):
+    """Make the string reference of the variable-length string attribute
+    `name` (a version 3 message) miss the global heap, wherever its message
+    is: a heap's direct block (checksum recomputed) or a huge object."""
+    data = bytearray(open(src, "rb").read())
+    key = name.encode() + b"\0"
+    at = data.find(key)
+    while at >= 9:
+        m = at - 9
+        ver, _, nsz, dtsz, dssz = struct.unpack_from("<BBHHH", data, m)
+        if ver == 3 and nsz == len(key) and data[m + 9 + nsz] & 0x0F == 9:
+            break
+        at = data.find(key, at + 1)
+    else:
+        return
+    struct.pack_into("<I", data, m + 9 + nsz + dtsz + dssz + 12, 0x40000000)
+    blk = data.rfind(b"FHDB\0", 0, m)
+    heap = data.find(b"FRHP\0")
+    if blk >= 0 and heap >= 0 and data[heap + 9] & 2:
+        width, start, _, max_bits = struct.unpack_from("<HQQH", data, heap + 14 + 96)
+        off_size = (max_bits + 7) // 8
+        boff = int.from_bytes(data[blk + 13:blk + 13 + off_size], "little")
+        size = heap_block_size(boff, start, width)
+        if m < blk + size:  # in that block, not a huge object after it
+            csum = blk + 13 + off_size
+            struct.pack_into("<I", data, csum, 0)
+            struct.pack_into("<I", data, csum, lookup3(bytes(data[blk:blk + size])))
+    with open(dst, "wb") as f:
+        f.write(data)
+
+
+for name, ub, hook, attr in (("many-attrs", 0, many_attrs, "producer"),
+                             ("huge-attr", 0, huge_attr, "note_" + "n" * 5000),
+                             ("userblock", 512, None, "producer")):
+    ok = v2_variant("ok-v2-" + name, ub, hook)
+    damage_vlen_attr(ok, os.path.join(outdir, "v2-%s-attr-ref.h5" % name), attr)
+
+
+# The dense storage's own structure, damaged where libhdf5 trusts it: a
+# name index record flagged shared in a file without a shared-message
+# table (libhdf5 dereferences the table it does not have), an index
+# header's record count above its records (H5Aiterate2 sorts past them),
+# a huge-object index address that names no index, and a root link info
+# message naming a link heap that is not one (H5Lexists).
+def patch_file(src, name, fn):
+    data = bytearray(open(os.path.join(outdir, src + ".h5"), "rb").read())
+    if fn(data):
+        with open(os.path.join(outdir, name + ".h5"), "wb") as f:
+            f.write(data)
+
+
+def shared_record(data):
+    bt = data.find(b"BTHD\0\x08")
+    leaf, nrec = struct.unpack_from("<QH", data, bt + 16)
+    data[leaf + 6 + 8] = 0x02
+    end = leaf + 6 + 17 * nrec
+    struct.pack_into("<I", data, end, lookup3(bytes(data[leaf:end])))
+    return True
+
+
+def index_total(data):
+    bt = data.find(b"BTHD\0\x08")
+    nrec = struct.unpack_from("<H", data, bt + 24)[0]
+    struct.pack_into("<Q", data, bt + 26, nrec + 1)
+    struct.pack_into("<I", data, bt + 34, lookup3(bytes(data[bt:bt + 34])))
+    return True
+
+
+def huge_index(data):
+    heap = data.find(b"FRHP\0")
+    struct.pack_into("<Q", data, heap + 22, 0x300)
+    struct.pack_into("<I", data, heap + 142, lookup3(bytes(data[heap:heap + 142])))
+    return True
+
+
+patch_file("ok-v2-latest", "v2-shared-record", shared_record)
+patch_file("ok-v2-latest", "v2-index-total", index_total)
+patch_file("ok-v2-latest", "v2-huge-index", huge_index)
+
+
+def link_heap(data, t, at, size):
+    # link info: version, flags, (8 bytes with flag 0), heap, name index
+    if t != 0x02 or data[at] != 0:
+        return False
+    p = at + 2 + (8 if data[at + 1] & 1 else 0)
+    struct.pack_into("<Q", data, p, 0x300)
+    return True
+
+
+v2_patch("v2-link-heap", "/", link_heap)
+
+
+# The same user block in a file of version 1 headers (h5py's default):
+# its strings were refused as missing from the global heap (the scan kept
+# file offsets, the references hold HDF5 addresses), and a damaged
+# attribute reference passed the walk (SIGSEGV in H5HG_read).
+with h5py.File(good, "r") as a, \
+        h5py.File(os.path.join(outdir, "ok-userblock.h5"), "w", userblock_size=512) as b:
+    for k, v in a.attrs.items():
+        b.attrs[k] = v
+    for k in a:
+        a.copy(a[k], b, name=k)
+data = bytearray(open(os.path.join(outdir, "ok-userblock.h5"), "rb").read())
+found = attr_message(data, "producer")
+if found:
+    struct.pack_into("<I", data, found[1] + 12, 0x40000000)
+    with open(os.path.join(outdir, "userblock-attr-ref.h5"), "wb") as f:
+        f.write(data)

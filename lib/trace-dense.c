@@ -1,0 +1,497 @@
+/* Dense storage of a version 2 object header, walked raw before libhdf5
+ * reads it (lib/trace-heap.c walks the header itself).
+ *
+ * A version 2 header keeps more attributes than its limits (8 by default:
+ * the root of a trace written with libver "latest") in "dense" storage:
+ * an attribute info message (HDF5 File Format Specification version 2,
+ * IV.A.2.f) names a fractal heap (III.G) holding the attribute messages
+ * and a version 2 B-tree (III.A.2) indexing them by name, whose records
+ * hold each message's heap ID.  libhdf5 1.10.8 decodes those messages
+ * (H5Aexists compares names through them) and follows their string
+ * references as it does a compact attribute's, so each is checked the
+ * same way (sp_trace_attr_message_problem).  A group's links are kept the
+ * same way (link info message, IV.A.2.c); libhdf5 follows their heap and
+ * index on every path lookup, so those are checked to be what they claim.
+ *
+ * Walked: B-trees of any depth (internal nodes hold records too); managed
+ * heap objects in direct blocks under a root direct block or a root
+ * indirect block; "huge" objects (over the heap's largest managed object,
+ * 4 KiB for attributes), kept outside the heap and found through the
+ * heap's own B-tree.  Left to libhdf5: direct blocks under a nested
+ * indirect block (over 512 KiB of one object's attributes), filtered heaps
+ * (libhdf5 never filters an attribute heap) and shared attribute messages
+ * of a file with a shared-message table (they live in that table's heap).
+ * Structure that cannot be right is refused. */
+#include "config.h"
+#include "trace-private.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#define FH_ID_LEN 8          /* an attribute heap's IDs (H5O_FHEAP_ID_LEN) */
+#define BT2_PREFIX 10        /* a node's signature, version, type, checksum */
+#define BT2_MAX_DEPTH 8
+#define BT2_MAX_NODES 65536  /* a loop of child pointers ends here */
+#define BT2_TYPE_HUGE_INDIRECT 1
+#define BT2_TYPE_LINK_NAME 5
+#define BT2_TYPE_ATTR_NAME 8
+#define BT2_ATTR_RECORD 17   /* heap ID (8), message flags, creation order (4), name hash (4) */
+#define MSG_FLAG_SHARED 0x02
+
+static guint64
+decode_le (const guint8 *p, guint n)
+{
+  guint64 v = 0;
+  for (guint i = n; i-- > 0;)
+    v = (v << 8) | p[i];
+  return v;
+}
+
+gboolean
+sp_trace_raw_read (const SpTraceRaw *f, guint64 addr, gsize len, guint8 *buf)
+{
+  return addr <= f->size && len <= f->size - addr
+         && pread (f->fd, buf, len, (off_t) (f->base + addr)) == (ssize_t) len;
+}
+
+/* `len` bytes at `addr`, allocated only once they are known to be in the
+ * file; NULL when they are not (or not read). */
+static guint8 *
+raw_dup (const SpTraceRaw *f, guint64 addr, guint64 len)
+{
+  if (addr > f->size || len > f->size - addr || len > G_MAXSIZE)
+    return NULL;
+  guint8 *b = g_malloc (MAX ((gsize) len, 1));
+  if (!sp_trace_raw_read (f, addr, (gsize) len, b))
+    g_clear_pointer (&b, g_free);
+  return b;
+}
+
+static gboolean
+addr_undefined (const SpTraceRaw *f, guint64 a)
+{
+  return f->addr_len >= 8 ? a == G_MAXUINT64 : a == (G_GUINT64_CONSTANT (1) << (8 * f->addr_len)) - 1;
+}
+
+static guint
+log2_floor (guint64 v)
+{
+  guint r = 0;
+  while (v >>= 1)
+    r++;
+  return r;
+}
+
+/* Bytes libhdf5 encodes a count up to v in (H5VM_limit_enc_size). */
+static guint
+limit_enc_size (guint64 v)
+{
+  return log2_floor (v) / 8 + 1;
+}
+
+/* Whether a signature and version 0 start the structure at `addr`. */
+static gboolean
+signature_at (const SpTraceRaw *f, guint64 addr, const char *sig)
+{
+  guint8 b[5];
+  return sp_trace_raw_read (f, addr, 5, b) && memcmp (b, sig, 4) == 0 && b[4] == 0;
+}
+
+/* ------------------------------------------------------ version 2 B-trees */
+
+typedef const char *(*RecordFn) (const guint8 *rec, gpointer data);
+
+typedef struct {
+  const SpTraceRaw *f;
+  guint type, rec_size, depth;
+  guint64 node_size;
+  guint64 max_nrec[BT2_MAX_DEPTH + 1];
+  guint cum_size[BT2_MAX_DEPTH + 1]; /* bytes of a child's total count, by depth */
+  guint nrec_size;                   /* bytes of a child's record count */
+  guint64 records;
+  guint nodes;
+  guint64 *spent;                    /* bytes read by the walk so far */
+  RecordFn fn;
+  gpointer data;
+} Bt2;
+
+/* A child pointer's bytes in a node at `depth` (H5B2_INT_POINTER_SIZE). */
+static guint64
+bt2_pointer_size (const Bt2 *t, guint depth)
+{
+  return t->f->addr_len + t->nrec_size + (depth > 1 ? t->cum_size[depth - 1] : 0);
+}
+
+static const char *
+bt2_node (Bt2 *t, guint64 addr, guint depth, guint64 nrec)
+{
+  if (++t->nodes > BT2_MAX_NODES)
+    return "has a B-tree of more nodes than any object's";
+  if (nrec > t->max_nrec[depth])
+    return "has a B-tree node of more records than it holds";
+  guint64 ptr = depth > 0 ? bt2_pointer_size (t, depth) : 0;
+  guint64 len = 6 + nrec * t->rec_size + (depth > 0 ? (nrec + 1) * ptr : 0);
+  if (len > t->f->size - MIN (*t->spent, t->f->size))
+    return "has index nodes that overlap (more of them than the file holds)";
+  *t->spent += len;
+  g_autofree guint8 *b = raw_dup (t->f, addr, len);
+  if (b == NULL || memcmp (b, depth > 0 ? "BTIN" : "BTLF", 4) != 0 || b[4] != 0 || b[5] != t->type)
+    return "has a B-tree node that is not one";
+  for (guint64 i = 0; i < nrec; i++)
+    {
+      const char *bad = t->fn (b + 6 + i * t->rec_size, t->data);
+      if (bad != NULL)
+        return bad;
+    }
+  t->records += nrec;
+  for (guint64 i = 0; depth > 0 && i <= nrec; i++)
+    {
+      const guint8 *p = b + 6 + nrec * t->rec_size + i * ptr;
+      const char *bad = bt2_node (t, decode_le (p, t->f->addr_len), depth - 1,
+                                  decode_le (p + t->f->addr_len, t->nrec_size));
+      if (bad != NULL)
+        return bad;
+    }
+  return NULL;
+}
+
+/* Every record of the B-tree whose header is at `addr`, of `type` and
+ * records of `rec_size` bytes, to fn: what is wrong, or NULL.  The node
+ * geometry is libhdf5's (H5B2__hdr_init).  `*spent` counts the bytes
+ * read, nodes and objects together: a valid file's do not overlap, so
+ * more than the file holds is a loop of pointers, refused before it
+ * reads the file over and over. */
+static const char *
+bt2_walk (const SpTraceRaw *f, guint64 addr, guint type, guint rec_size, guint64 *spent,
+          RecordFn fn, gpointer data)
+{
+  guint8 h[4 + 1 + 1 + 4 + 2 + 2 + 1 + 1 + 8 + 2 + 8];
+  gsize h_len = 16 + f->addr_len + 2 + f->size_len;
+  if (!sp_trace_raw_read (f, addr, h_len, h) || memcmp (h, "BTHD", 4) != 0 || h[4] != 0
+      || h[5] != type)
+    return "names a B-tree index that is not one";
+  Bt2 t = { .f = f, .type = type, .spent = spent, .fn = fn, .data = data };
+  t.node_size = decode_le (h + 6, 4);
+  t.rec_size = (guint) decode_le (h + 10, 2);
+  t.depth = (guint) decode_le (h + 12, 2);
+  guint64 root = decode_le (h + 16, f->addr_len);
+  guint64 root_nrec = decode_le (h + 16 + f->addr_len, 2);
+  guint64 total = decode_le (h + 18 + f->addr_len, f->size_len);
+  if (t.rec_size != rec_size || t.node_size <= BT2_PREFIX + rec_size || t.depth > BT2_MAX_DEPTH)
+    return "has a damaged B-tree index";
+  t.max_nrec[0] = (t.node_size - BT2_PREFIX) / rec_size;
+  t.nrec_size = limit_enc_size (t.max_nrec[0]);
+  guint64 cum = t.max_nrec[0];
+  for (guint d = 1; d <= t.depth; d++)
+    {
+      guint64 ptr = bt2_pointer_size (&t, d);
+      if (t.node_size <= BT2_PREFIX + ptr)
+        return "has a damaged B-tree index";
+      t.max_nrec[d] = (t.node_size - BT2_PREFIX - ptr) / (rec_size + ptr);
+      if (!g_uint64_checked_mul (&cum, cum, t.max_nrec[d] + 1)
+          || !g_uint64_checked_add (&cum, cum, t.max_nrec[d]))
+        return "has a B-tree index deeper than its nodes can be";
+      t.cum_size[d] = limit_enc_size (cum);
+    }
+  if (total == 0 && root_nrec == 0)
+    return NULL; /* empty */
+  const char *bad = bt2_node (&t, root, t.depth, root_nrec);
+  if (bad == NULL && t.records != total)
+    return "has a B-tree index whose record count is not its records'";
+  return bad;
+}
+
+/* ----------------------------------------------------------- fractal heaps */
+
+typedef struct {
+  guint64 root;        /* root block address */
+  guint rows;          /* current rows of the root indirect block (0: direct) */
+  guint width;         /* doubling table width */
+  guint64 start;       /* starting block size */
+  guint64 max_direct;  /* largest direct block */
+  guint64 max_man;     /* largest managed object */
+  guint off_size, len_size; /* a heap ID's offset and length bytes */
+  gboolean dblock_checksum;
+  guint64 huge_bt;     /* index of huge objects */
+  guint64 n_huge;
+} Heap;
+
+/* The fractal heap header at `addr` into *h: NULL when read, else what is
+ * wrong (`*leave`: a layout this walk does not follow, nothing wrong). */
+static const char *
+heap_read (const SpTraceRaw *f, guint64 addr, Heap *h, gboolean *leave)
+{
+  guint L = f->size_len, O = f->addr_len;
+  /* 14 bytes; next huge ID (L), huge index (O), free space (L), its
+   * manager (O), managed space (L), allocated (L), iterator (L), managed
+   * objects (L), huge bytes (L), huge objects (L), tiny bytes (L), tiny
+   * objects (L); width (2), start (L), largest direct (L), heap bits (2),
+   * starting rows (2), root (O), its rows (2) */
+  guint8 b[22 + 12 * 8 + 3 * 8];
+  if (!sp_trace_raw_read (f, addr, 22 + 12 * (gsize) L + 3 * (gsize) O, b)
+      || memcmp (b, "FRHP", 4) != 0 || b[4] != 0)
+    return "names a fractal heap that is not one";
+  guint id_len = (guint) decode_le (b + 5, 2), filters = (guint) decode_le (b + 7, 2);
+  h->dblock_checksum = (b[9] & 0x02) != 0;
+  h->max_man = decode_le (b + 10, 4);
+  h->huge_bt = decode_le (b + 14 + L, O);
+  h->n_huge = decode_le (b + 14 + 7 * L + 2 * O, L);
+  gsize p = 14 + 10 * (gsize) L + 2 * (gsize) O;
+  h->width = (guint) decode_le (b + p, 2);
+  h->start = decode_le (b + p + 2, L);
+  h->max_direct = decode_le (b + p + 2 + L, L);
+  guint max_bits = (guint) decode_le (b + p + 2 + 2 * L, 2);
+  h->root = decode_le (b + p + 2 + 2 * L + 4, O);
+  h->rows = (guint) decode_le (b + p + 2 + 2 * L + 4 + O, 2);
+  if (id_len != FH_ID_LEN || filters != 0)
+    {
+      *leave = TRUE; /* not how libhdf5 keeps attributes */
+      return NULL;
+    }
+  /* libhdf5's own limits (H5HF__hdr_finish_init_phase1, H5HF__dtable_init):
+   * powers of two, a heap of at most 64 bits */
+  if (h->width == 0 || (h->width & (h->width - 1)) != 0 || h->start == 0
+      || (h->start & (h->start - 1)) != 0 || h->max_direct < h->start
+      || (h->max_direct & (h->max_direct - 1)) != 0 || max_bits == 0 || max_bits > 64
+      || h->max_direct > G_MAXUINT32)
+    return "has a fractal heap with a damaged doubling table";
+  h->off_size = (max_bits + 7) / 8;
+  /* the length: no more bytes than the largest direct block's offsets
+   * need, nor than the largest managed object needs */
+  h->len_size = MIN ((log2_floor (h->max_direct) + 7) / 8, limit_enc_size (h->max_man));
+  if (1 + h->off_size + h->len_size > FH_ID_LEN)
+    return "has a fractal heap whose IDs do not fit their 8 bytes";
+  if (!addr_undefined (f, h->huge_bt) && !signature_at (f, h->huge_bt, "BTHD"))
+    return "names a huge-object index that is not one";
+  return NULL;
+}
+
+/* The direct block of `h` holding heap offset `off`: its address, heap
+ * offset and size; NULL when found, else what is wrong (`*leave` for a
+ * block under a nested indirect block, not followed). */
+static const char *
+heap_block (const SpTraceRaw *f, const Heap *h, guint64 off, guint64 *out_addr,
+            guint64 *out_block_off, guint64 *out_size, gboolean *leave)
+{
+  if (h->rows == 0)
+    {
+      *out_addr = h->root;
+      *out_block_off = 0;
+      *out_size = h->start;
+      return NULL;
+    }
+  /* the doubling table: rows 0 and 1 of blocks of `start` bytes, each
+   * further row twice the last; `width` blocks a row */
+  guint64 row_off = 0, size = h->start;
+  guint row = 0;
+  for (;; row++)
+    {
+      if (row >= 2)
+        size *= 2;
+      if (row >= h->rows)
+        return "has a heap ID past its fractal heap";
+      if (size > h->max_direct)
+        {
+          *leave = TRUE; /* an indirect block's row: not followed */
+          return NULL;
+        }
+      guint64 row_bytes = size * h->width; /* at most 2^32 × 2^16 */
+      if (off - row_off < row_bytes)
+        break;
+      row_off += row_bytes;
+    }
+  guint64 col = (off - row_off) / size;
+  /* "FHIB", version, heap header address, block offset, then addresses */
+  guint64 at = h->root + 5 + f->addr_len + h->off_size + ((guint64) row * h->width + col) * f->addr_len;
+  guint8 a[8];
+  if (!signature_at (f, h->root, "FHIB"))
+    return "names a fractal heap root block that is not one";
+  if (at < h->root || !sp_trace_raw_read (f, at, f->addr_len, a))
+    return "has a fractal heap root block past the file";
+  *out_addr = decode_le (a, f->addr_len);
+  *out_block_off = row_off + col * size;
+  *out_size = size;
+  return NULL;
+}
+
+/* The huge objects of a heap by ID, read once from its index (records of
+ * type 1: address, length, ID): ID → { address, length }. */
+typedef struct {
+  const SpTraceRaw *f;
+  GHashTable *by_id;
+} HugeIndex;
+
+static const char *
+huge_record (const guint8 *rec, gpointer data)
+{
+  HugeIndex *q = data;
+  guint O = q->f->addr_len, L = q->f->size_len;
+  guint64 *v = g_new (guint64, 3);
+  v[0] = decode_le (rec + O + L, L);
+  v[1] = decode_le (rec, O);
+  v[2] = decode_le (rec + O, L);
+  g_hash_table_replace (q->by_id, v, v);
+  return NULL;
+}
+
+/* The bytes of the heap object with ID `id` into *out (g_free), *out_len;
+ * NULL when read or left (*out NULL), else what is wrong.  `*huge`: the
+ * heap's huge objects, read from its index at the first one. */
+static const char *
+heap_object (const SpTraceRaw *f, const Heap *h, const guint8 *id, GHashTable **huge,
+             guint64 *spent, guint8 **out, guint64 *out_len)
+{
+  *out = NULL;
+  if ((id[0] & 0xc0) != 0)
+    return "has a heap ID of an unknown version";
+  switch (id[0] & 0x30)
+    {
+    case 0x00: /* managed */
+      {
+        guint64 off = decode_le (id + 1, h->off_size);
+        guint64 len = decode_le (id + 1 + h->off_size, h->len_size);
+        guint64 baddr = 0, boff = 0, bsize = 0;
+        gboolean leave = FALSE;
+        const char *bad = heap_block (f, h, off, &baddr, &boff, &bsize, &leave);
+        if (bad != NULL || leave)
+          return bad;
+        /* a direct block: "FHDB", version, heap header address, block
+         * offset, an optional checksum, then objects; offsets count from
+         * the block's start */
+        guint64 header_len = 5 + f->addr_len + h->off_size + (h->dblock_checksum ? 4 : 0);
+        guint64 in = off - boff;
+        if (off < boff || in < header_len || len == 0 || len > bsize || in > bsize - len)
+          return "has a heap ID past its fractal heap block";
+        if (!signature_at (f, baddr, "FHDB"))
+          return "names a fractal heap block that is not one";
+        if (len > f->size - MIN (*spent, f->size))
+          return "has heap objects that overlap (more of them than the file holds)";
+        *spent += len;
+        if (baddr + in < baddr || (*out = raw_dup (f, baddr + in, len)) == NULL)
+          return "has a fractal heap block past the file";
+        *out_len = len;
+        return NULL;
+      }
+    case 0x10: /* huge: outside the heap, its address and length in the ID
+                * where they fit (H5HF__huge_init), else through the
+                * heap's index of them */
+      {
+        guint64 addr, len;
+        if (1 + f->addr_len + f->size_len <= FH_ID_LEN)
+          {
+            addr = decode_le (id + 1, f->addr_len);
+            len = decode_le (id + 1 + f->addr_len, f->size_len);
+          }
+        else
+          {
+            if (addr_undefined (f, h->huge_bt))
+              return "has a huge object but no index of them";
+            if (*huge == NULL)
+              {
+                HugeIndex q = { f, g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL) };
+                *huge = q.by_id;
+                const char *bad = bt2_walk (f, h->huge_bt, BT2_TYPE_HUGE_INDIRECT,
+                                            f->addr_len + 2 * f->size_len, spent, huge_record, &q);
+                if (bad != NULL)
+                  return bad;
+              }
+            guint64 key = decode_le (id + 1, MIN (FH_ID_LEN - 1, f->size_len));
+            const guint64 *v = g_hash_table_lookup (*huge, &key);
+            if (v == NULL)
+              return "has a huge object missing from its index";
+            addr = v[1];
+            len = v[2];
+          }
+        if (len > f->size - MIN (*spent, f->size))
+          return "has heap objects that overlap (more of them than the file holds)";
+        *spent += len;
+        if (len == 0 || (*out = raw_dup (f, addr, len)) == NULL)
+          return "has a huge object past the file";
+        *out_len = len;
+        return NULL;
+      }
+    default: /* tiny (in the ID itself: no attribute message is that
+              * short) or unknown */
+      return "has a heap object too small to be an attribute";
+    }
+}
+
+/* ------------------------------------------------------------- attributes */
+
+typedef struct {
+  const SpTraceHeaps *heaps;
+  const SpTraceRaw *f;
+  Heap heap;
+  GHashTable *huge;
+  guint64 spent;
+  char *name;
+  gsize name_room;
+} DenseAttrs;
+
+static const char *
+attr_record (const guint8 *rec, gpointer data)
+{
+  DenseAttrs *d = data;
+  if (rec[FH_ID_LEN] & MSG_FLAG_SHARED)
+    /* in the file's shared-message table: not followed; without one,
+     * libhdf5 dereferences a table it does not have */
+    return d->f->sohm ? NULL : "has a shared attribute in a file without a shared-message table";
+  g_autofree guint8 *msg = NULL;
+  guint64 len = 0;
+  const char *bad = heap_object (d->f, &d->heap, rec, &d->huge, &d->spent, &msg, &len);
+  if (bad != NULL || msg == NULL)
+    return bad;
+  return sp_trace_attr_message_problem (d->heaps, msg, (gsize) len, d->f->addr_len,
+                                        d->f->size_len, d->name, d->name_room);
+}
+
+const char *
+sp_trace_dense_attrs_problem (const SpTraceHeaps *heaps, const SpTraceRaw *f, const guint8 *m,
+                              gsize len, char *out_name, gsize name_room)
+{
+  /* version 0, flags (bit 0: the largest creation index follows, 2
+   * bytes), heap address, name index address */
+  if (len < 2 || m[0] != 0)
+    return NULL;
+  gsize p = 2 + ((m[1] & 0x01) ? 2 : 0);
+  if (len < p + 2 * (gsize) f->addr_len)
+    return "has an attribute info message too short for its addresses";
+  guint64 heap_addr = decode_le (m + p, f->addr_len);
+  guint64 bt_addr = decode_le (m + p + f->addr_len, f->addr_len);
+  if (addr_undefined (f, heap_addr))
+    return NULL; /* compact: the attributes are messages of the header */
+  g_strlcpy (out_name, "(dense storage)", name_room);
+  DenseAttrs d = { .heaps = heaps, .f = f, .name = out_name, .name_room = name_room };
+  gboolean leave = FALSE;
+  const char *bad = heap_read (f, heap_addr, &d.heap, &leave);
+  if (bad != NULL || leave)
+    return bad;
+  bad = bt2_walk (f, bt_addr, BT2_TYPE_ATTR_NAME, BT2_ATTR_RECORD, &d.spent, attr_record, &d);
+  g_clear_pointer (&d.huge, g_hash_table_unref);
+  return bad;
+}
+
+/* ------------------------------------------------------------------ links */
+
+const char *
+sp_trace_dense_links_problem (const SpTraceRaw *f, const guint8 *m, gsize len)
+{
+  /* version 0, flags (bit 0: the largest creation index, 8 bytes, bit 1:
+   * a creation-order index address at the end), heap, name index */
+  if (len < 2 || m[0] != 0)
+    return NULL;
+  gsize p = 2 + ((m[1] & 0x01) ? 8 : 0);
+  if (len < p + 2 * (gsize) f->addr_len)
+    return "has a link info message too short for its addresses";
+  guint64 heap_addr = decode_le (m + p, f->addr_len);
+  guint64 bt_addr = decode_le (m + p + f->addr_len, f->addr_len);
+  if (addr_undefined (f, heap_addr))
+    return addr_undefined (f, bt_addr) ? NULL : "has a link index but no link heap";
+  guint8 b[6];
+  if (!signature_at (f, heap_addr, "FRHP"))
+    return "names a link heap that is not one";
+  if (!sp_trace_raw_read (f, bt_addr, 6, b) || memcmp (b, "BTHD", 4) != 0 || b[4] != 0
+      || b[5] != BT2_TYPE_LINK_NAME)
+    return "names a link index that is not one";
+  return NULL;
+}
