@@ -37,6 +37,9 @@
 #define BT2_TYPE_ATTR_NAME 8
 #define BT2_ATTR_RECORD 17   /* heap ID (8), message flags, creation order (4), name hash (4) */
 #define MSG_FLAG_SHARED 0x02
+/* The shortest attribute message: its 8 or 9 bytes of sizes (libhdf5
+ * decodes a shorter heap object past its end) */
+#define FH_MIN_OBJECT 9
 
 static guint64
 decode_le (const guint8 *p, guint n)
@@ -204,6 +207,7 @@ bt2_walk (const SpTraceRaw *f, guint64 addr, guint type, guint rec_size, guint64
 /* ----------------------------------------------------------- fractal heaps */
 
 typedef struct {
+  guint64 addr;        /* the heap header's own address */
   guint64 root;        /* root block address */
   guint rows;          /* current rows of the root indirect block (0: direct) */
   guint width;         /* doubling table width */
@@ -243,6 +247,14 @@ heap_read (const SpTraceRaw *f, guint64 addr, Heap *h, gboolean *leave)
   guint max_bits = (guint) decode_le (b + p + 2 + 2 * L, 2);
   h->root = decode_le (b + p + 2 + 2 * L + 4, O);
   h->rows = (guint) decode_le (b + p + 2 + 2 * L + 4 + O, 2);
+  h->addr = addr;
+  /* libhdf5 deletes a heap's index of huge objects with its last one, and
+   * one left without them makes it delete the index again at close, which
+   * a read-only file refuses: SIGSEGV at exit (H5F__close_cb) */
+  if (!addr_undefined (f, h->huge_bt) && h->n_huge == 0)
+    return "names a huge-object index but holds no huge object";
+  if (!addr_undefined (f, h->huge_bt) && !signature_at (f, h->huge_bt, "BTHD"))
+    return "names a huge-object index that is not one";
   if (id_len != FH_ID_LEN || filters != 0)
     {
       *leave = TRUE; /* not how libhdf5 keeps attributes */
@@ -261,8 +273,6 @@ heap_read (const SpTraceRaw *f, guint64 addr, Heap *h, gboolean *leave)
   h->len_size = MIN ((log2_floor (h->max_direct) + 7) / 8, limit_enc_size (h->max_man));
   if (1 + h->off_size + h->len_size > FH_ID_LEN)
     return "has a fractal heap whose IDs do not fit their 8 bytes";
-  if (!addr_undefined (f, h->huge_bt) && !signature_at (f, h->huge_bt, "BTHD"))
-    return "names a huge-object index that is not one";
   return NULL;
 }
 
@@ -330,7 +340,14 @@ huge_record (const guint8 *rec, gpointer data)
   v[0] = decode_le (rec + O + L, L);
   v[1] = decode_le (rec, O);
   v[2] = decode_le (rec + O, L);
-  g_hash_table_replace (q->by_id, v, v);
+  if (g_hash_table_contains (q->by_id, v))
+    {
+      /* libhdf5 finds one of them by binary search: which one is not
+       * the walk's to guess */
+      g_free (v);
+      return "has a huge-object index naming an object twice";
+    }
+  g_hash_table_add (q->by_id, v);
   return NULL;
 }
 
@@ -360,10 +377,20 @@ heap_object (const SpTraceRaw *f, const Heap *h, const guint8 *id, GHashTable **
          * the block's start */
         guint64 header_len = 5 + f->addr_len + h->off_size + (h->dblock_checksum ? 4 : 0);
         guint64 in = off - boff;
-        if (off < boff || in < header_len || len == 0 || len > bsize || in > bsize - len)
+        if (len < FH_MIN_OBJECT)
+          return "has a heap object too small to be an attribute";
+        if (off < boff || in < header_len || len > bsize || in > bsize - len)
           return "has a heap ID past its fractal heap block";
-        if (!signature_at (f, baddr, "FHDB"))
+        /* libhdf5 finds the object from the block offset the block
+         * stores, unchecked: it must be the one the table gives, and the
+         * block this heap's */
+        guint8 bh[5 + 8 + 8];
+        if (!sp_trace_raw_read (f, baddr, 5 + f->addr_len + h->off_size, bh)
+            || memcmp (bh, "FHDB", 4) != 0 || bh[4] != 0)
           return "names a fractal heap block that is not one";
+        if (decode_le (bh + 5, f->addr_len) != h->addr
+            || decode_le (bh + 5 + f->addr_len, h->off_size) != boff)
+          return "has a fractal heap block that is not where its heap puts it";
         if (len > f->size - MIN (*spent, f->size))
           return "has heap objects that overlap (more of them than the file holds)";
         *spent += len;
@@ -395,7 +422,9 @@ heap_object (const SpTraceRaw *f, const Heap *h, const guint8 *id, GHashTable **
                 if (bad != NULL)
                   return bad;
               }
-            guint64 key = decode_le (id + 1, MIN (FH_ID_LEN - 1, f->size_len));
+            /* the ID: the rest of the heap ID, at most 8 bytes
+             * (H5HF__huge_init) */
+            guint64 key = decode_le (id + 1, FH_ID_LEN - 1);
             const guint64 *v = g_hash_table_lookup (*huge, &key);
             if (v == NULL)
               return "has a huge object missing from its index";
@@ -405,8 +434,8 @@ heap_object (const SpTraceRaw *f, const Heap *h, const guint8 *id, GHashTable **
         if (len > f->size - MIN (*spent, f->size))
           return "has heap objects that overlap (more of them than the file holds)";
         *spent += len;
-        if (len == 0 || (*out = raw_dup (f, addr, len)) == NULL)
-          return "has a huge object past the file";
+        if (len < FH_MIN_OBJECT || (*out = raw_dup (f, addr, len)) == NULL)
+          return "has a huge object past the file, or too small to be an attribute";
         *out_len = len;
         return NULL;
       }
@@ -423,7 +452,7 @@ typedef struct {
   const SpTraceRaw *f;
   Heap heap;
   GHashTable *huge;
-  guint64 spent;
+  guint64 *spent;
   char *name;
   gsize name_room;
 } DenseAttrs;
@@ -438,7 +467,7 @@ attr_record (const guint8 *rec, gpointer data)
     return d->f->sohm ? NULL : "has a shared attribute in a file without a shared-message table";
   g_autofree guint8 *msg = NULL;
   guint64 len = 0;
-  const char *bad = heap_object (d->f, &d->heap, rec, &d->huge, &d->spent, &msg, &len);
+  const char *bad = heap_object (d->f, &d->heap, rec, &d->huge, d->spent, &msg, &len);
   if (bad != NULL || msg == NULL)
     return bad;
   return sp_trace_attr_message_problem (d->heaps, msg, (gsize) len, d->f->addr_len,
@@ -447,7 +476,7 @@ attr_record (const guint8 *rec, gpointer data)
 
 const char *
 sp_trace_dense_attrs_problem (const SpTraceHeaps *heaps, const SpTraceRaw *f, const guint8 *m,
-                              gsize len, char *out_name, gsize name_room)
+                              gsize len, guint64 *spent, char *out_name, gsize name_room)
 {
   /* version 0, flags (bit 0: the largest creation index follows, 2
    * bytes), heap address, name index address */
@@ -461,12 +490,13 @@ sp_trace_dense_attrs_problem (const SpTraceHeaps *heaps, const SpTraceRaw *f, co
   if (addr_undefined (f, heap_addr))
     return NULL; /* compact: the attributes are messages of the header */
   g_strlcpy (out_name, "(dense storage)", name_room);
-  DenseAttrs d = { .heaps = heaps, .f = f, .name = out_name, .name_room = name_room };
+  DenseAttrs d = { .heaps = heaps, .f = f, .spent = spent, .name = out_name,
+                   .name_room = name_room };
   gboolean leave = FALSE;
   const char *bad = heap_read (f, heap_addr, &d.heap, &leave);
   if (bad != NULL || leave)
     return bad;
-  bad = bt2_walk (f, bt_addr, BT2_TYPE_ATTR_NAME, BT2_ATTR_RECORD, &d.spent, attr_record, &d);
+  bad = bt2_walk (f, bt_addr, BT2_TYPE_ATTR_NAME, BT2_ATTR_RECORD, spent, attr_record, &d);
   g_clear_pointer (&d.huge, g_hash_table_unref);
   return bad;
 }
@@ -490,6 +520,11 @@ sp_trace_dense_links_problem (const SpTraceRaw *f, const guint8 *m, gsize len)
   guint8 b[6];
   if (!signature_at (f, heap_addr, "FRHP"))
     return "names a link heap that is not one";
+  Heap h;
+  gboolean leave = FALSE;
+  const char *bad = heap_read (f, heap_addr, &h, &leave);
+  if (bad != NULL)
+    return bad;
   if (!sp_trace_raw_read (f, bt_addr, 6, b) || memcmp (b, "BTHD", 4) != 0 || b[4] != 0
       || b[5] != BT2_TYPE_LINK_NAME)
     return "names a link index that is not one";

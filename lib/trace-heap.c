@@ -630,6 +630,8 @@ walk_header (const SpTraceHeaps *heaps, const SpTraceRaw *f, const char *path, g
   gsize msg_hdr = 8; /* a message's own header: type, size, flags (and creation order) */
   const char *problem = NULL, *damage = NULL;
   guint64 damage_at = header;
+  guint64 spent = 0; /* bytes of dense storage read */
+  guint n_attr_info = 0, n_link_info = 0;
   guint8 prefix[OH_V2_PREFIX_MAX];
   gsize got = header < f->size ? (gsize) MIN (f->size - header, sizeof prefix) : 0;
   if (got > 0 && !sp_trace_raw_read (f, header, got, prefix))
@@ -709,8 +711,12 @@ walk_header (const SpTraceHeaps *heaps, const SpTraceRaw *f, const char *path, g
           else if (type == MSG_ATTRIBUTE && attrs)
             problem = sp_trace_attr_message_problem (heaps, m, msize, addr_len, size_len, name,
                                                      sizeof name);
+          else if ((type == MSG_ATTR_INFO && n_attr_info++ > 0)
+                   || (type == MSG_LINK_INFO && n_link_info++ > 0))
+            damage = "has a second attribute or link info message"; /* libhdf5 reads one */
           else if (type == MSG_ATTR_INFO && attrs)
-            problem = sp_trace_dense_attrs_problem (heaps, f, m, msize, name, sizeof name);
+            problem = sp_trace_dense_attrs_problem (heaps, f, m, msize, &spent, name,
+                                                    sizeof name);
           else if (type == MSG_LINK_INFO)
             damage = sp_trace_dense_links_problem (f, m, msize);
           else if (type == MSG_LAYOUT)

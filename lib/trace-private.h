@@ -138,10 +138,12 @@ const char *sp_trace_attr_message_problem (const SpTraceHeaps *heaps, const guin
  * message in them, as sp_trace_attr_message_problem), and with the link
  * storage a link info message names (its heap and index are what they
  * claim); NULL when fine or of a layout left to libhdf5
- * (lib/trace-dense.c). */
+ * (lib/trace-dense.c).  `*spent`: bytes read for the header so far
+ * (nodes and objects of a valid file do not overlap: more than the file
+ * is a loop of pointers). */
 const char *sp_trace_dense_attrs_problem (const SpTraceHeaps *heaps, const SpTraceRaw *f,
-                                          const guint8 *m, gsize len, char *out_name,
-                                          gsize name_room);
+                                          const guint8 *m, gsize len, guint64 *spent,
+                                          char *out_name, gsize name_room);
 const char *sp_trace_dense_links_problem (const SpTraceRaw *f, const guint8 *m, gsize len);
 
 /* Walk the object header of the object at HDF5 address

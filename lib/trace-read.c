@@ -206,21 +206,12 @@ read_uint_attr (SpTrace *t, const char *name, guint32 *out, GError **error)
  * (sp_trace_heaps_check_header): its layout and datatype, and with
  * `attrs` its string attributes against the global heaps. */
 static gboolean
-check_header_of (SpTrace *t, const char *path, gboolean attrs, GError **error)
+walk_one (SpTrace *t, const char *path, gboolean attrs, GError **error)
 {
 #if H5_VERSION_GE(1, 12, 0)
   (void) t, (void) path, (void) attrs, (void) error;
   return TRUE; /* H5O_info_t carries no address since 1.12: not checked there */
 #else
-  /* the groups on the way first: libhdf5 looks `path` up through their
-   * links (a damaged dense link storage crashed H5Lexists) */
-  const char *slash = path[0] == '/' ? strchr (path + 1, '/') : NULL;
-  for (; slash != NULL; slash = strchr (slash + 1, '/'))
-    {
-      g_autofree char *group = g_strndup (path, (gsize) (slash - path));
-      if (!check_header_of (t, group, FALSE, error))
-        return FALSE;
-    }
   H5O_info_t info;
   if (H5Oget_info_by_name2 (t->file, path, &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0)
     {
@@ -233,6 +224,47 @@ check_header_of (SpTrace *t, const char *path, gboolean attrs, GError **error)
   return sp_trace_heaps_check_header (t->heaps, t->path, t->chk.file_size, info.addr,
                                      t->chk.addr_len, t->size_len, path, attrs, error);
 #endif
+}
+
+/* The groups on the way to `path` walked (walk_one), each once it is
+ * known to exist: libhdf5 looks every name of a path up through its
+ * group's links, and damaged dense link storage crashed H5Lexists.  TRUE
+ * at the first missing group (the caller reports what is missing). */
+static gboolean
+walk_groups_to (SpTrace *t, const char *path, GError **error)
+{
+  const char *slash = path[0] == '/' ? strchr (path + 1, '/') : NULL;
+  for (; slash != NULL; slash = strchr (slash + 1, '/'))
+    {
+      g_autofree char *group = g_strndup (path, (gsize) (slash - path));
+      if (H5Lexists (t->file, group, H5P_DEFAULT) <= 0)
+        {
+          H5Eclear2 (H5E_DEFAULT);
+          return TRUE;
+        }
+      if (!walk_one (t, group, FALSE, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Whether `path` exists (H5Lexists), its groups walked first; -1 with
+ * *error set on a damaged one. */
+static int
+path_exists (SpTrace *t, const char *path, GError **error)
+{
+  if (!walk_groups_to (t, path, error))
+    return -1;
+  htri_t e = H5Lexists (t->file, path, H5P_DEFAULT);
+  if (e < 0)
+    H5Eclear2 (H5E_DEFAULT);
+  return e > 0;
+}
+
+static gboolean
+check_header_of (SpTrace *t, const char *path, gboolean attrs, GError **error)
+{
+  return walk_groups_to (t, path, error) && walk_one (t, path, attrs, error);
 }
 
 static gboolean
@@ -353,7 +385,10 @@ software_cb (hid_t loc, const char *name, const H5A_info_t *info, void *data)
 static hid_t
 open_dataset (SpTrace *t, const char *path, gboolean attrs, GError **error)
 {
-  if (H5Lexists (t->file, path, H5P_DEFAULT) <= 0 || H5Oexists_by_name (t->file, path, H5P_DEFAULT) <= 0)
+  int exists = path_exists (t, path, error);
+  if (exists < 0)
+    return H5I_INVALID_HID;
+  if (exists == 0 || H5Oexists_by_name (t->file, path, H5P_DEFAULT) <= 0)
     {
       H5Eclear2 (H5E_DEFAULT);
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: missing dataset %s", t->path,
@@ -477,11 +512,9 @@ static gboolean
 read_text (SpTrace *t, const char *path, const char **out_text, const char **out_digest,
            GError **error)
 {
-  if (H5Lexists (t->file, path, H5P_DEFAULT) <= 0)
-    {
-      H5Eclear2 (H5E_DEFAULT);
-      return TRUE;
-    }
+  int exists = path_exists (t, path, error);
+  if (exists <= 0)
+    return exists == 0;
   hid_t d = open_dataset (t, path, TRUE, error);
   if (d < 0)
     return FALSE;
@@ -607,7 +640,10 @@ read_all (SpTrace *t, GError **error)
 {
   if (!read_root (t, error))
     return FALSE;
-  if (H5Lexists (t->file, "/meta/software", H5P_DEFAULT) > 0)
+  int software = path_exists (t, "/meta/software", error);
+  if (software < 0)
+    return FALSE;
+  if (software > 0)
     {
       if (!check_header_of (t, "/meta/software", TRUE, error))
         return FALSE;

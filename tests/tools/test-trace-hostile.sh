@@ -159,6 +159,8 @@ refused userblock-attr-ref "attribute producer of / refers to a string that is n
 refused v2-userblock-attr-ref "attribute producer of / refers to a string that is not in the file's global heap"
 refused v2-shared-record "attribute (dense storage) of / has a shared attribute in a file without a shared-message table"
 refused v2-index-total "of / has a B-tree index whose record count is not its records'"
-refused v2-huge-index "attribute (dense storage) of / names a huge-object index that is not one"
+refused v2-huge-index "attribute (dense storage) of / names a huge-object index but holds no huge object"
+refused v2-block-offset "attribute (dense storage) of / has a fractal heap block that is not where its heap puts it"
+refused v2-second-attr-info "the object header of / has a second attribute or link info message"
 refused v2-link-heap "the object header of / names a link heap that is not one"
 finish

@@ -599,3 +599,49 @@ if found:
     struct.pack_into("<I", data, found[1] + 12, 0x40000000)
     with open(os.path.join(outdir, "userblock-attr-ref.h5"), "wb") as f:
         f.write(data)
+
+
+# A second review: a direct block whose stored heap offset is not the one
+# its place in the heap gives (libhdf5 finds objects from the stored one,
+# unchecked: it decoded a message the walk had not checked, SIGSEGV in
+# H5HG_read), and a second attribute info message in one header (each
+# walked on its own budget: quadratic time; libhdf5 reads the first).
+def block_offset(data):
+    heap = data.find(b"FRHP\0")
+    root, rows = struct.unpack_from("<QH", data, heap + 14 + 96 + 2 + 16 + 4)
+    max_bits = struct.unpack_from("<H", data, heap + 14 + 96 + 2 + 16)[0]
+    if rows != 0 or data[root:root + 5] != b"FHDB\0" or not data[heap + 9] & 2:
+        return False
+    off_size = (max_bits + 7) // 8
+    start = struct.unpack_from("<Q", data, heap + 14 + 96 + 2)[0]
+    data[root + 13] = 8
+    csum = root + 13 + off_size
+    struct.pack_into("<I", data, csum, 0)
+    struct.pack_into("<I", data, csum, lookup3(bytes(data[root:root + start])))
+    return True
+
+
+patch_file("ok-v2-latest", "v2-block-offset", block_offset)
+
+
+def duplicate_attr_info(name):
+    src = os.path.join(outdir, "ok-v2-latest.h5")
+    with h5py.File(src, "r") as f:
+        addr = h5py.h5o.get_info(f.id).addr
+    data = bytearray(open(src, "rb").read())
+    chunks = v2_chunks(data, addr)
+    msgs = [(t, at, size) for _, _, _, ms in chunks for t, at, size in ms]
+    info = next(((at, size) for t, at, size in msgs if t == 0x15), None)
+    null = next(((at, size) for t, at, size in msgs if t == 0x00 and size >= 18), None)
+    if info is None or null is None:
+        return
+    hl = chunks[0][2]
+    data[null[0] - hl] = 0x15
+    data[null[0]:null[0] + info[1]] = data[info[0]:info[0] + info[1]]
+    for start, end, _, _ in chunks:
+        struct.pack_into("<I", data, end, lookup3(bytes(data[start:end])))
+    with open(os.path.join(outdir, name + ".h5"), "wb") as f:
+        f.write(data)
+
+
+duplicate_attr_info("v2-second-attr-info")
