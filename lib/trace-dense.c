@@ -41,14 +41,7 @@
  * decodes a shorter heap object past its end) */
 #define FH_MIN_OBJECT 9
 
-static guint64
-decode_le (const guint8 *p, guint n)
-{
-  guint64 v = 0;
-  for (guint i = n; i-- > 0;)
-    v = (v << 8) | p[i];
-  return v;
-}
+#define decode_le sp_trace_le
 
 gboolean
 sp_trace_raw_read (const SpTraceRaw *f, guint64 addr, gsize len, guint8 *buf)
@@ -474,21 +467,36 @@ attr_record (const guint8 *rec, gpointer data)
                                         d->f->size_len, d->name, d->name_room);
 }
 
+/* The heap and name index addresses of an attribute or link info message
+ * `m` of `len` bytes (version 0: version, flags, with flag bit 0 the
+ * largest creation index in `index_len` bytes, then the two addresses);
+ * FALSE when they run past it.  Another version gives undefined ones. */
+static gboolean
+info_addresses (const SpTraceRaw *f, const guint8 *m, gsize len, gsize index_len,
+                guint64 *out_heap, guint64 *out_index)
+{
+  *out_heap = *out_index = G_MAXUINT64 >> (64 - 8 * f->addr_len);
+  if (len < 2 || m[0] != 0)
+    return TRUE;
+  gsize p = 2 + ((m[1] & 0x01) ? index_len : 0);
+  if (len < p + 2 * (gsize) f->addr_len)
+    return FALSE;
+  *out_heap = decode_le (m + p, f->addr_len);
+  *out_index = decode_le (m + p + f->addr_len, f->addr_len);
+  return TRUE;
+}
+
 const char *
 sp_trace_dense_attrs_problem (const SpTraceHeaps *heaps, const SpTraceRaw *f, const guint8 *m,
                               gsize len, guint64 *spent, char *out_name, gsize name_room)
 {
   /* version 0, flags (bit 0: the largest creation index follows, 2
    * bytes), heap address, name index address */
-  if (len < 2 || m[0] != 0)
-    return NULL;
-  gsize p = 2 + ((m[1] & 0x01) ? 2 : 0);
-  if (len < p + 2 * (gsize) f->addr_len)
+  guint64 heap_addr, bt_addr;
+  if (!info_addresses (f, m, len, 2, &heap_addr, &bt_addr))
     return "has an attribute info message too short for its addresses";
-  guint64 heap_addr = decode_le (m + p, f->addr_len);
-  guint64 bt_addr = decode_le (m + p + f->addr_len, f->addr_len);
   if (addr_undefined (f, heap_addr))
-    return NULL; /* compact: the attributes are messages of the header */
+    return NULL; /* compact (or a version this does not read): messages of the header */
   g_strlcpy (out_name, "(dense storage)", name_room);
   DenseAttrs d = { .heaps = heaps, .f = f, .spent = spent, .name = out_name,
                    .name_room = name_room };
@@ -508,13 +516,9 @@ sp_trace_dense_links_problem (const SpTraceRaw *f, const guint8 *m, gsize len)
 {
   /* version 0, flags (bit 0: the largest creation index, 8 bytes, bit 1:
    * a creation-order index address at the end), heap, name index */
-  if (len < 2 || m[0] != 0)
-    return NULL;
-  gsize p = 2 + ((m[1] & 0x01) ? 8 : 0);
-  if (len < p + 2 * (gsize) f->addr_len)
+  guint64 heap_addr, bt_addr;
+  if (!info_addresses (f, m, len, 8, &heap_addr, &bt_addr))
     return "has a link info message too short for its addresses";
-  guint64 heap_addr = decode_le (m + p, f->addr_len);
-  guint64 bt_addr = decode_le (m + p + f->addr_len, f->addr_len);
   if (addr_undefined (f, heap_addr))
     return addr_undefined (f, bt_addr) ? NULL : "has a link index but no link heap";
   guint8 b[6];

@@ -31,14 +31,7 @@ struct _SpTraceHeaps {
   gboolean sohm;           /* the file has a shared-message table */
 };
 
-static guint64
-decode_le (const guint8 *p, guint n)
-{
-  guint64 v = 0;
-  for (guint i = n; i-- > 0;)
-    v = (v << 8) | p[i];
-  return v;
-}
+#define decode_le sp_trace_le
 
 static gsize
 pad8 (gsize n)

@@ -111,6 +111,17 @@ gboolean sp_trace_heaps_string_ok (const SpTraceHeaps *heaps, const guint8 *ref,
 gsize sp_trace_dtype_extent (const guint8 *dt, gsize len);
 const char *sp_trace_layout_problem (const guint8 *m, gsize len, guint addr_len);
 
+/* The little-endian integer of `n` (≤ 8) bytes at `p`, as HDF5 stores
+ * its numbers. */
+static inline guint64
+sp_trace_le (const guint8 *p, guint n)
+{
+  guint64 v = 0;
+  for (guint i = n; i-- > 0;)
+    v = (v << 8) | p[i];
+  return v;
+}
+
 /* The file as a raw walk reads it: HDF5 addresses count from the
  * superblock, after any user block. */
 typedef struct {

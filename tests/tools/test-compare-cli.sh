@@ -101,15 +101,20 @@ import "$tmp/doubled.txt" -o "$tmp/ag2.h5" --topology dgx-h100 \
 
 expect_ok compare --help
 # a measured run with NCCL variables the simulator does not model: compare
-# says which (judged on the first trace's topology, dgx-h100: 18 channels),
-# and only those
+# says which (judged on the first trace's topology, dgx-h100: 18 channels,
+# 8 NICs a node), and only those.
+# compare_env NAME: compare ag2.h5 with the log $tmp/NAME.txt imported;
+# its stderr in $tmp/err
+compare_env () {
+  import "$tmp/$1.txt" -o "$tmp/ag-$1.h5" --topology dgx-h100 \
+    || fail "import of $1.txt: $(cat "$tmp/import-err")"
+  "$SHARDPLAN" compare "$tmp/ag2.h5" "$tmp/ag-$1.h5" >/dev/null 2>"$tmp/err" \
+    || fail "compare with $1.txt: $(cat "$tmp/err")"
+}
 awk 'NR == 1 { print; print "n1:1:1 [0] NCCL INFO NCCL_MAX_NCHANNELS set by environment to 2";
                print "n1:1:1 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 0"; next } { print }' \
   "$fx/all_gather-new.txt" >"$tmp/env.txt"
-import "$tmp/env.txt" -o "$tmp/ag-env.h5" --topology dgx-h100 \
-  || fail "import of the log with NCCL variables: $(cat "$tmp/import-err")"
-"$SHARDPLAN" compare "$tmp/ag2.h5" "$tmp/ag-env.h5" >/dev/null 2>"$tmp/err" \
-  || fail "compare with NCCL variables: $(cat "$tmp/err")"
+compare_env env
 grep -q "^shardplan compare: warning: .*ag-env.h5 ran with NCCL_MAX_NCHANNELS=2 (caps the channels below the model's 18), which the simulator does not model .*: part of the error may be theirs$" "$tmp/err" \
   || fail "compare: no warning naming NCCL_MAX_NCHANNELS: $(cat "$tmp/err")"
 grep -q "IB_DISABLE" "$tmp/err" && fail "compare named a value the model assumes: $(cat "$tmp/err")"
@@ -117,10 +122,7 @@ grep -q "IB_DISABLE" "$tmp/err" && fail "compare named a value the model assumes
 # a run on half its NICs
 sed 's/NCCL_IB_HCA set by environment to .*/NCCL_IB_HCA set by environment to mlx5_0,mlx5_3,mlx5_4,mlx5_5/' \
   "$fx/all_gather-new.txt" >"$tmp/hca.txt"
-import "$tmp/hca.txt" -o "$tmp/ag-hca.h5" --topology dgx-h100 \
-  || fail "import of the log with 4 HCAs: $(cat "$tmp/import-err")"
-"$SHARDPLAN" compare "$tmp/ag2.h5" "$tmp/ag-hca.h5" >/dev/null 2>"$tmp/err" \
-  || fail "compare with 4 HCAs: $(cat "$tmp/err")"
+compare_env hca
 grep -q "^shardplan compare: warning: .*ag-hca.h5 ran with NCCL_IB_HCA=mlx5_0,mlx5_3,mlx5_4,mlx5_5 (the NICs: 4 HCAs named, the topology has 8 per node), which" "$tmp/err" \
   || fail "compare: no warning naming NCCL_IB_HCA: $(cat "$tmp/err")"
 expect_ok compare "$tmp/ag2.h5" "$tmp/ag.h5" --top 3
