@@ -57,6 +57,15 @@ hid_t sp_trace_h5_kind_type (SpTraceKind kind, gboolean file);
  * packed file type.  Caller closes; H5I_INVALID_HID on failure. */
 hid_t sp_trace_h5_table_type (const SpTraceTable *table, gboolean file, const gboolean *present);
 
+/* The memory type to read a table whose file type is `ftype` (fields
+ * `present`, checked by sp_trace_check_record): sp_trace_h5_table_type's,
+ * but each enum with exactly the members the file's enum has (our values:
+ * the check made them the same).  libhdf5 1.14 converts an 8-bit enum to
+ * an int-based one with more members wrongly (a 1.0 trace's reduce_scatter
+ * read as reduce); with the same members it converts right, as 1.10
+ * always does. */
+hid_t sp_trace_h5_table_mem_type (const SpTraceTable *table, const gboolean *present, hid_t ftype);
+
 /* A variable-length UTF-8 string type (caller closes). */
 hid_t sp_trace_h5_string_type (void);
 

@@ -208,12 +208,20 @@ read_uint_attr (SpTrace *t, const char *name, guint32 *out, GError **error)
 static gboolean
 walk_one (SpTrace *t, const char *path, gboolean attrs, GError **error)
 {
+  haddr_t addr = HADDR_UNDEF;
 #if H5_VERSION_GE(1, 12, 0)
-  (void) t, (void) path, (void) attrs, (void) error;
-  return TRUE; /* H5O_info_t carries no address since 1.12: not checked there */
+  /* an object's address is a token of the file's connector since 1.12;
+   * the native one's holds the header address */
+  H5O_info2_t info;
+  gboolean got = H5Oget_info_by_name3 (t->file, path, &info, H5O_INFO_BASIC, H5P_DEFAULT) >= 0
+                 && H5VLnative_token_to_addr (t->file, info.token, &addr) >= 0;
 #else
   H5O_info_t info;
-  if (H5Oget_info_by_name2 (t->file, path, &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0)
+  gboolean got = H5Oget_info_by_name2 (t->file, path, &info, H5O_INFO_BASIC, H5P_DEFAULT) >= 0;
+  if (got)
+    addr = info.addr;
+#endif
+  if (!got || addr == HADDR_UNDEF)
     {
       /* libhdf5 may still open the object and read its attributes (with
        * the references this check is for): refuse it here */
@@ -221,9 +229,8 @@ walk_one (SpTrace *t, const char *path, gboolean attrs, GError **error)
                          t->path, path);
       return FALSE;
     }
-  return sp_trace_heaps_check_header (t->heaps, t->path, t->chk.file_size, info.addr,
+  return sp_trace_heaps_check_header (t->heaps, t->path, t->chk.file_size, addr,
                                      t->chk.addr_len, t->size_len, path, attrs, error);
-#endif
 }
 
 /* The groups on the way to `path` walked (walk_one), each once it is
@@ -426,9 +433,9 @@ open_table (SpTrace *t, const SpTraceTable *table, guint64 max_rows, hid_t *out_
   if (ftype < 0)
     sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read the type of %s",
                        t->path, table->path);
-  else
+  hid_t mtype = ok ? sp_trace_h5_table_mem_type (table, present, ftype) : H5I_INVALID_HID;
+  if (ftype >= 0)
     H5Tclose (ftype);
-  hid_t mtype = ok ? sp_trace_h5_table_type (table, FALSE, present) : H5I_INVALID_HID;
   if (ok && mtype < 0)
     {
       sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read %s", t->path,

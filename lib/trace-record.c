@@ -440,6 +440,59 @@ sp_trace_h5_table_type (const SpTraceTable *table, gboolean file, const gboolean
   return t;
 }
 
+/* A native-int enum with the members of the file enum `fenum`. */
+static hid_t
+enum_like (hid_t fenum)
+{
+  hid_t t = H5Tenum_create (H5T_NATIVE_INT);
+  int n = H5Tget_nmembers (fenum);
+  for (int i = 0; t >= 0 && i < n; i++)
+    {
+      char *name = H5Tget_member_name (fenum, (unsigned) i);
+      guint8 v = 0;
+      int value;
+      if (name == NULL || H5Tget_member_value (fenum, (unsigned) i, &v) < 0
+          || (value = v, H5Tenum_insert (t, name, &value) < 0))
+        {
+          H5Tclose (t);
+          t = H5I_INVALID_HID;
+        }
+      if (name)
+        H5free_memory (name);
+    }
+  return t;
+}
+
+hid_t
+sp_trace_h5_table_mem_type (const SpTraceTable *table, const gboolean *present, hid_t ftype)
+{
+  hid_t t = H5Tcreate (H5T_COMPOUND, table->record_size);
+  for (gsize i = 0; t >= 0 && i < table->n_fields; i++)
+    {
+      if (present && !present[i])
+        continue;
+      const SpTraceField *f = &table->fields[i];
+      hid_t ft = H5I_INVALID_HID;
+      int idx = H5Tget_member_index (ftype, f->name);
+      hid_t fmember = idx >= 0 ? H5Tget_member_type (ftype, (unsigned) idx) : H5I_INVALID_HID;
+      if (fmember >= 0 && H5Tget_class (fmember) == H5T_ENUM)
+        ft = enum_like (fmember);
+      else
+        ft = sp_trace_h5_kind_type (f->kind, FALSE);
+      if (fmember >= 0)
+        H5Tclose (fmember);
+      if (ft < 0 || H5Tinsert (t, f->name, f->offset, ft) < 0)
+        {
+          H5Tclose (t);
+          t = H5I_INVALID_HID;
+        }
+      if (ft >= 0)
+        H5Tclose (ft);
+    }
+  H5Eclear2 (H5E_DEFAULT);
+  return t;
+}
+
 static herr_t
 innermost_cb (unsigned n, const H5E_error2_t *err, void *data)
 {
