@@ -41,7 +41,6 @@
  * decodes a shorter heap object past its end) */
 #define FH_MIN_OBJECT 9
 
-#define decode_le sp_trace_le
 
 gboolean
 sp_trace_raw_read (const SpTraceRaw *f, guint64 addr, gsize len, guint8 *buf)
@@ -143,8 +142,8 @@ bt2_node (Bt2 *t, guint64 addr, guint depth, guint64 nrec)
   for (guint64 i = 0; depth > 0 && i <= nrec; i++)
     {
       const guint8 *p = b + 6 + nrec * t->rec_size + i * ptr;
-      const char *bad = bt2_node (t, decode_le (p, t->f->addr_len), depth - 1,
-                                  decode_le (p + t->f->addr_len, t->nrec_size));
+      const char *bad = bt2_node (t, sp_trace_le (p, t->f->addr_len), depth - 1,
+                                  sp_trace_le (p + t->f->addr_len, t->nrec_size));
       if (bad != NULL)
         return bad;
     }
@@ -167,12 +166,12 @@ bt2_walk (const SpTraceRaw *f, guint64 addr, guint type, guint rec_size, guint64
       || h[5] != type)
     return "names a B-tree index that is not one";
   Bt2 t = { .f = f, .type = type, .spent = spent, .fn = fn, .data = data };
-  t.node_size = decode_le (h + 6, 4);
-  t.rec_size = (guint) decode_le (h + 10, 2);
-  t.depth = (guint) decode_le (h + 12, 2);
-  guint64 root = decode_le (h + 16, f->addr_len);
-  guint64 root_nrec = decode_le (h + 16 + f->addr_len, 2);
-  guint64 total = decode_le (h + 18 + f->addr_len, f->size_len);
+  t.node_size = sp_trace_le (h + 6, 4);
+  t.rec_size = (guint) sp_trace_le (h + 10, 2);
+  t.depth = (guint) sp_trace_le (h + 12, 2);
+  guint64 root = sp_trace_le (h + 16, f->addr_len);
+  guint64 root_nrec = sp_trace_le (h + 16 + f->addr_len, 2);
+  guint64 total = sp_trace_le (h + 18 + f->addr_len, f->size_len);
   if (t.rec_size != rec_size || t.node_size <= BT2_PREFIX + rec_size || t.depth > BT2_MAX_DEPTH)
     return "has a damaged B-tree index";
   t.max_nrec[0] = (t.node_size - BT2_PREFIX) / rec_size;
@@ -228,18 +227,18 @@ heap_read (const SpTraceRaw *f, guint64 addr, Heap *h, gboolean *leave)
   if (!sp_trace_raw_read (f, addr, 22 + 12 * (gsize) L + 3 * (gsize) O, b)
       || memcmp (b, "FRHP", 4) != 0 || b[4] != 0)
     return "names a fractal heap that is not one";
-  guint id_len = (guint) decode_le (b + 5, 2), filters = (guint) decode_le (b + 7, 2);
+  guint id_len = (guint) sp_trace_le (b + 5, 2), filters = (guint) sp_trace_le (b + 7, 2);
   h->dblock_checksum = (b[9] & 0x02) != 0;
-  h->max_man = decode_le (b + 10, 4);
-  h->huge_bt = decode_le (b + 14 + L, O);
-  h->n_huge = decode_le (b + 14 + 7 * L + 2 * O, L);
+  h->max_man = sp_trace_le (b + 10, 4);
+  h->huge_bt = sp_trace_le (b + 14 + L, O);
+  h->n_huge = sp_trace_le (b + 14 + 7 * L + 2 * O, L);
   gsize p = 14 + 10 * (gsize) L + 2 * (gsize) O;
-  h->width = (guint) decode_le (b + p, 2);
-  h->start = decode_le (b + p + 2, L);
-  h->max_direct = decode_le (b + p + 2 + L, L);
-  guint max_bits = (guint) decode_le (b + p + 2 + 2 * L, 2);
-  h->root = decode_le (b + p + 2 + 2 * L + 4, O);
-  h->rows = (guint) decode_le (b + p + 2 + 2 * L + 4 + O, 2);
+  h->width = (guint) sp_trace_le (b + p, 2);
+  h->start = sp_trace_le (b + p + 2, L);
+  h->max_direct = sp_trace_le (b + p + 2 + L, L);
+  guint max_bits = (guint) sp_trace_le (b + p + 2 + 2 * L, 2);
+  h->root = sp_trace_le (b + p + 2 + 2 * L + 4, O);
+  h->rows = (guint) sp_trace_le (b + p + 2 + 2 * L + 4 + O, 2);
   h->addr = addr;
   /* libhdf5 deletes a heap's index of huge objects with its last one, and
    * one left without them makes it delete the index again at close, which
@@ -311,7 +310,7 @@ heap_block (const SpTraceRaw *f, const Heap *h, guint64 off, guint64 *out_addr,
     return "names a fractal heap root block that is not one";
   if (at < h->root || !sp_trace_raw_read (f, at, f->addr_len, a))
     return "has a fractal heap root block past the file";
-  *out_addr = decode_le (a, f->addr_len);
+  *out_addr = sp_trace_le (a, f->addr_len);
   *out_block_off = row_off + col * size;
   *out_size = size;
   return NULL;
@@ -330,9 +329,9 @@ huge_record (const guint8 *rec, gpointer data)
   HugeIndex *q = data;
   guint O = q->f->addr_len, L = q->f->size_len;
   guint64 *v = g_new (guint64, 3);
-  v[0] = decode_le (rec + O + L, L);
-  v[1] = decode_le (rec, O);
-  v[2] = decode_le (rec + O, L);
+  v[0] = sp_trace_le (rec + O + L, L);
+  v[1] = sp_trace_le (rec, O);
+  v[2] = sp_trace_le (rec + O, L);
   if (g_hash_table_contains (q->by_id, v))
     {
       /* libhdf5 finds one of them by binary search: which one is not
@@ -358,8 +357,8 @@ heap_object (const SpTraceRaw *f, const Heap *h, const guint8 *id, GHashTable **
     {
     case 0x00: /* managed */
       {
-        guint64 off = decode_le (id + 1, h->off_size);
-        guint64 len = decode_le (id + 1 + h->off_size, h->len_size);
+        guint64 off = sp_trace_le (id + 1, h->off_size);
+        guint64 len = sp_trace_le (id + 1 + h->off_size, h->len_size);
         guint64 baddr = 0, boff = 0, bsize = 0;
         gboolean leave = FALSE;
         const char *bad = heap_block (f, h, off, &baddr, &boff, &bsize, &leave);
@@ -381,8 +380,8 @@ heap_object (const SpTraceRaw *f, const Heap *h, const guint8 *id, GHashTable **
         if (!sp_trace_raw_read (f, baddr, 5 + f->addr_len + h->off_size, bh)
             || memcmp (bh, "FHDB", 4) != 0 || bh[4] != 0)
           return "names a fractal heap block that is not one";
-        if (decode_le (bh + 5, f->addr_len) != h->addr
-            || decode_le (bh + 5 + f->addr_len, h->off_size) != boff)
+        if (sp_trace_le (bh + 5, f->addr_len) != h->addr
+            || sp_trace_le (bh + 5 + f->addr_len, h->off_size) != boff)
           return "has a fractal heap block that is not where its heap puts it";
         if (len > f->size - MIN (*spent, f->size))
           return "has heap objects that overlap (more of them than the file holds)";
@@ -399,8 +398,8 @@ heap_object (const SpTraceRaw *f, const Heap *h, const guint8 *id, GHashTable **
         guint64 addr, len;
         if (1 + f->addr_len + f->size_len <= FH_ID_LEN)
           {
-            addr = decode_le (id + 1, f->addr_len);
-            len = decode_le (id + 1 + f->addr_len, f->size_len);
+            addr = sp_trace_le (id + 1, f->addr_len);
+            len = sp_trace_le (id + 1 + f->addr_len, f->size_len);
           }
         else
           {
@@ -417,7 +416,7 @@ heap_object (const SpTraceRaw *f, const Heap *h, const guint8 *id, GHashTable **
               }
             /* the ID: the rest of the heap ID, at most 8 bytes
              * (H5HF__huge_init) */
-            guint64 key = decode_le (id + 1, FH_ID_LEN - 1);
+            guint64 key = sp_trace_le (id + 1, FH_ID_LEN - 1);
             const guint64 *v = g_hash_table_lookup (*huge, &key);
             if (v == NULL)
               return "has a huge object missing from its index";
@@ -481,8 +480,8 @@ info_addresses (const SpTraceRaw *f, const guint8 *m, gsize len, gsize index_len
   gsize p = 2 + ((m[1] & 0x01) ? index_len : 0);
   if (len < p + 2 * (gsize) f->addr_len)
     return FALSE;
-  *out_heap = decode_le (m + p, f->addr_len);
-  *out_index = decode_le (m + p + f->addr_len, f->addr_len);
+  *out_heap = sp_trace_le (m + p, f->addr_len);
+  *out_index = sp_trace_le (m + p + f->addr_len, f->addr_len);
   return TRUE;
 }
 

@@ -27,11 +27,9 @@
 struct _SpTraceHeaps {
   GHashTable *collections; /* HDF5 address → GArray of guint64: object size by index
                               (G_MAXUINT64: no such object) */
-  guint64 base;            /* file offset of HDF5 address 0 (a user block's size) */
-  gboolean sohm;           /* the file has a shared-message table */
+  char *path;
+  SpTraceRaw raw;          /* the file, kept open for the header walks */
 };
-
-#define decode_le sp_trace_le
 
 static gsize
 pad8 (gsize n)
@@ -49,7 +47,7 @@ check_collection (SpTraceHeaps *heaps, const char *path, int fd, guint64 pos, gu
   if (pos > file_size || file_size - pos < hdr_len
       || pread (fd, hdr, hdr_len, (off_t) pos) != (ssize_t) hdr_len)
     return TRUE; /* a signature in the last bytes: HDF5 cannot load it either */
-  guint64 size = decode_le (hdr + GCOL_PREFIX, size_len);
+  guint64 size = sp_trace_le (hdr + GCOL_PREFIX, size_len);
   if (size < GCOL_MIN_SIZE || size > file_size - pos)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
@@ -58,7 +56,7 @@ check_collection (SpTraceHeaps *heaps, const char *path, int fd, guint64 pos, gu
                    path, pos, size, file_size);
       return FALSE;
     }
-  if (pos < heaps->base)
+  if (pos < heaps->raw.base)
     return TRUE; /* in the user block: no HDF5 address reaches it */
   g_autofree guint8 *c = g_malloc (size);
   if (pread (fd, c, size, (off_t) pos) != (ssize_t) size)
@@ -77,12 +75,12 @@ check_collection (SpTraceHeaps *heaps, const char *path, int fd, guint64 pos, gu
   guint64 p = pad8 (hdr_len);
   GArray *sizes = g_array_new (FALSE, FALSE, sizeof (guint64));
   guint64 *key = g_new (guint64, 1);
-  *key = pos - heaps->base; /* references hold HDF5 addresses */
+  *key = pos - heaps->raw.base; /* references hold HDF5 addresses */
   g_hash_table_replace (heaps->collections, key, sizes);
   while (size - p >= obj_hdr)
     {
-      guint idx = (guint) decode_le (c + p, 2);
-      guint64 osize = decode_le (c + p + 8, size_len);
+      guint idx = (guint) sp_trace_le (c + p, 2);
+      guint64 osize = sp_trace_le (c + p + 8, size_len);
       guint64 room = size - p;
       guint64 need;
       if (idx == 0)
@@ -116,12 +114,15 @@ sp_trace_heaps_free (SpTraceHeaps *heaps)
   if (heaps == NULL)
     return;
   g_hash_table_unref (heaps->collections);
+  if (heaps->raw.fd >= 0)
+    close (heaps->raw.fd);
+  g_free (heaps->path);
   g_free (heaps);
 }
 
 SpTraceHeaps *
-sp_trace_heaps_scan (const char *path, guint64 file_size, guint64 addr0, guint size_len,
-                     gboolean sohm, GError **error)
+sp_trace_heaps_scan (const char *path, guint64 file_size, guint64 addr0, guint addr_len,
+                     guint size_len, gboolean sohm, GError **error)
 {
   static const guint8 sig[GCOL_PREFIX] = { 'G', 'C', 'O', 'L', 1, 0, 0, 0 };
   if (size_len < 2 || size_len > 8)
@@ -138,8 +139,9 @@ sp_trace_heaps_scan (const char *path, guint64 file_size, guint64 addr0, guint s
       return NULL;
     }
   SpTraceHeaps *heaps = g_new0 (SpTraceHeaps, 1);
-  heaps->base = addr0;
-  heaps->sohm = sohm;
+  heaps->path = g_strdup (path);
+  heaps->raw = (SpTraceRaw) { fd, addr0, file_size > addr0 ? file_size - addr0 : 0, addr_len,
+                              size_len, sohm };
   heaps->collections = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
                                               (GDestroyNotify) g_array_unref);
   g_autofree guint8 *buf = g_malloc (SCAN_BLOCK + GCOL_PREFIX);
@@ -176,7 +178,6 @@ sp_trace_heaps_scan (const char *path, guint64 file_size, guint64 addr0, guint s
       base += have - keep;
       have = keep;
     }
-  close (fd);
   if (!ok)
     g_clear_pointer (&heaps, sp_trace_heaps_free);
   return heaps;
@@ -185,9 +186,9 @@ sp_trace_heaps_scan (const char *path, guint64 file_size, guint64 addr0, guint s
 gboolean
 sp_trace_heaps_string_ok (const SpTraceHeaps *heaps, const guint8 *ref, guint addr_len)
 {
-  guint64 len = decode_le (ref, 4);
-  guint64 addr = decode_le (ref + 4, addr_len);
-  guint64 idx = decode_le (ref + 4 + addr_len, 4);
+  guint64 len = sp_trace_le (ref, 4);
+  guint64 addr = sp_trace_le (ref + 4, addr_len);
+  guint64 idx = sp_trace_le (ref + 4 + addr_len, 4);
   if (addr == 0)
     return TRUE; /* a NULL string: libhdf5 reads no heap */
   GArray *sizes = g_hash_table_lookup (heaps->collections, &addr);
@@ -251,9 +252,9 @@ attr_type_ok (const guint8 *dt, gsize len)
       return (dt[1] & 0x0f) == 1; /* a string; a sequence's references are not checked */
     case DT_CLASS_ENUM:
       {
-        gsize n = (gsize) decode_le (dt + 1, 2);
+        gsize n = (gsize) sp_trace_le (dt + 1, 2);
         const guint8 *base = dt + 8;
-        gsize bsize = len >= 20 ? (gsize) decode_le (base + 4, 4) : 0;
+        gsize bsize = len >= 20 ? (gsize) sp_trace_le (base + 4, 4) : 0;
         if (ver < 1 || ver > 3 || len < 20 || (base[0] & 0x0f) != DT_CLASS_FIXED || bsize < 1
             || bsize > 8)
           return FALSE;
@@ -294,7 +295,7 @@ space_elements (const guint8 *ds, gsize len, guint size_len, guint64 *out_n)
     return FALSE;
   guint64 n = 1;
   for (guint i = 0; i < rank; i++)
-    if (!g_uint64_checked_mul (&n, n, decode_le (ds + at + (gsize) i * size_len, size_len)))
+    if (!g_uint64_checked_mul (&n, n, sp_trace_le (ds + at + (gsize) i * size_len, size_len)))
       return FALSE;
   *out_n = n;
   return TRUE;
@@ -307,8 +308,8 @@ sp_trace_attr_message_problem (const SpTraceHeaps *heaps, const guint8 *m, gsize
   if (len < 9)
     return NULL;
   guint ver = m[0], flags = m[1];
-  gsize nsz = (gsize) decode_le (m + 2, 2), dtsz = (gsize) decode_le (m + 4, 2);
-  gsize dssz = (gsize) decode_le (m + 6, 2);
+  gsize nsz = (gsize) sp_trace_le (m + 2, 2), dtsz = (gsize) sp_trace_le (m + 4, 2);
+  gsize dssz = (gsize) sp_trace_le (m + 6, 2);
   gsize p = ver == 3 ? 9 : 8;
   if (ver < 1 || ver > 3 || (ver >= 2 && (flags & 1)) || nsz == 0)
     return NULL; /* unknown version, or a shared (committed) datatype */
@@ -337,10 +338,13 @@ sp_trace_attr_message_problem (const SpTraceHeaps *heaps, const guint8 *m, gsize
   /* libhdf5 copies elements × element size bytes of data from the message,
    * unchecked: they must be in it */
   guint64 n = 0, bytes = 0;
-  gboolean shared_space = ver >= 2 && (flags & 2); /* a stub: the elements are elsewhere */
+  /* a shared dataspace: the message holds a reference into the file's
+   * shared-message table, not the dataspace, so its element count is
+   * not here to check */
+  gboolean shared_space = ver >= 2 && (flags & 2);
   if (!shared_space
       && (!space_elements (m + ds_at, dssz, size_len, &n)
-          || !g_uint64_checked_mul (&bytes, n, decode_le (dt + 4, 4)) || bytes > len - p))
+          || !g_uint64_checked_mul (&bytes, n, sp_trace_le (dt + 4, 4)) || bytes > len - p))
     {
       g_strlcpy (out_name, (const char *) m + name_at, name_room);
       return "is a damaged attribute message (its data overrun it)";
@@ -353,8 +357,8 @@ sp_trace_attr_message_problem (const SpTraceHeaps *heaps, const guint8 *m, gsize
   /* Its type as libhdf5 writes every one: a reference's size, then the
    * characters' type, a 1-byte integer (libhdf5 allocates length × that
    * size, unchecked). */
-  if (dtsz < 16 || decode_le (dt + 4, 4) != ref_len || (dt[8] & 0x0f) != 0
-      || decode_le (dt + 12, 4) != 1)
+  if (dtsz < 16 || sp_trace_le (dt + 4, 4) != ref_len || (dt[8] & 0x0f) != 0
+      || sp_trace_le (dt + 12, 4) != 1)
     return "has a damaged string type";
   if (!sp_trace_heaps_string_ok (heaps, m + p, addr_len))
     return "refers to a string that is not in the file's global heap (a damaged reference)";
@@ -375,7 +379,7 @@ dtype_extent (const guint8 *dt, gsize len, guint depth)
   if (len < 8 || depth > DT_MAX_DEPTH)
     return 0;
   guint cls = dt[0] & 0x0f, ver = dt[0] >> 4;
-  gsize bits = (gsize) decode_le (dt + 1, 3), size = (gsize) decode_le (dt + 4, 4);
+  gsize bits = (gsize) sp_trace_le (dt + 1, 3), size = (gsize) sp_trace_le (dt + 4, 4);
   gsize p = 8;
   if (ver < 1 || ver > 4)
     return 0;
@@ -438,7 +442,7 @@ dtype_extent (const guint8 *dt, gsize len, guint depth)
           }
         if (cls == 8)
           {
-            gsize value_size = (gsize) decode_le (dt + 8 + 4, 4);
+            gsize value_size = (gsize) sp_trace_le (dt + 8 + 4, 4);
             if (p > len || (value_size != 0 && n > (len - p) / value_size))
               return 0;
             p += n * value_size;
@@ -529,7 +533,7 @@ sp_trace_layout_problem (const guint8 *m, gsize len, guint addr_len)
    * encodes up to 8 bytes) is cut to its low bits, 2^32 to 0 */
   for (gsize i = 0; i < rank; i++)
     {
-      guint64 dim = decode_le (m + dims_at + i * dim_len, (guint) dim_len);
+      guint64 dim = sp_trace_le (m + dims_at + i * dim_len, (guint) dim_len);
       if (dim == 0)
         return "has a chunked layout with a chunk dimension of 0";
       if (dim > G_MAXUINT32)
@@ -547,10 +551,10 @@ committed_type_header (const guint8 *m, gsize len, guint addr_len)
   if (len >= 2 && (m[0] == 1 || m[0] == 2))
     {
       gsize at = m[0] == 1 ? 8 : 2; /* version 1: type and 6 reserved bytes first */
-      return len >= at + addr_len ? decode_le (m + at, addr_len) : 0;
+      return len >= at + addr_len ? sp_trace_le (m + at, addr_len) : 0;
     }
   if (len >= 2 + addr_len && m[0] == 3 && m[1] == 2)
-    return decode_le (m + 2, addr_len);
+    return sp_trace_le (m + 2, addr_len);
   return 0;
 }
 
@@ -581,7 +585,7 @@ oh_v2_prefix (const guint8 *pre, gsize len, guint64 *out_chunk0)
   guint size_len = 1u << (flags & 3);
   if (at + size_len > len)
     return 0;
-  *out_chunk0 = decode_le (pre + at, size_len);
+  *out_chunk0 = sp_trace_le (pre + at, size_len);
   return at + size_len;
 }
 
@@ -590,20 +594,13 @@ static gboolean walk_header (const SpTraceHeaps *heaps, const SpTraceRaw *f, con
                              GError **error);
 
 gboolean
-sp_trace_heaps_check_header (const SpTraceHeaps *heaps, const char *path, guint64 file_size,
-                             guint64 header, guint addr_len, guint size_len, const char *where,
+sp_trace_heaps_check_header (const SpTraceHeaps *heaps, guint64 header, const char *where,
                              gboolean attrs, GError **error)
 {
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return TRUE; /* the scan read it a moment ago; libhdf5 will report it */
-  SpTraceRaw f = { fd, heaps->base, file_size > heaps->base ? file_size - heaps->base : 0,
-                   addr_len, size_len, heaps->sohm };
-  gboolean ok = addr_len >= 1 && addr_len <= 8 && size_len >= 1 && size_len <= 8
-                ? walk_header (heaps, &f, path, header, where, attrs, TRUE, error)
-                : TRUE; /* addresses wider than 8 bytes: left to libhdf5 */
-  close (fd);
-  return ok;
+  const SpTraceRaw *f = &heaps->raw;
+  if (f->addr_len < 1 || f->addr_len > 8 || f->size_len < 1 || f->size_len > 8)
+    return TRUE; /* addresses wider than 8 bytes: left to libhdf5 */
+  return walk_header (heaps, f, heaps->path, header, where, attrs, TRUE, error);
 }
 
 /* The walk; `follow`: a dataset's committed datatype's own header is
@@ -632,7 +629,7 @@ walk_header (const SpTraceHeaps *heaps, const SpTraceRaw *f, const char *path, g
   if (got >= 16 && prefix[0] == 1)
     {
       starts[0] = header + 16; /* 12 bytes, padded to 8 */
-      sizes[0] = decode_le (prefix + 8, 4);
+      sizes[0] = sp_trace_le (prefix + 8, 4);
       n_chunks = 1;
     }
   else if (got >= 4 && memcmp (prefix, "OHDR", 4) == 0)
@@ -684,8 +681,8 @@ walk_header (const SpTraceHeaps *heaps, const SpTraceRaw *f, const char *path, g
        * (version 2). */
       while (problem == NULL && damage == NULL && end - p >= msg_hdr)
         {
-          guint type = v2 ? c[p] : (guint) decode_le (c + p, 2);
-          gsize msize = (gsize) decode_le (c + p + (v2 ? 1 : 2), 2);
+          guint type = v2 ? c[p] : (guint) sp_trace_le (c + p, 2);
+          gsize msize = (gsize) sp_trace_le (c + p + (v2 ? 1 : 2), 2);
           guint mflags = c[p + (v2 ? 3 : 4)];
           const guint8 *m = c + p + msg_hdr;
           damage_at = at + p;
@@ -697,8 +694,9 @@ walk_header (const SpTraceHeaps *heaps, const SpTraceRaw *f, const char *path, g
             damage = "has a damaged or unsupported datatype message (a member name or part "
                      "runs past it, or an unknown class)";
           else if (type == MSG_ATTRIBUTE && attrs && (mflags & MSG_FLAG_SHARED))
-            /* a stub into the file's shared-message table: not followed;
-             * without a table libhdf5 dereferences one it does not have */
+            /* a reference into the file's shared-message table (the
+             * attribute lives there): not followed; without a table
+             * libhdf5 dereferences one it does not have */
             damage = f->sohm ? NULL : "has a shared attribute in a file without a shared-message "
                                       "table";
           else if (type == MSG_ATTRIBUTE && attrs)
@@ -720,8 +718,8 @@ walk_header (const SpTraceHeaps *heaps, const SpTraceRaw *f, const char *path, g
             damage = "continues in more chunks than any trace's";
           else if (type == MSG_CONTINUATION)
             {
-              starts[n_chunks] = decode_le (m, addr_len);
-              sizes[n_chunks] = decode_le (m + addr_len, size_len);
+              starts[n_chunks] = sp_trace_le (m, addr_len);
+              sizes[n_chunks] = sp_trace_le (m + addr_len, size_len);
               n_chunks++;
             }
           p += msg_hdr + msize;

@@ -58,9 +58,10 @@ hid_t sp_trace_h5_kind_type (SpTraceKind kind, gboolean file);
 hid_t sp_trace_h5_table_type (const SpTraceTable *table, gboolean file, const gboolean *present);
 
 /* The memory type to read a table whose file type is `ftype` (fields
- * `present`, checked by sp_trace_check_record): sp_trace_h5_table_type's,
- * but each enum with exactly the members the file's enum has (our values:
- * the check made them the same).  libhdf5 1.14 converts an 8-bit enum to
+ * `present`, checked by sp_trace_check_record; H5I_INVALID_HID: ours, as
+ * sp_trace_h5_table_type (table, FALSE, present) gives): each enum with
+ * exactly the members the file's enum has (our values: the check made
+ * them the same).  libhdf5 1.14 converts an 8-bit enum to
  * an int-based one with more members wrongly (a 1.0 trace's reduce_scatter
  * read as reduce); with the same members it converts right, as 1.10
  * always does. */
@@ -89,37 +90,6 @@ void sp_trace_unpack (const SpTraceTable *table, const guint8 *in, gsize n, void
  * `mem_type`. */
 void sp_trace_h5_reclaim (hid_t mem_type, gsize n, void *buf);
 
-/* The HDF5 global heap collections of a file (where variable-length
- * strings live), each checked the way libhdf5 will walk it, so that a
- * damaged one is refused before libhdf5 1.10 reads a string from it (it
- * crashes or hangs on several kinds of damage: lib/trace-heap.c). */
-typedef struct _SpTraceHeaps SpTraceHeaps;
-
-/* Scan the file at `path` (`file_size` bytes, lengths of `size_len` bytes
- * as its superblock says, HDF5 address 0 at file offset `base`: the size
- * of its user block; `sohm`: it has a shared object header message
- * table): reads the whole file once.  NULL with *error set on a damaged
- * collection.  Free with sp_trace_heaps_free(). */
-SpTraceHeaps *sp_trace_heaps_scan (const char *path, guint64 file_size, guint64 base,
-                                   guint size_len, gboolean sohm, GError **error);
-void sp_trace_heaps_free (SpTraceHeaps *heaps);
-
-/* Whether the on-disk reference to a variable-length string at `ref`
- * (length: 4 bytes, collection address: `addr_len` bytes, object index: 4
- * bytes, little-endian) is NULL or names an object of a scanned collection
- * with exactly that many bytes: only then may libhdf5 follow it. */
-gboolean sp_trace_heaps_string_ok (const SpTraceHeaps *heaps, const guint8 *ref, guint addr_len);
-
-/* The two message checks of that walk, for tests: the bytes the datatype
- * description `dt` (HDF5 file format IV.A.2.d, versions 1-4, every class)
- * takes, or 0 when it does not fit in `len` bytes (a name or part past
- * it, an unknown class, nesting past 16); and what is wrong with the data
- * layout message `m` (IV.A.2.i, versions 1-4) that libhdf5 1.10.8 would
- * divide by (a chunk dimension of 0, or over 2^32 - 1, which it cuts to
- * 32 bits) or read past, or NULL. */
-gsize sp_trace_dtype_extent (const guint8 *dt, gsize len);
-const char *sp_trace_layout_problem (const guint8 *m, gsize len, guint addr_len);
-
 /* The little-endian integer of `n` (≤ 8) bytes at `p`, as HDF5 stores
  * its numbers. */
 static inline guint64
@@ -140,6 +110,39 @@ typedef struct {
   guint addr_len, size_len; /* 1 to 8 */
   gboolean sohm;     /* the file has a shared-message table */
 } SpTraceRaw;
+
+/* The HDF5 global heap collections of a file (where variable-length
+ * strings live), each checked the way libhdf5 will walk it, so that a
+ * damaged one is refused before libhdf5 1.10 reads a string from it (it
+ * crashes or hangs on several kinds of damage: lib/trace-heap.c). */
+typedef struct _SpTraceHeaps SpTraceHeaps;
+
+/* Scan the file at `path` (`file_size` bytes, addresses of `addr_len`
+ * and lengths of `size_len` bytes as its superblock says, HDF5 address 0
+ * at file offset `addr0`: the size of its user block; `sohm`: it has a
+ * shared object header message table): reads the whole file once, and
+ * keeps it open for sp_trace_heaps_check_header.  NULL with *error set on
+ * a damaged collection.  Free with sp_trace_heaps_free(). */
+SpTraceHeaps *sp_trace_heaps_scan (const char *path, guint64 file_size, guint64 addr0,
+                                   guint addr_len, guint size_len, gboolean sohm,
+                                   GError **error);
+void sp_trace_heaps_free (SpTraceHeaps *heaps);
+
+/* Whether the on-disk reference to a variable-length string at `ref`
+ * (length: 4 bytes, collection address: `addr_len` bytes, object index: 4
+ * bytes, little-endian) is NULL or names an object of a scanned collection
+ * with exactly that many bytes: only then may libhdf5 follow it. */
+gboolean sp_trace_heaps_string_ok (const SpTraceHeaps *heaps, const guint8 *ref, guint addr_len);
+
+/* The two message checks of that walk, for tests: the bytes the datatype
+ * description `dt` (HDF5 file format IV.A.2.d, versions 1-4, every class)
+ * takes, or 0 when it does not fit in `len` bytes (a name or part past
+ * it, an unknown class, nesting past 16); and what is wrong with the data
+ * layout message `m` (IV.A.2.i, versions 1-4) that libhdf5 1.10.8 would
+ * divide by (a chunk dimension of 0, or over 2^32 - 1, which it cuts to
+ * 32 bits) or read past, or NULL. */
+gsize sp_trace_dtype_extent (const guint8 *dt, gsize len);
+const char *sp_trace_layout_problem (const guint8 *m, gsize len, guint addr_len);
 
 /* `len` bytes at HDF5 address `addr` into `buf`: FALSE when not all in
  * the file. */
@@ -177,10 +180,8 @@ const char *sp_trace_dense_links_problem (const SpTraceRaw *f, const guint8 *m, 
  * Object header versions 1 and 2 ("OHDR").  FALSE with *error set on a
  * damaged one; TRUE when fine or when the header, or its dense storage,
  * is of a layout this does not read (libhdf5 is then on its own). */
-gboolean sp_trace_heaps_check_header (const SpTraceHeaps *heaps, const char *path,
-                                      guint64 file_size, guint64 header, guint addr_len,
-                                      guint size_len, const char *where, gboolean attrs,
-                                      GError **error);
+gboolean sp_trace_heaps_check_header (const SpTraceHeaps *heaps, guint64 header,
+                                      const char *where, gboolean attrs, GError **error);
 
 /* ------------------------------------------------- structural checks
  * (lib/trace-check.c): made before libhdf5 reads any data. */

@@ -22,7 +22,8 @@ struct _SpTrace {
   hid_t file;
   SpTraceCheck chk;            /* what the structural checks need */
   SpTraceHeaps *heaps;         /* the file's global heaps, while opening */
-  guint size_len;              /* bytes of a file length (its superblock) */
+  GHashTable *walked;          /* path → 1 (header walked) or 2 (with its attributes),
+                                  while opening */
   hid_t ops;
   hid_t row_mem_type;          /* only the fields the file has, or the packed type */
   gboolean packed;             /* the file's row type is exactly ours: unpack ourselves */
@@ -208,6 +209,10 @@ read_uint_attr (SpTrace *t, const char *name, guint32 *out, GError **error)
 static gboolean
 walk_one (SpTrace *t, const char *path, gboolean attrs, GError **error)
 {
+  /* once an object: a group is on the way to several datasets */
+  guint done = GPOINTER_TO_UINT (g_hash_table_lookup (t->walked, path));
+  if (done == 2 || (done == 1 && !attrs))
+    return TRUE;
   haddr_t addr = HADDR_UNDEF;
 #if H5_VERSION_GE(1, 12, 0)
   /* an object's address is a token of the file's connector since 1.12;
@@ -229,8 +234,10 @@ walk_one (SpTrace *t, const char *path, gboolean attrs, GError **error)
                          t->path, path);
       return FALSE;
     }
-  return sp_trace_heaps_check_header (t->heaps, t->path, t->chk.file_size, addr,
-                                     t->chk.addr_len, t->size_len, path, attrs, error);
+  if (!sp_trace_heaps_check_header (t->heaps, addr, path, attrs, error))
+    return FALSE;
+  g_hash_table_insert (t->walked, g_strdup (path), GUINT_TO_POINTER (attrs ? 2 : 1));
+  return TRUE;
 }
 
 /* The groups on the way to `path` walked (walk_one), each once it is
@@ -747,8 +754,8 @@ sp_trace_open (const char *path, GError **error)
     }
   H5Pclose (fcpl);
   /* HDF5 addresses count from the superblock, after the user block */
-  SpTraceHeaps *heaps = sp_trace_heaps_scan (path, file_size, user_block, (guint) sizeof_size,
-                                             finfo.sohm.hdr_size > 0, error);
+  SpTraceHeaps *heaps = sp_trace_heaps_scan (path, file_size, user_block, (guint) sizeof_addr,
+                                             (guint) sizeof_size, finfo.sohm.hdr_size > 0, error);
   if (heaps == NULL)
     {
       H5Fclose (file);
@@ -761,16 +768,17 @@ sp_trace_open (const char *path, GError **error)
   t->chk.heaps = heaps;
   t->chk.path = t->path;
   t->chk.addr_len = (guint) sizeof_addr;
-  t->size_len = (guint) sizeof_size;
   t->file = file;
   t->chk.file_size = file_size;
   t->ops = t->row_mem_type = H5I_INVALID_HID;
   t->strings = g_string_chunk_new (4096);
   t->software = g_hash_table_new (g_str_hash, g_str_equal);
   t->software_keys = g_ptr_array_new ();
+  t->walked = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   gboolean ok = read_all (t, error);
   t->chk.heaps = NULL; /* only the strings read at open need them */
   g_clear_pointer (&t->heaps, sp_trace_heaps_free);
+  g_clear_pointer (&t->walked, g_hash_table_unref);
   if (!ok)
     {
       H5Eclear2 (H5E_DEFAULT);

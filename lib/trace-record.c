@@ -407,17 +407,16 @@ sp_trace_h5_kind_type (SpTraceKind kind, gboolean file)
 hid_t
 sp_trace_h5_table_type (const SpTraceTable *table, gboolean file, const gboolean *present)
 {
+  if (!file)
+    return sp_trace_h5_table_mem_type (table, present, H5I_INVALID_HID);
   /* The file type is packed: member offsets are the running sum of sizes. */
   gsize size = 0;
-  if (file)
-    for (gsize i = 0; i < table->n_fields; i++)
-      {
-        hid_t ft = sp_trace_h5_kind_type (table->fields[i].kind, TRUE);
-        size += H5Tget_size (ft);
-        H5Tclose (ft);
-      }
-  else
-    size = table->record_size;
+  for (gsize i = 0; i < table->n_fields; i++)
+    {
+      hid_t ft = sp_trace_h5_kind_type (table->fields[i].kind, TRUE);
+      size += H5Tget_size (ft);
+      H5Tclose (ft);
+    }
   hid_t t = H5Tcreate (H5T_COMPOUND, size);
   if (t < 0)
     return H5I_INVALID_HID;
@@ -427,8 +426,8 @@ sp_trace_h5_table_type (const SpTraceTable *table, gboolean file, const gboolean
       if (present && !present[i])
         continue;
       const SpTraceField *f = &table->fields[i];
-      hid_t ft = sp_trace_h5_kind_type (f->kind, file);
-      herr_t rc = H5Tinsert (t, f->name, file ? offset : f->offset, ft);
+      hid_t ft = sp_trace_h5_kind_type (f->kind, TRUE);
+      herr_t rc = H5Tinsert (t, f->name, offset, ft);
       offset += H5Tget_size (ft);
       H5Tclose (ft);
       if (rc < 0)
@@ -472,13 +471,11 @@ sp_trace_h5_table_mem_type (const SpTraceTable *table, const gboolean *present, 
       if (present && !present[i])
         continue;
       const SpTraceField *f = &table->fields[i];
-      hid_t ft = H5I_INVALID_HID;
-      int idx = H5Tget_member_index (ftype, f->name);
+      int idx = ftype >= 0 ? H5Tget_member_index (ftype, f->name) : -1;
       hid_t fmember = idx >= 0 ? H5Tget_member_type (ftype, (unsigned) idx) : H5I_INVALID_HID;
-      if (fmember >= 0 && H5Tget_class (fmember) == H5T_ENUM)
-        ft = enum_like (fmember);
-      else
-        ft = sp_trace_h5_kind_type (f->kind, FALSE);
+      hid_t ft = fmember >= 0 && H5Tget_class (fmember) == H5T_ENUM
+                     ? enum_like (fmember)
+                     : sp_trace_h5_kind_type (f->kind, FALSE);
       if (fmember >= 0)
         H5Tclose (fmember);
       if (ft < 0 || H5Tinsert (t, f->name, f->offset, ft) < 0)

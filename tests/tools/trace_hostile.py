@@ -287,16 +287,18 @@ def v2_chunks(data, addr):
     size_len = 1 << (flags & 3)
     chunk0 = int.from_bytes(data[p:p + size_len], "little")
     hl = 6 if flags & 0x04 else 4
-    todo, out = [(addr, p + size_len, p + size_len + chunk0)], []
-    while todo:
-        start, q, end = todo.pop(0)
+    # (chunk start, first message, end of messages) of the chunks still to
+    # read: chunk 0, then each continuation block its messages name
+    chunks, out = [(addr, p + size_len, p + size_len + chunk0)], []
+    while chunks:
+        start, q, end = chunks.pop(0)
         msgs = []
         while end - q >= hl:
             t, size = data[q], struct.unpack_from("<H", data, q + 1)[0]
             msgs.append((t, q + hl, size))
             if t == 0x10:
                 off, length = struct.unpack_from("<QQ", data, q + hl)
-                todo.append((off, off + 4, off + length - 4))
+                chunks.append((off, off + 4, off + length - 4))
             q += hl + size
         out.append((start, end, hl, msgs))
     return out
@@ -376,89 +378,12 @@ v2_patch("v2-dtype-overrun", "ops/ops", compound_overrun)
 v2_patch("v2-attr-ref-continued", "meta/software", string_ref_past_heap)
 
 
-# Dense attribute storage (IV.A.2.f, III.G, III.A.2): the root of a v2
-# trace keeps its 15 attributes in a fractal heap indexed by a B-tree of
-# their names.  One copy with large attributes too, so that the heap's
-# root is an indirect block of direct blocks.  Damaged: the "producer"
-# string reference (SIGSEGV in H5HG_read before the walk read these).
-with h5py.File(os.path.join(outdir, "ok-v2-latest.h5"), "r") as a, \
-        h5py.File(os.path.join(outdir, "ok-v2-dense-indirect.h5"), "w", libver="latest") as b:
-    for k, v in a.attrs.items():
-        b.attrs[k] = v
-    for i in range(6):
-        b.attrs["note_%d" % i] = np.bytes_(b"n" * 900)
-    for k in a:
-        a.copy(a[k], b, name=k)
-
-
-def dense_attr(data, header, name):
-    """(start, size, checksum at or None, message at) of the direct block
-    holding the dense attribute `name` of the v2 header at `header`."""
-    chunks = v2_chunks(data, header)
-    info = next(at for _, _, _, msgs in chunks for t, at, _ in msgs if t == 0x15)
-    p = info + 2 + (2 if data[info + 1] & 1 else 0)
-    heap, btree = struct.unpack_from("<QQ", data, p)
-    assert data[heap:heap + 4] == b"FRHP"
-    flags = data[heap + 9]
-    q = heap + 14 + 10 * 8 + 2 * 8
-    width, start, _max_direct, max_bits, _start_rows, root, rows = struct.unpack_from(
-        "<HQQHHQH", data, q)
-    off_size = (max_bits + 7) // 8
-    assert data[btree:btree + 4] == b"BTHD"
-    leaf, nrec = struct.unpack_from("<QH", data, btree + 16)
-    for i in range(nrec):
-        rid = data[leaf + 6 + 17 * i:leaf + 6 + 17 * i + 8]
-        off = int.from_bytes(rid[1:1 + off_size], "little")
-        length = int.from_bytes(rid[1 + off_size:8], "little")
-        if rows == 0:
-            block, boff, bsize = root, 0, start
-        else:
-            row, row_off, size = 0, 0, start
-            while True:
-                if row >= 2:
-                    size *= 2
-                if off - row_off < size * width:
-                    break
-                row_off += size * width
-                row += 1
-            col = (off - row_off) // size
-            block = struct.unpack_from("<Q", data, root + 5 + 8 + off_size
-                                       + 8 * (row * width + col))[0]
-            boff, bsize = row_off + col * size, size
-        at = block + off - boff
-        if bytes(data[at + 9:at + 9 + len(name) + 1]) == name.encode() + b"\0":
-            csum = block + 5 + 8 + off_size if flags & 2 else None
-            return block, bsize, csum, at, length
-    return None
-
-
-for src, name in (("ok-v2-latest", "v2-dense-attr-ref"),
-                  ("ok-v2-dense-indirect", "v2-dense-indirect-attr-ref")):
-    data = bytearray(open(os.path.join(outdir, src + ".h5"), "rb").read())
-    with h5py.File(os.path.join(outdir, src + ".h5"), "r") as f:
-        root_header = h5py.h5o.get_info(f.id).addr
-    found = dense_attr(data, root_header, "producer")
-    if found:
-        block, bsize, csum, at, length = found
-        struct.pack_into("<I", data, at + length - 4, 0x40000000)
-        if csum is not None:
-            struct.pack_into("<I", data, csum, 0)
-            struct.pack_into("<I", data, csum, lookup3(bytes(data[block:block + bsize])))
-        with open(os.path.join(outdir, name + ".h5"), "wb") as f:
-            f.write(data)
-
-
-# Review of the walk above (files libhdf5 1.10.8 reads; damaged ones with
-# checksums recomputed, SIGSEGV in libhdf5 before the walk read them):
-# more root attributes than one B-tree leaf holds (an internal node), a
-# /meta/software attribute over 4 KiB (a "huge" heap object, outside the
-# heap), and a 512-byte user block (every HDF5 address then counts from
-# the superblock after it).  Each damaged copy has the "producer" or
-# "note" string reference of its attribute made to miss the global heap.
-def v2_variant(name, userblock=0, hook=None):
+def rewrite(src, name, hook=None, **file_kw):
+    """A copy of trace `src` as h5py writes it with `file_kw` (libver, a
+    user block): the root's attributes, its groups and datasets, then
+    hook(the new file); its path."""
     path = os.path.join(outdir, name + ".h5")
-    with h5py.File(os.path.join(outdir, "ok-v2-latest.h5"), "r") as a, \
-            h5py.File(path, "w", libver="latest", userblock_size=userblock) as b:
+    with h5py.File(src, "r") as a, h5py.File(path, "w", **file_kw) as b:
         for k, v in a.attrs.items():
             b.attrs[k] = v
         for k in a:
@@ -466,18 +391,6 @@ def v2_variant(name, userblock=0, hook=None):
         if hook:
             hook(b)
     return path
-
-
-def many_attrs(b):
-    for i in range(40):
-        b.attrs["user_%02d" % i] = "value %d" % i
-
-
-def huge_attr(b):
-    # dense storage first (more than 8 attributes), then one over 4 KiB
-    for i in range(10):
-        b["meta/software"].attrs["user_%02d" % i] = "value %d" % i
-    b["meta/software"].attrs["note_" + "n" * 5000] = "a long note"
 
 
 def heap_block_size(off, start, width):
@@ -520,6 +433,47 @@ def damage_vlen_attr(src, dst, name):
             struct.pack_into("<I", data, csum, lookup3(bytes(data[blk:blk + size])))
     with open(dst, "wb") as f:
         f.write(data)
+
+
+# Dense attribute storage (IV.A.2.f, III.G, III.A.2): the root of a v2
+# trace keeps its 15 attributes in a fractal heap indexed by a B-tree of
+# their names.  One copy with large attributes too, so that the heap's
+# root is an indirect block of direct blocks.  Damaged: the "producer"
+# string reference (SIGSEGV in H5HG_read before the walk read these).
+def notes(b):
+    for i in range(6):
+        b.attrs["note_%d" % i] = np.bytes_(b"n" * 900)
+
+
+rewrite(os.path.join(outdir, "ok-v2-latest.h5"), "ok-v2-dense-indirect", notes, libver="latest")
+for src, name in (("ok-v2-latest", "v2-dense-attr-ref"),
+                  ("ok-v2-dense-indirect", "v2-dense-indirect-attr-ref")):
+    damage_vlen_attr(os.path.join(outdir, src + ".h5"), os.path.join(outdir, name + ".h5"),
+                     "producer")
+
+
+# Review of the walk above (files libhdf5 1.10.8 reads; damaged ones with
+# checksums recomputed, SIGSEGV in libhdf5 before the walk read them):
+# more root attributes than one B-tree leaf holds (an internal node), a
+# /meta/software attribute over 4 KiB (a "huge" heap object, outside the
+# heap), and a 512-byte user block (every HDF5 address then counts from
+# the superblock after it).  Each damaged copy has the "producer" or
+# "note" string reference of its attribute made to miss the global heap.
+def v2_variant(name, userblock=0, hook=None):
+    return rewrite(os.path.join(outdir, "ok-v2-latest.h5"), name, hook, libver="latest",
+                   userblock_size=userblock)
+
+
+def many_attrs(b):
+    for i in range(40):
+        b.attrs["user_%02d" % i] = "value %d" % i
+
+
+def huge_attr(b):
+    # dense storage first (more than 8 attributes), then one over 4 KiB
+    for i in range(10):
+        b["meta/software"].attrs["user_%02d" % i] = "value %d" % i
+    b["meta/software"].attrs["note_" + "n" * 5000] = "a long note"
 
 
 for name, ub, hook, attr in (("many-attrs", 0, many_attrs, "producer"),
@@ -587,12 +541,7 @@ v2_patch("v2-link-heap", "/", link_heap)
 # its strings were refused as missing from the global heap (the scan kept
 # file offsets, the references hold HDF5 addresses), and a damaged
 # attribute reference passed the walk (SIGSEGV in H5HG_read).
-with h5py.File(good, "r") as a, \
-        h5py.File(os.path.join(outdir, "ok-userblock.h5"), "w", userblock_size=512) as b:
-    for k, v in a.attrs.items():
-        b.attrs[k] = v
-    for k in a:
-        a.copy(a[k], b, name=k)
+rewrite(good, "ok-userblock", userblock_size=512)
 data = bytearray(open(os.path.join(outdir, "ok-userblock.h5"), "rb").read())
 found = attr_message(data, "producer")
 if found:
