@@ -14,13 +14,13 @@
  * index on every path lookup, so those are checked to be what they claim.
  *
  * Walked: B-trees of any depth (internal nodes hold records too); managed
- * heap objects in direct blocks under a root direct block or a root
- * indirect block; "huge" objects (over the heap's largest managed object,
- * 4 KiB for attributes), kept outside the heap and found through the
- * heap's own B-tree.  Left to libhdf5: direct blocks under a nested
- * indirect block (over 512 KiB of one object's attributes), filtered heaps
- * (libhdf5 never filters an attribute heap) and shared attribute messages
- * of a file with a shared-message table (they live in that table's heap).
+ * heap objects in direct blocks under a root direct block, a root
+ * indirect block or indirect blocks nested under it (over 512 KiB of one
+ * object's attributes); "huge" objects (over the heap's largest managed
+ * object, 4 KiB for attributes), kept outside the heap and found through
+ * the heap's own B-tree.  Left to libhdf5: filtered heaps (libhdf5 never
+ * filters an attribute heap) and shared attribute messages of a file with
+ * a shared-message table (they live in that table's heap).
  * Structure that cannot be right is refused. */
 #include "config.h"
 #include "trace-private.h"
@@ -202,6 +202,7 @@ typedef struct {
   guint64 addr;        /* the heap header's own address */
   guint64 root;        /* root block address */
   guint rows;          /* current rows of the root indirect block (0: direct) */
+  guint first_row_bits; /* log2 of row 0's bytes (start × width) */
   guint width;         /* doubling table width */
   guint64 start;       /* starting block size */
   guint64 max_direct;  /* largest direct block */
@@ -259,6 +260,12 @@ heap_read (const SpTraceRaw *f, guint64 addr, Heap *h, gboolean *leave)
       || (h->max_direct & (h->max_direct - 1)) != 0 || max_bits == 0 || max_bits > 64
       || h->max_direct > G_MAXUINT32)
     return "has a fractal heap with a damaged doubling table";
+  /* the root's rows: no more than a heap of max_bits bits has
+   * (H5HF__dtable_init's max_root_rows; libhdf5 reads the root's entries
+   * with the rows the header claims and indexes its tables by row) */
+  h->first_row_bits = log2_floor (h->start) + log2_floor (h->width);
+  if (h->first_row_bits > max_bits || h->rows > max_bits - h->first_row_bits + 1)
+    return "has a fractal heap with a damaged doubling table";
   h->off_size = (max_bits + 7) / 8;
   /* the length: no more bytes than the largest direct block's offsets
    * need, nor than the largest managed object needs */
@@ -269,11 +276,16 @@ heap_read (const SpTraceRaw *f, guint64 addr, Heap *h, gboolean *leave)
 }
 
 /* The direct block of `h` holding heap offset `off`: its address, heap
- * offset and size; NULL when found, else what is wrong (`*leave` for a
- * block under a nested indirect block, not followed). */
+ * offset and size; NULL when found, else what is wrong.  libhdf5 finds it
+ * the same way (H5HF__man_dblock_locate): the row and column of the
+ * offset in the root indirect block's doubling table; a row of blocks
+ * over the largest direct block holds indirect blocks, each a doubling
+ * table of its own over that row's block size, searched again with the
+ * offset less the block offset the child stores (unchecked by libhdf5:
+ * it must be the one its parent's table gives). */
 static const char *
 heap_block (const SpTraceRaw *f, const Heap *h, guint64 off, guint64 *out_addr,
-            guint64 *out_block_off, guint64 *out_size, gboolean *leave)
+            guint64 *out_block_off, guint64 *out_size)
 {
   if (h->rows == 0)
     {
@@ -282,38 +294,59 @@ heap_block (const SpTraceRaw *f, const Heap *h, guint64 off, guint64 *out_addr,
       *out_size = h->start;
       return NULL;
     }
-  /* the doubling table: rows 0 and 1 of blocks of `start` bytes, each
-   * further row twice the last; `width` blocks a row */
-  guint64 row_off = 0, size = h->start;
-  guint row = 0;
-  for (;; row++)
+  guint O = f->addr_len;
+  guint64 iblock = h->root, iblock_off = 0;
+  guint nrows = h->rows;
+  for (;;)
     {
-      if (row >= 2)
-        size *= 2;
-      if (row >= h->rows)
-        return "has a heap ID past its fractal heap";
-      if (size > h->max_direct)
+      /* "FHIB", version, heap header address, block offset, then one
+       * address per entry, row by row */
+      guint8 ib[5 + 8 + 8];
+      if (!sp_trace_raw_read (f, iblock, 5 + O + h->off_size, ib)
+          || memcmp (ib, "FHIB", 4) != 0 || ib[4] != 0)
+        return iblock == h->root ? "names a fractal heap root block that is not one"
+                                 : "names a fractal heap indirect block that is not one";
+      if (sp_trace_le (ib + 5, O) != h->addr || sp_trace_le (ib + 5 + O, h->off_size) != iblock_off)
+        return "has a fractal heap indirect block that is not where its heap puts it";
+      /* the doubling table: rows 0 and 1 of blocks of `start` bytes, each
+       * further row twice the last; `width` blocks a row.  Sizes stay
+       * below 2^64: nrows is at most the heap's rows (heap_read) */
+      guint64 rel = off - iblock_off, row_off = 0, size = h->start;
+      guint row = 0;
+      for (;; row++)
         {
-          *leave = TRUE; /* an indirect block's row: not followed */
+          if (row >= 2)
+            size *= 2;
+          if (row >= nrows)
+            return "has a heap ID past its fractal heap";
+          guint64 row_bytes = size * h->width;
+          if (rel - row_off < row_bytes)
+            break;
+          row_off += row_bytes;
+        }
+      guint64 col = (rel - row_off) / size;
+      guint64 at = iblock + 5 + O + h->off_size + ((guint64) row * h->width + col) * O;
+      guint8 a[8];
+      if (at < iblock || !sp_trace_raw_read (f, at, O, a))
+        return "has a fractal heap indirect block past the file";
+      guint64 child = sp_trace_le (a, O), child_off = iblock_off + row_off + col * size;
+      if (size <= h->max_direct)
+        {
+          *out_addr = child;
+          *out_block_off = child_off;
+          *out_size = size;
           return NULL;
         }
-      guint64 row_bytes = size * h->width; /* at most 2^32 × 2^16 */
-      if (off - row_off < row_bytes)
-        break;
-      row_off += row_bytes;
+      /* an indirect block covering `size` bytes: the rows of the table
+       * that add up to it (H5HF__man_dblock_locate), always fewer than
+       * its parent's */
+      guint child_rows = log2_floor (size) - h->first_row_bits + 1;
+      if (child_rows >= nrows)
+        return "has a fractal heap with a damaged doubling table";
+      iblock = child;
+      iblock_off = child_off;
+      nrows = child_rows;
     }
-  guint64 col = (off - row_off) / size;
-  /* "FHIB", version, heap header address, block offset, then addresses */
-  guint64 at = h->root + 5 + f->addr_len + h->off_size + ((guint64) row * h->width + col) * f->addr_len;
-  guint8 a[8];
-  if (!signature_at (f, h->root, "FHIB"))
-    return "names a fractal heap root block that is not one";
-  if (at < h->root || !sp_trace_raw_read (f, at, f->addr_len, a))
-    return "has a fractal heap root block past the file";
-  *out_addr = sp_trace_le (a, f->addr_len);
-  *out_block_off = row_off + col * size;
-  *out_size = size;
-  return NULL;
 }
 
 /* The huge objects of a heap by ID, read once from its index (records of
@@ -360,9 +393,8 @@ heap_object (const SpTraceRaw *f, const Heap *h, const guint8 *id, GHashTable **
         guint64 off = sp_trace_le (id + 1, h->off_size);
         guint64 len = sp_trace_le (id + 1 + h->off_size, h->len_size);
         guint64 baddr = 0, boff = 0, bsize = 0;
-        gboolean leave = FALSE;
-        const char *bad = heap_block (f, h, off, &baddr, &boff, &bsize, &leave);
-        if (bad != NULL || leave)
+        const char *bad = heap_block (f, h, off, &baddr, &boff, &bsize);
+        if (bad != NULL)
           return bad;
         /* a direct block: "FHDB", version, heap header address, block
          * offset, an optional checksum, then objects; offsets count from

@@ -76,9 +76,10 @@ done
 # "OCHK" block, the root's attributes in dense storage: a fractal heap
 # whose root block is direct, or indirect; an index of more than one
 # node; a /meta/software attribute over 4 KiB, kept outside the heap; a
-# user block before the superblock) reads as well.
+# user block before the superblock; over 512 KiB of root attributes, in
+# heap blocks under a nested indirect block) reads as well.
 for f in ok-userblock ok-v2-latest ok-v2-dense-indirect ok-v2-many-attrs ok-v2-huge-attr \
-    ok-v2-userblock; do
+    ok-v2-userblock ok-v2-nested; do
   for cmd in "trace show" "trace export --format csv" "compare $tmp/good.h5"; do
     # shellcheck disable=SC2086
     run $cmd "$tmp/$f.h5"
@@ -163,4 +164,8 @@ refused v2-huge-index "attribute (dense storage) of / names a huge-object index 
 refused v2-block-offset "attribute (dense storage) of / has a fractal heap block that is not where its heap puts it"
 refused v2-second-attr-info "the object header of / has a second attribute or link info message"
 refused v2-link-heap "the object header of / names a link heap that is not one"
+# Attributes under a nested indirect heap block (SIGSEGV in every command
+# before the walk followed such blocks).
+refused v2-nested-attr-ref "attribute producer of / refers to a string that is not in the file's global heap"
+refused v2-nested-block-offset "attribute (dense storage) of / has a fractal heap indirect block that is not where its heap puts it"
 finish

@@ -393,13 +393,19 @@ def rewrite(src, name, hook=None, **file_kw):
     return path
 
 
-def heap_block_size(off, start, width):
+def heap_block_size(off, start, width, max_direct):
+    """The size of the direct block holding heap offset `off`: the doubling
+    table's row, or, in a row of indirect blocks, that block's own table."""
     row, row_off, size = 0, 0, start
     while True:
         if row >= 2:
             size *= 2
         if off - row_off < size * width:
-            return size
+            if size <= max_direct:
+                return size
+            off -= row_off + (off - row_off) // size * size
+            row, row_off, size = 0, 0, start
+            continue
         row_off += size * width
         row += 1
 
@@ -423,10 +429,10 @@ def damage_vlen_attr(src, dst, name):
     blk = data.rfind(b"FHDB\0", 0, m)
     heap = data.find(b"FRHP\0")
     if blk >= 0 and heap >= 0 and data[heap + 9] & 2:
-        width, start, _, max_bits = struct.unpack_from("<HQQH", data, heap + 14 + 96)
+        width, start, max_direct, max_bits = struct.unpack_from("<HQQH", data, heap + 14 + 96)
         off_size = (max_bits + 7) // 8
         boff = int.from_bytes(data[blk + 13:blk + 13 + off_size], "little")
-        size = heap_block_size(boff, start, width)
+        size = heap_block_size(boff, start, width, max_direct)
         if m < blk + size:  # in that block, not a huge object after it
             csum = blk + 13 + off_size
             struct.pack_into("<I", data, csum, 0)
@@ -594,3 +600,50 @@ def duplicate_attr_info(name):
 
 
 duplicate_attr_info("v2-second-attr-info")
+
+
+# Over 512 KiB of attributes on one object: the fractal heap's root
+# indirect block then holds indirect blocks of its own (rows of blocks
+# over its 64 KiB largest direct block), and the trace's attributes,
+# written after the large ones, live in direct blocks under one of them.
+# Damaged: the "producer" string reference (SIGSEGV in H5HG_read: the walk
+# left such blocks to libhdf5), and the nested block's stored heap offset
+# (libhdf5 locates a block within it from that offset, unchecked: with 0,
+# a row past its entries, SIGSEGV in h5dump -A).
+def nested(src, name):
+    path = os.path.join(outdir, name + ".h5")
+    with h5py.File(src, "r") as a, h5py.File(path, "w", libver="latest") as b:
+        # 3 KiB messages fill blocks of 4 KiB and more; 3,000 small ones
+        # then fill what they leave, so the trace's own come after 512 KiB
+        for i in range(180):
+            b.attrs["big_%03d_" % i + "b" * 2900] = np.int16(i)
+        for i in range(3000):
+            b.attrs["f%05d" % i] = np.int8(1)
+        for k, v in a.attrs.items():
+            b.attrs[k] = v
+        for k in a:
+            a.copy(a[k], b, name=k)
+    return path
+
+
+def nested_block_offset(data):
+    heap = data.find(b"FRHP\0")
+    width, start, max_direct, max_bits = struct.unpack_from("<HQQH", data, heap + 14 + 96)
+    off_size = (max_bits + 7) // 8
+    blk = data.find(b"FHIB\0")
+    while blk >= 0 and not int.from_bytes(data[blk + 13:blk + 13 + off_size], "little"):
+        blk = data.find(b"FHIB\0", blk + 1)
+    if blk < 0:
+        return False
+    boff = int.from_bytes(data[blk + 13:blk + 13 + off_size], "little")
+    # the rows that add up to its row's block size
+    rows = (heap_block_size(boff, start, width, 2 ** 64) // (start * width)).bit_length()
+    data[blk + 13:blk + 13 + off_size] = bytes(off_size)
+    end = blk + 13 + off_size + rows * width * 8
+    struct.pack_into("<I", data, end, lookup3(bytes(data[blk:end])))
+    return True
+
+
+ok = nested(os.path.join(outdir, "ok-v2-latest.h5"), "ok-v2-nested")
+damage_vlen_attr(ok, os.path.join(outdir, "v2-nested-attr-ref.h5"), "producer")
+patch_file("ok-v2-nested", "v2-nested-block-offset", nested_block_offset)
