@@ -19,14 +19,7 @@ setup (void)
 static void
 teardown (void)
 {
-  g_autoptr (GDir) d = g_dir_open (tmpdir, 0, NULL);
-  const char *name;
-  while (d && (name = g_dir_read_name (d)))
-    {
-      g_autofree char *p = g_build_filename (tmpdir, name, NULL);
-      g_unlink (p);
-    }
-  g_rmdir (tmpdir);
+  ck_assert (sp_test_rmtree (tmpdir));
   g_clear_pointer (&tmpdir, g_free);
 }
 

@@ -21,7 +21,7 @@ sample_path (const char *dir, const char *name)
 START_TEST (sample_trace_points)
 {
   /* trace-sample.h: 3 ops × 2 iters × 8 ranks, constant durations */
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autofree char *path = sample_path (dir, "s.h5");
   GError *e = NULL;
   g_autoptr (SpTrace) t = sp_trace_open (path, &e);
@@ -178,7 +178,7 @@ points_of (const char *path, SpCalibData **out_d, gsize *out_n)
 
 START_TEST (medians_and_left_out_rows)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autofree char *path = write_varied (dir);
   g_autoptr (SpCalibData) d = NULL;
   gsize n;
@@ -261,7 +261,7 @@ write_p2p (const char *dir, gboolean with_plan)
 
 START_TEST (p2p_point_is_the_pair)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autofree char *path = write_p2p (dir, TRUE);
   g_autoptr (SpCalibData) d = NULL;
   gsize n;
@@ -357,7 +357,7 @@ apply (SpCalibData *d, const char *spec)
 
 START_TEST (holdout_split)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autofree char *a = sample_path (dir, "a.h5");
   g_autofree char *b = write_varied (dir);
   GError *e = NULL;
@@ -491,7 +491,7 @@ assert_placed (const char *path, guint32 nodes, guint32 gpn, const guint32 want[
 
 START_TEST (placement_from_cluster)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autofree char *spread = write_spread (dir, TRUE);
   g_autofree char *plain = write_spread (dir, FALSE);
   static const guint32 block[4] = { 0, 1, 2, 3 };
@@ -546,7 +546,7 @@ END_TEST
  * `shardplan run` trace (its executor passes none to NCCL). */
 START_TEST (nccl_env_of_traces)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   static const struct {
     const char *producer;
     const char *env[8];
@@ -682,7 +682,7 @@ END_TEST
  * none. */
 START_TEST (nccl_vars_of_traces)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   static const char *const env[] = { "NCCL_MAX_NCHANNELS", "4", "CUDA_VISIBLE_DEVICES", "0,1",
                                      "NCCL_BUFFSIZE", "1048576", "NCCL_MAX_NCHANNELS", "2",
                                      "NCCL", "x", "NCCL_EMPTY", "", NULL };

@@ -202,9 +202,7 @@ fixture_close (Fixture *f)
 {
   sp_trace_free (f->ts);
   sp_trace_free (f->tm);
-  g_unlink (f->sim);
-  g_unlink (f->measured);
-  g_rmdir (f->dir);
+  ck_assert (sp_test_rmtree (f->dir));
   g_free (f->sim);
   g_free (f->measured);
   g_free (f->dir);
@@ -310,7 +308,7 @@ END_TEST
  * twice → median 1.1 × 103.5 = 113.85 µs; measured median 108.5 µs. */
 START_TEST (test_one_sim_iteration)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autofree char *sim = write_trace (dir, "sim1.h5", TRACE_SIM_ONE_ITER, "m", TRUE);
   g_autofree char *meas = write_trace (dir, "measured.h5", TRACE_MEASURED, "m", TRUE);
   g_autoptr (GError) error = NULL;
@@ -351,16 +349,12 @@ START_TEST (test_one_sim_iteration)
   ck_assert_uint_eq (c->samples, 94);
   o = sp_compare_ops (cf, &n);
   ck_assert_uint_eq (o[0].n_samples, 17);
-  g_unlink (far);
-  g_unlink (sim);
-  g_unlink (meas);
-  g_rmdir (dir);
 }
 END_TEST
 
 START_TEST (test_refusals)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autofree char *a = write_trace (dir, "a.h5", TRACE_SIM, "model-a", TRUE);
   g_autofree char *b = write_trace (dir, "b.h5", TRACE_MEASURED, "model-b", TRUE);
   g_autofree char *noplan = write_trace (dir, "noplan.h5", TRACE_MEASURED, "model-a", FALSE);
@@ -409,11 +403,6 @@ START_TEST (test_refusals)
   gsize n = 0;
   const SpCompareStats *st = sp_compare_stats (self, SP_COMPARE_BY_ALL, &n);
   ck_assert_double_eq (st[0].worst_abs, 0.0);
-  g_unlink (a);
-  g_unlink (b);
-  g_unlink (noplan);
-  g_unlink (dup);
-  g_rmdir (dir);
 }
 END_TEST
 
@@ -509,23 +498,12 @@ compare_with_sim (const char *dir, const char *file, TraceKind kind)
   return cmp;
 }
 
-/* Remove compare_with_sim's two traces and `dir`. */
-static void
-remove_traces (const char *dir, const char *file)
-{
-  g_autofree char *sim = g_build_filename (dir, "sim.h5", NULL);
-  g_autofree char *meas = g_build_filename (dir, file, NULL);
-  g_unlink (sim);
-  g_unlink (meas);
-  g_rmdir (dir);
-}
-
 /* A collective on a group of one rank (in either trace) is left out and
  * counted: the simulator gives it no time (nothing crosses a link), so its
  * error would be -100 % whatever the executor measured. */
 START_TEST (test_one_rank_left_out)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autoptr (SpCompare) cmp = compare_with_sim (dir, "one.h5", TRACE_MEASURED_ONE_RANK);
   const SpCompareCounts *c = sp_compare_counts (cmp);
   ck_assert_uint_eq (c->joined, 95);
@@ -542,13 +520,12 @@ START_TEST (test_one_rank_left_out)
   JsonObject *counts = json_object_get_object_member (
     json_node_get_object (json_parser_get_root (parser)), "counts");
   ck_assert_int_eq (json_object_get_int_member (counts, "excluded_one_rank"), 1);
-  remove_traces (dir, "one.h5");
 }
 END_TEST
 
 START_TEST (test_nccl_estimate)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autoptr (SpCompare) cmp = compare_with_sim (dir, "measured-nccl.h5", TRACE_MEASURED_NCCL);
   ck_assert (sp_compare_has_nccl (cmp));
   const SpCompareCounts *c = sp_compare_counts (cmp);
@@ -646,7 +623,6 @@ START_TEST (test_nccl_estimate)
   ck_assert (json_object_get_null_member (op5, "nccl_error"));
   JsonObject *w0 = json_array_get_object_element (json_object_get_array_member (root, "worst"), 0);
   ck_assert_double_eq_tol (json_object_get_double_member (w0, "nccl_error"), 0.0, TOL); /* op 2 */
-  remove_traces (dir, "measured-nccl.h5");
 }
 END_TEST
 

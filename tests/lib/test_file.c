@@ -24,8 +24,7 @@ setup (void)
 static void
 teardown (void)
 {
-  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", dir);
-  ck_assert_int_eq (system (cmd), 0);
+  ck_assert (sp_test_rmtree (dir));
   g_clear_pointer (&dir, g_free);
 }
 

@@ -549,7 +549,7 @@ START_TEST (test_trace)
   SP_ASSERT_NO_ERROR (error);
   g_autoptr (SpPlan) plan = sp_nccl_tests_build_plan (log, 4, &error);
   SP_ASSERT_NO_ERROR (error);
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autofree char *path = g_build_filename (dir, "m.h5", NULL);
   ck_assert (sp_nccl_tests_write_trace (log, plan, topo, path, &error));
   SP_ASSERT_NO_ERROR (error);
@@ -643,9 +643,6 @@ START_TEST (test_trace)
       ck_assert_str_eq (sp_trace_software (v, "nccl_runtime"), versions[i].runtime);
       g_unlink (vpath);
     }
-  g_unlink (path);
-  g_unlink (path3);
-  g_rmdir (dir);
 }
 END_TEST
 

@@ -450,14 +450,12 @@ START_TEST (test_round_trip_random)
   ck_assert_uint_eq (strlen (d1), 64);
 
   /* and through a file, with the world size checked */
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autofree char *path = g_build_filename (dir, "plan.json", NULL);
   ck_assert (sp_plan_save (plan, path, &error));
   g_autoptr (SpPlan) loaded = sp_plan_load (path, sp_plan_world_size (plan), &error);
   SP_ASSERT_NO_ERROR (error);
   ck_assert (sp_plan_equal (plan, loaded));
-  g_unlink (path);
-  g_rmdir (dir);
 }
 END_TEST
 
@@ -822,13 +820,12 @@ START_TEST (test_save_errors)
 {
   SpGroupsOptions g = small_groups ();
   g_autoptr (SpPlan) plan = sp_plan_new (&g);
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autofree char *path = g_build_filename (dir, "missing-dir", "plan.json", NULL);
   g_autoptr (GError) error = NULL;
   ck_assert (!sp_plan_save (plan, path, &error));
   SP_ASSERT_ERROR (error, SP_ERROR_IO);
   ck_assert (!g_file_test (path, G_FILE_TEST_EXISTS));
-  g_rmdir (dir);
 }
 END_TEST
 
@@ -859,7 +856,7 @@ fifo_writer (gpointer path)
  * truncated plan are refused naming the file. */
 START_TEST (test_load_bounded)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autofree char *huge = g_build_filename (dir, "huge.json", NULL);
   FILE *f = fopen (huge, "wb");
   ck_assert_ptr_nonnull (f);
@@ -873,7 +870,6 @@ START_TEST (test_load_bounded)
                                            "(limit 1073741824)", huge);
   ck_assert_str_eq (error->message, want);
   g_clear_error (&error);
-  g_unlink (huge);
 
   plan = sp_plan_load (dir, 0, &error);
   ck_assert_ptr_null (plan);
@@ -893,7 +889,6 @@ START_TEST (test_load_bounded)
   SP_ASSERT_ERROR (error, SP_ERROR_INVALID_PLAN);
   ck_assert_msg (g_str_has_prefix (error->message, cut), "%s", error->message);
   g_clear_error (&error);
-  g_unlink (cut);
 
   g_autofree char *fifo = g_build_filename (dir, "plan.fifo", NULL);
   ck_assert_int_eq (mkfifo (fifo, 0600), 0);
@@ -902,8 +897,6 @@ START_TEST (test_load_bounded)
   g_thread_join (writer);
   SP_ASSERT_NO_ERROR (error);
   ck_assert_ptr_nonnull (plan);
-  g_unlink (fifo);
-  g_rmdir (dir);
 }
 END_TEST
 

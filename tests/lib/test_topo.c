@@ -676,7 +676,7 @@ START_TEST (test_io_errors)
                                "cannot read topology file '/nonexistent/dir/topo.ini': "));
   g_clear_error (&error);
 
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   ck_assert_ptr_null (sp_topo_load_file (dir, &error));
   SP_ASSERT_ERROR (error, SP_ERROR_IO);
   g_autofree char *want = g_strdup_printf ("cannot read topology file '%s': it is a directory", dir);
@@ -696,8 +696,6 @@ START_TEST (test_io_errors)
   ck_assert_ptr_null (sp_topo_load_file (big, &error));
   SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
   g_clear_error (&error);
-  g_unlink (big);
-  g_rmdir (dir);
 }
 END_TEST
 

@@ -92,7 +92,7 @@ assert_rows_equal (const SpTraceRow *a, const SpTraceRow *b, guint64 index)
 
 START_TEST (test_rows_round_trip)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autofree char *path = tmp_path (dir, "rows.h5");
   /* More than two 8192-row chunks, appended in uneven batches. */
   const gsize n_rows = 20011;
@@ -136,14 +136,12 @@ START_TEST (test_rows_round_trip)
   gsize n = 1;
   sp_trace_nodes (t, &n);
   ck_assert_uint_eq (n, 0);
-  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", dir);
-  ck_assert_int_eq (system (cmd), 0);
 }
 END_TEST
 
 START_TEST (test_meta_round_trip)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autofree char *path = tmp_path (dir, "sample.h5");
   g_autoptr (GError) error = NULL;
   ck_assert (sp_sample_trace_write (path, FALSE, &error));
@@ -273,14 +271,12 @@ START_TEST (test_meta_round_trip)
   ck_assert (sp_trace_read_rows (t, 47, 1, &row, &error));
   ck_assert_uint_eq (row.op_id, 2);
   ck_assert_int_eq (row.nccl_est_ns, -1);
-  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", dir);
-  ck_assert_int_eq (system (cmd), 0);
 }
 END_TEST
 
 START_TEST (test_partial)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autofree char *path = tmp_path (dir, "partial.h5");
   g_autoptr (GError) error = NULL;
   ck_assert (sp_sample_trace_write (path, TRUE, &error));
@@ -292,15 +288,13 @@ START_TEST (test_partial)
   SpTraceRow row;
   ck_assert (sp_trace_read_rows (t, SP_SAMPLE_ROWS - 1, 1, &row, &error));
   ck_assert_uint_eq (row.rank, 7);
-  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", dir);
-  ck_assert_int_eq (system (cmd), 0);
 }
 END_TEST
 
 /* The final name appears only at finish; abort and free leave nothing. */
 START_TEST (test_crash_safety)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autofree char *path = tmp_path (dir, "run.h5");
   SpTraceHeader h = test_header ();
   g_autoptr (GError) error = NULL;
@@ -360,15 +354,13 @@ START_TEST (test_crash_safety)
   ck_assert_ptr_null (sp_trace_writer_new (path, &h, &error));
   SP_ASSERT_ERROR (error, SP_ERROR_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull (strstr (error->message, "check_policy"));
-  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", dir);
-  ck_assert_int_eq (system (cmd), 0);
 }
 END_TEST
 
 /* The same inputs (run_id and created_utc fixed) give the same bytes. */
 START_TEST (test_deterministic)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autofree char *a = tmp_path (dir, "a.h5");
   g_autofree char *b = tmp_path (dir, "b.h5");
   g_autoptr (GError) error = NULL;
@@ -381,8 +373,6 @@ START_TEST (test_deterministic)
   ck_assert (g_file_get_contents (b, &cb, &lb, &error));
   ck_assert_uint_eq (la, lb);
   ck_assert (memcmp (ca, cb, la) == 0);
-  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", dir);
-  ck_assert_int_eq (system (cmd), 0);
 }
 END_TEST
 
@@ -428,7 +418,7 @@ set_root_string (hid_t f, const char *name, const char *value)
 
 START_TEST (test_bad_files)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autoptr (GError) error = NULL;
 
   g_autofree char *missing = tmp_path (dir, "missing.h5");
@@ -523,8 +513,6 @@ START_TEST (test_bad_files)
   H5Fclose (f);
   assert_open_fails (not_table, SP_ERROR_INVALID_TRACE,
                      "/meta/env is not a 1-D table of compound records");
-  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", dir);
-  ck_assert_int_eq (system (cmd), 0);
 }
 END_TEST
 
@@ -533,7 +521,7 @@ END_TEST
  * (added in 1.1) as -1.  A 1.1 file without nccl_est_ns is refused. */
 START_TEST (test_reads_v1_0)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autofree char *old_path = sp_test_fixture ("trace/sample-v1.0.h5");
   g_autofree char *new_path = tmp_path (dir, "sample.h5");
   g_autoptr (GError) error = NULL;
@@ -577,8 +565,6 @@ START_TEST (test_reads_v1_0)
   H5Fclose (f);
   assert_open_fails (lying, SP_ERROR_INVALID_TRACE,
                      "/ops/ops lacks field nccl_est_ns (schema 1.1 has it)");
-  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", dir);
-  ck_assert_int_eq (system (cmd), 0);
 }
 END_TEST
 
@@ -602,7 +588,7 @@ add_attr (hid_t loc, const char *name, hid_t type, hsize_t n, const void *value)
 
 START_TEST (test_user_attributes)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autofree char *path = NULL;
   hid_t f = sample_copy (dir, "attrs.h5", &path);
   hid_t e = H5Tenum_create (H5T_NATIVE_INT8);
@@ -637,14 +623,12 @@ START_TEST (test_user_attributes)
   assert_open_fails (bad, SP_ERROR_INVALID_TRACE,
                      "attribute user_pair of / has a damaged datatype or one no trace attribute "
                      "has (an integer, a floating-point number, a string or an enum of integers)");
-  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", dir);
-  ck_assert_int_eq (system (cmd), 0);
 }
 END_TEST
 
 START_TEST (test_bad_enum_value)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autofree char *path = tmp_path (dir, "enum.h5");
   SpTraceHeader h = test_header ();
   g_autoptr (GError) error = NULL;
@@ -666,8 +650,6 @@ START_TEST (test_bad_enum_value)
   ck_assert (sp_trace_writer_finish (w, &error));
   g_autoptr (SpTrace) t = sp_trace_open (path, &error);
   ck_assert_uint_eq (sp_trace_n_rows (t), 8);
-  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", dir);
-  ck_assert_int_eq (system (cmd), 0);
 }
 END_TEST
 

@@ -771,7 +771,7 @@ START_TEST (test_cli_output_loads)
   const char *bd = g_getenv ("SP_BUILDDIR");
   g_autofree char *exe = g_build_filename (bd ? bd : SP_BUILDDIR, "tools", "shardplan", NULL);
   ck_assert_msg (g_file_test (exe, G_FILE_TEST_IS_EXECUTABLE), "%s is not built", exe);
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autofree char *out = g_build_filename (dir, "plan.json", NULL);
   const char *argv[] = { exe, "plan", "--model", "gpt-1b", "--topology", "dgx-h100", "--nodes", "2",
                          "--shard-size", "8", "--grad-accum", "2", "-o", out, NULL };
@@ -784,8 +784,6 @@ START_TEST (test_cli_output_loads)
   SP_ASSERT_NO_ERROR (error);
   ck_assert_str_eq (sp_plan_get_meta (plan, "model"), "gpt-1b");
   ck_assert_uint_eq (sp_plan_groups_options (plan)->shard_size, 8);
-  g_unlink (out);
-  g_rmdir (dir);
 }
 END_TEST
 

@@ -323,7 +323,7 @@ END_TEST
  * are named and not applied (not even checked), the stage is 3. */
 START_TEST (test_dsconfig_knobs)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autofree char *path = g_build_filename (dir, "ds.json", NULL);
   const char *text =
     "{\"train_micro_batch_size_per_gpu\": 4, \"gradient_accumulation_steps\": \"auto\",\n"
@@ -377,8 +377,6 @@ START_TEST (test_dsconfig_knobs)
   ck_assert (sp_deepspeed_config_apply_knobs_file (path, &o, &m, &over, NULL, &error));
   ck_assert (over != NULL && over[0] == NULL);
   ck_assert (o.overlap_comm);
-  g_unlink (path);
-  g_rmdir (dir);
 }
 END_TEST
 

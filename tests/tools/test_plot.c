@@ -283,7 +283,7 @@ make_chart (void)
 
 START_TEST (test_png_and_svg)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autofree char *png = g_build_filename (dir, "c.png", NULL);
   g_autofree char *svg = g_build_filename (dir, "c.svg", NULL);
   g_autoptr (SpPlot) plot = make_chart ();
@@ -309,9 +309,6 @@ START_TEST (test_png_and_svg)
     n++;
   g_dir_close (d);
   ck_assert_int_eq (n, 2);
-  g_unlink (png);
-  g_unlink (svg);
-  g_rmdir (dir);
 }
 END_TEST
 
@@ -321,7 +318,7 @@ END_TEST
 static char *
 render_layout (const SpPlot *plot)
 {
-  g_autofree char *dir = sp_test_tmpdir ();
+  g_autoptr (SpTestDir) dir = sp_test_tmpdir ();
   g_autofree char *svg = g_build_filename (dir, "l.svg", NULL);
   g_autofree char *log = g_build_filename (dir, "l.log", NULL);
   int fd = open (log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -341,9 +338,6 @@ render_layout (const SpPlot *plot)
   SP_ASSERT_NO_ERROR (error);
   char *text = NULL;
   ck_assert (g_file_get_contents (log, &text, NULL, NULL));
-  g_unlink (svg);
-  g_unlink (log);
-  g_rmdir (dir);
   return text;
 }
 

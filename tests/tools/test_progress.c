@@ -102,8 +102,8 @@ START_TEST (test_line_without_total)
 END_TEST
 
 /* Send stderr to a new file of the test's scratch directory; returns the
- * saved descriptor for stderr_end(), which puts stderr back and returns
- * what was written. */
+ * saved descriptor for stderr_end(), which puts stderr back, returns what
+ * was written and removes the directory. */
 static int
 stderr_begin (char **out_path)
 {
@@ -118,6 +118,7 @@ stderr_begin (char **out_path)
 static char *
 stderr_end (int saved, const char *path)
 {
+  g_autoptr (SpTestDir) dir = g_path_get_dirname (path);
   fflush (stderr);
   dup2 (saved, 2);
   close (saved);
