@@ -18,9 +18,9 @@
  * indirect block or indirect blocks nested under it (over 512 KiB of one
  * object's attributes); "huge" objects (over the heap's largest managed
  * object, 4 KiB for attributes), kept outside the heap and found through
- * the heap's own B-tree.  Left to libhdf5: filtered heaps (libhdf5 never
- * filters an attribute heap) and shared attribute messages of a file with
- * a shared-message table (they live in that table's heap).
+ * the heap's own B-tree; shared attribute messages, in the heap of the
+ * file's shared-message table (III.E), walked the same way.  Left to
+ * libhdf5: filtered heaps (libhdf5 never filters an attribute heap).
  * Structure that cannot be right is refused. */
 #include "config.h"
 #include "trace-private.h"
@@ -28,7 +28,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define FH_ID_LEN 8          /* an attribute heap's IDs (H5O_FHEAP_ID_LEN) */
 #define BT2_PREFIX 10        /* a node's signature, version, type, checksum */
 #define BT2_MAX_DEPTH 8
 #define BT2_MAX_NODES 65536  /* a loop of child pointers ends here */
@@ -36,10 +35,9 @@
 #define BT2_TYPE_LINK_NAME 5
 #define BT2_TYPE_ATTR_NAME 8
 #define BT2_ATTR_RECORD 17   /* heap ID (8), message flags, creation order (4), name hash (4) */
-#define MSG_FLAG_SHARED 0x02
 /* The shortest attribute message: its 8 or 9 bytes of sizes (libhdf5
  * decodes a shorter heap object past its end) */
-#define FH_MIN_OBJECT 9
+#define FH_MIN_ATTR 9
 
 
 gboolean
@@ -377,11 +375,12 @@ huge_record (const guint8 *rec, gpointer data)
 }
 
 /* The bytes of the heap object with ID `id` into *out (g_free), *out_len;
- * NULL when read or left (*out NULL), else what is wrong.  `*huge`: the
- * heap's huge objects, read from its index at the first one. */
+ * NULL when read, else what is wrong (an object shorter than `min_len`
+ * bytes: libhdf5 decodes the message it holds past its end).  `*huge`:
+ * the heap's huge objects, read from its index at the first one. */
 static const char *
-heap_object (const SpTraceRaw *f, const Heap *h, const guint8 *id, GHashTable **huge,
-             guint64 *spent, guint8 **out, guint64 *out_len)
+heap_object (const SpTraceRaw *f, const Heap *h, const guint8 *id, guint64 min_len,
+             GHashTable **huge, guint64 *spent, guint8 **out, guint64 *out_len)
 {
   *out = NULL;
   if ((id[0] & 0xc0) != 0)
@@ -401,8 +400,8 @@ heap_object (const SpTraceRaw *f, const Heap *h, const guint8 *id, GHashTable **
          * the block's start */
         guint64 header_len = 5 + f->addr_len + h->off_size + (h->dblock_checksum ? 4 : 0);
         guint64 in = off - boff;
-        if (len < FH_MIN_OBJECT)
-          return "has a heap object too small to be an attribute";
+        if (len < min_len)
+          return "has a heap object too small for its message";
         if (off < boff || in < header_len || len > bsize || in > bsize - len)
           return "has a heap ID past its fractal heap block";
         /* libhdf5 finds the object from the block offset the block
@@ -458,14 +457,25 @@ heap_object (const SpTraceRaw *f, const Heap *h, const guint8 *id, GHashTable **
         if (len > f->size - MIN (*spent, f->size))
           return "has heap objects that overlap (more of them than the file holds)";
         *spent += len;
-        if (len < FH_MIN_OBJECT || (*out = raw_dup (f, addr, len)) == NULL)
-          return "has a huge object past the file, or too small to be an attribute";
+        if (len < min_len || (*out = raw_dup (f, addr, len)) == NULL)
+          return "has a huge object past the file, or too small for its message";
         *out_len = len;
         return NULL;
       }
-    default: /* tiny (in the ID itself: no attribute message is that
-              * short) or unknown */
-      return "has a heap object too small to be an attribute";
+    case 0x20: /* tiny: in the ID itself, after its first byte, which
+                * holds the length less one (IDs of 8 bytes) */
+      {
+        guint64 len = (guint64) (id[0] & 0x0f) + 1;
+        if (len > FH_ID_LEN - 1)
+          return "has a tiny heap object longer than its ID";
+        if (len < min_len)
+          return "has a heap object too small for its message";
+        *out = g_memdup2 (id + 1, len);
+        *out_len = len;
+        return NULL;
+      }
+    default:
+      return "has a heap ID of an unknown kind";
     }
 }
 
@@ -486,16 +496,16 @@ attr_record (const guint8 *rec, gpointer data)
 {
   DenseAttrs *d = data;
   if (rec[FH_ID_LEN] & MSG_FLAG_SHARED)
-    /* in the file's shared-message table: not followed; without one,
-     * libhdf5 dereferences a table it does not have */
-    return d->f->sohm ? NULL : "has a shared attribute in a file without a shared-message table";
+    /* the ID is one of the shared-message heap (H5A__dense_fnd_cb) */
+    return sp_trace_shared_attr_problem (d->heaps, d->f, rec, d->spent, d->name, d->name_room);
   g_autofree guint8 *msg = NULL;
   guint64 len = 0;
-  const char *bad = heap_object (d->f, &d->heap, rec, &d->huge, d->spent, &msg, &len);
+  const char *bad = heap_object (d->f, &d->heap, rec, FH_MIN_ATTR, &d->huge, d->spent, &msg,
+                                 &len);
   if (bad != NULL || msg == NULL)
     return bad;
-  return sp_trace_attr_message_problem (d->heaps, msg, (gsize) len, d->f->addr_len,
-                                        d->f->size_len, d->name, d->name_room);
+  return sp_trace_attr_message_problem (d->heaps, msg, (gsize) len, d->spent, d->name,
+                                        d->name_room);
 }
 
 /* The heap and name index addresses of an attribute or link info message
@@ -538,6 +548,101 @@ sp_trace_dense_attrs_problem (const SpTraceHeaps *heaps, const SpTraceRaw *f, co
   bad = bt2_walk (f, bt_addr, BT2_TYPE_ATTR_NAME, BT2_ATTR_RECORD, spent, attr_record, &d);
   g_clear_pointer (&d.huge, g_hash_table_unref);
   return bad;
+}
+
+/* ---------------------------------------------------- shared attributes */
+
+#define SOHM_MAX_INDEXES 8        /* H5O_SHMESG_MAX_NINDEXES */
+/* an index's message types: 1 << each type */
+#define SOHM_SPACE_FLAG (1u << MSG_DATASPACE)
+#define SOHM_DTYPE_FLAG (1u << MSG_DATATYPE)
+#define SOHM_ATTR_FLAG (1u << MSG_ATTRIBUTE)
+
+const char *
+sp_trace_sohm_table (SpTraceRaw *f, guint64 table, guint n_indexes, const char **subject)
+{
+  *subject = "the superblock extension";
+  f->sohm_attr_heap = f->sohm_dtype_heap = f->sohm_space_heap = G_MAXUINT64;
+  if (n_indexes == 0 || n_indexes > SOHM_MAX_INDEXES)
+    return "has a shared-message table of a damaged number of indexes";
+  /* "SMTB", then per index: version, index type, message type flags (2),
+   * minimum message size (4), list cutoff (2), B-tree cutoff (2),
+   * messages (2), index address, heap address */
+  guint O = f->addr_len;
+  gsize entry = 14 + 2 * (gsize) O;
+  guint8 b[4 + SOHM_MAX_INDEXES * (14 + 16)];
+  if (!sp_trace_raw_read (f, table, 4 + n_indexes * entry, b) || memcmp (b, "SMTB", 4) != 0)
+    return "names a shared-message table that is not one";
+  guint seen = 0;
+  for (guint i = 0; i < n_indexes; i++)
+    {
+      const guint8 *e = b + 4 + i * entry;
+      guint types = (guint) sp_trace_le (e + 2, 2);
+      guint64 heap = sp_trace_le (e + 14 + O, O);
+      if (e[0] != 0)
+        return "has a shared-message index of an unknown version";
+      /* libhdf5 keeps each message type in one index */
+      if (types & seen)
+        return "has two shared-message indexes of one message type";
+      seen |= types;
+      if (addr_undefined (f, heap))
+        continue; /* no message shared yet: libhdf5 makes the heap with the first */
+      Heap h;
+      gboolean leave = FALSE;
+      const char *bad = heap_read (f, heap, &h, &leave);
+      if (bad == NULL && leave)
+        bad = "is of a layout libhdf5 does not write";
+      if (bad != NULL)
+        {
+          *subject = "the shared-message heap";
+          return bad;
+        }
+      if (types & SOHM_ATTR_FLAG)
+        f->sohm_attr_heap = heap;
+      if (types & SOHM_DTYPE_FLAG)
+        f->sohm_dtype_heap = heap;
+      if (types & SOHM_SPACE_FLAG)
+        f->sohm_space_heap = heap;
+    }
+  return NULL;
+}
+
+const char *
+sp_trace_shared_message (const SpTraceRaw *f, guint type, const guint8 *id, guint64 *spent,
+                         guint8 **out, guint64 *out_len)
+{
+  *out = NULL;
+  if (!f->sohm)
+    /* libhdf5 dereferences the table it does not have */
+    return "has a shared message in a file without a shared-message table";
+  guint64 heap = type == MSG_DATATYPE ? f->sohm_dtype_heap
+                 : type == MSG_DATASPACE ? f->sohm_space_heap : f->sohm_attr_heap;
+  if (heap == G_MAXUINT64)
+    return "has a shared message of a type the shared-message table does not index";
+  Heap h;
+  gboolean leave = FALSE;
+  const char *bad = heap_read (f, heap, &h, &leave); /* checked with the table */
+  if (bad != NULL || leave)
+    return bad != NULL ? bad : "has a shared-message heap of a layout libhdf5 does not write";
+  GHashTable *huge = NULL;
+  /* the shortest message of each type: an attribute's sizes, a
+   * datatype's 8-byte header, a dataspace's version, rank and flags */
+  guint64 min_len = type == MSG_ATTRIBUTE ? FH_MIN_ATTR : type == MSG_DATATYPE ? 8 : 3;
+  bad = heap_object (f, &h, id, min_len, &huge, spent, out, out_len);
+  g_clear_pointer (&huge, g_hash_table_unref);
+  return bad;
+}
+
+const char *
+sp_trace_shared_attr_problem (const SpTraceHeaps *heaps, const SpTraceRaw *f, const guint8 *id,
+                              guint64 *spent, char *out_name, gsize name_room)
+{
+  g_autofree guint8 *msg = NULL;
+  guint64 len = 0;
+  const char *bad = sp_trace_shared_message (f, MSG_ATTRIBUTE, id, spent, &msg, &len);
+  if (bad != NULL || msg == NULL)
+    return bad;
+  return sp_trace_attr_message_problem (heaps, msg, (gsize) len, spent, out_name, name_room);
 }
 
 /* ------------------------------------------------------------------ links */

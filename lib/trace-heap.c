@@ -120,9 +120,48 @@ sp_trace_heaps_free (SpTraceHeaps *heaps)
   g_free (heaps);
 }
 
+static gboolean walk_header (const SpTraceHeaps *heaps, const SpTraceRaw *f, const char *path,
+                             guint64 header, const char *where, gboolean attrs, gboolean follow,
+                             guint64 *sohm_table, GError **error);
+
+/* The file's shared object header message table (raw.sohm and the heaps
+ * of its indexes), read raw: the superblock (version 2 or 3, the only
+ * ones with an extension, where libhdf5 keeps the table message) names
+ * its extension's object header, which names the table.  Read before
+ * libhdf5 opens any of it (H5Fget_info2 opens every index's heap).  FALSE
+ * with *error set when one of them is damaged. */
+static gboolean
+find_sohm_table (SpTraceHeaps *heaps, GError **error)
+{
+  SpTraceRaw *f = &heaps->raw;
+  /* signature (8), version, offset and length sizes, flags, base
+   * address, extension address */
+  guint8 sb[12 + 2 * 8];
+  guint64 table[2] = { G_MAXUINT64, 0 };
+  if (f->addr_len < 1 || f->addr_len > 8)
+    return TRUE; /* left to libhdf5, as the walks are */
+  if (!sp_trace_raw_read (f, 0, 12 + 2 * (gsize) f->addr_len, sb) || (sb[8] != 2 && sb[8] != 3))
+    return TRUE; /* no extension: no table */
+  guint64 ext = sp_trace_le (sb + 12 + f->addr_len, f->addr_len);
+  if (ext == G_MAXUINT64 >> (64 - 8 * f->addr_len))
+    return TRUE; /* none */
+  if (!walk_header (heaps, f, heaps->path, ext, "superblock extension", FALSE, FALSE, table,
+                    error))
+    return FALSE;
+  if (table[0] == G_MAXUINT64)
+    return TRUE;
+  f->sohm = TRUE;
+  const char *subject = NULL;
+  const char *bad = sp_trace_sohm_table (f, table[0], (guint) table[1], &subject);
+  if (bad != NULL)
+    g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE, "%s: %s %s", heaps->path, subject,
+                 bad);
+  return bad == NULL;
+}
+
 SpTraceHeaps *
 sp_trace_heaps_scan (const char *path, guint64 file_size, guint64 addr0, guint addr_len,
-                     guint size_len, gboolean sohm, GError **error)
+                     guint size_len, GError **error)
 {
   static const guint8 sig[GCOL_PREFIX] = { 'G', 'C', 'O', 'L', 1, 0, 0, 0 };
   if (size_len < 2 || size_len > 8)
@@ -141,7 +180,7 @@ sp_trace_heaps_scan (const char *path, guint64 file_size, guint64 addr0, guint a
   SpTraceHeaps *heaps = g_new0 (SpTraceHeaps, 1);
   heaps->path = g_strdup (path);
   heaps->raw = (SpTraceRaw) { fd, addr0, file_size > addr0 ? file_size - addr0 : 0, addr_len,
-                              size_len, sohm };
+                              size_len, FALSE, G_MAXUINT64, G_MAXUINT64, G_MAXUINT64 };
   heaps->collections = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
                                               (GDestroyNotify) g_array_unref);
   g_autofree guint8 *buf = g_malloc (SCAN_BLOCK + GCOL_PREFIX);
@@ -178,6 +217,8 @@ sp_trace_heaps_scan (const char *path, guint64 file_size, guint64 addr0, guint a
       base += have - keep;
       have = keep;
     }
+  if (ok)
+    ok = find_sohm_table (heaps, error);
   if (!ok)
     g_clear_pointer (&heaps, sp_trace_heaps_free);
   return heaps;
@@ -209,14 +250,7 @@ sp_trace_heaps_string_ok (const SpTraceHeaps *heaps, const guint8 *ref, guint ad
  * libhdf5: it only ever refuses a reference it can read. */
 
 #define OH_MAX_CHUNKS 64    /* a continuation loop ends here */
-#define MSG_DATATYPE 0x0003
-#define MSG_LAYOUT 0x0008
-#define MSG_FLAG_SHARED 0x02
 #define DT_MAX_DEPTH 16     /* nested compound / array / vlen types */
-#define MSG_ATTRIBUTE 0x000C
-#define MSG_CONTINUATION 0x0010
-#define MSG_ATTR_INFO 0x0015
-#define MSG_LINK_INFO 0x0002
 #define DT_CLASS_FIXED 0
 #define DT_CLASS_FLOAT 1
 #define DT_CLASS_STRING 3
@@ -303,16 +337,17 @@ space_elements (const guint8 *ds, gsize len, guint size_len, guint64 *out_n)
 
 const char *
 sp_trace_attr_message_problem (const SpTraceHeaps *heaps, const guint8 *m, gsize len,
-                               guint addr_len, guint size_len, char *out_name, gsize name_room)
+                               guint64 *spent, char *out_name, gsize name_room)
 {
+  guint addr_len = heaps->raw.addr_len, size_len = heaps->raw.size_len;
   if (len < 9)
     return NULL;
   guint ver = m[0], flags = m[1];
   gsize nsz = (gsize) sp_trace_le (m + 2, 2), dtsz = (gsize) sp_trace_le (m + 4, 2);
   gsize dssz = (gsize) sp_trace_le (m + 6, 2);
   gsize p = ver == 3 ? 9 : 8;
-  if (ver < 1 || ver > 3 || (ver >= 2 && (flags & 1)) || nsz == 0)
-    return NULL; /* unknown version, or a shared (committed) datatype */
+  if (ver < 1 || ver > 3 || nsz == 0)
+    return NULL; /* unknown version: libhdf5 refuses it */
   gboolean padded = ver == 1;
   gsize name_at = p;
   p += padded ? pad8 (nsz) : nsz;
@@ -328,7 +363,40 @@ sp_trace_attr_message_problem (const SpTraceHeaps *heaps, const guint8 *m, gsize
       g_strlcpy (out_name, "(unreadable)", name_room);
       return "is a damaged attribute message (its parts overrun it)";
     }
-  const guint8 *dt = m + dt_at;
+  /* A datatype or dataspace flagged shared (versions 2 and 3) is a
+   * shared message in its place: libhdf5 decodes the datatype or
+   * dataspace from the shared-message table's heap, or the datatype from
+   * a committed datatype's object header, which no trace attribute has. */
+  const guint8 *dt = m + dt_at, *ds = m + ds_at;
+  g_autofree guint8 *shared_dt = NULL, *shared_ds = NULL;
+  guint64 shared_len = 0;
+  for (guint part = 0; part < 2; part++)
+    {
+      if (ver < 2 || !(flags & (1u << part)))
+        continue;
+      const guint8 *sm = part == 0 ? dt : ds;
+      gsize sm_len = part == 0 ? dtsz : dssz;
+      const char *bad = "has a committed datatype, which no trace attribute has";
+      if (sm_len >= 2 + FH_ID_LEN && sm[0] == 3 && sm[1] == SHARED_IN_SOHM)
+        bad = sp_trace_shared_message (&heaps->raw, part == 0 ? MSG_DATATYPE : MSG_DATASPACE,
+                                       sm + 2, spent, part == 0 ? &shared_dt : &shared_ds,
+                                       &shared_len);
+      if (bad != NULL)
+        {
+          g_strlcpy (out_name, (const char *) m + name_at, name_room);
+          return bad;
+        }
+      if (part == 0)
+        {
+          dt = shared_dt;
+          dtsz = (gsize) shared_len;
+        }
+      else
+        {
+          ds = shared_ds;
+          dssz = (gsize) shared_len;
+        }
+    }
   if (!attr_type_ok (dt, dtsz))
     {
       g_strlcpy (out_name, (const char *) m + name_at, name_room);
@@ -338,13 +406,8 @@ sp_trace_attr_message_problem (const SpTraceHeaps *heaps, const guint8 *m, gsize
   /* libhdf5 copies elements × element size bytes of data from the message,
    * unchecked: they must be in it */
   guint64 n = 0, bytes = 0;
-  /* a shared dataspace: the message holds a reference into the file's
-   * shared-message table, not the dataspace, so its element count is
-   * not here to check */
-  gboolean shared_space = ver >= 2 && (flags & 2);
-  if (!shared_space
-      && (!space_elements (m + ds_at, dssz, size_len, &n)
-          || !g_uint64_checked_mul (&bytes, n, sp_trace_le (dt + 4, 4)) || bytes > len - p))
+  if (!space_elements (ds, dssz, size_len, &n)
+      || !g_uint64_checked_mul (&bytes, n, sp_trace_le (dt + 4, 4)) || bytes > len - p)
     {
       g_strlcpy (out_name, (const char *) m + name_at, name_room);
       return "is a damaged attribute message (its data overrun it)";
@@ -589,10 +652,6 @@ oh_v2_prefix (const guint8 *pre, gsize len, guint64 *out_chunk0)
   return at + size_len;
 }
 
-static gboolean walk_header (const SpTraceHeaps *heaps, const SpTraceRaw *f, const char *path,
-                             guint64 header, const char *where, gboolean attrs, gboolean follow,
-                             GError **error);
-
 gboolean
 sp_trace_heaps_check_header (const SpTraceHeaps *heaps, guint64 header, const char *where,
                              gboolean attrs, GError **error)
@@ -600,17 +659,20 @@ sp_trace_heaps_check_header (const SpTraceHeaps *heaps, guint64 header, const ch
   const SpTraceRaw *f = &heaps->raw;
   if (f->addr_len < 1 || f->addr_len > 8 || f->size_len < 1 || f->size_len > 8)
     return TRUE; /* addresses wider than 8 bytes: left to libhdf5 */
-  return walk_header (heaps, f, heaps->path, header, where, attrs, TRUE, error);
+  return walk_header (heaps, f, heaps->path, header, where, attrs, TRUE, NULL, error);
 }
 
 /* The walk; `follow`: a dataset's committed datatype's own header is
  * walked too (libhdf5 decodes its datatype message when it opens the
- * dataset), once: not a further one that header names.  Addresses are
+ * dataset), once: not a further one that header names.  `sohm_table`
+ * (for the superblock extension): the address and index count its
+ * shared-message table message gives, into [0] and [1].  Addresses are
  * HDF5's (from the superblock, after any user block): "at byte" in the
  * messages is the file's. */
 static gboolean
 walk_header (const SpTraceHeaps *heaps, const SpTraceRaw *f, const char *path, guint64 header,
-             const char *where, gboolean attrs, gboolean follow, GError **error)
+             const char *where, gboolean attrs, gboolean follow, guint64 *sohm_table,
+             GError **error)
 {
   guint addr_len = f->addr_len, size_len = f->size_len;
   guint64 committed = 0;
@@ -688,20 +750,37 @@ walk_header (const SpTraceHeaps *heaps, const SpTraceRaw *f, const char *path, g
           damage_at = at + p;
           if (msize > end - p - msg_hdr)
             damage = "has a message running past its chunk";
+          else if (type == MSG_DATATYPE && (mflags & MSG_FLAG_SHARED)
+                   && msize >= 2 + FH_ID_LEN && m[0] == 3 && m[1] == SHARED_IN_SOHM)
+            {
+              /* kept in the shared-message table's heap, decoded from
+               * there when libhdf5 opens the dataset */
+              g_autofree guint8 *dt = NULL;
+              guint64 dt_len = 0;
+              damage = sp_trace_shared_message (f, MSG_DATATYPE, m + 2, &spent, &dt, &dt_len);
+              if (damage == NULL && dtype_extent (dt, (gsize) dt_len, 0) == 0)
+                damage = "has a damaged or unsupported shared datatype message (a member name "
+                         "or part runs past it, or an unknown class)";
+            }
           else if (type == MSG_DATATYPE && (mflags & MSG_FLAG_SHARED))
             committed = follow ? committed_type_header (m, msize, addr_len) : 0;
           else if (type == MSG_DATATYPE && dtype_extent (m, msize, 0) == 0)
             damage = "has a damaged or unsupported datatype message (a member name or part "
                      "runs past it, or an unknown class)";
           else if (type == MSG_ATTRIBUTE && attrs && (mflags & MSG_FLAG_SHARED))
-            /* a reference into the file's shared-message table (the
-             * attribute lives there): not followed; without a table
-             * libhdf5 dereferences one it does not have */
-            damage = f->sohm ? NULL : "has a shared attribute in a file without a shared-message "
-                                      "table";
+            {
+              /* a shared message (IV.A.2.w): version 3, type 1, the ID of
+               * the attribute in the shared-message heap; libhdf5 shares
+               * attributes no other way, and would read another object's
+               * message for a committed one */
+              if (msize >= 2 + FH_ID_LEN && m[0] == 3 && m[1] == SHARED_IN_SOHM)
+                problem = sp_trace_shared_attr_problem (heaps, f, m + 2, &spent, name,
+                                                        sizeof name);
+              else
+                damage = "has an attribute shared other than through the shared-message table";
+            }
           else if (type == MSG_ATTRIBUTE && attrs)
-            problem = sp_trace_attr_message_problem (heaps, m, msize, addr_len, size_len, name,
-                                                     sizeof name);
+            problem = sp_trace_attr_message_problem (heaps, m, msize, &spent, name, sizeof name);
           else if ((type == MSG_ATTR_INFO && n_attr_info++ > 0)
                    || (type == MSG_LINK_INFO && n_link_info++ > 0))
             damage = "has a second attribute or link info message"; /* libhdf5 reads one */
@@ -712,6 +791,17 @@ walk_header (const SpTraceHeaps *heaps, const SpTraceRaw *f, const char *path, g
             damage = sp_trace_dense_links_problem (f, m, msize);
           else if (type == MSG_LAYOUT)
             damage = sp_trace_layout_problem (m, msize, addr_len);
+          else if (type == MSG_SOHM_TABLE && sohm_table != NULL)
+            {
+              /* version 0, the table's address, its number of indexes */
+              if (msize < 2 + (gsize) addr_len || m[0] != 0)
+                damage = "has a damaged shared-message table message";
+              else
+                {
+                  sohm_table[0] = sp_trace_le (m + 1, addr_len);
+                  sohm_table[1] = m[1 + addr_len];
+                }
+            }
           else if (type == MSG_CONTINUATION && msize < addr_len + size_len)
             damage = "has a continuation message too short for its address and length";
           else if (type == MSG_CONTINUATION && n_chunks == OH_MAX_CHUNKS)
@@ -736,7 +826,7 @@ walk_header (const SpTraceHeaps *heaps, const SpTraceRaw *f, const char *path, g
   if (committed != 0 && committed != header)
     {
       g_autofree char *type_of = g_strdup_printf ("%s's committed datatype", where);
-      return walk_header (heaps, f, path, committed, type_of, FALSE, FALSE, error);
+      return walk_header (heaps, f, path, committed, type_of, FALSE, FALSE, NULL, error);
     }
   return TRUE;
 }

@@ -101,6 +101,21 @@ sp_trace_le (const guint8 *p, guint n)
   return v;
 }
 
+/* Object header message types (HDF5 file format IV.A.2) and flags the
+ * raw walks read, and the length of the IDs of the fractal heaps holding
+ * attribute and shared messages (H5O_FHEAP_ID_LEN). */
+#define MSG_DATASPACE 0x0001
+#define MSG_LINK_INFO 0x0002
+#define MSG_DATATYPE 0x0003
+#define MSG_LAYOUT 0x0008
+#define MSG_ATTRIBUTE 0x000C
+#define MSG_SOHM_TABLE 0x000F
+#define MSG_CONTINUATION 0x0010
+#define MSG_ATTR_INFO 0x0015
+#define MSG_FLAG_SHARED 0x02
+#define SHARED_IN_SOHM 1     /* a shared message's type: in the shared-message heap */
+#define FH_ID_LEN 8
+
 /* The file as a raw walk reads it: HDF5 addresses count from the
  * superblock, after any user block. */
 typedef struct {
@@ -109,6 +124,9 @@ typedef struct {
   guint64 size;      /* the file's bytes from there */
   guint addr_len, size_len; /* 1 to 8 */
   gboolean sohm;     /* the file has a shared-message table */
+  /* the heaps of its shared attribute, datatype and dataspace messages
+   * (G_MAXUINT64: none) */
+  guint64 sohm_attr_heap, sohm_dtype_heap, sohm_space_heap;
 } SpTraceRaw;
 
 /* The HDF5 global heap collections of a file (where variable-length
@@ -119,13 +137,14 @@ typedef struct _SpTraceHeaps SpTraceHeaps;
 
 /* Scan the file at `path` (`file_size` bytes, addresses of `addr_len`
  * and lengths of `size_len` bytes as its superblock says, HDF5 address 0
- * at file offset `addr0`: the size of its user block; `sohm`: it has a
- * shared object header message table): reads the whole file once, and
- * keeps it open for sp_trace_heaps_check_header.  NULL with *error set on
- * a damaged collection.  Free with sp_trace_heaps_free(). */
+ * at file offset `addr0`: the size of its user block): reads the whole
+ * file once, finds its shared object header message table if it has one
+ * (the heap header of each index checked: libhdf5 opens them as soon as
+ * H5Fget_info2 is called), and keeps it open for
+ * sp_trace_heaps_check_header.  NULL with *error set on a damaged
+ * collection or table.  Free with sp_trace_heaps_free(). */
 SpTraceHeaps *sp_trace_heaps_scan (const char *path, guint64 file_size, guint64 addr0,
-                                   guint addr_len, guint size_len, gboolean sohm,
-                                   GError **error);
+                                   guint addr_len, guint size_len, GError **error);
 void sp_trace_heaps_free (SpTraceHeaps *heaps);
 
 /* Whether the on-disk reference to a variable-length string at `ref`
@@ -153,8 +172,7 @@ gboolean sp_trace_raw_read (const SpTraceRaw *f, guint64 addr, gsize len, guint8
  * a damaged global heap reference, with its name in out_name; NULL when
  * fine or not checkable (lib/trace-heap.c). */
 const char *sp_trace_attr_message_problem (const SpTraceHeaps *heaps, const guint8 *m, gsize len,
-                                           guint addr_len, guint size_len, char *out_name,
-                                           gsize name_room);
+                                           guint64 *spent, char *out_name, gsize name_room);
 
 /* What is wrong with the dense attribute storage the attribute info
  * message `m` names (its fractal heap, name index and every attribute
@@ -168,6 +186,29 @@ const char *sp_trace_dense_attrs_problem (const SpTraceHeaps *heaps, const SpTra
                                           const guint8 *m, gsize len, guint64 *spent,
                                           char *out_name, gsize name_room);
 const char *sp_trace_dense_links_problem (const SpTraceRaw *f, const guint8 *m, gsize len);
+
+/* Read the shared object header message table at HDF5 address `table`
+ * with `n_indexes` indexes (HDF5 file format III.E: "SMTB", a list of
+ * indexes, each with the fractal heap its messages live in) into
+ * f->sohm_*_heap, each index's heap header checked; NULL when read, else
+ * what is wrong with *subject (the superblock extension naming the table,
+ * or a heap). */
+const char *sp_trace_sohm_table (SpTraceRaw *f, guint64 table, guint n_indexes,
+                                 const char **subject);
+
+/* The shared message of type `type` (attribute, datatype or dataspace)
+ * whose heap ID (8 bytes) is `id`, from the shared-message heap of f that
+ * libhdf5 decodes it from, into *out (g_free) and *out_len; NULL when
+ * read, else what is wrong. */
+const char *sp_trace_shared_message (const SpTraceRaw *f, guint type, const guint8 *id,
+                                     guint64 *spent, guint8 **out, guint64 *out_len);
+
+/* What is wrong with the shared attribute message whose heap ID is `id`,
+ * checked as sp_trace_attr_message_problem checks one in a header; NULL
+ * when fine. */
+const char *sp_trace_shared_attr_problem (const SpTraceHeaps *heaps, const SpTraceRaw *f,
+                                          const guint8 *id, guint64 *spent, char *out_name,
+                                          gsize name_room);
 
 /* Walk the object header of the object at HDF5 address
  * `header` (named `where` in messages) raw, before libhdf5 decodes it:

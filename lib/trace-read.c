@@ -742,9 +742,8 @@ sp_trace_open (const char *path, GError **error)
   hid_t fcpl = H5Fget_create_plist (file);
   size_t sizeof_addr = 0, sizeof_size = 0;
   hsize_t user_block = 0;
-  H5F_info2_t finfo;
   if (fcpl < 0 || H5Pget_sizes (fcpl, &sizeof_addr, &sizeof_size) < 0
-      || H5Pget_userblock (fcpl, &user_block) < 0 || H5Fget_info2 (file, &finfo) < 0)
+      || H5Pget_userblock (fcpl, &user_block) < 0)
     {
       sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: damaged HDF5 superblock", path);
       if (fcpl >= 0)
@@ -755,7 +754,7 @@ sp_trace_open (const char *path, GError **error)
   H5Pclose (fcpl);
   /* HDF5 addresses count from the superblock, after the user block */
   SpTraceHeaps *heaps = sp_trace_heaps_scan (path, file_size, user_block, (guint) sizeof_addr,
-                                             (guint) sizeof_size, finfo.sohm.hdr_size > 0, error);
+                                             (guint) sizeof_size, error);
   if (heaps == NULL)
     {
       H5Fclose (file);

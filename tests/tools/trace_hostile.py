@@ -6,6 +6,7 @@ Each file is named after the finding it reproduces.  Huge datasets are
 chunked and never written, so every file stays a few tens of KB however
 many elements it declares: HDF5 returns the fill value for the chunks that
 were never written, which is how a corrupt dimension behaves too."""
+import ctypes
 import os
 import shutil
 import struct
@@ -410,33 +411,53 @@ def heap_block_size(off, start, width, max_direct):
         row += 1
 
 
-def damage_vlen_attr(src, dst, name):
-    """Make the string reference of the variable-length string attribute
-    `name` (a version 3 message) miss the global heap, wherever its message
-    is: a heap's direct block (checksum recomputed) or a huge object."""
-    data = bytearray(open(src, "rb").read())
-    key = name.encode() + b"\0"
-    at = data.find(key)
-    while at >= 9:
-        m = at - 9
-        ver, _, nsz, dtsz, dssz = struct.unpack_from("<BBHHH", data, m)
-        if ver == 3 and nsz == len(key) and data[m + 9 + nsz] & 0x0F == 9:
-            break
-        at = data.find(key, at + 1)
-    else:
-        return
-    struct.pack_into("<I", data, m + 9 + nsz + dtsz + dssz + 12, 0x40000000)
+def fix_heap_block(data, m):
+    """Recompute the checksum of the fractal heap direct block holding
+    byte `m`, if it is in one (not a huge object after it)."""
     blk = data.rfind(b"FHDB\0", 0, m)
-    heap = data.find(b"FRHP\0")
-    if blk >= 0 and heap >= 0 and data[heap + 9] & 2:
+    # the block's heap: its stored address, past any user block
+    heap = struct.unpack_from("<Q", data, blk + 5)[0] + data.find(b"\x89HDF\r\n\x1a\n") if blk >= 0 else -1
+    if blk >= 0 and data[heap:heap + 5] == b"FRHP\0" and data[heap + 9] & 2:
         width, start, max_direct, max_bits = struct.unpack_from("<HQQH", data, heap + 14 + 96)
         off_size = (max_bits + 7) // 8
         boff = int.from_bytes(data[blk + 13:blk + 13 + off_size], "little")
         size = heap_block_size(boff, start, width, max_direct)
-        if m < blk + size:  # in that block, not a huge object after it
+        if m < blk + size:
             csum = blk + 13 + off_size
             struct.pack_into("<I", data, csum, 0)
             struct.pack_into("<I", data, csum, lookup3(bytes(data[blk:blk + size])))
+
+
+def damage_vlen_attr(src, dst, name, skip=0, shared_type=False):
+    """Make the string reference of the variable-length string attribute
+    `name` (a version 3 message, or a version 1 one, its parts padded to 8
+    bytes; with `shared_type`, a version 2 or 3 one whose datatype is a
+    shared message; the one after the first `skip` of them) miss the
+    global heap, wherever its message is: a heap's direct block (checksum
+    recomputed) or a huge object."""
+    data = bytearray(open(src, "rb").read())
+    key = name.encode() + b"\0"
+    at, ref = data.find(key), None
+    unpadded, padded = (lambda n: n), (lambda n: (n + 7) // 8 * 8)
+    forms = ((9, 3, unpadded), (8, 2, unpadded)) if shared_type else ((9, 3, unpadded), (8, 1, padded))
+    while at >= 8 and ref is None:
+        for head, ver, pad in forms:
+            m = at - head
+            if m < 0 or data[m] != ver:
+                continue
+            nsz, dtsz, dssz = struct.unpack_from("<HHH", data, m + 2)
+            dt = m + head + pad(nsz)
+            if nsz != len(key) or (data[m + 1] & 1 if shared_type else data[dt] & 0x0F == 9) == 0:
+                continue
+            if skip == 0:
+                ref = dt + pad(dtsz) + pad(dssz) + 12
+                break
+            skip -= 1
+        at = data.find(key, at + 1)
+    if ref is None:
+        return
+    struct.pack_into("<I", data, ref, 0x40000000)
+    fix_heap_block(data, ref)
     with open(dst, "wb") as f:
         f.write(data)
 
@@ -647,3 +668,94 @@ def nested_block_offset(data):
 ok = nested(os.path.join(outdir, "ok-v2-latest.h5"), "ok-v2-nested")
 damage_vlen_attr(ok, os.path.join(outdir, "v2-nested-attr-ref.h5"), "producer")
 patch_file("ok-v2-nested", "v2-nested-block-offset", nested_block_offset)
+
+
+# A shared-message table (III.E) indexing attribute messages: each
+# attribute then lives once in the table's fractal heap, and the headers
+# (v1: the root's 15 attributes in its header) or the dense storage
+# (libver "latest": its name index's records) hold its heap ID.  The walk
+# skipped such attributes: a damaged "producer" reference there killed
+# every command (SIGSEGV in H5HG_read).  h5py does not wrap
+# H5Pset_shared_mesg_*, so they are called in the libhdf5 h5py runs on.
+def hdf5_lib():
+    try:
+        for line in open("/proc/self/maps"):
+            path = line.split()[-1]
+            base = os.path.basename(path)
+            if base.startswith("libhdf5") and not base.startswith("libhdf5_hl") and ".so" in base:
+                return ctypes.CDLL(path)
+    except OSError:
+        pass
+    return None
+
+
+def sohm_copy(src, name, libver, types=0x1000):
+    lib = hdf5_lib()
+    if lib is None:
+        return None
+    path = os.path.join(outdir, name + ".h5")
+    fcpl = h5py.h5p.create(h5py.h5p.FILE_CREATE)
+    # one index, of messages of any size of `types` (1 << each type: the
+    # attribute's 0x000C, the datatype's 0x0003, the dataspace's 0x0001)
+    if (lib.H5Pset_shared_mesg_nindexes(ctypes.c_int64(fcpl.id), 1) < 0
+            or lib.H5Pset_shared_mesg_index(ctypes.c_int64(fcpl.id), 0, types, 1) < 0):
+        return None
+    fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
+    fapl.set_libver_bounds(libver, h5py.h5f.LIBVER_LATEST)
+    fid = h5py.h5f.create(path.encode(), h5py.h5f.ACC_TRUNC, fcpl=fcpl, fapl=fapl)
+    with h5py.File(src, "r") as a, h5py.File(fid) as b:
+        for k, v in a.attrs.items():
+            b.attrs[k] = v
+        for k in a:
+            a.copy(a[k], b, name=k)
+    return path
+
+
+for name, libver in (("sohm-v1", h5py.h5f.LIBVER_EARLIEST), ("sohm-v2", h5py.h5f.LIBVER_LATEST)):
+    ok = sohm_copy(good, "ok-" + name, libver)
+    if ok:
+        damage_vlen_attr(ok, os.path.join(outdir, name + "-attr-ref.h5"), "producer")
+
+
+# The table's heap damaged where libhdf5 trusts it (a huge-object index
+# with no huge object: SIGSEGV at close once anything opened the heap);
+# datatypes and dataspaces shared too (index of types 0x100a): the
+# attributes' datatypes, the tables' compound types and every dataspace
+# then live in the heap.  Damaged: the "producer" reference behind a
+# shared datatype (the walk took a shared datatype for a committed one
+# and checked nothing: SIGSEGV in H5HG_read), and the ops table's
+# compound type claiming 40000 members (T14 through the table; libhdf5
+# 1.10.8 decodes members past the message and here stops at garbage, "bad
+# version number for datatype message", where T14 in a header crashed).
+def sohm_heap_huge_index(data):
+    t = data.find(b"SMTB")
+    base = data.find(b"\x89HDF\r\n\x1a\n")
+    heap = struct.unpack_from("<Q", data, t + 4 + 14 + 8)[0] + base
+    if t < 0 or data[heap:heap + 4] != b"FRHP":
+        return False
+    data[heap + 22:heap + 30] = bytes(8)
+    struct.pack_into("<I", data, heap + 142, lookup3(bytes(data[heap:heap + 142])))
+    return True
+
+
+def sohm_compound_overrun(data):
+    with h5py.File(os.path.join(outdir, "ok-sohm-types.h5"), "r") as f:
+        members, size = len(f["ops/ops"].dtype.names), f["ops/ops"].dtype.itemsize
+    blk = data.find(b"FHDB\0")
+    while blk >= 0:
+        for i in range(blk, min(len(data) - 8, blk + 65536)):
+            if (data[i] & 0x0F == 6 and data[i] >> 4 in (1, 2, 3)
+                    and struct.unpack_from("<HBI", data, i + 1) == (members, 0, size)):
+                struct.pack_into("<H", data, i + 1, 40000)
+                fix_heap_block(data, i)
+                return True
+        blk = data.find(b"FHDB\0", blk + 1)
+    return False
+
+
+patch_file("ok-sohm-v1", "sohm-heap-huge-index", sohm_heap_huge_index)
+ok = sohm_copy(good, "ok-sohm-types", h5py.h5f.LIBVER_LATEST, types=0x100a)
+if ok:
+    damage_vlen_attr(ok, os.path.join(outdir, "sohm-types-attr-ref.h5"), "producer",
+                     shared_type=True)
+    patch_file("ok-sohm-types", "sohm-types-compound", sohm_compound_overrun)
