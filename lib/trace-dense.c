@@ -205,7 +205,8 @@ typedef struct {
   guint64 start;       /* starting block size */
   guint64 max_direct;  /* largest direct block */
   guint64 max_man;     /* largest managed object */
-  guint off_size, len_size; /* a heap ID's offset and length bytes */
+  guint id_len;        /* a heap ID's bytes */
+  guint off_size, len_size; /* its offset and length bytes */
   gboolean dblock_checksum;
   guint64 huge_bt;     /* index of huge objects */
   guint64 n_huge;
@@ -214,7 +215,7 @@ typedef struct {
 /* The fractal heap header at `addr` into *h: NULL when read, else what is
  * wrong (`*leave`: a layout this walk does not follow, nothing wrong). */
 static const char *
-heap_read (const SpTraceRaw *f, guint64 addr, Heap *h, gboolean *leave)
+heap_read (const SpTraceRaw *f, guint64 addr, guint id_len_wanted, Heap *h, gboolean *leave)
 {
   guint L = f->size_len, O = f->addr_len;
   /* 14 bytes; next huge ID (L), huge index (O), free space (L), its
@@ -246,7 +247,8 @@ heap_read (const SpTraceRaw *f, guint64 addr, Heap *h, gboolean *leave)
     return "names a huge-object index but holds no huge object";
   if (!addr_undefined (f, h->huge_bt) && !signature_at (f, h->huge_bt, "BTHD"))
     return "names a huge-object index that is not one";
-  if (id_len != FH_ID_LEN || filters != 0)
+  h->id_len = id_len;
+  if (id_len != id_len_wanted || filters != 0)
     {
       *leave = TRUE; /* not how libhdf5 keeps attributes */
       return NULL;
@@ -268,8 +270,8 @@ heap_read (const SpTraceRaw *f, guint64 addr, Heap *h, gboolean *leave)
   /* the length: no more bytes than the largest direct block's offsets
    * need, nor than the largest managed object needs */
   h->len_size = MIN ((log2_floor (h->max_direct) + 7) / 8, limit_enc_size (h->max_man));
-  if (1 + h->off_size + h->len_size > FH_ID_LEN)
-    return "has a fractal heap whose IDs do not fit their 8 bytes";
+  if (1 + h->off_size + h->len_size > h->id_len)
+    return "has a fractal heap whose IDs do not fit their bytes";
   return NULL;
 }
 
@@ -427,7 +429,7 @@ heap_object (const SpTraceRaw *f, const Heap *h, const guint8 *id, guint64 min_l
                 * heap's index of them */
       {
         guint64 addr, len;
-        if (1 + f->addr_len + f->size_len <= FH_ID_LEN)
+        if (1 + f->addr_len + f->size_len <= h->id_len)
           {
             addr = sp_trace_le (id + 1, f->addr_len);
             len = sp_trace_le (id + 1 + f->addr_len, f->size_len);
@@ -447,7 +449,7 @@ heap_object (const SpTraceRaw *f, const Heap *h, const guint8 *id, guint64 min_l
               }
             /* the ID: the rest of the heap ID, at most 8 bytes
              * (H5HF__huge_init) */
-            guint64 key = sp_trace_le (id + 1, FH_ID_LEN - 1);
+            guint64 key = sp_trace_le (id + 1, h->id_len - 1);
             const guint64 *v = g_hash_table_lookup (*huge, &key);
             if (v == NULL)
               return "has a huge object missing from its index";
@@ -466,7 +468,7 @@ heap_object (const SpTraceRaw *f, const Heap *h, const guint8 *id, guint64 min_l
                 * holds the length less one (IDs of 8 bytes) */
       {
         guint64 len = (guint64) (id[0] & 0x0f) + 1;
-        if (len > FH_ID_LEN - 1)
+        if (len > h->id_len - 1)
           return "has a tiny heap object longer than its ID";
         if (len < min_len)
           return "has a heap object too small for its message";
@@ -542,7 +544,7 @@ sp_trace_dense_attrs_problem (const SpTraceHeaps *heaps, const SpTraceRaw *f, co
   DenseAttrs d = { .heaps = heaps, .f = f, .spent = spent, .name = out_name,
                    .name_room = name_room };
   gboolean leave = FALSE;
-  const char *bad = heap_read (f, heap_addr, &d.heap, &leave);
+  const char *bad = heap_read (f, heap_addr, FH_ID_LEN, &d.heap, &leave);
   if (bad != NULL || leave)
     return bad;
   bad = bt2_walk (f, bt_addr, BT2_TYPE_ATTR_NAME, BT2_ATTR_RECORD, spent, attr_record, &d);
@@ -589,7 +591,7 @@ sp_trace_sohm_table (SpTraceRaw *f, guint64 table, guint n_indexes, const char *
         continue; /* no message shared yet: libhdf5 makes the heap with the first */
       Heap h;
       gboolean leave = FALSE;
-      const char *bad = heap_read (f, heap, &h, &leave);
+      const char *bad = heap_read (f, heap, FH_ID_LEN, &h, &leave);
       if (bad == NULL && leave)
         bad = "is of a layout libhdf5 does not write";
       if (bad != NULL)
@@ -621,7 +623,7 @@ sp_trace_shared_message (const SpTraceRaw *f, guint type, const guint8 *id, guin
     return "has a shared message of a type the shared-message table does not index";
   Heap h;
   gboolean leave = FALSE;
-  const char *bad = heap_read (f, heap, &h, &leave); /* checked with the table */
+  const char *bad = heap_read (f, heap, FH_ID_LEN, &h, &leave); /* checked with the table */
   if (bad != NULL || leave)
     return bad != NULL ? bad : "has a shared-message heap of a layout libhdf5 does not write";
   GHashTable *huge = NULL;
@@ -645,10 +647,176 @@ sp_trace_shared_attr_problem (const SpTraceHeaps *heaps, const SpTraceRaw *f, co
   return sp_trace_attr_message_problem (heaps, msg, (gsize) len, spent, out_name, name_room);
 }
 
-/* ------------------------------------------------------------------ links */
+/* ------------------------------------------------- version 1 groups' links */
+
+#define STAB_MAX_NODES 65536      /* a group's B-tree nodes walked at most */
+#define HEAP_FREE_NULL 1          /* the end of a local heap's free list */
+
+/* What is wrong with the local heap at `addr` (III.D: "HEAP", version 0,
+ * 3 reserved bytes, data size, offset of the first free block, data
+ * address) that libhdf5 1.10.8 trusts: a data segment at the undefined
+ * address or past the file (it copies the segment by its size: a size
+ * near 2^64 corrupted the heap), or a free list that does not end (its
+ * loader allocates a block per entry forever); NULL when fine. */
+static const char *
+local_heap_problem (const SpTraceRaw *f, guint64 addr)
+{
+  guint L = f->size_len, O = f->addr_len;
+  guint8 b[8 + 2 * 8 + 8];
+  if (addr_undefined (f, addr) || !sp_trace_raw_read (f, addr, 8 + 2 * (gsize) L + O, b)
+      || memcmp (b, "HEAP", 4) != 0 || b[4] != 0)
+    return "names a local heap that is not one";
+  guint64 size = sp_trace_le (b + 8, L), free_at = sp_trace_le (b + 8 + L, L);
+  guint64 data = sp_trace_le (b + 8 + 2 * L, O);
+  if (addr_undefined (f, data) || data > f->size || size > f->size - data)
+    return "has a local heap whose data lies outside the file";
+  /* each free block: the next one's offset, its size; at least 2 × L
+   * bytes and apart, so a list of more is a loop */
+  guint64 blocks = 0;
+  while (free_at != HEAP_FREE_NULL)
+    {
+      guint8 fb[16];
+      if (free_at > size || 2 * (guint64) L > size - free_at
+          || ++blocks > size / (2 * (guint64) L)
+          || !sp_trace_raw_read (f, data + free_at, 2 * (gsize) L, fb))
+        return "has a local heap whose free list runs past its data or loops";
+      free_at = sp_trace_le (fb, L);
+    }
+  return NULL;
+}
+
+/* The nodes of a group's B-tree (III.A.1: "TREE", type 0, level, entries,
+ * two siblings, then keys and child addresses in turn) from `addr` down,
+ * each once: a child of a node of level l must be one of level l - 1
+ * (libhdf5 recurses by the child's own level, unchecked: a node its own
+ * child recursed until the stack ran out), a child at level 0 a symbol
+ * node in the file; no child at the undefined address (libhdf5's bounds
+ * check passes it and reads there). */
+static const char *
+stab_btree_problem (const SpTraceRaw *f, guint64 addr, int level, GHashTable *seen)
+{
+  guint L = f->size_len, O = f->addr_len;
+  if (addr_undefined (f, addr))
+    return "has a group B-tree node at the undefined address";
+  guint8 h[8];
+  if (!sp_trace_raw_read (f, addr, 8, h) || memcmp (h, "TREE", 4) != 0 || h[4] != 0)
+    return "names a group B-tree node that is not one";
+  int node_level = h[5];
+  guint entries = (guint) sp_trace_le (h + 6, 2);
+  if (level >= 0 && node_level != level)
+    return "has a group B-tree node whose level is not one below its parent's";
+  if (g_hash_table_contains (seen, &addr))
+    return NULL; /* walked, at this level */
+  if (g_hash_table_size (seen) >= STAB_MAX_NODES)
+    return "has a group B-tree of more nodes than any trace's";
+  guint64 *key = g_new (guint64, 1);
+  *key = addr;
+  g_hash_table_add (seen, key);
+  /* children follow the siblings, each after its left key */
+  guint64 at = addr + 8 + 2 * (guint64) O;
+  gsize span = (gsize) entries * (L + O) + L;
+  g_autofree guint8 *body = raw_dup (f, at, span);
+  if (body == NULL)
+    return "has a group B-tree node past the file";
+  for (guint i = 0; i < entries; i++)
+    {
+      guint64 child = sp_trace_le (body + (gsize) i * (L + O) + L, O);
+      if (addr_undefined (f, child))
+        return "has a group B-tree child at the undefined address";
+      if (node_level > 0)
+        {
+          const char *bad = stab_btree_problem (f, child, node_level - 1, seen);
+          if (bad != NULL)
+            return bad;
+        }
+      else if (child > f->size || f->size - child < 8)
+        return "has a group symbol node past the file";
+    }
+  return NULL;
+}
 
 const char *
-sp_trace_dense_links_problem (const SpTraceRaw *f, const guint8 *m, gsize len)
+sp_trace_symbol_table_problem (const SpTraceRaw *f, const guint8 *m, gsize len)
+{
+  /* the group's B-tree address, then its local heap's */
+  if (len < 2 * (gsize) f->addr_len)
+    return "has a symbol table message too short for its addresses";
+  const char *bad = local_heap_problem (f, sp_trace_le (m + f->addr_len, f->addr_len));
+  if (bad != NULL)
+    return bad;
+  GHashTable *seen = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  bad = stab_btree_problem (f, sp_trace_le (m, f->addr_len), -1, seen);
+  g_hash_table_unref (seen);
+  return bad;
+}
+
+/* ------------------------------------------------------------------ links */
+
+#define LINK_HEAP_ID_LEN 7         /* a group's link heap IDs (H5G_DENSE_FHEAP_ID_LEN) */
+#define BT2_LINK_RECORD (4 + LINK_HEAP_ID_LEN) /* name hash, heap ID */
+#define LINK_TYPE_SOFT 1
+#define LINK_TYPE_EXTERNAL 64
+
+const char *
+sp_trace_link_message_problem (const guint8 *m, gsize len, guint addr_len)
+{
+  /* version 1, flags (bits 0-1: the name length's size, 2: a creation
+   * order, 3: a link type, 4: a character set), then those, the name
+   * length and name, then the link: an address (hard), a length and
+   * path (soft), or a length and what its class reads (external) */
+  if (len < 2 || m[0] != 1)
+    return "has a damaged link message";
+  guint flags = m[1];
+  gsize p = 2;
+  guint type = 0;
+  if (flags & 0x08)
+    type = p < len ? m[p++] : 0xff;
+  if (flags & 0x04)
+    p += 8;
+  if (flags & 0x10)
+    p++;
+  gsize nl_size = (gsize) 1 << (flags & 3);
+  if (p > len || nl_size > len - p)
+    return "has a damaged link message";
+  guint64 name_len = sp_trace_le (m + p, (guint) nl_size);
+  p += nl_size;
+  if (name_len == 0 || name_len > len - p)
+    return "has a damaged link message";
+  p += (gsize) name_len;
+  /* libhdf5 follows an external (or other user-defined) link into
+   * another file, past every check of this one, and reads its bytes
+   * unchecked (an empty one crashed H5G__traverse_special and
+   * H5Lget_info); a trace is one file */
+  if (type >= LINK_TYPE_EXTERNAL)
+    return "has an external link: a trace is one file";
+  if (type == 0)
+    return len - p >= addr_len ? NULL : "has a damaged link message";
+  if (type == LINK_TYPE_SOFT)
+    return len - p >= 2 && sp_trace_le (m + p, 2) >= 1 && sp_trace_le (m + p, 2) <= len - p - 2
+               ? NULL : "has a damaged link message";
+  return "has a link of an unknown type";
+}
+
+typedef struct {
+  const SpTraceRaw *f;
+  Heap heap;
+  GHashTable *huge;
+  guint64 *spent;
+} DenseLinks;
+
+static const char *
+link_record (const guint8 *rec, gpointer data)
+{
+  DenseLinks *d = data;
+  g_autofree guint8 *msg = NULL;
+  guint64 len = 0;
+  const char *bad = heap_object (d->f, &d->heap, rec + 4, 2, &d->huge, d->spent, &msg, &len);
+  return bad != NULL ? bad : sp_trace_link_message_problem (msg, (gsize) len, d->f->addr_len);
+}
+
+const char *
+sp_trace_dense_links_problem (const SpTraceRaw *f, const guint8 *m, gsize len, gboolean links,
+                              guint64 *spent)
 {
   /* version 0, flags (bit 0: the largest creation index, 8 bytes, bit 1:
    * a creation-order index address at the end), heap, name index */
@@ -657,16 +825,19 @@ sp_trace_dense_links_problem (const SpTraceRaw *f, const guint8 *m, gsize len)
     return "has a link info message too short for its addresses";
   if (addr_undefined (f, heap_addr))
     return addr_undefined (f, bt_addr) ? NULL : "has a link index but no link heap";
-  guint8 b[6];
   if (!signature_at (f, heap_addr, "FRHP"))
     return "names a link heap that is not one";
-  Heap h;
+  DenseLinks d = { .f = f, .spent = spent };
   gboolean leave = FALSE;
-  const char *bad = heap_read (f, heap_addr, &h, &leave);
+  const char *bad = heap_read (f, heap_addr, LINK_HEAP_ID_LEN, &d.heap, &leave);
+  if (bad == NULL && leave)
+    bad = "has a link heap of a layout libhdf5 does not write";
   if (bad != NULL)
     return bad;
-  if (!sp_trace_raw_read (f, bt_addr, 6, b) || memcmp (b, "BTHD", 4) != 0 || b[4] != 0
-      || b[5] != BT2_TYPE_LINK_NAME)
-    return "names a link index that is not one";
-  return NULL;
+  if (!links)
+    return signature_at (f, bt_addr, "BTHD") ? NULL : "names a link index that is not one";
+  /* every link, by the name index libhdf5 looks names up in */
+  bad = bt2_walk (f, bt_addr, BT2_TYPE_LINK_NAME, BT2_LINK_RECORD, spent, link_record, &d);
+  g_clear_pointer (&d.huge, g_hash_table_unref);
+  return bad;
 }

@@ -121,7 +121,7 @@ sp_trace_heaps_free (SpTraceHeaps *heaps)
 }
 
 static gboolean walk_header (const SpTraceHeaps *heaps, const SpTraceRaw *f, const char *path,
-                             guint64 header, const char *where, gboolean attrs, gboolean follow,
+                             guint64 header, const char *where, guint what, gboolean follow,
                              guint64 *sohm_table, GError **error);
 
 /* The file's shared object header message table (raw.sohm and the heaps
@@ -145,8 +145,7 @@ find_sohm_table (SpTraceHeaps *heaps, GError **error)
   guint64 ext = sp_trace_le (sb + 12 + f->addr_len, f->addr_len);
   if (ext == G_MAXUINT64 >> (64 - 8 * f->addr_len))
     return TRUE; /* none */
-  if (!walk_header (heaps, f, heaps->path, ext, "superblock extension", FALSE, FALSE, table,
-                    error))
+  if (!walk_header (heaps, f, heaps->path, ext, "superblock extension", 0, FALSE, table, error))
     return FALSE;
   if (table[0] == G_MAXUINT64)
     return TRUE;
@@ -654,12 +653,12 @@ oh_v2_prefix (const guint8 *pre, gsize len, guint64 *out_chunk0)
 
 gboolean
 sp_trace_heaps_check_header (const SpTraceHeaps *heaps, guint64 header, const char *where,
-                             gboolean attrs, GError **error)
+                             guint what, GError **error)
 {
   const SpTraceRaw *f = &heaps->raw;
   if (f->addr_len < 1 || f->addr_len > 8 || f->size_len < 1 || f->size_len > 8)
     return TRUE; /* addresses wider than 8 bytes: left to libhdf5 */
-  return walk_header (heaps, f, heaps->path, header, where, attrs, TRUE, NULL, error);
+  return walk_header (heaps, f, heaps->path, header, where, what, TRUE, NULL, error);
 }
 
 /* The walk; `follow`: a dataset's committed datatype's own header is
@@ -671,9 +670,10 @@ sp_trace_heaps_check_header (const SpTraceHeaps *heaps, guint64 header, const ch
  * messages is the file's. */
 static gboolean
 walk_header (const SpTraceHeaps *heaps, const SpTraceRaw *f, const char *path, guint64 header,
-             const char *where, gboolean attrs, gboolean follow, guint64 *sohm_table,
+             const char *where, guint what, gboolean follow, guint64 *sohm_table,
              GError **error)
 {
+  gboolean attrs = (what & SP_WALK_ATTRS) != 0, links = (what & SP_WALK_LINKS) != 0;
   guint addr_len = f->addr_len, size_len = f->size_len;
   guint64 committed = 0;
   guint64 starts[OH_MAX_CHUNKS], sizes[OH_MAX_CHUNKS];
@@ -788,7 +788,11 @@ walk_header (const SpTraceHeaps *heaps, const SpTraceRaw *f, const char *path, g
             problem = sp_trace_dense_attrs_problem (heaps, f, m, msize, &spent, name,
                                                     sizeof name);
           else if (type == MSG_LINK_INFO)
-            damage = sp_trace_dense_links_problem (f, m, msize);
+            damage = sp_trace_dense_links_problem (f, m, msize, links, &spent);
+          else if (type == MSG_LINK && links)
+            damage = sp_trace_link_message_problem (m, msize, addr_len);
+          else if (type == MSG_SYMBOL_TABLE && links)
+            damage = sp_trace_symbol_table_problem (f, m, msize);
           else if (type == MSG_LAYOUT)
             damage = sp_trace_layout_problem (m, msize, addr_len);
           else if (type == MSG_SOHM_TABLE && sohm_table != NULL)
@@ -826,7 +830,7 @@ walk_header (const SpTraceHeaps *heaps, const SpTraceRaw *f, const char *path, g
   if (committed != 0 && committed != header)
     {
       g_autofree char *type_of = g_strdup_printf ("%s's committed datatype", where);
-      return walk_header (heaps, f, path, committed, type_of, FALSE, FALSE, NULL, error);
+      return walk_header (heaps, f, path, committed, type_of, 0, FALSE, NULL, error);
     }
   return TRUE;
 }

@@ -106,10 +106,12 @@ sp_trace_le (const guint8 *p, guint n)
  * attribute and shared messages (H5O_FHEAP_ID_LEN). */
 #define MSG_DATASPACE 0x0001
 #define MSG_LINK_INFO 0x0002
+#define MSG_LINK 0x0006
 #define MSG_DATATYPE 0x0003
 #define MSG_LAYOUT 0x0008
 #define MSG_ATTRIBUTE 0x000C
 #define MSG_SOHM_TABLE 0x000F
+#define MSG_SYMBOL_TABLE 0x0011
 #define MSG_CONTINUATION 0x0010
 #define MSG_ATTR_INFO 0x0015
 #define MSG_FLAG_SHARED 0x02
@@ -185,7 +187,20 @@ const char *sp_trace_attr_message_problem (const SpTraceHeaps *heaps, const guin
 const char *sp_trace_dense_attrs_problem (const SpTraceHeaps *heaps, const SpTraceRaw *f,
                                           const guint8 *m, gsize len, guint64 *spent,
                                           char *out_name, gsize name_room);
-const char *sp_trace_dense_links_problem (const SpTraceRaw *f, const guint8 *m, gsize len);
+const char *sp_trace_dense_links_problem (const SpTraceRaw *f, const guint8 *m, gsize len,
+                                          gboolean links, guint64 *spent);
+
+/* What is wrong with the link message `m` of `len` bytes (IV.A.2.g) of a
+ * group's compact or dense link storage: a damaged one, an external or
+ * user-defined link (libhdf5 follows it into another file and reads its
+ * bytes unchecked); NULL for a hard or soft link. */
+const char *sp_trace_link_message_problem (const guint8 *m, gsize len, guint addr_len);
+
+/* What is wrong with the version 1 group storage a symbol table message
+ * `m` names (IV.A.2.r: the group's B-tree of symbol nodes and the local
+ * heap of its link names) that libhdf5 1.10.8 trusts when it looks a name
+ * up (lib/trace-dense.c); NULL when fine. */
+const char *sp_trace_symbol_table_problem (const SpTraceRaw *f, const guint8 *m, gsize len);
 
 /* Read the shared object header message table at HDF5 address `table`
  * with `n_indexes` indexes (HDF5 file format III.E: "SMTB", a list of
@@ -214,15 +229,20 @@ const char *sp_trace_shared_attr_problem (const SpTraceHeaps *heaps, const SpTra
  * `header` (named `where` in messages) raw, before libhdf5 decodes it:
  * its data layout message (a chunked layout libhdf5 1.10.8 would divide
  * by zero opening, T13), its datatype message, or its committed datatype's
- * own header (one libhdf5 would decode past its end, T14), and with
- * `attrs` its string attributes against the global heaps the same way as
- * a dataset's strings (libhdf5 follows an attribute's references before a
- * caller can see them), in the header or in its dense attribute storage.
- * Object header versions 1 and 2 ("OHDR").  FALSE with *error set on a
- * damaged one; TRUE when fine or when the header, or its dense storage,
- * is of a layout this does not read (libhdf5 is then on its own). */
+ * own header (one libhdf5 would decode past its end, T14); with
+ * SP_WALK_ATTRS in `what` its string attributes against the global heaps
+ * the same way as a dataset's strings (libhdf5 follows an attribute's
+ * references before a caller can see them), in the header or in its
+ * dense attribute storage; with SP_WALK_LINKS (a group whose names will
+ * be looked up) its links: version 1 symbol tables (B-tree and local
+ * heap), link messages and dense link storage.  Object header versions
+ * 1 and 2 ("OHDR").  FALSE with *error set on a damaged one; TRUE when
+ * fine or when the header, or its dense storage, is of a layout this
+ * does not read (libhdf5 is then on its own). */
+#define SP_WALK_ATTRS 1u
+#define SP_WALK_LINKS 2u
 gboolean sp_trace_heaps_check_header (const SpTraceHeaps *heaps, guint64 header,
-                                      const char *where, gboolean attrs, GError **error);
+                                      const char *where, guint what, GError **error);
 
 /* ------------------------------------------------- structural checks
  * (lib/trace-check.c): made before libhdf5 reads any data. */

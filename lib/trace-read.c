@@ -204,14 +204,15 @@ read_uint_attr (SpTrace *t, const char *name, guint32 *out, GError **error)
 }
 
 /* Walk the object header of `path` before libhdf5 decodes it
- * (sp_trace_heaps_check_header): its layout and datatype, and with
- * `attrs` its string attributes against the global heaps. */
+ * (sp_trace_heaps_check_header): its layout and datatype, and as `what`
+ * says its string attributes against the global heaps and its links. */
+#define WALKED 4u
 static gboolean
-walk_one (SpTrace *t, const char *path, gboolean attrs, GError **error)
+walk_one (SpTrace *t, const char *path, guint what, GError **error)
 {
   /* once an object: a group is on the way to several datasets */
   guint done = GPOINTER_TO_UINT (g_hash_table_lookup (t->walked, path));
-  if (done == 2 || (done == 1 && !attrs))
+  if ((done & WALKED) && (done & what) == what)
     return TRUE;
   haddr_t addr = HADDR_UNDEF;
 #if H5_VERSION_GE(1, 12, 0)
@@ -234,16 +235,51 @@ walk_one (SpTrace *t, const char *path, gboolean attrs, GError **error)
                          t->path, path);
       return FALSE;
     }
-  if (!sp_trace_heaps_check_header (t->heaps, addr, path, attrs, error))
+  if (!sp_trace_heaps_check_header (t->heaps, addr, path, what, error))
     return FALSE;
-  g_hash_table_insert (t->walked, g_strdup (path), GUINT_TO_POINTER (attrs ? 2 : 1));
+  g_hash_table_insert (t->walked, g_strdup (path), GUINT_TO_POINTER (done | what | WALKED));
   return TRUE;
 }
 
+/* Whether the link `name` (in a group already walked) exists: 1, 0, or
+ * -1 with *error set when it is not a hard link.  A trace is one file of
+ * hard links: libhdf5 follows a soft or external link wherever it points,
+ * an external one into another file (none of this reader's checks ran
+ * there, and a FIFO there blocks open forever) with the link's own bytes
+ * unchecked (a damaged one crashed H5G__traverse_special); H5Lget_info
+ * reads a link without following it. */
+static int
+link_exists (SpTrace *t, const char *name, GError **error)
+{
+  htri_t e = H5Lexists (t->file, name, H5P_DEFAULT);
+  if (e <= 0)
+    {
+      H5Eclear2 (H5E_DEFAULT);
+      return 0;
+    }
+  H5L_info_t info;
+  if (H5Lget_info (t->file, name, &info, H5P_DEFAULT) < 0)
+    {
+      sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read the link %s", t->path,
+                         name);
+      return -1;
+    }
+  if (info.type != H5L_TYPE_HARD)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: %s is %s link; a trace is one file of hard links", t->path, name,
+                   info.type == H5L_TYPE_SOFT ? "a soft" : info.type == H5L_TYPE_EXTERNAL
+                                                             ? "an external" : "a user-defined");
+      return -1;
+    }
+  return 1;
+}
+
 /* The groups on the way to `path` walked (walk_one), each once it is
- * known to exist: libhdf5 looks every name of a path up through its
- * group's links, and damaged dense link storage crashed H5Lexists.  TRUE
- * at the first missing group (the caller reports what is missing). */
+ * known to exist as a hard link: libhdf5 looks every name of a path up
+ * through its group's links, and damaged dense link storage crashed
+ * H5Lexists.  TRUE at the first missing group (the caller reports what
+ * is missing). */
 static gboolean
 walk_groups_to (SpTrace *t, const char *path, GError **error)
 {
@@ -251,40 +287,35 @@ walk_groups_to (SpTrace *t, const char *path, GError **error)
   for (; slash != NULL; slash = strchr (slash + 1, '/'))
     {
       g_autofree char *group = g_strndup (path, (gsize) (slash - path));
-      if (H5Lexists (t->file, group, H5P_DEFAULT) <= 0)
-        {
-          H5Eclear2 (H5E_DEFAULT);
-          return TRUE;
-        }
-      if (!walk_one (t, group, FALSE, error))
+      int e = link_exists (t, group, error);
+      if (e <= 0)
+        return e == 0;
+      if (!walk_one (t, group, SP_WALK_LINKS, error))
         return FALSE;
     }
   return TRUE;
 }
 
-/* Whether `path` exists (H5Lexists), its groups walked first; -1 with
- * *error set on a damaged one. */
+/* Whether `path` exists as a hard link, its groups walked first; -1 with
+ * *error set on a damaged one or another kind of link. */
 static int
 path_exists (SpTrace *t, const char *path, GError **error)
 {
   if (!walk_groups_to (t, path, error))
     return -1;
-  htri_t e = H5Lexists (t->file, path, H5P_DEFAULT);
-  if (e < 0)
-    H5Eclear2 (H5E_DEFAULT);
-  return e > 0;
+  return strcmp (path, "/") == 0 ? 1 : link_exists (t, path, error);
 }
 
 static gboolean
-check_header_of (SpTrace *t, const char *path, gboolean attrs, GError **error)
+check_header_of (SpTrace *t, const char *path, guint what, GError **error)
 {
-  return walk_groups_to (t, path, error) && walk_one (t, path, attrs, error);
+  return walk_groups_to (t, path, error) && walk_one (t, path, what, error);
 }
 
 static gboolean
 read_root (SpTrace *t, GError **error)
 {
-  if (!check_header_of (t, "/", TRUE, error))
+  if (!check_header_of (t, "/", SP_WALK_ATTRS | SP_WALK_LINKS, error))
     return FALSE;
   GError *local = NULL;
   const char *schema = read_str_attr (t, t->file, "/", "schema", FALSE, &local);
@@ -411,7 +442,7 @@ open_dataset (SpTrace *t, const char *path, gboolean attrs, GError **error)
     }
   /* its object header walked first: a layout libhdf5 would divide by zero
    * opening (T13), a datatype it would decode past its end (T14) */
-  if (!check_header_of (t, path, attrs, error))
+  if (!check_header_of (t, path, attrs ? SP_WALK_ATTRS : 0, error))
     return H5I_INVALID_HID;
   hid_t d = H5Dopen2 (t->file, path, H5P_DEFAULT);
   if (d < 0)
@@ -659,7 +690,7 @@ read_all (SpTrace *t, GError **error)
     return FALSE;
   if (software > 0)
     {
-      if (!check_header_of (t, "/meta/software", TRUE, error))
+      if (!check_header_of (t, "/meta/software", SP_WALK_ATTRS, error))
         return FALSE;
       hid_t g = H5Gopen2 (t->file, "/meta/software", H5P_DEFAULT);
       if (g >= 0)

@@ -194,4 +194,14 @@ refused sohm-v2-attr-ref "attribute producer of / refers to a string that is not
 refused sohm-types-attr-ref "attribute producer of / refers to a string that is not in the file's global heap"
 refused sohm-heap-huge-index "the shared-message heap names a huge-object index but holds no huge object"
 refused sohm-types-compound "the object header of /ops/ops has a damaged or unsupported shared datatype message"
+# Version 1 groups' storage libhdf5 trusts on every name lookup (SIGSEGV,
+# heap corruption, unbounded memory, stack overflow before the walk read
+# it), and links other than hard ones.
+refused v1-heap-data-undef "the object header of / has a local heap whose data lies outside the file"
+refused v1-heap-size-huge "the object header of / has a local heap whose data lies outside the file"
+refused v1-heap-freelist-loop "the object header of / has a local heap whose free list runs past its data or loops"
+refused v1-tree-self-child "the object header of / has a group B-tree node whose level is not one below its parent's"
+refused v1-tree-child-undef "the object header of / has a group B-tree child at the undefined address"
+refused link-external "the object header of /meta has an external link: a trace is one file"
+refused link-soft "/meta/env is a soft link; a trace is one file of hard links"
 finish

@@ -759,3 +759,54 @@ if ok:
     damage_vlen_attr(ok, os.path.join(outdir, "sohm-types-attr-ref.h5"), "producer",
                      shared_type=True)
     patch_file("ok-sohm-types", "sohm-types-compound", sohm_compound_overrun)
+
+
+# Version 1 groups (a symbol table message naming a B-tree of symbol nodes
+# and a local heap of link names), which libhdf5 1.10.8 reads on every
+# name lookup and trusts (the second review of the walk, v1 groups): the
+# root's heap data at the undefined address or of 2^64 - 1 bytes (SIGSEGV;
+# heap corruption), its free list looping (memory without bound), its
+# B-tree node made level 1 with itself as child (recursion until the stack
+# runs out) or a child at the undefined address (SIGSEGV).  The root's
+# B-tree and heap are found through the superblock's (version 0) root
+# entry, whose scratch pad caches them.
+def root_stab(data):
+    if data[8] != 0 or struct.unpack_from("<I", data, 72)[0] != 1:
+        return None
+    return struct.unpack_from("<QQ", data, 80)
+
+
+def v1_patch(name, fn):
+    data = bytearray(open(good, "rb").read())
+    stab = root_stab(data)
+    if stab and data[stab[0]:stab[0] + 4] == b"TREE" and data[stab[1]:stab[1] + 4] == b"HEAP":
+        fn(data, *stab)
+        with open(os.path.join(outdir, name + ".h5"), "wb") as f:
+            f.write(data)
+
+
+def heap_freelist_loop(data, tree, heap):
+    size, _, seg = struct.unpack_from("<QQQ", data, heap + 8)
+    at = size - 16
+    struct.pack_into("<Q", data, heap + 16, at)
+    struct.pack_into("<QQ", data, seg + at, at, 16)
+
+
+v1_patch("v1-heap-data-undef", lambda d, tree, heap: struct.pack_into("<Q", d, heap + 24, 2**64 - 1))
+v1_patch("v1-heap-size-huge", lambda d, tree, heap: struct.pack_into("<Q", d, heap + 8, 2**64 - 1))
+v1_patch("v1-heap-freelist-loop", heap_freelist_loop)
+v1_patch("v1-tree-self-child", lambda d, tree, heap: (d.__setitem__(tree + 5, 1),
+                                                      struct.pack_into("<Q", d, tree + 32, tree)))
+v1_patch("v1-tree-child-undef", lambda d, tree, heap: struct.pack_into("<Q", d, tree + 32, 2**64 - 1))
+
+
+# Links other than hard ones: libhdf5 follows an external link into
+# another file, which none of the checks read (a damaged copy there
+# crashed every command; a FIFO there blocked open forever; an empty
+# link crashed H5Lget_info), and a soft link wherever it points.
+with copy("link-external") as f:
+    del f["meta/env"]
+    f["meta/env"] = h5py.ExternalLink(os.path.basename(good), "/meta/env")
+with copy("link-soft") as f:
+    f.move("meta/env", "meta/env_real")
+    f["meta/env"] = h5py.SoftLink("/meta/env_real")
