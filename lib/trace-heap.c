@@ -310,6 +310,18 @@ attr_type_ok (const guint8 *dt, gsize len)
 /* One attribute message `m` (`len` bytes): NULL if fine or not
  * checkable; for a damaged variable-length string, what is wrong, with the
  * attribute's name in out_name. */
+/* Whether the dataspace message `ds` of `len` bytes (IV.A.2.b, versions 1
+ * and 2: version, rank, flags, then 5 reserved bytes or a type) holds the
+ * sizes and, with flag bit 0, the maximum sizes libhdf5 decodes. */
+static gboolean
+space_complete (const guint8 *ds, gsize len, guint size_len)
+{
+  if (len < 4 || ds[0] < 1 || ds[0] > 2 || ds[1] > 32)
+    return FALSE;
+  gsize at = ds[0] == 1 ? 8 : 4, dims = (gsize) ds[1] * size_len * ((ds[2] & 1) ? 2 : 1);
+  return at <= len && dims <= len - at;
+}
+
 /* Elements of the dataspace message `ds` of `len` bytes (IV.A.2.b, versions
  * 1 and 2) into *out_n; FALSE when it is not one that fits. */
 static gboolean
@@ -764,6 +776,21 @@ walk_header (const SpTraceHeaps *heaps, const SpTraceRaw *f, const char *path, g
             }
           else if (type == MSG_DATATYPE && (mflags & MSG_FLAG_SHARED))
             committed = follow ? committed_type_header (m, msize, addr_len) : 0;
+          else if (type == MSG_DATASPACE && (mflags & MSG_FLAG_SHARED))
+            {
+              /* only ever in the shared-message table's heap (a dataspace
+               * is never committed), decoded from there by its rank and
+               * flags: its sizes must be in the object (libhdf5 1.10.8
+               * checks that too; the walk does not rely on it) */
+              g_autofree guint8 *ds = NULL;
+              guint64 ds_len = 0;
+              if (msize < 2 + FH_ID_LEN || m[0] != 3 || m[1] != SHARED_IN_SOHM)
+                damage = "has a damaged shared dataspace message";
+              else
+                damage = sp_trace_shared_message (f, MSG_DATASPACE, m + 2, &spent, &ds, &ds_len);
+              if (damage == NULL && !space_complete (ds, (gsize) ds_len, size_len))
+                damage = "has a damaged shared dataspace message";
+            }
           else if (type == MSG_DATATYPE && dtype_extent (m, msize, 0) == 0)
             damage = "has a damaged or unsupported datatype message (a member name or part "
                      "runs past it, or an unknown class)";

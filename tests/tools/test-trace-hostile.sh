@@ -195,6 +195,7 @@ refused sohm-v2-attr-ref "attribute producer of / refers to a string that is not
 refused sohm-types-attr-ref "attribute producer of / refers to a string that is not in the file's global heap"
 refused sohm-heap-huge-index "the shared-message heap names a huge-object index but holds no huge object"
 refused sohm-types-compound "the object header of /ops/ops has a damaged or unsupported shared datatype message"
+refused sohm-types-space-rank "has a damaged shared dataspace message"
 # Version 1 groups' storage libhdf5 trusts on every name lookup (SIGSEGV,
 # heap corruption, unbounded memory, stack overflow before the walk read
 # it), and links other than hard ones.
