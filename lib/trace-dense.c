@@ -60,12 +60,6 @@ raw_dup (const SpTraceRaw *f, guint64 addr, guint64 len)
   return b;
 }
 
-static gboolean
-addr_undefined (const SpTraceRaw *f, guint64 a)
-{
-  return f->addr_len >= 8 ? a == G_MAXUINT64 : a == (G_GUINT64_CONSTANT (1) << (8 * f->addr_len)) - 1;
-}
-
 static guint
 log2_floor (guint64 v)
 {
@@ -196,21 +190,7 @@ bt2_walk (const SpTraceRaw *f, guint64 addr, guint type, guint rec_size, guint64
 
 /* ----------------------------------------------------------- fractal heaps */
 
-typedef struct {
-  guint64 addr;        /* the heap header's own address */
-  guint64 root;        /* root block address */
-  guint rows;          /* current rows of the root indirect block (0: direct) */
-  guint first_row_bits; /* log2 of row 0's bytes (start × width) */
-  guint width;         /* doubling table width */
-  guint64 start;       /* starting block size */
-  guint64 max_direct;  /* largest direct block */
-  guint64 max_man;     /* largest managed object */
-  guint id_len;        /* a heap ID's bytes */
-  guint off_size, len_size; /* its offset and length bytes */
-  gboolean dblock_checksum;
-  guint64 huge_bt;     /* index of huge objects */
-  guint64 n_huge;
-} Heap;
+typedef SpTraceFheap Heap;
 
 /* The fractal heap header at `addr` into *h: NULL when read, else what is
  * wrong (`*leave`: a layout this walk does not follow, nothing wrong). */
@@ -243,9 +223,9 @@ heap_read (const SpTraceRaw *f, guint64 addr, guint id_len_wanted, Heap *h, gboo
   /* libhdf5 deletes a heap's index of huge objects with its last one, and
    * one left without them makes it delete the index again at close, which
    * a read-only file refuses: SIGSEGV at exit (H5F__close_cb) */
-  if (!addr_undefined (f, h->huge_bt) && h->n_huge == 0)
+  if (!sp_trace_addr_undefined (f, h->huge_bt) && h->n_huge == 0)
     return "names a huge-object index but holds no huge object";
-  if (!addr_undefined (f, h->huge_bt) && !signature_at (f, h->huge_bt, "BTHD"))
+  if (!sp_trace_addr_undefined (f, h->huge_bt) && !signature_at (f, h->huge_bt, "BTHD"))
     return "names a huge-object index that is not one";
   h->id_len = id_len;
   if (id_len != id_len_wanted || filters != 0)
@@ -436,7 +416,7 @@ heap_object (const SpTraceRaw *f, const Heap *h, const guint8 *id, guint64 min_l
           }
         else
           {
-            if (addr_undefined (f, h->huge_bt))
+            if (sp_trace_addr_undefined (f, h->huge_bt))
               return "has a huge object but no index of them";
             if (*huge == NULL)
               {
@@ -518,7 +498,7 @@ static gboolean
 info_addresses (const SpTraceRaw *f, const guint8 *m, gsize len, gsize index_len,
                 guint64 *out_heap, guint64 *out_index)
 {
-  *out_heap = *out_index = G_MAXUINT64 >> (64 - 8 * f->addr_len);
+  *out_heap = *out_index = G_MAXUINT64 >> (64 - 8 * f->addr_len); /* undefined */
   if (len < 2 || m[0] != 0)
     return TRUE;
   gsize p = 2 + ((m[1] & 0x01) ? index_len : 0);
@@ -538,7 +518,7 @@ sp_trace_dense_attrs_problem (const SpTraceHeaps *heaps, const SpTraceRaw *f, co
   guint64 heap_addr, bt_addr;
   if (!info_addresses (f, m, len, 2, &heap_addr, &bt_addr))
     return "has an attribute info message too short for its addresses";
-  if (addr_undefined (f, heap_addr))
+  if (sp_trace_addr_undefined (f, heap_addr))
     return NULL; /* compact (or a version this does not read): messages of the header */
   g_strlcpy (out_name, "(dense storage)", name_room);
   DenseAttrs d = { .heaps = heaps, .f = f, .spent = spent, .name = out_name,
@@ -564,7 +544,6 @@ const char *
 sp_trace_sohm_table (SpTraceRaw *f, guint64 table, guint n_indexes, const char **subject)
 {
   *subject = "the superblock extension";
-  f->sohm_attr_heap = f->sohm_dtype_heap = f->sohm_space_heap = G_MAXUINT64;
   if (n_indexes == 0 || n_indexes > SOHM_MAX_INDEXES)
     return "has a shared-message table of a damaged number of indexes";
   /* "SMTB", then per index: version, index type, message type flags (2),
@@ -587,7 +566,7 @@ sp_trace_sohm_table (SpTraceRaw *f, guint64 table, guint n_indexes, const char *
       if (types & seen)
         return "has two shared-message indexes of one message type";
       seen |= types;
-      if (addr_undefined (f, heap))
+      if (sp_trace_addr_undefined (f, heap))
         continue; /* no message shared yet: libhdf5 makes the heap with the first */
       Heap h;
       gboolean leave = FALSE;
@@ -599,12 +578,14 @@ sp_trace_sohm_table (SpTraceRaw *f, guint64 table, guint n_indexes, const char *
           *subject = "the shared-message heap";
           return bad;
         }
-      if (types & SOHM_ATTR_FLAG)
-        f->sohm_attr_heap = heap;
-      if (types & SOHM_DTYPE_FLAG)
-        f->sohm_dtype_heap = heap;
-      if (types & SOHM_SPACE_FLAG)
-        f->sohm_space_heap = heap;
+      static const guint flag[SP_SOHM_KINDS] = { SOHM_ATTR_FLAG, SOHM_DTYPE_FLAG,
+                                                  SOHM_SPACE_FLAG };
+      for (guint k = 0; k < SP_SOHM_KINDS; k++)
+        if (types & flag[k])
+          {
+            f->sohm_heap[k] = h;
+            f->sohm_has[k] = TRUE;
+          }
     }
   return NULL;
 }
@@ -617,20 +598,15 @@ sp_trace_shared_message (const SpTraceRaw *f, guint type, const guint8 *id, guin
   if (!f->sohm)
     /* libhdf5 dereferences the table it does not have */
     return "has a shared message in a file without a shared-message table";
-  guint64 heap = type == MSG_DATATYPE ? f->sohm_dtype_heap
-                 : type == MSG_DATASPACE ? f->sohm_space_heap : f->sohm_attr_heap;
-  if (heap == G_MAXUINT64)
+  guint k = type == MSG_DATATYPE ? SP_SOHM_DTYPE
+             : type == MSG_DATASPACE ? SP_SOHM_SPACE : SP_SOHM_ATTR;
+  if (!f->sohm_has[k])
     return "has a shared message of a type the shared-message table does not index";
-  Heap h;
-  gboolean leave = FALSE;
-  const char *bad = heap_read (f, heap, FH_ID_LEN, &h, &leave); /* checked with the table */
-  if (bad != NULL || leave)
-    return bad != NULL ? bad : "has a shared-message heap of a layout libhdf5 does not write";
-  GHashTable *huge = NULL;
+  GHashTable *huge = NULL; /* read from the heap's index at a huge object, for this one */
   /* the shortest message of each type: an attribute's sizes, a
    * datatype's 8-byte header, a dataspace's version, rank and flags */
   guint64 min_len = type == MSG_ATTRIBUTE ? FH_MIN_ATTR : type == MSG_DATATYPE ? 8 : 3;
-  bad = heap_object (f, &h, id, min_len, &huge, spent, out, out_len);
+  const char *bad = heap_object (f, &f->sohm_heap[k], id, min_len, &huge, spent, out, out_len);
   g_clear_pointer (&huge, g_hash_table_unref);
   return bad;
 }
@@ -663,12 +639,12 @@ local_heap_problem (const SpTraceRaw *f, guint64 addr)
 {
   guint L = f->size_len, O = f->addr_len;
   guint8 b[8 + 2 * 8 + 8];
-  if (addr_undefined (f, addr) || !sp_trace_raw_read (f, addr, 8 + 2 * (gsize) L + O, b)
+  if (sp_trace_addr_undefined (f, addr) || !sp_trace_raw_read (f, addr, 8 + 2 * (gsize) L + O, b)
       || memcmp (b, "HEAP", 4) != 0 || b[4] != 0)
     return "names a local heap that is not one";
   guint64 size = sp_trace_le (b + 8, L), free_at = sp_trace_le (b + 8 + L, L);
   guint64 data = sp_trace_le (b + 8 + 2 * L, O);
-  if (addr_undefined (f, data) || data > f->size || size > f->size - data)
+  if (sp_trace_addr_undefined (f, data) || data > f->size || size > f->size - data)
     return "has a local heap whose data lies outside the file";
   /* each free block: the next one's offset, its size; at least 2 × L
    * bytes and apart, so a list of more is a loop */
@@ -696,7 +672,7 @@ static const char *
 stab_btree_problem (const SpTraceRaw *f, guint64 addr, int level, GHashTable *seen)
 {
   guint L = f->size_len, O = f->addr_len;
-  if (addr_undefined (f, addr))
+  if (sp_trace_addr_undefined (f, addr))
     return "has a group B-tree node at the undefined address";
   guint8 h[8];
   if (!sp_trace_raw_read (f, addr, 8, h) || memcmp (h, "TREE", 4) != 0 || h[4] != 0)
@@ -721,7 +697,7 @@ stab_btree_problem (const SpTraceRaw *f, guint64 addr, int level, GHashTable *se
   for (guint i = 0; i < entries; i++)
     {
       guint64 child = sp_trace_le (body + (gsize) i * (L + O) + L, O);
-      if (addr_undefined (f, child))
+      if (sp_trace_addr_undefined (f, child))
         return "has a group B-tree child at the undefined address";
       if (node_level > 0)
         {
@@ -823,8 +799,8 @@ sp_trace_dense_links_problem (const SpTraceRaw *f, const guint8 *m, gsize len, g
   guint64 heap_addr, bt_addr;
   if (!info_addresses (f, m, len, 8, &heap_addr, &bt_addr))
     return "has a link info message too short for its addresses";
-  if (addr_undefined (f, heap_addr))
-    return addr_undefined (f, bt_addr) ? NULL : "has a link index but no link heap";
+  if (sp_trace_addr_undefined (f, heap_addr))
+    return sp_trace_addr_undefined (f, bt_addr) ? NULL : "has a link index but no link heap";
   if (!signature_at (f, heap_addr, "FRHP"))
     return "names a link heap that is not one";
   DenseLinks d = { .f = f, .spent = spent };

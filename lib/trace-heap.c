@@ -143,7 +143,7 @@ find_sohm_table (SpTraceHeaps *heaps, GError **error)
   if (!sp_trace_raw_read (f, 0, 12 + 2 * (gsize) f->addr_len, sb) || (sb[8] != 2 && sb[8] != 3))
     return TRUE; /* no extension: no table */
   guint64 ext = sp_trace_le (sb + 12 + f->addr_len, f->addr_len);
-  if (ext == G_MAXUINT64 >> (64 - 8 * f->addr_len))
+  if (sp_trace_addr_undefined (f, ext))
     return TRUE; /* none */
   if (!walk_header (heaps, f, heaps->path, ext, "superblock extension", 0, FALSE, table, error))
     return FALSE;
@@ -178,8 +178,9 @@ sp_trace_heaps_scan (const char *path, guint64 file_size, guint64 addr0, guint a
     }
   SpTraceHeaps *heaps = g_new0 (SpTraceHeaps, 1);
   heaps->path = g_strdup (path);
-  heaps->raw = (SpTraceRaw) { fd, addr0, file_size > addr0 ? file_size - addr0 : 0, addr_len,
-                              size_len, FALSE, G_MAXUINT64, G_MAXUINT64, G_MAXUINT64 };
+  heaps->raw = (SpTraceRaw) { .fd = fd, .base = addr0,
+                              .size = file_size > addr0 ? file_size - addr0 : 0,
+                              .addr_len = addr_len, .size_len = size_len };
   heaps->collections = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
                                               (GDestroyNotify) g_array_unref);
   g_autofree guint8 *buf = g_malloc (SCAN_BLOCK + GCOL_PREFIX);

@@ -106,17 +106,39 @@ sp_trace_le (const guint8 *p, guint n)
  * attribute and shared messages (H5O_FHEAP_ID_LEN). */
 #define MSG_DATASPACE 0x0001
 #define MSG_LINK_INFO 0x0002
-#define MSG_LINK 0x0006
 #define MSG_DATATYPE 0x0003
+#define MSG_LINK 0x0006
 #define MSG_LAYOUT 0x0008
 #define MSG_ATTRIBUTE 0x000C
 #define MSG_SOHM_TABLE 0x000F
-#define MSG_SYMBOL_TABLE 0x0011
 #define MSG_CONTINUATION 0x0010
+#define MSG_SYMBOL_TABLE 0x0011
 #define MSG_ATTR_INFO 0x0015
 #define MSG_FLAG_SHARED 0x02
 #define SHARED_IN_SOHM 1     /* a shared message's type: in the shared-message heap */
 #define FH_ID_LEN 8
+
+/* A fractal heap's header (III.G) as the raw walks use it
+ * (lib/trace-dense.c). */
+typedef struct {
+  guint64 addr;        /* the heap header's own address */
+  guint64 root;        /* root block address */
+  guint rows;          /* current rows of the root indirect block (0: direct) */
+  guint first_row_bits; /* log2 of row 0's bytes (start × width) */
+  guint width;         /* doubling table width */
+  guint64 start;       /* starting block size */
+  guint64 max_direct;  /* largest direct block */
+  guint64 max_man;     /* largest managed object */
+  guint id_len;        /* a heap ID's bytes */
+  guint off_size, len_size; /* its offset and length bytes */
+  gboolean dblock_checksum;
+  guint64 huge_bt;     /* index of huge objects */
+  guint64 n_huge;
+} SpTraceFheap;
+
+/* The kinds of message a shared-message table's indexes hold that the
+ * walks read: attributes, datatypes, dataspaces. */
+enum { SP_SOHM_ATTR, SP_SOHM_DTYPE, SP_SOHM_SPACE, SP_SOHM_KINDS };
 
 /* The file as a raw walk reads it: HDF5 addresses count from the
  * superblock, after any user block. */
@@ -126,9 +148,10 @@ typedef struct {
   guint64 size;      /* the file's bytes from there */
   guint addr_len, size_len; /* 1 to 8 */
   gboolean sohm;     /* the file has a shared-message table */
-  /* the heaps of its shared attribute, datatype and dataspace messages
-   * (G_MAXUINT64: none) */
-  guint64 sohm_attr_heap, sohm_dtype_heap, sohm_space_heap;
+  /* the heap of each kind of its shared messages, read and checked with
+   * the table (sohm_has: an index of that kind has one) */
+  SpTraceFheap sohm_heap[SP_SOHM_KINDS];
+  gboolean sohm_has[SP_SOHM_KINDS];
 } SpTraceRaw;
 
 /* The HDF5 global heap collections of a file (where variable-length
@@ -141,8 +164,8 @@ typedef struct _SpTraceHeaps SpTraceHeaps;
  * and lengths of `size_len` bytes as its superblock says, HDF5 address 0
  * at file offset `addr0`: the size of its user block): reads the whole
  * file once, finds its shared object header message table if it has one
- * (the heap header of each index checked: libhdf5 opens them as soon as
- * H5Fget_info2 is called), and keeps it open for
+ * (read raw, the heap header of each index checked, before libhdf5 opens
+ * any of them), and keeps it open for
  * sp_trace_heaps_check_header.  NULL with *error set on a damaged
  * collection or table.  Free with sp_trace_heaps_free(). */
 SpTraceHeaps *sp_trace_heaps_scan (const char *path, guint64 file_size, guint64 addr0,
@@ -164,6 +187,13 @@ gboolean sp_trace_heaps_string_ok (const SpTraceHeaps *heaps, const guint8 *ref,
  * 32 bits) or read past, or NULL. */
 gsize sp_trace_dtype_extent (const guint8 *dt, gsize len);
 const char *sp_trace_layout_problem (const guint8 *m, gsize len, guint addr_len);
+
+/* Whether `a` is HDF5's undefined address (all ones in addr_len bytes). */
+static inline gboolean
+sp_trace_addr_undefined (const SpTraceRaw *f, guint64 a)
+{
+  return a == G_MAXUINT64 >> (64 - 8 * f->addr_len);
+}
 
 /* `len` bytes at HDF5 address `addr` into `buf`: FALSE when not all in
  * the file. */
@@ -205,7 +235,7 @@ const char *sp_trace_symbol_table_problem (const SpTraceRaw *f, const guint8 *m,
 /* Read the shared object header message table at HDF5 address `table`
  * with `n_indexes` indexes (HDF5 file format III.E: "SMTB", a list of
  * indexes, each with the fractal heap its messages live in) into
- * f->sohm_*_heap, each index's heap header checked; NULL when read, else
+ * f->sohm_heap, each index's heap header checked; NULL when read, else
  * what is wrong with *subject (the superblock extension naming the table,
  * or a heap). */
 const char *sp_trace_sohm_table (SpTraceRaw *f, guint64 table, guint n_indexes,

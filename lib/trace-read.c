@@ -22,8 +22,8 @@ struct _SpTrace {
   hid_t file;
   SpTraceCheck chk;            /* what the structural checks need */
   SpTraceHeaps *heaps;         /* the file's global heaps, while opening */
-  GHashTable *walked;          /* path → 1 (header walked) or 2 (with its attributes),
-                                  while opening */
+  GHashTable *walked;          /* path → WALKED | the SP_WALK_* parts walked, while
+                                  opening */
   hid_t ops;
   hid_t row_mem_type;          /* only the fields the file has, or the packed type */
   gboolean packed;             /* the file's row type is exactly ours: unpack ourselves */
@@ -241,13 +241,13 @@ walk_one (SpTrace *t, const char *path, guint what, GError **error)
   return TRUE;
 }
 
-/* Whether the link `name` (in a group already walked) exists: 1, 0, or
- * -1 with *error set when it is not a hard link.  A trace is one file of
- * hard links: libhdf5 follows a soft or external link wherever it points,
- * an external one into another file (none of this reader's checks ran
- * there, and a FIFO there blocks open forever) with the link's own bytes
- * unchecked (a damaged one crashed H5G__traverse_special); H5Lget_info
- * reads a link without following it. */
+/* Whether the link `name` (in a group walked with SP_WALK_LINKS) exists:
+ * 1, 0, or -1 with *error set when it is not a hard link.  A trace is
+ * one file of hard links: libhdf5 follows a soft link wherever it points
+ * (through groups no walk read) and an external one into another file.
+ * The group's walk refused external and user-defined links already (an
+ * empty one crashes H5Lget_info itself); H5Lget_info tells a soft one
+ * without following it. */
 static int
 link_exists (SpTrace *t, const char *name, GError **error)
 {
