@@ -14,8 +14,8 @@ sp_test_fixture (const char *name)
   return g_build_filename (src ? src : SP_SRCDIR, "tests", "fixtures", name, NULL);
 }
 
-/* A fresh, empty directory shardplan-test-XXXXXX in g_get_tmp_dir () ($TMPDIR,
- * else /tmp).  The caller removes it with everything in it: a local is
+/* A fresh, empty directory in g_get_tmp_dir () ($TMPDIR, else /tmp),
+ * named "shardplan-test-" and six random characters (g_dir_make_tmp).  The caller removes it with everything in it: a local is
  * declared
  *
  *   g_autoptr (SpTestDir) dir = sp_test_tmpdir ();

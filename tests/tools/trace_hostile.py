@@ -380,12 +380,16 @@ v2_patch("v2-dtype-overrun", "ops/ops", compound_overrun)
 v2_patch("v2-attr-ref-continued", "meta/software", string_ref_past_heap)
 
 
-def rewrite(src, name, hook=None, **file_kw):
+def rewrite(src, name, hook=None, first=None, fid=None, **file_kw):
     """A copy of trace `src` as h5py writes it with `file_kw` (libver, a
-    user block): the root's attributes, its groups and datasets, then
-    hook(the new file); its path."""
+    user block), or into the file `fid` made at outdir/name.h5 with
+    h5py's low-level API: first(the new file), the root's attributes,
+    its groups and datasets, then hook(the new file); its path."""
     path = os.path.join(outdir, name + ".h5")
-    with h5py.File(src, "r") as a, h5py.File(path, "w", **file_kw) as b:
+    with h5py.File(src, "r") as a, \
+            (h5py.File(fid) if fid is not None else h5py.File(path, "w", **file_kw)) as b:
+        if first:
+            first(b)
         for k, v in a.attrs.items():
             b.attrs[k] = v
         for k in a:
@@ -632,20 +636,13 @@ duplicate_attr_info("v2-second-attr-info")
 # left such blocks to libhdf5), and the nested block's stored heap offset
 # (libhdf5 locates a block within it from that offset, unchecked: with 0,
 # a row past its entries, SIGSEGV in h5dump -A).
-def nested(src, name):
-    path = os.path.join(outdir, name + ".h5")
-    with h5py.File(src, "r") as a, h5py.File(path, "w", libver="latest") as b:
-        # 3 KiB messages fill blocks of 4 KiB and more; 3,000 small ones
-        # then fill what they leave, so the trace's own come after 512 KiB
-        for i in range(180):
-            b.attrs["big_%03d_" % i + "b" * 2900] = np.int16(i)
-        for i in range(3000):
-            b.attrs["f%05d" % i] = np.int8(1)
-        for k, v in a.attrs.items():
-            b.attrs[k] = v
-        for k in a:
-            a.copy(a[k], b, name=k)
-    return path
+def fill_heap(b):
+    # 3 KiB messages fill blocks of 4 KiB and more; 3,000 small ones then
+    # fill what they leave, so the trace's own come after 512 KiB
+    for i in range(180):
+        b.attrs["big_%03d_" % i + "b" * 2900] = np.int16(i)
+    for i in range(3000):
+        b.attrs["f%05d" % i] = np.int8(1)
 
 
 def nested_block_offset(data):
@@ -666,7 +663,8 @@ def nested_block_offset(data):
     return True
 
 
-ok = nested(os.path.join(outdir, "ok-v2-latest.h5"), "ok-v2-nested")
+ok = rewrite(os.path.join(outdir, "ok-v2-latest.h5"), "ok-v2-nested", first=fill_heap,
+             libver="latest")
 damage_vlen_attr(ok, os.path.join(outdir, "v2-nested-attr-ref.h5"), "producer")
 patch_file("ok-v2-nested", "v2-nested-block-offset", nested_block_offset)
 
@@ -694,7 +692,7 @@ def sohm_copy(src, name, libver, types=0x1000):
     lib = hdf5_lib()
     if lib is None:
         return None
-    path = os.path.join(outdir, name + ".h5")
+    path = os.path.join(outdir, name + ".h5")  # the fid's: rewrite() names it so too
     fcpl = h5py.h5p.create(h5py.h5p.FILE_CREATE)
     # one index, of messages of any size of `types` (1 << each type: the
     # attribute's 0x000C, the datatype's 0x0003, the dataspace's 0x0001)
@@ -704,12 +702,7 @@ def sohm_copy(src, name, libver, types=0x1000):
     fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
     fapl.set_libver_bounds(libver, h5py.h5f.LIBVER_LATEST)
     fid = h5py.h5f.create(path.encode(), h5py.h5f.ACC_TRUNC, fcpl=fcpl, fapl=fapl)
-    with h5py.File(src, "r") as a, h5py.File(fid) as b:
-        for k, v in a.attrs.items():
-            b.attrs[k] = v
-        for k in a:
-            a.copy(a[k], b, name=k)
-    return path
+    return rewrite(src, name, fid=fid)
 
 
 for name, libver in (("sohm-v1", h5py.h5f.LIBVER_EARLIEST), ("sohm-v2", h5py.h5f.LIBVER_LATEST)):
@@ -728,11 +721,28 @@ for name, libver in (("sohm-v1", h5py.h5f.LIBVER_EARLIEST), ("sohm-v2", h5py.h5f
 # compound type claiming 40000 members (T14 through the table; libhdf5
 # 1.10.8 decodes members past the message and here stops at garbage, "bad
 # version number for datatype message", where T14 in a header crashed).
-def sohm_heap_huge_index(data):
+def sohm_heap(data):
+    """The HDF5 address of the table's (first index's) heap, or None."""
     t = data.find(b"SMTB")
-    base = data.find(b"\x89HDF\r\n\x1a\n")
-    heap = struct.unpack_from("<Q", data, t + 4 + 14 + 8)[0] + base
-    if t < 0 or data[heap:heap + 4] != b"FRHP":
+    return struct.unpack_from("<Q", data, t + 4 + 14 + 8)[0] if t >= 0 else None
+
+
+def sohm_blocks(data):
+    """File offsets of that heap's direct blocks."""
+    heap = sohm_heap(data)
+    blk = data.find(b"FHDB\0")
+    while blk >= 0:
+        if struct.unpack_from("<Q", data, blk + 5)[0] == heap:
+            yield blk
+        blk = data.find(b"FHDB\0", blk + 1)
+
+
+def sohm_heap_huge_index(data):
+    heap = sohm_heap(data)
+    if heap is None:
+        return False
+    heap += data.find(b"\x89HDF\r\n\x1a\n")  # past any user block
+    if data[heap:heap + 4] != b"FRHP":
         return False
     data[heap + 22:heap + 30] = bytes(8)
     struct.pack_into("<I", data, heap + 142, lookup3(bytes(data[heap:heap + 142])))
@@ -742,15 +752,13 @@ def sohm_heap_huge_index(data):
 def sohm_compound_overrun(data):
     with h5py.File(os.path.join(outdir, "ok-sohm-types.h5"), "r") as f:
         members, size = len(f["ops/ops"].dtype.names), f["ops/ops"].dtype.itemsize
-    blk = data.find(b"FHDB\0")
-    while blk >= 0:
+    for blk in sohm_blocks(data):
         for i in range(blk, min(len(data) - 8, blk + 65536)):
             if (data[i] & 0x0F == 6 and data[i] >> 4 in (1, 2, 3)
                     and struct.unpack_from("<HBI", data, i + 1) == (members, 0, size)):
                 struct.pack_into("<H", data, i + 1, 40000)
                 fix_heap_block(data, i)
                 return True
-        blk = data.find(b"FHDB\0", blk + 1)
     return False
 
 
@@ -818,22 +826,16 @@ with copy("link-soft") as f:
 # object holding it (libhdf5 1.10.8 refuses this one itself, "rank might
 # cause reading passed buffer's end"; the walk no longer relies on it).
 def sohm_space_rank(data):
-    t = data.find(b"SMTB")
-    base = data.find(b"\x89HDF\r\n\x1a\n")
-    heap = struct.unpack_from("<Q", data, t + 4 + 14 + 8)[0]
-    blk = data.find(b"FHDB\0")
-    while blk >= 0:
-        if struct.unpack_from("<Q", data, blk + 5)[0] == heap:
-            # a 1-D dataspace as libhdf5 shares it: version 1, rank 1,
-            # flags (bit 0: maximum sizes follow), 5 reserved bytes
-            m = re.compile(rb"\x01\x01[\x00\x01]\x00{5}").search(data, blk + 22, blk + 4096)
-            if m:
-                at = m.start()
-                data[at + 1] = 32
-                fix_heap_block(data, at)
-                return True
-        blk = data.find(b"FHDB\0", blk + 1)
-    return base < 0
+    # a 1-D dataspace as libhdf5 shares it: version 1, rank 1, flags (bit
+    # 0: maximum sizes follow), 5 reserved bytes
+    space = re.compile(rb"\x01\x01[\x00\x01]\x00{5}")
+    for blk in sohm_blocks(data):
+        m = space.search(data, blk + 22, blk + 4096)
+        if m:
+            data[m.start() + 1] = 32
+            fix_heap_block(data, m.start())
+            return True
+    return False
 
 
 if ok:
