@@ -32,7 +32,7 @@
 #                          of the source tree, else `shardplan` on PATH; a libtool
 #                          wrapper is bypassed for the many estimate calls)
 #              JOBS        estimate calls run at a time (default 2)
-#              LOSS        calibrate's --loss (default least-squares; soft-l1)
+#              LOSS        calibrate's --loss (default least-squares; soft-l1, trimmed)
 #              MODELS      forward models to run (default "analytic des")
 #              KEEP        a directory to keep the work files in (default: a
 #                          temporary directory, removed at the end)

@@ -45,6 +45,7 @@ struct _SpCalibResult {
   const char *reason[P];
   SpCalibErrorStats err[2][2]; /* [holdout][after] */
   double *sim_before, *sim_after;
+  gboolean *trimmed; /* SP_CALIB_LOSS_TRIMMED: the points the fit left out */
   guint32 iterations;
   double rms_before, rms_after;
   guint protocols;
@@ -75,6 +76,8 @@ sp_calib_loss_name (SpCalibLoss loss)
       return "least-squares";
     case SP_CALIB_LOSS_SOFT_L1:
       return "soft-l1";
+    case SP_CALIB_LOSS_TRIMMED:
+      return "trimmed";
     default:
       return NULL;
     }
@@ -87,6 +90,8 @@ sp_calib_loss_from_name (const char *name, SpCalibLoss *out_loss)
     *out_loss = SP_CALIB_LOSS_LEAST_SQUARES;
   else if (g_strcmp0 (name, "soft-l1") == 0)
     *out_loss = SP_CALIB_LOSS_SOFT_L1;
+  else if (g_strcmp0 (name, "trimmed") == 0)
+    *out_loss = SP_CALIB_LOSS_TRIMMED;
   else
     return FALSE;
   return TRUE;
@@ -109,6 +114,7 @@ sp_calib_result_free (SpCalibResult *r)
   sp_topo_free (r->topo);
   g_free (r->sim_before);
   g_free (r->sim_after);
+  g_free (r->trimmed);
   g_free (r);
 }
 
@@ -218,7 +224,26 @@ typedef struct {
   SpCalibProgressFn progress;
   gpointer progress_data;
   guint64 *estimates;  /* count of sp_sim_estimate calls, for progress */
+  const gboolean *trimmed; /* SP_CALIB_LOSS_TRIMMED: fit points this fit leaves out;
+                            * NULL: none */
 } Fit;
+
+/* Whether point i is fitted: not held out, and not trimmed by the current
+ * least-trimmed-squares step. */
+static gboolean
+fitted_pt (const Fit *f, gsize i)
+{
+  return !f->pts[i].holdout && !(f->trimmed != NULL && f->trimmed[i]);
+}
+
+static gsize
+n_fitted (const Fit *f)
+{
+  gsize m = 0;
+  for (gsize i = 0; i < f->n_pts; i++)
+    m += fitted_pt (f, i) ? 1 : 0;
+  return m;
+}
 
 static void
 spec_of (const Fit *f, const double *x, SpTopoSpec *out)
@@ -340,7 +365,7 @@ simulate (const Fit *f, const SpTopoSpec *spec, gboolean fit_only, double *out_n
       out_ns[i] = MAX (1.0, (double) est.time_ns);
       if (f->progress != NULL)
         f->progress (++*f->estimates, 0, f->progress_data);
-      if (protos != NULL && !pt->holdout && (guint) est.proto < 3)
+      if (protos != NULL && fitted_pt (f, i) && (guint) est.proto < 3)
         *protos |= 1u << est.proto;
     }
   return TRUE;
@@ -368,7 +393,7 @@ fit_cost (const Fit *f, const double *sim_ns)
 {
   double cost = 0;
   for (gsize i = 0; i < f->n_pts; i++)
-    if (!f->pts[i].holdout)
+    if (fitted_pt (f, i))
       {
         double r = residual_at (f, i, sim_ns);
         cost += 0.5 * r * r;
@@ -387,7 +412,7 @@ residuals (const Fit *f, const double *x, double *sim_ns, double *r, double *out
     return FALSE;
   gsize m = 0;
   for (gsize i = 0; i < f->n_pts; i++)
-    if (!f->pts[i].holdout)
+    if (fitted_pt (f, i))
       r[m++] = residual_at (f, i, sim_ns);
   *out_cost = fit_cost (f, sim_ns);
   return TRUE;
@@ -467,9 +492,7 @@ levenberg_marquardt (const Fit *f, double *x, guint32 max_iter, guint32 *out_ite
                      GError **error)
 {
   guint n = f->n_free;
-  gsize m = 0;
-  for (gsize i = 0; i < f->n_pts; i++)
-    m += f->pts[i].holdout ? 0 : 1;
+  gsize m = n_fitted (f);
   g_autofree double *sim = g_new (double, f->n_pts);
   g_autofree double *r = g_new (double, m);
   g_autofree double *r_new = g_new (double, m);
@@ -583,7 +606,7 @@ drop_unidentifiable (Fit *f, double *x, const char **reason, GError **error)
 {
   if (f->n_free == 0)
     return TRUE;
-  gsize m = sp_calib_data_n_fit (f->data);
+  gsize m = n_fitted (f);
   g_autofree double *sim = g_new (double, f->n_pts);
   g_autofree double *r = g_new (double, m);
   g_autofree double *r_tmp = g_new (double, m);
@@ -796,6 +819,190 @@ median_guard (const Fit *f, const SpTopoSpec *start, const SpTopoSpec *opt,
   return TRUE;
 }
 
+/* The fit from `start` (sim_start: its simulated times of every point;
+ * protos: the protocols it chooses for the fit points): Levenberg–Marquardt
+ * on the fit set; then, if the fitted model chooses a protocol for some fit
+ * op whose overhead was not a parameter (the choice moved with the fit),
+ * add it and fit again from there (at most SP_CALIB_PROTO_ROUNDS).  The
+ * round of lowest cost goes to *out — the start when none beats it (a
+ * refit after a protocol switch can end higher than an earlier round).
+ * reason[p]: why parameter p was not fitted in the last round (NULL:
+ * fitted); *iterations grows by the iterations taken. */
+static gboolean
+fit_rounds (Fit *f, const SpTopoSpec *start, const double *sim_start, guint protos,
+            gboolean intra_data, gboolean inter_data, guint32 max_iter, const char **reason,
+            guint32 *iterations, SpTopoSpec *out, GError **error)
+{
+  const SpTopoSpec *base = f->base;
+  g_autofree double *sim = g_new (double, f->n_pts);
+  SpTopoSpec cur = *start;
+  *out = *start;
+  double best_cost = fit_cost (f, sim_start);
+  double x[P];
+  gboolean ok = TRUE;
+  for (guint round = 0; ok; round++)
+    {
+      f->base = &cur;
+      f->n_free = 0;
+      for (guint p = 0; p < P; p++)
+        {
+          const char *why = NULL;
+          if ((p == SP_CALIB_INTRA_LATENCY || p == SP_CALIB_INTRA_EFFICIENCY) && !intra_data)
+            why = "no fitted op has two ranks on one node";
+          else if ((p == SP_CALIB_INTER_LATENCY || p == SP_CALIB_NIC_EFFICIENCY) && !inter_data)
+            why = "no fitted op spans more than one node";
+          else if (p >= SP_CALIB_LL_OVERHEAD && !(protos & (1u << (p - SP_CALIB_LL_OVERHEAD))))
+            why = "the model chooses this protocol for no fitted op";
+          reason[p] = why;
+          if (why == NULL)
+            {
+              double v = spec_get (&cur, p), lo, hi;
+              bounds_of (f->base, p, &lo, &hi);
+              x[f->n_free] = CLAMP (is_efficiency (p) ? log (MAX (v, SP_CALIB_EFF_MIN)) : v, lo, hi);
+              f->idx[f->n_free++] = p;
+            }
+        }
+      guint32 iters = 0;
+      ok = drop_unidentifiable (f, x, reason, error)
+           && (f->n_free == 0 || levenberg_marquardt (f, x, max_iter, &iters, error));
+      if (!ok)
+        break;
+      *iterations += iters;
+      SpTopoSpec next;
+      spec_of (f, x, &next);
+      guint now = 0;
+      ok = simulate (f, &next, TRUE, sim, &now, error);
+      if (!ok)
+        break;
+      double c = fit_cost (f, sim);
+      if (c < best_cost)
+        *out = next, best_cost = c;
+      cur = next;
+      if ((now & ~protos) == 0 || round + 1 >= SP_CALIB_PROTO_ROUNDS)
+        break;
+      protos |= now;
+    }
+  f->base = base;
+  f->n_free = 0;
+  return ok;
+}
+
+/* Least trimmed squares (SP_CALIB_LOSS_TRIMMED): of the fit set's m points,
+ * the h = ⌊m/2⌋ + 1 with the smallest |log sim − log measured| at `sim`
+ * are fitted, the others trimmed (mask[i] TRUE; held-out points never).
+ * Ties go to the earlier point, so the choice is deterministic.  Returns
+ * Σ r² over the h kept (the trimmed objective). */
+static double
+trim_mask (const Fit *f, const double *sim, gboolean *mask)
+{
+  g_autofree double *key = g_new (double, f->n_pts + 1);
+  g_autofree gsize *order = g_new (gsize, f->n_pts + 1);
+  gsize m = 0;
+  for (gsize i = 0; i < f->n_pts; i++)
+    {
+      mask[i] = FALSE;
+      if (f->pts[i].holdout)
+        continue;
+      double d = log (sim[i]) - log (f->pts[i].measured_ns);
+      key[i] = d * d;
+      order[m++] = i;
+    }
+  /* insertion sort by (r², index): m is the ops of a few traces */
+  for (gsize a = 1; a < m; a++)
+    {
+      gsize v = order[a], b = a;
+      while (b > 0 && key[order[b - 1]] > key[v])
+        {
+          order[b] = order[b - 1];
+          b--;
+        }
+      order[b] = v;
+    }
+  gsize h = m / 2 + 1;
+  double q = 0;
+  for (gsize a = 0; a < m; a++)
+    if (a < h)
+      q += key[order[a]];
+    else
+      mask[order[a]] = TRUE;
+  return q;
+}
+
+/* C-steps of least trimmed squares at most (Rousseeuw & Van Driessen,
+ * "Computing LTS regression for large data sets", 2006): each fits the h
+ * best-agreeing points, then picks the h best-agreeing at the new fit, so
+ * the trimmed objective never grows; it stops when the set repeats. */
+#define SP_CALIB_TRIM_STEPS 20
+
+/* The fit of SP_CALIB_LOSS_TRIMMED: C-steps from two starts — the input
+ * and the soft-l1 fit of the whole fit set — keeping the end of lower
+ * trimmed objective (its trimmed points in `mask`). */
+static gboolean
+fit_trimmed (Fit *f, const SpTopoSpec *spec, const double *sim_input, guint protos_input,
+             gboolean intra_data, gboolean inter_data, guint32 max_iter, const char **reason,
+             guint32 *iterations, SpTopoSpec *out, gboolean *mask, GError **error)
+{
+  gsize n = f->n_pts;
+  g_autofree double *sim = g_new (double, n);
+  g_autofree gboolean *cur_mask = g_new0 (gboolean, n);
+  g_autofree gboolean *prev = g_new0 (gboolean, n);
+  /* why[k][p]: why start k's fits never fitted parameter p (NULL once
+   * one of them did: the soft-l1 start's own fit counts for it) */
+  const char *why[2][P], *step_why[P];
+  SpTopoSpec starts[2];
+  starts[0] = *spec;
+  f->loss = SP_CALIB_LOSS_SOFT_L1;
+  f->trimmed = NULL;
+  gboolean ok = fit_rounds (f, spec, sim_input, protos_input, intra_data, inter_data, max_iter,
+                            why[1], iterations, &starts[1], error);
+  f->loss = SP_CALIB_LOSS_TRIMMED;
+  if (!ok)
+    return FALSE;
+  double best_q = INFINITY;
+  *out = *spec;
+  for (guint k = 0; k < G_N_ELEMENTS (starts); k++)
+    {
+      SpTopoSpec at = starts[k];
+      if (k == 0) /* (replaced by the first C-step's reasons) */
+        for (guint p = 0; p < P; p++)
+          why[0][p] = "the fitted ops' times do not depend on it";
+      if (!simulate (f, &at, TRUE, sim, NULL, error))
+        return FALSE;
+      double q = trim_mask (f, sim, cur_mask);
+      for (guint step = 0; step < SP_CALIB_TRIM_STEPS; step++)
+        {
+          memcpy (prev, cur_mask, sizeof (gboolean) * n);
+          SpTopoSpec from = at;
+          f->trimmed = cur_mask;
+          guint protos = 0; /* those the fit's start chooses for the points it fits */
+          if (!simulate (f, &at, TRUE, sim, &protos, error)
+              || !fit_rounds (f, &from, sim, protos, intra_data, inter_data, max_iter,
+                              step_why, iterations, &at, error))
+            {
+              f->trimmed = NULL;
+              return FALSE;
+            }
+          f->trimmed = NULL;
+          for (guint p = 0; p < P; p++)
+            if (step_why[p] == NULL || why[k][p] != NULL)
+              why[k][p] = step_why[p];
+          if (!simulate (f, &at, TRUE, sim, NULL, error))
+            return FALSE;
+          q = trim_mask (f, sim, cur_mask);
+          if (memcmp (prev, cur_mask, sizeof (gboolean) * n) == 0)
+            break;
+        }
+      if (q < best_q)
+        {
+          best_q = q;
+          *out = at;
+          memcpy (mask, cur_mask, sizeof (gboolean) * n);
+          memcpy (reason, why[k], sizeof why[k]);
+        }
+    }
+  return TRUE;
+}
+
 SpCalibResult *
 sp_calibrate_fit (const SpTopo *topo, const SpCalibData *data, const SpCalibOptions *options,
                   GError **error)
@@ -857,59 +1064,21 @@ sp_calibrate_fit (const SpTopo *topo, const SpCalibData *data, const SpCalibOpti
   for (guint p = 0; p < P; p++)
     res->before[p] = spec_get (spec, p);
 
-  /* Fit; then, if the fitted model chooses a protocol for some fit op
-   * whose overhead was not a parameter (the choice moved with the fit),
-   * add it and fit again from there (at most SP_CALIB_PROTO_ROUNDS). */
-  SpTopoSpec cur = *spec;
-  guint protos = protos0;
-  /* Never return worse than the input: a refit after a protocol switch can
-   * end on a higher cost than an earlier round; keep the best round. */
-  SpTopoSpec best = *spec;
-  double best_cost = fit_cost (&f, res->sim_before);
-  double x[P];
-  for (guint round = 0;; round++)
+  SpTopoSpec best;
+  if (opt.loss == SP_CALIB_LOSS_TRIMMED)
     {
-      f.base = &cur;
-      f.n_free = 0;
-      for (guint p = 0; p < P; p++)
-        {
-          const char *why = NULL;
-          if ((p == SP_CALIB_INTRA_LATENCY || p == SP_CALIB_INTRA_EFFICIENCY) && !intra_data)
-            why = "no fitted op has two ranks on one node";
-          else if ((p == SP_CALIB_INTER_LATENCY || p == SP_CALIB_NIC_EFFICIENCY) && !inter_data)
-            why = "no fitted op spans more than one node";
-          else if (p >= SP_CALIB_LL_OVERHEAD && !(protos & (1u << (p - SP_CALIB_LL_OVERHEAD))))
-            why = "the model chooses this protocol for no fitted op";
-          res->reason[p] = why;
-          if (why == NULL)
-            {
-              double v = spec_get (&cur, p), lo, hi;
-              bounds_of (f.base, p, &lo, &hi);
-              x[f.n_free] = CLAMP (is_efficiency (p) ? log (MAX (v, SP_CALIB_EFF_MIN)) : v, lo, hi);
-              f.idx[f.n_free++] = p;
-            }
-        }
-      if (!drop_unidentifiable (&f, x, res->reason, error))
+      res->trimmed = g_new0 (gboolean, f.n_pts);
+      if (!fit_trimmed (&f, spec, res->sim_before, protos0, intra_data, inter_data,
+                        opt.max_iterations, res->reason, &res->iterations, &best, res->trimmed,
+                        error))
         return NULL;
-      guint32 iters = 0;
-      if (f.n_free > 0 && !levenberg_marquardt (&f, x, opt.max_iterations, &iters, error))
-        return NULL;
-      res->iterations += iters;
-      SpTopoSpec next;
-      spec_of (&f, x, &next);
-      guint now = 0;
-      if (!simulate (&f, &next, TRUE, res->sim_after, &now, error))
-        return NULL;
-      double c = fit_cost (&f, res->sim_after);
-      if (c < best_cost)
-        best = next, best_cost = c;
-      cur = next;
-      if ((now & ~protos) == 0 || round + 1 >= SP_CALIB_PROTO_ROUNDS)
-        break;
-      protos |= now;
     }
+  else if (!fit_rounds (&f, spec, res->sim_before, protos0, intra_data, inter_data,
+                        opt.max_iterations, res->reason, &res->iterations, &best, error))
+    return NULL;
   f.base = spec;
   f.n_free = 0;
+  f.trimmed = NULL;
 
   SpTopoSpec fitted;
   if (!median_guard (&f, spec, &best, res->sim_before, &fitted, error))
@@ -1029,6 +1198,13 @@ sp_calib_result_sim_after (const SpCalibResult *r)
 {
   g_return_val_if_fail (r != NULL, NULL);
   return r->sim_after;
+}
+
+const gboolean *
+sp_calib_result_trimmed (const SpCalibResult *r)
+{
+  g_return_val_if_fail (r != NULL, NULL);
+  return r->trimmed;
 }
 
 guint32

@@ -40,9 +40,14 @@ static const char description[] =
   "        holds out the ops of one trace; it is read even if not listed).\n"
   "  --sim-model analytic (default) | des | nccl   the simulator used as forward\n"
   "        model (nccl: NCCL's own tuning formula, the baseline).\n"
-  "  --loss least-squares (default) | soft-l1   soft-l1 is quadratic below 10 %\n"
-  "        log error and linear above, so that a few ops slowed by a preempted\n"
-  "        rank or a busy machine do not drag the fit.\n"
+  "  --loss least-squares (default) | soft-l1 | trimmed   soft-l1 is quadratic\n"
+  "        below 10 % log error and linear above, so that a few ops slowed by a\n"
+  "        preempted rank or a busy machine do not drag the fit; trimmed (least\n"
+  "        trimmed squares) fits the half of the ops, plus one, that agree best\n"
+  "        with the model and ignores the rest however far off (runs on a shared\n"
+  "        fabric where many sizes were disturbed); the report lists the ops it\n"
+  "        left out and their error.  It describes one run best; to predict\n"
+  "        other runs, soft-l1 (bench/RESULTS.md).\n"
   "  --format text (default) | json     the report on standard output.\n"
   "\n"
   "Traces of fewer ranks than the topology (e.g. runs on 2 and 8 nodes, the\n"
@@ -106,6 +111,60 @@ source_env (const SpCalibData *data, guint32 s, const SpCalibResult *res)
   return g_string_free (t, t->len == 0);
 }
 
+/* --loss trimmed: the fit points the final fit left out, their error
+ * summary after calibration in *out_stats; 0 (and no stats) otherwise. */
+static gsize
+trimmed_stats (const SpCalibData *data, const SpCalibResult *res, SpCalibErrorStats *out_stats)
+{
+  const gboolean *trimmed = sp_calib_result_trimmed (res);
+  if (trimmed == NULL)
+    return 0;
+  gsize n_pts = 0;
+  const SpCalibPoint *pts = sp_calib_data_points (data, &n_pts);
+  const double *after = sp_calib_result_sim_after (res);
+  g_autofree double *e = g_new (double, n_pts + 1);
+  gsize k = 0;
+  for (gsize i = 0; i < n_pts; i++)
+    if (trimmed[i])
+      e[k++] = after[i] / pts[i].measured_ns - 1.0;
+  sp_calib_error_stats (e, k, out_stats);
+  return k;
+}
+
+/* The ops a trimmed fit left out, as "all_gather 512 B (op 3)" (with more
+ * than one input, "(op 3 of m2.h5)", the input's file name), the
+ * first `max` of them and a count of the rest. */
+static char *
+trimmed_list (const SpCalibData *data, const SpCalibResult *res, guint max)
+{
+  const gboolean *trimmed = sp_calib_result_trimmed (res);
+  gsize n_pts = 0;
+  const SpCalibPoint *pts = sp_calib_data_points (data, &n_pts);
+  gboolean several = sp_calib_data_n_sources (data) > 1;
+  GString *t = g_string_new (NULL);
+  guint shown = 0, rest = 0;
+  for (gsize i = 0; trimmed != NULL && i < n_pts; i++)
+    {
+      if (!trimmed[i])
+        continue;
+      if (shown == max)
+        {
+          rest++;
+          continue;
+        }
+      g_autofree char *base = g_path_get_basename (sp_calib_data_source_name (data, pts[i].source));
+      g_autofree char *src = comment_safe (base);
+      g_string_append_printf (t, "%s%s %" G_GUINT64_FORMAT " B (op %u%s%s)", shown ? ", " : "",
+                              sp_coll_name (pts[i].coll) ? sp_coll_name (pts[i].coll) : "?",
+                              pts[i].bytes, pts[i].op_id, several ? " of " : "",
+                              several ? src : "");
+      shown++;
+    }
+  if (rest > 0)
+    g_string_append_printf (t, " and %u more", rest);
+  return g_string_free (t, FALSE);
+}
+
 static void
 report_text (FILE *out, const SpCalibData *data, const SpCalibResult *res, const char *topology,
              const char *holdout, const SpCalibOptions *opt, double seconds, const char *output)
@@ -156,6 +215,17 @@ report_text (FILE *out, const SpCalibData *data, const SpCalibResult *res, const
         fprintf (out, "%-22s %6u %12.1f %% %9.1f %% %11.1f %%\n", label, st->n,
                  100 * st->median_abs, 100 * st->p90_abs, 100 * st->worst_abs);
       }
+  SpCalibErrorStats tst;
+  gsize n_trim = trimmed_stats (data, res, &tst);
+  if (sp_calib_result_trimmed (res) != NULL)
+    {
+      fprintf (out, "%-22s %6u %12.1f %% %9.1f %% %11.1f %%\n", "  trimmed, calibrated",
+               (guint) n_trim, 100 * tst.median_abs, 100 * tst.p90_abs, 100 * tst.worst_abs);
+      g_autofree char *list = trimmed_list (data, res, 8);
+      fprintf (out, "trimmed: the final fit left out the %" G_GSIZE_FORMAT " of %" G_GSIZE_FORMAT
+               " fitted ops that agree least with the model (counted in the fit set above)%s%s\n",
+               n_trim, sp_calib_data_n_fit (data), n_trim ? ": " : "", list);
+    }
   guint protos = sp_calib_result_protocols (res);
   fprintf (out, "\nprotocols the calibrated model chooses:");
   for (guint p = 0; p < 3; p++)
@@ -320,6 +390,36 @@ report_json (const SpCalibData *data, const SpCalibResult *res, const char *topo
       json_builder_end_object (b);
     }
   json_builder_end_object (b);
+  const gboolean *trimmed = sp_calib_result_trimmed (res);
+  if (trimmed != NULL)
+    {
+      /* --loss trimmed: the ops the final fit left out, and their errors */
+      SpCalibErrorStats tst;
+      trimmed_stats (data, res, &tst);
+      json_builder_set_member_name (b, "trimmed");
+      json_builder_begin_object (b);
+      add_stats (b, "after", &tst);
+      json_builder_set_member_name (b, "ops");
+      json_builder_begin_array (b);
+      gsize n_pts = 0;
+      const SpCalibPoint *pts = sp_calib_data_points (data, &n_pts);
+      for (gsize i = 0; i < n_pts; i++)
+        if (trimmed[i])
+          {
+            json_builder_begin_object (b);
+            json_builder_set_member_name (b, "input");
+            json_builder_add_string_value (b, sp_calib_data_source_name (data, pts[i].source));
+            json_builder_set_member_name (b, "op");
+            json_builder_add_int_value (b, pts[i].op_id);
+            json_builder_set_member_name (b, "collective");
+            json_builder_add_string_value (b, sp_coll_name (pts[i].coll));
+            json_builder_set_member_name (b, "bytes");
+            json_builder_add_int_value (b, (gint64) pts[i].bytes);
+            json_builder_end_object (b);
+          }
+      json_builder_end_array (b);
+      json_builder_end_object (b);
+    }
   json_builder_set_member_name (b, "protocols");
   json_builder_begin_array (b);
   guint protos = sp_calib_result_protocols (res);
@@ -371,6 +471,12 @@ calibrated_ini (const SpCalibData *data, const SpCalibResult *res, const char *t
                               "%.1f %% after\n", h ? "held-out ops" : "fitted ops",
                               100 * b->median_abs, 100 * a->median_abs);
     }
+  SpCalibErrorStats tst;
+  gsize n_trim = trimmed_stats (data, res, &tst);
+  if (sp_calib_result_trimmed (res) != NULL)
+    g_string_append_printf (s, "# trimmed: the final fit left out %" G_GSIZE_FORMAT " of the fitted "
+                            "ops, those that agree least with the model (median %.1f %% after)\n",
+                            n_trim, 100 * tst.median_abs);
   for (guint p = 0; p < SP_CALIB_N_PARAMS; p++)
     {
       double before, after;
@@ -418,7 +524,7 @@ sp_cmd_calibrate (int argc, char **argv)
      * command's (--model is the workload in plan and sweep) */
     { "model", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &model_s, NULL, NULL },
     { "loss", 0, 0, G_OPTION_ARG_STRING, &loss_s,
-      "least-squares (default) or soft-l1 (robust to a few outlying ops)", "LOSS" },
+      "least-squares (default), soft-l1 (robust to a few outlying ops) or trimmed (fits the best-agreeing majority)", "LOSS" },
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format_s, "Report as text (default) or json",
       "text|json" },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, SP_PROGRESS_QUIET_HELP, NULL },
@@ -455,7 +561,7 @@ sp_cmd_calibrate (int argc, char **argv)
   if (model_s != NULL && !sp_sim_model_from_name (model_s, &opt.model))
     return sp_cli_fail (CMD, SP_EXIT_USAGE, "--sim-model '%s' is not a model (accepted: des, analytic, nccl)", model_s);
   if (loss_s != NULL && !sp_calib_loss_from_name (loss_s, &opt.loss))
-    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--loss '%s': expected least-squares or soft-l1",
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--loss '%s': expected least-squares, soft-l1 or trimmed",
                         loss_s);
 
   g_autoptr (GError) error = NULL;

@@ -8,7 +8,8 @@
  * protocol AUTO) on a topology whose spec carries the candidate values.
  * The fit minimises   Σ_i (log sim_i(θ) − log measured_i)²   over the fit
  * set (points not held out) — or, with SP_CALIB_LOSS_SOFT_L1, a robust
- * loss of the same residuals — with Levenberg–Marquardt: forward-difference
+ * loss of the same residuals, or with SP_CALIB_LOSS_TRIMMED the sum over
+ * its best-agreeing majority — with Levenberg–Marquardt: forward-difference
  * Jacobian, Marquardt's diagonal scaling, steps clipped to the box of
  * each parameter (the INI ranges of topo.h, efficiencies kept >= 0.001),
  * efficiencies fitted as log(efficiency).  Deterministic: no random
@@ -61,12 +62,21 @@ typedef enum {
   SP_CALIB_LOSS_SOFT_L1,           /* Σ 2δ²(√(1 + (r/δ)²) − 1), δ = SP_CALIB_SOFT_L1_SCALE:
                                     * r² for |r| << δ, 2δ|r| for |r| >> δ, so a few ops
                                     * slowed 10× by a preempted rank do not drag the fit */
+  SP_CALIB_LOSS_TRIMMED,           /* least trimmed squares: Σ r² over the h = ⌊m/2⌋ + 1 of
+                                    * the m fit points that agree best (C-steps from the
+                                    * input and from the soft-l1 fit, the lower kept;
+                                    * sp_calib_result_trimmed says which were left out).
+                                    * Its breakdown point is a half: up to ⌊(m−1)/2⌋ ops
+                                    * may be off by anything (a run on a shared fabric,
+                                    * a regime the model lacks) and still not move it —
+                                    * and the median error, which users judge a fit by,
+                                    * is set by that best-agreeing majority */
 } SpCalibLoss;
 
 /* δ of the soft-L1 loss, in log time (0.1 ≈ 10 %). */
 #define SP_CALIB_SOFT_L1_SCALE 0.1
 
-/* "least-squares", "soft-l1" (static); NULL / FALSE for unknown. */
+/* "least-squares", "soft-l1", "trimmed" (static); NULL / FALSE for unknown. */
 const char *sp_calib_loss_name (SpCalibLoss loss);
 gboolean sp_calib_loss_from_name (const char *name, SpCalibLoss *out_loss);
 
@@ -144,6 +154,11 @@ const SpCalibErrorStats *sp_calib_result_errors (const SpCalibResult *result, gb
  * Arrays of sp_calib_data_n_points() entries owned by the result. */
 const double *sp_calib_result_sim_before (const SpCalibResult *result);
 const double *sp_calib_result_sim_after (const SpCalibResult *result);
+
+/* SP_CALIB_LOSS_TRIMMED: per point, in the data's order, TRUE for the fit
+ * points the trimmed fit left out (they stay in the errors above); NULL
+ * with the other losses.  Owned by the result. */
+const gboolean *sp_calib_result_trimmed (const SpCalibResult *result);
 
 /* Levenberg–Marquardt iterations taken, and the final and initial root
  * mean square of the log residuals over the fit set. */

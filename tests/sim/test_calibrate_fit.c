@@ -216,6 +216,69 @@ START_TEST (soft_l1_ignores_outliers)
 }
 END_TEST
 
+START_TEST (trimmed_ignores_many_outliers)
+{
+  /* exact data with 3 ops in 7 measured 10x slower (43 %: a run on a busy
+   * shared fabric): soft-l1 is dragged; least trimmed squares fits the
+   * best-agreeing majority, which is the exact ops, and recovers the truth
+   * — and says which ops it left out: every slow one */
+  g_autoptr (SpCalibData) d = with_slow_ops (0, 2, "busy");
+  g_autoptr (SpTopo) start = start_topo ();
+  SpCalibOptions o;
+  sp_calib_options_init (&o);
+  o.loss = SP_CALIB_LOSS_SOFT_L1;
+  g_autoptr (SpCalibResult) rob = sp_calibrate_fit (start, d, &o, NULL);
+  o.loss = SP_CALIB_LOSS_TRIMMED;
+  g_autoptr (SpCalibResult) lts = sp_calibrate_fit (start, d, &o, NULL);
+  ck_assert (rob && lts);
+  ck_assert_ptr_null (sp_calib_result_trimmed (rob));
+  double m_rob = sp_calib_result_errors (rob, FALSE, TRUE)->median_abs;
+  double m_lts = sp_calib_result_errors (lts, FALSE, TRUE)->median_abs;
+  ck_assert_msg (m_lts < 2e-3 && m_rob > 10 * m_lts, "median |error|: trimmed %g, soft-l1 %g",
+                 m_lts, m_rob);
+  ASSERT_REL (param_after (lts, SP_CALIB_INTRA_LATENCY), 1.3, 0.02);
+  ASSERT_REL (param_after (lts, SP_CALIB_INTER_LATENCY), 6.0, 0.02);
+  ASSERT_REL (param_after (lts, SP_CALIB_INTRA_EFFICIENCY), 0.55, 0.01);
+  ASSERT_REL (param_after (lts, SP_CALIB_NIC_EFFICIENCY), 0.7, 0.01);
+  ASSERT_REL (param_after (lts, SP_CALIB_SIMPLE_OVERHEAD), 15.0, 0.02);
+  /* the slow ops are all trimmed, and m − (⌊m/2⌋ + 1) ops in all */
+  gsize n;
+  sp_calib_data_points (d, &n);
+  const gboolean *trimmed = sp_calib_result_trimmed (lts);
+  ck_assert_ptr_nonnull (trimmed);
+  gsize k = 0;
+  for (gsize i = 0; i < n; i++)
+    {
+      if (i % 7 <= 2)
+        ck_assert_msg (trimmed[i], "slow op %zu was fitted", i);
+      k += trimmed[i] ? 1 : 0;
+    }
+  ck_assert_uint_eq (k, n - (n / 2 + 1));
+  ck_assert_str_eq (sp_calib_loss_name (SP_CALIB_LOSS_TRIMMED), "trimmed");
+  SpCalibLoss l;
+  ck_assert (sp_calib_loss_from_name ("trimmed", &l) && l == SP_CALIB_LOSS_TRIMMED);
+}
+END_TEST
+
+START_TEST (trimmed_is_exact_on_clean_data)
+{
+  /* nothing to trim away: the same truth as least squares, and the ops
+   * left out are ones the fit matches anyway */
+  SpTopoSpec truth = true_spec ();
+  g_autoptr (SpCalibData) d = synthetic (&truth, SP_SIM_ANALYTIC, 0, NULL);
+  g_autoptr (SpTopo) start = start_topo ();
+  SpCalibOptions o;
+  sp_calib_options_init (&o);
+  o.loss = SP_CALIB_LOSS_TRIMMED;
+  g_autoptr (SpCalibResult) r = sp_calibrate_fit (start, d, &o, NULL);
+  ck_assert (r != NULL);
+  ck_assert_msg (sp_calib_result_errors (r, FALSE, TRUE)->worst_abs < 2e-3, "worst %g",
+                 sp_calib_result_errors (r, FALSE, TRUE)->worst_abs);
+  ASSERT_REL (param_after (r, SP_CALIB_NIC_EFFICIENCY), 0.7, 0.01);
+  ASSERT_REL (param_after (r, SP_CALIB_INTRA_EFFICIENCY), 0.55, 0.01);
+}
+END_TEST
+
 /* The median guard: a fit never leaves its own points' median error worse
  * than it found it.  Start at the truth with 3 ops in 7 measured 10x slow:
  * the median is 0 before; least squares pulls every parameter toward the
@@ -227,15 +290,17 @@ START_TEST (median_never_worse)
   g_autoptr (SpTopo) start = sp_topo_new (&truth, NULL);
   SpCalibOptions o;
   sp_calib_options_init (&o);
-  for (int loss = 0; loss < 2; loss++)
+  const SpCalibLoss losses[] = { SP_CALIB_LOSS_LEAST_SQUARES, SP_CALIB_LOSS_SOFT_L1,
+                                 SP_CALIB_LOSS_TRIMMED };
+  for (guint loss = 0; loss < G_N_ELEMENTS (losses); loss++)
     {
-      o.loss = loss ? SP_CALIB_LOSS_SOFT_L1 : SP_CALIB_LOSS_LEAST_SQUARES;
+      o.loss = losses[loss];
       g_autoptr (SpCalibResult) r = sp_calibrate_fit (start, d, &o, NULL);
       ck_assert (r != NULL);
       double before = sp_calib_result_errors (r, FALSE, FALSE)->median_abs;
       double after = sp_calib_result_errors (r, FALSE, TRUE)->median_abs;
       ck_assert_msg (before < 1e-9, "median before %g", before);
-      ck_assert_msg (after <= before + 1e-12, "loss %d: median %g -> %g", loss, before, after);
+      ck_assert_msg (after <= before + 1e-12, "loss %u: median %g -> %g", loss, before, after);
     }
 }
 END_TEST
@@ -567,6 +632,8 @@ suite (void)
   tcase_add_test (tc, recovers_known_parameters);
   tcase_add_test (tc, noisy_data_lands_close);
   tcase_add_test (tc, soft_l1_ignores_outliers);
+  tcase_add_test (tc, trimmed_ignores_many_outliers);
+  tcase_add_test (tc, trimmed_is_exact_on_clean_data);
   tcase_add_test (tc, median_never_worse);
   tcase_add_test (tc, holdout_is_predicted);
   tcase_add_test (tc, two_and_eight_nodes_predict_128);

@@ -111,6 +111,32 @@ if command -v python3 >/dev/null 2>&1; then
   python3 -m json.tool "$tmp/out" >/dev/null || fail "the JSON report does not parse"
 fi
 
+# --loss trimmed: the report names the ops the fit left out (text, JSON, the
+# INI's comment), and they are the fit set's minority: ⌊m/2⌋ + 1 are fitted
+run "$tmp/ar.h5" "$tmp/rs.h5" --topology p3dn -o "$o" --loss trimmed
+[ "$status" -eq 0 ] || fail "calibrate --loss trimmed: exit $status: $(cat "$tmp/err")"
+grep -q "^topology: .*, trimmed loss$" "$tmp/out" || fail "trimmed: loss not named: $(cat "$tmp/out")"
+n_fit=$(sed -n 's/^ops: *\([0-9]*\) fitted.*/\1/p' "$tmp/out")
+n_trim=$(sed -n 's/^trimmed: the final fit left out the \([0-9]*\) of \([0-9]*\) fitted ops.*/\1/p' "$tmp/out")
+[ -n "$n_fit" ] && [ -n "$n_trim" ] || fail "trimmed: no count of the ops left out: $(cat "$tmp/out")"
+[ "$n_trim" -eq $((n_fit - n_fit / 2 - 1)) ] || fail "trimmed: $n_trim of $n_fit left out"
+grep -q "^  trimmed, calibrated *$n_trim " "$tmp/out" || fail "trimmed: no error line: $(cat "$tmp/out")"
+grep -q "^trimmed: .*: all_[a-z_]* [0-9]* B (op [0-9]* of [a-z]*\.h5)" "$tmp/out" \
+  || fail "trimmed: the ops are not listed with their inputs: $(cat "$tmp/out")"
+grep -q "^# trimmed: the final fit left out $n_trim of the fitted ops" "$o" \
+  || fail "trimmed: the INI's comment does not say so: $(cat "$o")"
+run "$tmp/ar.h5" --topology p3dn -o "$o" --loss trimmed --format json
+[ "$status" -eq 0 ] || fail "calibrate --loss trimmed --format json: exit $status: $(cat "$tmp/err")"
+tr -d ' \n' <"$tmp/out" >"$tmp/flat"
+for want in '"loss":"trimmed"' '"trimmed":{"after":{"ops":' '"ops":\[{"input":' '"collective":"all_reduce","bytes":'; do
+  grep -q "$want" "$tmp/flat" || fail "trimmed JSON lacks $want: $(cat "$tmp/out")"
+done
+run "$tmp/ar.h5" --topology p3dn -o "$o" --format json
+grep -q '"trimmed"' "$tmp/out" && fail "a least-squares report has a trimmed entry: $(cat "$tmp/out")"
+grep -q "^# trimmed" "$o" && fail "a least-squares INI has a trimmed comment: $(cat "$o")"
+expect_usage "bad loss names the choices" "$tmp/ar.h5" --topology p3dn -o "$o" --loss lts
+grep -q "expected least-squares, soft-l1 or trimmed" "$tmp/err" || fail "bad loss: $(cat "$tmp/err")"
+
 # log_with NAME LINE…: the all-reduce fixture with "NCCL INFO LINE" lines
 # (what NCCL_DEBUG=INFO prints) after its rank list, imported as $tmp/NAME.h5.
 log_with () {
