@@ -260,6 +260,48 @@ START_TEST (trimmed_ignores_many_outliers)
 }
 END_TEST
 
+START_TEST (trimmed_keeps_holdout_apart)
+{
+  /* 3 ops in 7 slow, and everything from 64 MiB held out: the trim picks
+   * among the fitted ops only (a held-out op is never "trimmed"), the
+   * majority of them is exact, so the held-out ops — slow ones among them
+   * — are predicted as the truth would: exact where they are exact */
+  g_autoptr (SpCalibData) d = with_slow_ops (0, 2, "busy");
+  SpCalibHoldout h;
+  GError *e = NULL;
+  ck_assert (sp_calib_holdout_parse ("size:>=64M", &h, &e));
+  ck_assert (sp_calib_data_apply_holdout (d, &h, &e));
+  g_autoptr (SpTopo) start = start_topo ();
+  SpCalibOptions o;
+  sp_calib_options_init (&o);
+  o.loss = SP_CALIB_LOSS_TRIMMED;
+  g_autoptr (SpCalibResult) r = sp_calibrate_fit (start, d, &o, &e);
+  SP_ASSERT_NO_ERROR (e);
+  gsize n;
+  const SpCalibPoint *pts = sp_calib_data_points (d, &n);
+  const gboolean *trimmed = sp_calib_result_trimmed (r);
+  const double *after = sp_calib_result_sim_after (r);
+  gsize m = sp_calib_data_n_fit (d), k = 0, exact_held = 0;
+  for (gsize i = 0; i < n; i++)
+    {
+      if (pts[i].holdout)
+        {
+          ck_assert_msg (!trimmed[i], "held-out op %zu trimmed", i);
+          if (i % 7 > 2)
+            {
+              ck_assert_msg (fabs (after[i] / pts[i].measured_ns - 1) < 5e-3,
+                             "held-out exact op %zu predicted %g off", i,
+                             after[i] / pts[i].measured_ns - 1);
+              exact_held++;
+            }
+        }
+      k += trimmed[i] ? 1 : 0;
+    }
+  ck_assert_uint_gt (exact_held, 0);
+  ck_assert_uint_eq (k, m - (m / 2 + 1));
+}
+END_TEST
+
 START_TEST (trimmed_is_exact_on_clean_data)
 {
   /* nothing to trim away: the same truth as least squares, and the ops
@@ -634,6 +676,7 @@ suite (void)
   tcase_add_test (tc, soft_l1_ignores_outliers);
   tcase_add_test (tc, trimmed_ignores_many_outliers);
   tcase_add_test (tc, trimmed_is_exact_on_clean_data);
+  tcase_add_test (tc, trimmed_keeps_holdout_apart);
   tcase_add_test (tc, median_never_worse);
   tcase_add_test (tc, holdout_is_predicted);
   tcase_add_test (tc, two_and_eight_nodes_predict_128);
