@@ -6,6 +6,7 @@
 #include "sim-internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define P SP_CALIB_N_PARAMS
@@ -887,6 +888,22 @@ fit_rounds (Fit *f, const SpTopoSpec *start, const double *sim_start, guint prot
   return ok;
 }
 
+/* An op's squared log residual and its index, ordered by the first then
+ * the second (so ties go to the earlier op and the order is total). */
+typedef struct {
+  double r2;
+  gsize i;
+} TrimKey;
+
+static int
+trim_key_cmp (const void *a, const void *b)
+{
+  const TrimKey *x = a, *y = b;
+  if (x->r2 != y->r2)
+    return x->r2 < y->r2 ? -1 : 1;
+  return x->i < y->i ? -1 : x->i > y->i ? 1 : 0;
+}
+
 /* Least trimmed squares (SP_CALIB_LOSS_TRIMMED): of the fit set's m points,
  * the h = ⌊m/2⌋ + 1 with the smallest |log sim − log measured| at `sim`
  * are fitted, the others trimmed (mask[i] TRUE; held-out points never).
@@ -895,8 +912,7 @@ fit_rounds (Fit *f, const SpTopoSpec *start, const double *sim_start, guint prot
 static double
 trim_mask (const Fit *f, const double *sim, gboolean *mask)
 {
-  g_autofree double *key = g_new (double, f->n_pts + 1);
-  g_autofree gsize *order = g_new (gsize, f->n_pts + 1);
+  g_autofree TrimKey *keys = g_new (TrimKey, f->n_pts + 1);
   gsize m = 0;
   for (gsize i = 0; i < f->n_pts; i++)
     {
@@ -904,27 +920,16 @@ trim_mask (const Fit *f, const double *sim, gboolean *mask)
       if (f->pts[i].holdout)
         continue;
       double d = log (sim[i]) - log (f->pts[i].measured_ns);
-      key[i] = d * d;
-      order[m++] = i;
+      keys[m++] = (TrimKey) { d * d, i };
     }
-  /* insertion sort by (r², index): m is the ops of a few traces */
-  for (gsize a = 1; a < m; a++)
-    {
-      gsize v = order[a], b = a;
-      while (b > 0 && key[order[b - 1]] > key[v])
-        {
-          order[b] = order[b - 1];
-          b--;
-        }
-      order[b] = v;
-    }
+  qsort (keys, m, sizeof *keys, trim_key_cmp);
   gsize h = m / 2 + 1;
   double q = 0;
   for (gsize a = 0; a < m; a++)
     if (a < h)
-      q += key[order[a]];
+      q += keys[a].r2;
     else
-      mask[order[a]] = TRUE;
+      mask[keys[a].i] = TRUE;
   return q;
 }
 
