@@ -47,6 +47,8 @@ struct _SpCalibResult {
   SpCalibErrorStats err[2][2]; /* [holdout][after] */
   double *sim_before, *sim_after;
   gboolean *trimmed; /* SP_CALIB_LOSS_TRIMMED: the points the fit left out */
+  double std_error[P];  /* sp_calib_result_std_error */
+  double corr[P][P];    /* sp_calib_result_correlation */
   guint32 iterations;
   double rms_before, rms_after;
   guint protocols;
@@ -1008,6 +1010,109 @@ fit_trimmed (Fit *f, const SpTopoSpec *spec, const double *sim_input, guint prot
   return TRUE;
 }
 
+/* Standard errors and correlations of the fitted parameters at `at`
+ * (res->fitted says which): the Jacobian J of the plain log residuals of
+ * the points the fit used (`trimmed`: those a trimmed fit kept), s² =
+ * Σ r² / (m − n), covariance s² (JᵀJ)⁻¹ in the fit variables (log for
+ * efficiencies, turned into the value's error by the delta method:
+ * se(e) = e · se(log e)). */
+static gboolean
+param_errors (Fit *f, const SpTopoSpec *at, const gboolean *trimmed, SpCalibResult *res,
+              GError **error)
+{
+  for (guint p = 0; p < P; p++)
+    {
+      res->std_error[p] = NAN;
+      for (guint q = 0; q < P; q++)
+        res->corr[p][q] = NAN;
+    }
+  const SpTopoSpec *base = f->base;
+  SpCalibLoss loss = f->loss;
+  f->base = at;
+  f->loss = SP_CALIB_LOSS_LEAST_SQUARES;
+  f->trimmed = trimmed;
+  f->n_free = 0;
+  double x[P];
+  for (guint p = 0; p < P; p++)
+    if (res->fitted[p])
+      {
+        double v = spec_get (at, p);
+        x[f->n_free] = is_efficiency (p) ? log (MAX (v, SP_CALIB_EFF_MIN)) : v;
+        f->idx[f->n_free++] = p;
+      }
+  guint n = f->n_free;
+  gsize m = n_fitted (f);
+  gboolean ok = TRUE;
+  if (n > 0 && m > n)
+    {
+      g_autofree double *sim = g_new (double, f->n_pts);
+      g_autofree double *r = g_new (double, m);
+      g_autofree double *r_tmp = g_new (double, m);
+      g_autofree double *J = g_new (double, m * n);
+      double cost;
+      ok = residuals (f, x, sim, r, &cost, error) && jacobian (f, x, r, m, J, sim, r_tmp, error);
+      if (ok)
+        {
+          double s2 = 2 * cost / (double) (m - n);
+          /* columns the times do not move are undetermined; the rest are
+           * inverted together */
+          guint map[P], k = 0;
+          for (guint a = 0; a < n; a++)
+            {
+              double mx = 0;
+              for (gsize i = 0; i < m; i++)
+                mx = MAX (mx, fabs (J[i * n + a]));
+              if (mx < JAC_ZERO)
+                res->std_error[f->idx[a]] = INFINITY;
+              else
+                map[k++] = a;
+            }
+          double A[P * P], inv[P * P];
+          for (guint a = 0; a < k; a++)
+            for (guint b = 0; b < k; b++)
+              {
+                double sum = 0;
+                for (gsize i = 0; i < m; i++)
+                  sum += J[i * n + map[a]] * J[i * n + map[b]];
+                A[a * k + b] = sum;
+              }
+          gboolean regular = TRUE;
+          for (guint c = 0; c < k && regular; c++)
+            {
+              double M[P * P], e[P] = { 0 }, col[P];
+              memcpy (M, A, sizeof (double) * k * k);
+              e[c] = 1;
+              regular = solve (M, e, k, col);
+              for (guint a = 0; a < k; a++)
+                inv[a * k + c] = col[a];
+            }
+          for (guint a = 0; a < k; a++)
+            {
+              guint p = f->idx[map[a]];
+              double var = s2 * inv[a * k + a];
+              if (!regular || !(var >= 0) || !isfinite (var))
+                {
+                  res->std_error[p] = INFINITY;
+                  continue;
+                }
+              double se = sqrt (var);
+              res->std_error[p] = is_efficiency (p) ? se * exp (x[map[a]]) : se;
+              for (guint b = 0; b < k; b++)
+                {
+                  double d = inv[a * k + a] * inv[b * k + b];
+                  if (d > 0)
+                    res->corr[p][f->idx[map[b]]] = CLAMP (inv[a * k + b] / sqrt (d), -1.0, 1.0);
+                }
+            }
+        }
+    }
+  f->base = base;
+  f->loss = loss;
+  f->trimmed = NULL;
+  f->n_free = 0;
+  return ok;
+}
+
 SpCalibResult *
 sp_calibrate_fit (const SpTopo *topo, const SpCalibData *data, const SpCalibOptions *options,
                   GError **error)
@@ -1100,6 +1205,8 @@ sp_calibrate_fit (const SpTopo *topo, const SpCalibData *data, const SpCalibOpti
       double d = fabs (res->after[p] - res->before[p]);
       res->moved[p] = d > MOVED_TOL * MAX (1.0, fabs (res->before[p]));
     }
+  if (!param_errors (&f, &fitted, res->trimmed, res, error))
+    return NULL;
   for (int h = 0; h < 2; h++)
     {
       error_stats (f.pts, f.n_pts, res->sim_before, h, &res->err[h][0]);
@@ -1203,6 +1310,20 @@ sp_calib_result_sim_after (const SpCalibResult *r)
 {
   g_return_val_if_fail (r != NULL, NULL);
   return r->sim_after;
+}
+
+double
+sp_calib_result_std_error (const SpCalibResult *r, SpCalibParam p)
+{
+  g_return_val_if_fail (r != NULL && (guint) p < P, NAN);
+  return r->std_error[p];
+}
+
+double
+sp_calib_result_correlation (const SpCalibResult *r, SpCalibParam a, SpCalibParam b)
+{
+  g_return_val_if_fail (r != NULL && (guint) a < P && (guint) b < P, NAN);
+  return r->corr[a][b];
 }
 
 const gboolean *

@@ -10,6 +10,7 @@
 #include "shardplan/calibrate.h"
 #include "shardplan/calibrate-fit.h"
 
+#include <math.h>
 #include <string.h>
 
 #define CMD "calibrate"
@@ -111,6 +112,43 @@ source_env (const SpCalibData *data, guint32 s, const SpCalibResult *res)
   return g_string_free (t, t->len == 0);
 }
 
+/* A standard error for the report: "" when not fitted (NAN),
+ * "undetermined" when the data do not determine it (INFINITY). */
+static char *
+std_error_text (double se)
+{
+  if (isnan (se))
+    return g_strdup ("");
+  if (!isfinite (se))
+    return g_strdup ("undetermined");
+  return g_strdup_printf ("±%.3g", se);
+}
+
+/* Estimates correlated this strongly are reported: the data determine a
+ * combination of the two rather than each. */
+#define CORRELATED 0.95
+
+/* "correlated: A and B (-0.99), ...: the data determine a combination of
+ * each pair, not each" or NULL when no pair of fitted parameters is. */
+static char *
+correlated_text (const SpCalibResult *res)
+{
+  GString *t = g_string_new (NULL);
+  for (guint a = 0; a < SP_CALIB_N_PARAMS; a++)
+    for (guint b = a + 1; b < SP_CALIB_N_PARAMS; b++)
+      {
+        double r = sp_calib_result_correlation (res, a, b);
+        if (!isnan (r) && fabs (r) >= CORRELATED)
+          g_string_append_printf (t, "%s%s and %s (%+.2f)", t->len ? ", " : "correlated: ",
+                                  sp_calib_param_name (a), sp_calib_param_name (b), r);
+      }
+  if (t->len == 0)
+    return g_string_free (t, TRUE);
+  g_string_append (t, ": the data determine a combination of each pair better than either; "
+                      "check the fit on other group sizes before trusting it there");
+  return g_string_free (t, FALSE);
+}
+
 /* --loss trimmed: the fit points the final fit left out, their error
  * summary after calibration in *out_stats; 0 (and no stats) otherwise. */
 static gsize
@@ -189,7 +227,7 @@ report_text (FILE *out, const SpCalibData *data, const SpCalibResult *res, const
   fprintf (out, "fit:        %u Levenberg-Marquardt iterations, rms log error %.3f -> %.3f, %.2f s\n\n",
            sp_calib_result_iterations (res), sp_calib_result_rms_log_before (res),
            sp_calib_result_rms_log_after (res), seconds);
-  fprintf (out, "%-34s %12s %12s\n", "parameter", "before", "after");
+  fprintf (out, "%-34s %12s %12s %12s\n", "parameter", "before", "after", "std. error");
   for (guint p = 0; p < SP_CALIB_N_PARAMS; p++)
     {
       double before, after;
@@ -198,9 +236,13 @@ report_text (FILE *out, const SpCalibData *data, const SpCalibResult *res, const
       sp_calib_result_param (res, p, &before, &after, &fitted, &moved, &why);
       g_autofree char *b = format_value (before);
       g_autofree char *a = format_value (after);
-      fprintf (out, "%-34s %12s %12s  %s%s\n", sp_calib_param_name (p), b, a,
+      g_autofree char *se = std_error_text (sp_calib_result_std_error (res, p));
+      fprintf (out, "%-34s %12s %12s %12s  %s%s\n", sp_calib_param_name (p), b, a, se,
                !fitted ? "kept: " : moved ? "moved" : "fitted, unchanged", fitted ? "" : why);
     }
+  g_autofree char *corr = correlated_text (res);
+  if (corr != NULL)
+    fprintf (out, "%s\n", corr);
   fprintf (out, "\nerror = simulated / measured - 1 per op\n");
   fprintf (out, "%-22s %6s %14s %11s %13s\n", "", "ops", "median |err|", "p90 |err|",
            "worst |err|");
@@ -376,8 +418,37 @@ report_json (const SpCalibData *data, const SpCalibResult *res, const char *topo
         json_builder_add_string_value (b, why);
       else
         json_builder_add_null_value (b);
+      /* a number; "undetermined" where the data do not determine it; null
+       * when not fitted */
+      double se = sp_calib_result_std_error (res, p);
+      json_builder_set_member_name (b, "std_error");
+      if (isnan (se))
+        json_builder_add_null_value (b);
+      else if (!isfinite (se))
+        json_builder_add_string_value (b, "undetermined");
+      else
+        json_builder_add_double_value (b, se);
       json_builder_end_object (b);
     }
+  json_builder_end_array (b);
+  /* every pair of fitted parameters with a correlation */
+  json_builder_set_member_name (b, "correlations");
+  json_builder_begin_array (b);
+  for (guint p = 0; p < SP_CALIB_N_PARAMS; p++)
+    for (guint q = p + 1; q < SP_CALIB_N_PARAMS; q++)
+      {
+        double r = sp_calib_result_correlation (res, p, q);
+        if (isnan (r))
+          continue;
+        json_builder_begin_object (b);
+        json_builder_set_member_name (b, "a");
+        json_builder_add_string_value (b, sp_calib_param_name (p));
+        json_builder_set_member_name (b, "b");
+        json_builder_add_string_value (b, sp_calib_param_name (q));
+        json_builder_set_member_name (b, "r");
+        json_builder_add_double_value (b, r);
+        json_builder_end_object (b);
+      }
   json_builder_end_array (b);
   json_builder_set_member_name (b, "errors");
   json_builder_begin_object (b);
@@ -487,9 +558,16 @@ calibrated_ini (const SpCalibData *data, const SpCalibResult *res, const char *t
         g_string_append_printf (s, "# %s: kept at %.6g (%s)\n", sp_calib_param_name (p), before,
                                 why);
       else
-        g_string_append_printf (s, "# %s: %.6g -> %.6g%s\n", sp_calib_param_name (p), before,
-                                after, moved ? "" : " (unchanged)");
+        {
+          g_autofree char *se = std_error_text (sp_calib_result_std_error (res, p));
+          g_string_append_printf (s, "# %s: %.6g -> %.6g%s%s%s%s\n", sp_calib_param_name (p),
+                                  before, after, moved ? "" : " (unchanged)", *se ? " (" : "",
+                                  se, *se ? ")" : "");
+        }
     }
+  g_autofree char *corr = correlated_text (res);
+  if (corr != NULL)
+    g_string_append_printf (s, "# %s\n", corr);
   g_string_append (s, "\n");
   g_autofree char *ini = sp_topo_to_ini (sp_calib_result_topology (res));
   g_string_append (s, ini);

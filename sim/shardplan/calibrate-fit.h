@@ -144,6 +144,26 @@ void sp_calib_result_param (const SpCalibResult *result, SpCalibParam param,
                             double *out_before, double *out_after, gboolean *out_fitted,
                             gboolean *out_moved, const char **out_reason);
 
+/* The standard error of fitted parameter `param`'s value after the fit,
+ * in its units (efficiencies, fitted as logs, by the delta method): from
+ * the Jacobian J of the log residuals of the points the fit used (with
+ * SP_CALIB_LOSS_TRIMMED, those it kept) at the fitted values, s² (JᵀJ)⁻¹
+ * with s² = Σ r² / (m − n) for m points and n fitted parameters.  It says
+ * what the data determine if the model's shape is right and the errors
+ * are independent; a model that misses the data's shape shows as a large
+ * s, and so as large errors.  NAN when the parameter was not fitted or
+ * m ≤ n; INFINITY when the fitted ops' times do not determine it at the
+ * fitted values. */
+double sp_calib_result_std_error (const SpCalibResult *result, SpCalibParam param);
+
+/* The correlation (−1 … 1) of two fitted parameters' estimates, from the
+ * same covariance; NAN unless both have a finite standard error.  Near ±1
+ * the data determine a combination of the two (e.g. a latency and an
+ * overhead on ops of one shape), not each: a fit that extrapolates along
+ * it (other group sizes) is not to be trusted. */
+double sp_calib_result_correlation (const SpCalibResult *result, SpCalibParam a,
+                                    SpCalibParam b);
+
 /* Error summaries (relative errors sim / measured − 1 per point) with the
  * input topology (`after` FALSE) or the calibrated one, on the fit set
  * (`holdout` FALSE) or the held-out set (n = 0 when nothing is held out). */

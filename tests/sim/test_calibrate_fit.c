@@ -168,6 +168,88 @@ START_TEST (noisy_data_lands_close)
 }
 END_TEST
 
+START_TEST (std_errors_cover_the_truth)
+{
+  /* 5 % log-normal noise: every fitted value within 3 standard errors of
+   * the truth, and the errors finite and positive; on exact data they
+   * shrink to the rounding of the times */
+  SpTopoSpec truth = true_spec ();
+  const double want[SP_CALIB_N_PARAMS] = { 1.3, 6.0, 0.55, 0.7, 4.0, 9.0, 15.0 };
+  for (int noisy = 0; noisy < 2; noisy++)
+    {
+      g_autoptr (SpCalibData) d = synthetic (&truth, SP_SIM_ANALYTIC, noisy ? 0.05 : 0, NULL);
+      g_autoptr (SpTopo) start = start_topo ();
+      GError *e = NULL;
+      g_autoptr (SpCalibResult) r = sp_calibrate_fit (start, d, NULL, &e);
+      SP_ASSERT_NO_ERROR (e);
+      for (guint p = 0; p < SP_CALIB_N_PARAMS; p++)
+        {
+          gboolean fitted;
+          double after;
+          sp_calib_result_param (r, p, NULL, &after, &fitted, NULL, NULL);
+          double se = sp_calib_result_std_error (r, p);
+          if (!fitted)
+            {
+              ck_assert_msg (isnan (se), "%s not fitted, std error %g", sp_calib_param_name (p), se);
+              continue;
+            }
+          ck_assert_msg (isfinite (se) && se > 0, "%s: std error %g", sp_calib_param_name (p), se);
+          if (noisy)
+            ck_assert_msg (fabs (after - want[p]) <= 3 * se, "%s = %g, truth %g, std error %g",
+                           sp_calib_param_name (p), after, want[p], se);
+          else
+            ck_assert_msg (se < 1e-3 * want[p], "%s: std error %g on exact data",
+                           sp_calib_param_name (p), se);
+          ck_assert (sp_calib_result_correlation (r, p, p) > 0.999);
+        }
+    }
+}
+END_TEST
+
+START_TEST (std_errors_show_an_undetermined_latency)
+{
+  /* only sizes of 64 MiB and up, on two group shapes: bandwidth sets
+   * every time, a latency and an overhead move them by the same few µs,
+   * so the latency's error is large against the full sweep's (1.2 µs
+   * against 0.013 µs here), and the estimates correlated */
+  SpTopoSpec truth = true_spec ();
+  g_autoptr (SpCalibData) all = synthetic (&truth, SP_SIM_ANALYTIC, 0.02, NULL);
+  g_autoptr (SpCalibData) big = sp_calib_data_new ();
+  gsize n;
+  const SpCalibPoint *pts = sp_calib_data_points (all, &n);
+  for (gsize i = 0; i < n; i++)
+    if (pts[i].bytes >= (64u << 20) && (pts[i].n_ranks == 8 || pts[i].n_ranks == 2))
+      ck_assert (sp_calib_data_add_point (big, &pts[i], "big", NULL));
+  g_autoptr (SpTopo) start = start_topo ();
+  GError *e = NULL;
+  g_autoptr (SpCalibResult) ra = sp_calibrate_fit (start, all, NULL, &e);
+  SP_ASSERT_NO_ERROR (e);
+  g_autoptr (SpCalibResult) rb = sp_calibrate_fit (start, big, NULL, &e);
+  SP_ASSERT_NO_ERROR (e);
+  double lat_all = sp_calib_result_std_error (ra, SP_CALIB_INTRA_LATENCY);
+  double lat_big = sp_calib_result_std_error (rb, SP_CALIB_INTRA_LATENCY);
+  ck_assert_msg (isfinite (lat_all) && lat_big > 20 * lat_all,
+                 "[intra] latency std error: %g on every size, %g on the large ones", lat_all,
+                 lat_big);
+  /* the efficiencies stay determined */
+  ck_assert (sp_calib_result_std_error (rb, SP_CALIB_INTRA_EFFICIENCY) < 0.02);
+  double worst = 0;
+  for (guint a = 0; a < SP_CALIB_N_PARAMS; a++)
+    for (guint b = a + 1; b < SP_CALIB_N_PARAMS; b++)
+      {
+        double c = sp_calib_result_correlation (rb, a, b);
+        ck_assert (isnan (c) || fabs (c) <= 1.0);
+        if (!isnan (c))
+          worst = MAX (worst, fabs (c));
+        ck_assert (isnan (c) || c == sp_calib_result_correlation (rb, b, a)
+                   || fabs (c - sp_calib_result_correlation (rb, b, a)) < 1e-9);
+      }
+  /* (0.88 here: the two shapes' different step counts keep the latency
+   * and the overhead apart a little) */
+  ck_assert_msg (worst >= 0.8, "strongest correlation %g", worst);
+}
+END_TEST
+
 /* The truth's exact data with the ops i of every 7 with i % 7 in
  * [first, last] measured 10x slower (stragglers). */
 static SpCalibData *
@@ -673,6 +755,8 @@ suite (void)
   tcase_set_timeout (tc, 120);
   tcase_add_test (tc, recovers_known_parameters);
   tcase_add_test (tc, noisy_data_lands_close);
+  tcase_add_test (tc, std_errors_cover_the_truth);
+  tcase_add_test (tc, std_errors_show_an_undetermined_latency);
   tcase_add_test (tc, soft_l1_ignores_outliers);
   tcase_add_test (tc, trimmed_ignores_many_outliers);
   tcase_add_test (tc, trimmed_is_exact_on_clean_data);

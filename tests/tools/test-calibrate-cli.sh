@@ -90,6 +90,13 @@ for want in 'fit set, input' 'fit set, calibrated' 'held out, calibrated' '\[int
   'kept: no fitted op spans more than one node' "wrote $o"; do
   grep -q "$want" "$tmp/out" || fail "text report lacks '$want': $(cat "$tmp/out")"
 done
+# each fitted parameter has a standard error (text and the INI's comment)
+grep -q '^parameter  *before  *after  *std. error$' "$tmp/out" || fail "no std. error column: $(cat "$tmp/out")"
+grep -q '^\[calibration\] intra_efficiency  *[0-9.]*  *[0-9.]*  *±[0-9.e+-]*  *moved$' "$tmp/out" \
+  || fail "no std. error for intra_efficiency: $(cat "$tmp/out")"
+grep -q '^# \[calibration\] intra_efficiency: [0-9.]* -> [0-9.]* (±[0-9.e+-]*)$' "$o" \
+  || fail "the INI's comment has no std. error: $(cat "$o")"
+grep -q '^\[inter\] latency_us  *2.7  *2.7  *kept' "$tmp/out" || fail "an unfitted parameter got an error: $(cat "$tmp/out")"
 grep -q '^# Calibrated by shardplan calibrate' "$o" || fail "no comment block: $(cat "$o")"
 grep -q '^# fit on 14 ops; held out (size:>=16777216): 4 ops' "$o" || fail "comment: $(cat "$o")"
 grep -q '^\[calibration\]' "$o" || fail "no [calibration] section"
@@ -102,6 +109,7 @@ run "$tmp/ar.h5" --topology p3dn -o "$o" --holdout "file:$tmp/rs.h5" --format js
 [ "$status" -eq 0 ] || fail "calibrate --format json: exit $status: $(cat "$tmp/err")"
 tr -d ' \n' <"$tmp/out" >"$tmp/flat"
 for want in '"fit_ops":18' '"holdout_ops":' '"loss":"soft-l1"' '"model":"analytic"' '"one_rank":0' \
+  '"reason":"nofittedopspansmorethanonenode","std_error":null' '"correlations":\[{"a":"' \
   '"parameters":\[{"name":"\[intra\]latency_us"' '"errors":{"fit":{"before":{"ops":18'; do
   grep -q "$want" "$tmp/flat" || fail "JSON lacks $want: $(cat "$tmp/out")"
 done
