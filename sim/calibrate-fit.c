@@ -842,6 +842,12 @@ fit_rounds (Fit *f, const SpTopoSpec *start, const double *sim_start, guint prot
   *out = *start;
   double best_cost = fit_cost (f, sim_start);
   double x[P];
+  /* rr: this round's reasons; acc: NULL for a parameter some round so far
+   * fitted, else the latest reason — the values of a round come from all
+   * rounds before it, so its reasons are acc */
+  const char *rr[P], *acc[P];
+  for (guint p = 0; p < P; p++)
+    acc[p] = "";
   gboolean ok = TRUE;
   for (guint round = 0; ok; round++)
     {
@@ -856,7 +862,7 @@ fit_rounds (Fit *f, const SpTopoSpec *start, const double *sim_start, guint prot
             why = "no fitted op spans more than one node";
           else if (p >= SP_CALIB_LL_OVERHEAD && !(protos & (1u << (p - SP_CALIB_LL_OVERHEAD))))
             why = "the model chooses this protocol for no fitted op";
-          reason[p] = why;
+          rr[p] = why;
           if (why == NULL)
             {
               double v = spec_get (&cur, p), lo, hi;
@@ -866,11 +872,14 @@ fit_rounds (Fit *f, const SpTopoSpec *start, const double *sim_start, guint prot
             }
         }
       guint32 iters = 0;
-      ok = drop_unidentifiable (f, x, reason, error)
+      ok = drop_unidentifiable (f, x, rr, error)
            && (f->n_free == 0 || levenberg_marquardt (f, x, max_iter, &iters, error));
       if (!ok)
         break;
       *iterations += iters;
+      for (guint p = 0; p < P; p++)
+        if (rr[p] == NULL || acc[p] != NULL)
+          acc[p] = rr[p];
       SpTopoSpec next;
       spec_of (f, x, &next);
       guint now = 0;
@@ -878,8 +887,13 @@ fit_rounds (Fit *f, const SpTopoSpec *start, const double *sim_start, guint prot
       if (!ok)
         break;
       double c = fit_cost (f, sim);
+      if (round == 0) /* (the start's reasons, if no round beats it) */
+        memcpy (reason, acc, sizeof acc);
       if (c < best_cost)
-        *out = next, best_cost = c;
+        {
+          *out = next, best_cost = c;
+          memcpy (reason, acc, sizeof acc);
+        }
       cur = next;
       if ((now & ~protos) == 0 || round + 1 >= SP_CALIB_PROTO_ROUNDS)
         break;
@@ -941,9 +955,57 @@ trim_mask (const Fit *f, const double *sim, gboolean *mask)
  * the trimmed objective never grows; it stops when the set repeats. */
 #define SP_CALIB_TRIM_STEPS 20
 
+/* Copy parameter p's own field (not its effective value: an efficiency
+ * of 0, "the model's own", stays 0) from `from` into `to`. */
+static void
+spec_copy_param (SpTopoSpec *to, const SpTopoSpec *from, guint p)
+{
+  switch (p)
+    {
+    case SP_CALIB_INTRA_LATENCY:
+      to->intra_latency_us = from->intra_latency_us;
+      break;
+    case SP_CALIB_INTER_LATENCY:
+      to->inter_latency_us = from->inter_latency_us;
+      break;
+    case SP_CALIB_INTRA_EFFICIENCY:
+      to->cal_intra_efficiency = from->cal_intra_efficiency;
+      break;
+    case SP_CALIB_NIC_EFFICIENCY:
+      to->cal_nic_efficiency = from->cal_nic_efficiency;
+      break;
+    default:
+      to->cal_overhead_us[p - SP_CALIB_LL_OVERHEAD] = from->cal_overhead_us[p - SP_CALIB_LL_OVERHEAD];
+      break;
+    }
+}
+
+/* One C-step's fit: least squares on the points `used` does not trim,
+ * from *at (updated), the protocols its start chooses for them calibrated;
+ * why: as fit_rounds' reason. */
+static gboolean
+fit_kept (Fit *f, const gboolean *used, SpTopoSpec *at, double *sim, gboolean intra_data,
+          gboolean inter_data, guint32 max_iter, const char **why, guint32 *iterations,
+          GError **error)
+{
+  SpTopoSpec from = *at;
+  guint protos = 0;
+  f->trimmed = used;
+  gboolean ok = simulate (f, &from, TRUE, sim, &protos, error)
+                && fit_rounds (f, &from, sim, protos, intra_data, inter_data, max_iter, why,
+                               iterations, at, error);
+  f->trimmed = NULL;
+  return ok;
+}
+
 /* The fit of SP_CALIB_LOSS_TRIMMED: C-steps from two starts — the input
  * and the soft-l1 fit of the whole fit set — keeping the end of lower
- * trimmed objective (its trimmed points in `mask`). */
+ * trimmed objective; `mask`: the points its last fit left out.  A
+ * parameter that last fit did not fit (no op it kept depends on it)
+ * returns to its input value — a start or an earlier step may have set it
+ * from ops since trimmed, and the trimmed ops must not move the result —
+ * and the kept ops are fitted once more from there (a protocol choice
+ * may move back with it). */
 static gboolean
 fit_trimmed (Fit *f, const SpTopoSpec *spec, const double *sim_input, guint protos_input,
              gboolean intra_data, gboolean inter_data, guint32 max_iter, const char **reason,
@@ -951,63 +1013,57 @@ fit_trimmed (Fit *f, const SpTopoSpec *spec, const double *sim_input, guint prot
 {
   gsize n = f->n_pts;
   g_autofree double *sim = g_new (double, n);
-  g_autofree gboolean *cur_mask = g_new0 (gboolean, n);
-  g_autofree gboolean *prev = g_new0 (gboolean, n);
-  /* why[k][p]: why start k's fits never fitted parameter p (NULL once
-   * one of them did: the soft-l1 start's own fit counts for it) */
-  const char *why[2][P], *step_why[P];
+  g_autofree gboolean *next = g_new0 (gboolean, n);
+  g_autofree gboolean *used = g_new0 (gboolean, n);
+  const char *why[P];
   SpTopoSpec starts[2];
   starts[0] = *spec;
   f->loss = SP_CALIB_LOSS_SOFT_L1;
   f->trimmed = NULL;
   gboolean ok = fit_rounds (f, spec, sim_input, protos_input, intra_data, inter_data, max_iter,
-                            why[1], iterations, &starts[1], error);
+                            why, iterations, &starts[1], error);
   f->loss = SP_CALIB_LOSS_TRIMMED;
-  if (!ok)
-    return FALSE;
   double best_q = INFINITY;
   *out = *spec;
-  for (guint k = 0; k < G_N_ELEMENTS (starts); k++)
+  for (guint k = 0; k < G_N_ELEMENTS (starts) && ok; k++)
     {
       SpTopoSpec at = starts[k];
-      if (k == 0) /* (replaced by the first C-step's reasons) */
-        for (guint p = 0; p < P; p++)
-          why[0][p] = "the fitted ops' times do not depend on it";
-      if (!simulate (f, &at, TRUE, sim, NULL, error))
-        return FALSE;
-      double q = trim_mask (f, sim, cur_mask);
-      for (guint step = 0; step < SP_CALIB_TRIM_STEPS; step++)
+      ok = simulate (f, &at, TRUE, sim, NULL, error);
+      if (ok)
+        trim_mask (f, sim, next);
+      for (guint step = 0; step < SP_CALIB_TRIM_STEPS && ok; step++)
         {
-          memcpy (prev, cur_mask, sizeof (gboolean) * n);
-          SpTopoSpec from = at;
-          f->trimmed = cur_mask;
-          guint protos = 0; /* those the fit's start chooses for the points it fits */
-          if (!simulate (f, &at, TRUE, sim, &protos, error)
-              || !fit_rounds (f, &from, sim, protos, intra_data, inter_data, max_iter,
-                              step_why, iterations, &at, error))
-            {
-              f->trimmed = NULL;
-              return FALSE;
-            }
-          f->trimmed = NULL;
-          for (guint p = 0; p < P; p++)
-            if (step_why[p] == NULL || why[k][p] != NULL)
-              why[k][p] = step_why[p];
-          if (!simulate (f, &at, TRUE, sim, NULL, error))
-            return FALSE;
-          q = trim_mask (f, sim, cur_mask);
-          if (memcmp (prev, cur_mask, sizeof (gboolean) * n) == 0)
+          memcpy (used, next, sizeof (gboolean) * n);
+          ok = fit_kept (f, used, &at, sim, intra_data, inter_data, max_iter, why, iterations,
+                         error)
+               && simulate (f, &at, TRUE, sim, NULL, error);
+          if (ok)
+            trim_mask (f, sim, next);
+          if (memcmp (used, next, sizeof (gboolean) * n) == 0)
             break;
         }
+      gboolean back = FALSE;
+      for (guint p = 0; p < P && ok; p++)
+        if (why[p] != NULL && spec_get (&at, p) != spec_get (spec, p))
+          {
+            spec_copy_param (&at, spec, p);
+            back = TRUE;
+          }
+      if (back)
+        ok = fit_kept (f, used, &at, sim, intra_data, inter_data, max_iter, why, iterations,
+                       error);
+      if (!ok || !simulate (f, &at, TRUE, sim, NULL, error))
+        return FALSE;
+      double q = trim_mask (f, sim, next);
       if (q < best_q)
         {
           best_q = q;
           *out = at;
-          memcpy (mask, cur_mask, sizeof (gboolean) * n);
-          memcpy (reason, why[k], sizeof why[k]);
+          memcpy (mask, used, sizeof (gboolean) * n);
+          memcpy (reason, why, sizeof why);
         }
     }
-  return TRUE;
+  return ok;
 }
 
 /* Standard errors and correlations of the fitted parameters at `at`
@@ -1026,6 +1082,9 @@ param_errors (Fit *f, const SpTopoSpec *at, const gboolean *trimmed, SpCalibResu
       for (guint q = 0; q < P; q++)
         res->corr[p][q] = NAN;
     }
+  if (f->loss == SP_CALIB_LOSS_TRIMMED)
+    return TRUE; /* no formula: s² of the kept half understates the errors (it is the
+                  * best-agreeing half), and LTS is a less efficient estimator */
   const SpTopoSpec *base = f->base;
   SpCalibLoss loss = f->loss;
   f->base = at;
@@ -1083,27 +1142,33 @@ param_errors (Fit *f, const SpTopoSpec *at, const gboolean *trimmed, SpCalibResu
               memcpy (M, A, sizeof (double) * k * k);
               e[c] = 1;
               regular = solve (M, e, k, col);
-              for (guint a = 0; a < k; a++)
+              for (guint a = 0; a < k && regular; a++)
                 inv[a * k + c] = col[a];
             }
+          gboolean finite[P] = { FALSE };
           for (guint a = 0; a < k; a++)
             {
               guint p = f->idx[map[a]];
-              double var = s2 * inv[a * k + a];
-              if (!regular || !(var >= 0) || !isfinite (var))
+              double var = regular ? s2 * inv[a * k + a] : NAN;
+              finite[a] = var >= 0 && isfinite (var) && isfinite (inv[a * k + a]);
+              if (!finite[a])
                 {
                   res->std_error[p] = INFINITY;
                   continue;
                 }
               double se = sqrt (var);
               res->std_error[p] = is_efficiency (p) ? se * exp (x[map[a]]) : se;
-              for (guint b = 0; b < k; b++)
-                {
-                  double d = inv[a * k + a] * inv[b * k + b];
-                  if (d > 0)
-                    res->corr[p][f->idx[map[b]]] = CLAMP (inv[a * k + b] / sqrt (d), -1.0, 1.0);
-                }
             }
+          /* (the inverse of a symmetric matrix, symmetric up to rounding:
+           * each pair from the mean of its two entries) */
+          for (guint a = 0; a < k; a++)
+            for (guint b = 0; b < k; b++)
+              {
+                double d = inv[a * k + a] * inv[b * k + b];
+                if (finite[a] && finite[b] && d > 0 && isfinite (d))
+                  res->corr[f->idx[map[a]]][f->idx[map[b]]]
+                    = CLAMP (0.5 * (inv[a * k + b] + inv[b * k + a]) / sqrt (d), -1.0, 1.0);
+              }
         }
     }
   f->base = base;

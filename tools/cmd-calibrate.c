@@ -483,7 +483,7 @@ report_json (const SpCalibData *data, const SpCalibResult *res, const char *topo
             json_builder_set_member_name (b, "op");
             json_builder_add_int_value (b, pts[i].op_id);
             json_builder_set_member_name (b, "collective");
-            json_builder_add_string_value (b, sp_coll_name (pts[i].coll));
+            json_builder_add_string_value (b, sp_coll_name (pts[i].coll) ? sp_coll_name (pts[i].coll) : "?");
             json_builder_set_member_name (b, "bytes");
             json_builder_add_int_value (b, (gint64) pts[i].bytes);
             json_builder_end_object (b);

@@ -66,11 +66,15 @@ typedef enum {
                                     * the m fit points that agree best (C-steps from the
                                     * input and from the soft-l1 fit, the lower kept;
                                     * sp_calib_result_trimmed says which were left out).
-                                    * Its breakdown point is a half: up to ⌊(m−1)/2⌋ ops
-                                    * may be off by anything (a run on a shared fabric,
-                                    * a regime the model lacks) and still not move it —
-                                    * and the median error, which users judge a fit by,
-                                    * is set by that best-agreeing majority */
+                                    * Up to ⌊(m−1)/2⌋ ops may be off by anything (a run on
+                                    * a shared fabric, a regime the model lacks) without
+                                    * moving what the kept ops determine: a parameter the
+                                    * final fit's kept ops do not depend on keeps its
+                                    * input value (one they do not pin down, a flat
+                                    * direction, may still follow the start).  The median
+                                    * error, which users judge a fit by, is set by that
+                                    * best-agreeing majority.  No standard errors
+                                    * (sp_calib_result_std_error is NAN) */
 } SpCalibLoss;
 
 /* δ of the soft-L1 loss, in log time (0.1 ≈ 10 %). */
@@ -144,7 +148,9 @@ void sp_calib_result_param (const SpCalibResult *result, SpCalibParam param,
                             double *out_before, double *out_after, gboolean *out_fitted,
                             gboolean *out_moved, const char **out_reason);
 
-/* The standard error of fitted parameter `param`'s value after the fit,
+/* The standard error of fitted parameter `param`'s value after the fit
+ * (not with SP_CALIB_LOSS_TRIMMED: the residuals of the best-agreeing
+ * half understate the errors, and NAN is returned),
  * in its units (efficiencies, fitted as logs, by the delta method): from
  * the Jacobian J of the log residuals of the points the fit used (with
  * SP_CALIB_LOSS_TRIMMED, those it kept) at the fitted values, s² (JᵀJ)⁻¹
@@ -176,8 +182,10 @@ const double *sp_calib_result_sim_before (const SpCalibResult *result);
 const double *sp_calib_result_sim_after (const SpCalibResult *result);
 
 /* SP_CALIB_LOSS_TRIMMED: per point, in the data's order, TRUE for the fit
- * points the trimmed fit left out (they stay in the errors above); NULL
- * with the other losses.  Owned by the result. */
+ * points the trimmed fit left out (they stay in the errors above; where
+ * the median guard kept only part of the fit's step, they are those of
+ * the fit, not of the step); NULL with the other losses.  Owned by the
+ * result. */
 const gboolean *sp_calib_result_trimmed (const SpCalibResult *result);
 
 /* Levenberg–Marquardt iterations taken, and the final and initial root
