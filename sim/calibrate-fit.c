@@ -150,27 +150,30 @@ spec_get (const SpTopoSpec *s, guint p)
     }
 }
 
-static void
-spec_set (SpTopoSpec *s, guint p, double v)
+/* The field of `s` that holds parameter p (for the latencies and
+ * efficiencies, the spec's own value: UNSET or 0 for the model's). */
+static double *
+spec_field (SpTopoSpec *s, guint p)
 {
   switch (p)
     {
     case SP_CALIB_INTRA_LATENCY:
-      s->intra_latency_us = v;
-      break;
+      return &s->intra_latency_us;
     case SP_CALIB_INTER_LATENCY:
-      s->inter_latency_us = v;
-      break;
+      return &s->inter_latency_us;
     case SP_CALIB_INTRA_EFFICIENCY:
-      s->cal_intra_efficiency = v;
-      break;
+      return &s->cal_intra_efficiency;
     case SP_CALIB_NIC_EFFICIENCY:
-      s->cal_nic_efficiency = v;
-      break;
+      return &s->cal_nic_efficiency;
     default:
-      s->cal_overhead_us[p - SP_CALIB_LL_OVERHEAD] = v;
-      break;
+      return &s->cal_overhead_us[p - SP_CALIB_LL_OVERHEAD];
     }
+}
+
+static void
+spec_set (SpTopoSpec *s, guint p, double v)
+{
+  *spec_field (s, p) = v;
 }
 
 /* Physical bounds of the fit (issue 10's calibration runs showed fits that
@@ -955,31 +958,6 @@ trim_mask (const Fit *f, const double *sim, gboolean *mask)
  * the trimmed objective never grows; it stops when the set repeats. */
 #define SP_CALIB_TRIM_STEPS 20
 
-/* Copy parameter p's own field (not its effective value: an efficiency
- * of 0, "the model's own", stays 0) from `from` into `to`. */
-static void
-spec_copy_param (SpTopoSpec *to, const SpTopoSpec *from, guint p)
-{
-  switch (p)
-    {
-    case SP_CALIB_INTRA_LATENCY:
-      to->intra_latency_us = from->intra_latency_us;
-      break;
-    case SP_CALIB_INTER_LATENCY:
-      to->inter_latency_us = from->inter_latency_us;
-      break;
-    case SP_CALIB_INTRA_EFFICIENCY:
-      to->cal_intra_efficiency = from->cal_intra_efficiency;
-      break;
-    case SP_CALIB_NIC_EFFICIENCY:
-      to->cal_nic_efficiency = from->cal_nic_efficiency;
-      break;
-    default:
-      to->cal_overhead_us[p - SP_CALIB_LL_OVERHEAD] = from->cal_overhead_us[p - SP_CALIB_LL_OVERHEAD];
-      break;
-    }
-}
-
 /* One C-step's fit: least squares on the points `used` does not trim,
  * from *at (updated), the protocols its start chooses for them calibrated;
  * why: as fit_rounds' reason. */
@@ -1016,7 +994,7 @@ fit_trimmed (Fit *f, const SpTopoSpec *spec, const double *sim_input, guint prot
   g_autofree gboolean *next = g_new0 (gboolean, n);
   g_autofree gboolean *used = g_new0 (gboolean, n);
   const char *why[P];
-  SpTopoSpec starts[2];
+  SpTopoSpec input = *spec, starts[2];
   starts[0] = *spec;
   f->loss = SP_CALIB_LOSS_SOFT_L1;
   f->trimmed = NULL;
@@ -1046,7 +1024,8 @@ fit_trimmed (Fit *f, const SpTopoSpec *spec, const double *sim_input, guint prot
       for (guint p = 0; p < P && ok; p++)
         if (why[p] != NULL && spec_get (&at, p) != spec_get (spec, p))
           {
-            spec_copy_param (&at, spec, p);
+            /* its own field: an efficiency of 0, "the model's own", stays 0 */
+            *spec_field (&at, p) = *spec_field (&input, p);
             back = TRUE;
           }
       if (back)
