@@ -1047,13 +1047,11 @@ fit_trimmed (Fit *f, const SpTopoSpec *spec, const double *sim_input, guint prot
 
 /* Standard errors and correlations of the fitted parameters at `at`
  * (res->fitted says which): the Jacobian J of the plain log residuals of
- * the points the fit used (`trimmed`: those a trimmed fit kept), s² =
- * Σ r² / (m − n), covariance s² (JᵀJ)⁻¹ in the fit variables (log for
- * efficiencies, turned into the value's error by the delta method:
- * se(e) = e · se(log e)). */
+ * the fit points, s² = Σ r² / (m − n), covariance s² (JᵀJ)⁻¹ in the fit
+ * variables (log for efficiencies, turned into the value's error by the
+ * delta method: se(e) = e · se(log e)).  None for a trimmed fit. */
 static gboolean
-param_errors (Fit *f, const SpTopoSpec *at, const gboolean *trimmed, SpCalibResult *res,
-              GError **error)
+param_errors (Fit *f, const SpTopoSpec *at, SpCalibResult *res, GError **error)
 {
   for (guint p = 0; p < P; p++)
     {
@@ -1068,7 +1066,7 @@ param_errors (Fit *f, const SpTopoSpec *at, const gboolean *trimmed, SpCalibResu
   SpCalibLoss loss = f->loss;
   f->base = at;
   f->loss = SP_CALIB_LOSS_LEAST_SQUARES;
-  f->trimmed = trimmed;
+  f->trimmed = NULL;
   f->n_free = 0;
   double x[P];
   for (guint p = 0; p < P; p++)
@@ -1249,7 +1247,7 @@ sp_calibrate_fit (const SpTopo *topo, const SpCalibData *data, const SpCalibOpti
       double d = fabs (res->after[p] - res->before[p]);
       res->moved[p] = d > MOVED_TOL * MAX (1.0, fabs (res->before[p]));
     }
-  if (!param_errors (&f, &fitted, res->trimmed, res, error))
+  if (!param_errors (&f, &fitted, res, error))
     return NULL;
   for (int h = 0; h < 2; h++)
     {

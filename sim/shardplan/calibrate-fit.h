@@ -148,13 +148,12 @@ void sp_calib_result_param (const SpCalibResult *result, SpCalibParam param,
                             double *out_before, double *out_after, gboolean *out_fitted,
                             gboolean *out_moved, const char **out_reason);
 
-/* The standard error of fitted parameter `param`'s value after the fit
- * (not with SP_CALIB_LOSS_TRIMMED: the residuals of the best-agreeing
- * half understate the errors, and NAN is returned),
+/* The standard error of fitted parameter `param`'s value after the fit,
  * in its units (efficiencies, fitted as logs, by the delta method): from
- * the Jacobian J of the log residuals of the points the fit used (with
- * SP_CALIB_LOSS_TRIMMED, those it kept) at the fitted values, s² (JᵀJ)⁻¹
- * with s² = Σ r² / (m − n) for m points and n fitted parameters.  It says
+ * the Jacobian J of the log residuals of the fit points at the fitted
+ * values, s² (JᵀJ)⁻¹ with s² = Σ r² / (m − n) for m points and n fitted
+ * parameters.  Not with SP_CALIB_LOSS_TRIMMED (NAN): the residuals of the
+ * best-agreeing half would understate the errors.  It says
  * what the data determine if the model's shape is right and the errors
  * are independent; a model that misses the data's shape shows as a large
  * s, and so as large errors.  NAN when the parameter was not fitted or
