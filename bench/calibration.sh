@@ -364,10 +364,17 @@ def cmd_score(path, work, spec):
                   " (%s) on the same runs: calibrate did not simulate the runs as they ran"
                   " (rank placement?); its fit is not a fit of these runs"
                   % (pct(f["before"]["median_abs_error"]).strip(), pct(med(fb)).strip()))
-        moved = ["%s %.4g -> %.4g" % (p["name"], p["before"], p["after"])
+        def se(p):
+            e = p.get("std_error")
+            return "" if e is None else " (undetermined)" if isinstance(e, str) else " ±%.3g" % e
+        moved = ["%s %.4g -> %.4g%s" % (p["name"], p["before"], p["after"], se(p))
                  for p in r["parameters"] if p["moved"]]
         kept = ["%s (%s)" % (p["name"], p["reason"] or "fitted, unchanged: the median guard or the fit kept it") for p in r["parameters"] if not p["moved"]]
         print("      moved: " + ("; ".join(moved) or "none"))
+        corr = ["%s ~ %s %+.2f" % (c["a"], c["b"], c["r"]) for c in r.get("correlations", [])
+                if abs(c["r"]) >= 0.95]
+        if corr:
+            print("      correlated: " + "; ".join(corr))
         print("      kept:  " + ("; ".join(kept) or "none"))
     ok = ma == ma and ma <= s["threshold"] if s.get("kind") != "no-worse" else \
         (ma == ma and mb == mb and ma <= mb)
