@@ -215,18 +215,40 @@ walk_one (SpTrace *t, const char *path, guint what, GError **error)
   if ((done & WALKED) && (done & what) == what)
     return TRUE;
   haddr_t addr = HADDR_UNDEF;
+  gboolean got;
+  /* The header's address: the root's from the object (H5Fopen has read
+   * its header), any other's from the link in its group, which the walk
+   * of that group checked: H5Oget_info_by_name would have libhdf5 load
+   * the object's header, allocating the size it declares (a damaged one:
+   * terabytes), before this walk could check it against the file.  (Since
+   * 1.12 an address is a token of the file's connector; the native one's
+   * holds the header address.) */
+  if (strcmp (path, "/") == 0)
+    {
 #if H5_VERSION_GE(1, 12, 0)
-  /* an object's address is a token of the file's connector since 1.12;
-   * the native one's holds the header address */
-  H5O_info2_t info;
-  gboolean got = H5Oget_info_by_name3 (t->file, path, &info, H5O_INFO_BASIC, H5P_DEFAULT) >= 0
-                 && H5VLnative_token_to_addr (t->file, info.token, &addr) >= 0;
+      H5O_info2_t info;
+      got = H5Oget_info_by_name3 (t->file, path, &info, H5O_INFO_BASIC, H5P_DEFAULT) >= 0
+            && H5VLnative_token_to_addr (t->file, info.token, &addr) >= 0;
 #else
-  H5O_info_t info;
-  gboolean got = H5Oget_info_by_name2 (t->file, path, &info, H5O_INFO_BASIC, H5P_DEFAULT) >= 0;
-  if (got)
-    addr = info.addr;
+      H5O_info_t info;
+      got = H5Oget_info_by_name2 (t->file, path, &info, H5O_INFO_BASIC, H5P_DEFAULT) >= 0;
+      if (got)
+        addr = info.addr;
 #endif
+    }
+  else
+    {
+#if H5_VERSION_GE(1, 12, 0)
+      H5L_info2_t li;
+      got = H5Lget_info2 (t->file, path, &li, H5P_DEFAULT) >= 0 && li.type == H5L_TYPE_HARD
+            && H5VLnative_token_to_addr (t->file, li.u.token, &addr) >= 0;
+#else
+      H5L_info_t li;
+      got = H5Lget_info (t->file, path, &li, H5P_DEFAULT) >= 0 && li.type == H5L_TYPE_HARD;
+      if (got)
+        addr = li.u.address;
+#endif
+    }
   if (!got || addr == HADDR_UNDEF)
     {
       /* libhdf5 may still open the object and read its attributes (with
