@@ -158,6 +158,36 @@ find_sohm_table (SpTraceHeaps *heaps, GError **error)
   return bad == NULL;
 }
 
+gboolean
+sp_trace_super_read (int fd, guint64 file_size, SpTraceSuper *out)
+{
+  static const guint8 sig[8] = { 0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n' };
+  /* version 0 or 1: 24 or 28 bytes, then base, free space, end of file
+   * and driver addresses and the root's symbol table entry (link name
+   * offset, object header address); version 2 or 3: 12 bytes, then base,
+   * extension, end of file and root addresses */
+  guint8 b[28 + 6 * 8];
+  for (guint64 at = 0; at < file_size; at = at ? at * 2 : 512)
+    {
+      gsize want = (gsize) MIN ((guint64) sizeof b, file_size - at);
+      if (want < 12 || pread (fd, b, want, (off_t) at) != (ssize_t) want)
+        return FALSE;
+      if (memcmp (b, sig, sizeof sig) != 0)
+        continue;
+      guint version = b[8];
+      guint o = version <= 1 ? b[13] : b[9], l = version <= 1 ? b[14] : b[10];
+      gsize root_at = version == 0 ? 24 + 5 * (gsize) o : version == 1 ? 28 + 5 * (gsize) o
+                      : 12 + 3 * (gsize) o;
+      if (version > 3 || (o != 2 && o != 4 && o != 8) || (l != 2 && l != 4 && l != 8)
+          || root_at + o > want)
+        return FALSE;
+      *out = (SpTraceSuper) { .base = at, .addr_len = o, .size_len = l,
+                              .root = sp_trace_le (b + root_at, o) };
+      return out->root < file_size - at;
+    }
+  return FALSE;
+}
+
 SpTraceHeaps *
 sp_trace_heaps_scan (const char *path, guint64 file_size, guint64 addr0, guint addr_len,
                      guint size_len, GError **error)

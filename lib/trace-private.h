@@ -172,6 +172,21 @@ SpTraceHeaps *sp_trace_heaps_scan (const char *path, guint64 file_size, guint64 
                                    guint addr_len, guint size_len, GError **error);
 void sp_trace_heaps_free (SpTraceHeaps *heaps);
 
+/* The superblock (HDF5 file format II.A, versions 0 to 3) as read raw,
+ * before libhdf5 opens the file. */
+typedef struct {
+  guint64 base;             /* its file offset (the user block's size): HDF5 address 0 */
+  guint addr_len, size_len; /* 2, 4 or 8 */
+  guint64 root;             /* the root group's object header address */
+} SpTraceSuper;
+
+/* The superblock of the file open on `fd` (`file_size` bytes), found
+ * where libhdf5 looks for it (offset 0, then 512, 1024, 2048 …): TRUE and
+ * *out filled when there is one of version 0 to 3 with addresses and
+ * lengths of 2, 4 or 8 bytes whose root address lies in the file; FALSE
+ * otherwise (then libhdf5 alone reads it). */
+gboolean sp_trace_super_read (int fd, guint64 file_size, SpTraceSuper *out);
+
 /* Whether the on-disk reference to a variable-length string at `ref`
  * (length: 4 bytes, collection address: `addr_len` bytes, object index: 4
  * bytes, little-endian) is NULL or names an object of a scanned collection

@@ -15,7 +15,10 @@
 #include "config.h"
 #include "trace-private.h"
 
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 struct _SpTrace {
   char *path;
@@ -781,6 +784,31 @@ sp_trace_open (const char *path, GError **error)
                    "'shardplan run')", path);
       return NULL;
     }
+  /* The root group's header, which H5Fopen loads (libhdf5's cache
+   * allocates the size a header declares: a damaged one, terabytes), is
+   * walked first, from the superblock read raw; the global heaps are
+   * scanned with it.  Where libhdf5 then reads the superblock otherwise,
+   * its reading stands and the scan is made again with it. */
+  SpTraceSuper sb;
+  SpTraceHeaps *heaps = NULL;
+  struct stat st;
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  gboolean raw = fd >= 0 && fstat (fd, &st) == 0 && st.st_size > 0
+                 && sp_trace_super_read (fd, (guint64) st.st_size, &sb);
+  if (fd >= 0)
+    close (fd);
+  if (raw)
+    {
+      heaps = sp_trace_heaps_scan (path, (guint64) st.st_size, sb.base, sb.addr_len, sb.size_len,
+                                   error);
+      if (heaps == NULL)
+        return NULL;
+      if (!sp_trace_heaps_check_header (heaps, sb.root, "/", 0, error))
+        {
+          sp_trace_heaps_free (heaps);
+          return NULL;
+        }
+    }
   hid_t file = H5Fopen (path, H5F_ACC_RDONLY, H5P_DEFAULT);
   hsize_t file_size = 0;
   if (file < 0 || H5Fget_filesize (file, &file_size) < 0)
@@ -789,6 +817,7 @@ sp_trace_open (const char *path, GError **error)
                          "%s: damaged or truncated HDF5 file", path);
       if (file >= 0)
         H5Fclose (file);
+      g_clear_pointer (&heaps, sp_trace_heaps_free);
       return NULL;
     }
   /* Before anything reads a variable-length string (lib/trace-heap.c). */
@@ -802,12 +831,18 @@ sp_trace_open (const char *path, GError **error)
       if (fcpl >= 0)
         H5Pclose (fcpl);
       H5Fclose (file);
+      g_clear_pointer (&heaps, sp_trace_heaps_free);
       return NULL;
     }
   H5Pclose (fcpl);
+  if (heaps != NULL
+      && (sb.base != user_block || sb.addr_len != sizeof_addr || sb.size_len != sizeof_size
+          || (guint64) st.st_size != file_size))
+    g_clear_pointer (&heaps, sp_trace_heaps_free);
   /* HDF5 addresses count from the superblock, after the user block */
-  SpTraceHeaps *heaps = sp_trace_heaps_scan (path, file_size, user_block, (guint) sizeof_addr,
-                                             (guint) sizeof_size, error);
+  if (heaps == NULL)
+    heaps = sp_trace_heaps_scan (path, file_size, user_block, (guint) sizeof_addr,
+                                 (guint) sizeof_size, error);
   if (heaps == NULL)
     {
       H5Fclose (file);

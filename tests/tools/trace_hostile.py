@@ -688,6 +688,45 @@ def hdf5_lib():
     return None
 
 
+# Superblocks of every version the reader reads raw (the root group's
+# header is walked before H5Fopen, which loads it: its declared size was
+# allocated first), each behind a user block: version 0 (h5py's default),
+# 1 (a non-default indexed-storage K, through the libhdf5 h5py runs on), 2
+# (libver v18) and 3 (latest).  And the version 1 one with its root
+# header's declared size damaged (libhdf5 read it first, "actual len
+# exceeds EOA", and a sanitizer build aborted on the allocation).
+def superblock(name, userblock, istore_k=0, libver=None):
+    fcpl = h5py.h5p.create(h5py.h5p.FILE_CREATE)
+    if istore_k:
+        lib = hdf5_lib()
+        if lib is None or lib.H5Pset_istore_k(ctypes.c_int64(fcpl.id), ctypes.c_uint(istore_k)) < 0:
+            return None
+    fcpl.set_userblock(userblock)
+    fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
+    if libver:
+        fapl.set_libver_bounds(libver, h5py.h5f.LIBVER_LATEST)
+    path = os.path.join(outdir, name + ".h5")
+    fid = h5py.h5f.create(path.encode(), h5py.h5f.ACC_TRUNC, fcpl=fcpl, fapl=fapl)
+    rewrite(good, name, fid=fid)
+    fid.close()
+    return path
+
+
+superblock("ok-superblock-0", 4096)
+superblock("ok-superblock-2", 1024, libver=h5py.h5f.LIBVER_V18)
+superblock("ok-superblock-3", 2048, libver=h5py.h5f.LIBVER_LATEST)
+sb1 = superblock("ok-superblock-1", 2048, istore_k=64)
+if sb1:
+    data = bytearray(open(sb1, "rb").read())
+    at = data.find(b"\x89HDF\r\n\x1a\n")
+    o = data[at + 13]
+    root = at + int.from_bytes(data[at + 28 + 5 * o:at + 28 + 6 * o], "little")
+    if data[at + 8] == 1 and data[root] == 1:
+        struct.pack_into("<I", data, root + 8, 0x7FFFFFF0)  # the header's size
+        with open(os.path.join(outdir, "superblock-1-root-size.h5"), "wb") as f:
+            f.write(data)
+
+
 def sohm_copy(src, name, libver, types=0x1000):
     lib = hdf5_lib()
     if lib is None:
