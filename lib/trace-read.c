@@ -206,26 +206,82 @@ read_uint_attr (SpTrace *t, const char *name, guint32 *out, GError **error)
   return ok;
 }
 
-/* Walk the object header of `path` before libhdf5 decodes it
+/* The link `name` (in a group walked with SP_WALK_LINKS): 1 with its
+ * target's object header address in *addr, 0 when there is none, -1
+ * with *error set when it cannot be read or is not a hard link.  A trace
+ * is one file of hard links: libhdf5 follows a soft link wherever it
+ * points (through groups no walk read) and an external one into another
+ * file.  The group's walk refused external and user-defined links
+ * already (an empty one crashes H5Lget_info itself); H5Lget_info tells a
+ * soft one without following it, and reads the address from the link,
+ * where H5Oget_info_by_name would have libhdf5 load the object's header,
+ * allocating the size it declares (a damaged one: terabytes), before the
+ * walk could check it.  (Since 1.12 an address is a token of the file's
+ * connector; the native one's holds the header address.) */
+static int
+hard_link (SpTrace *t, const char *name, haddr_t *addr, GError **error)
+{
+  htri_t e = H5Lexists (t->file, name, H5P_DEFAULT);
+  if (e <= 0)
+    {
+      H5Eclear2 (H5E_DEFAULT);
+      return 0;
+    }
+#if H5_VERSION_GE(1, 12, 0)
+  H5L_info2_t info;
+  gboolean got = H5Lget_info2 (t->file, name, &info, H5P_DEFAULT) >= 0;
+#else
+  H5L_info_t info;
+  gboolean got = H5Lget_info (t->file, name, &info, H5P_DEFAULT) >= 0;
+#endif
+  if (got && info.type != H5L_TYPE_HARD)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
+                   "%s: %s is %s link; a trace is one file of hard links", t->path, name,
+                   info.type == H5L_TYPE_SOFT ? "a soft" : info.type == H5L_TYPE_EXTERNAL
+                                                             ? "an external" : "a user-defined");
+      return -1;
+    }
+#if H5_VERSION_GE(1, 12, 0)
+  got = got && H5VLnative_token_to_addr (t->file, info.u.token, addr) >= 0;
+#else
+  if (got)
+    *addr = info.u.address;
+#endif
+  if (!got || *addr == HADDR_UNDEF)
+    {
+      sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read the link %s", t->path,
+                         name);
+      return -1;
+    }
+  return 1;
+}
+
+/* Walk the object header of `path` at `addr` before libhdf5 decodes it
  * (sp_trace_heaps_check_header): its layout and datatype, and as `what`
  * says its string attributes against the global heaps and its links. */
 #define WALKED 4u
 static gboolean
-walk_one (SpTrace *t, const char *path, guint what, GError **error)
+walk_at (SpTrace *t, const char *path, haddr_t addr, guint what, GError **error)
 {
   /* once an object: a group is on the way to several datasets */
   guint done = GPOINTER_TO_UINT (g_hash_table_lookup (t->walked, path));
   if ((done & WALKED) && (done & what) == what)
     return TRUE;
+  if (!sp_trace_heaps_check_header (t->heaps, addr, path, what, error))
+    return FALSE;
+  g_hash_table_insert (t->walked, g_strdup (path), GUINT_TO_POINTER (done | what | WALKED));
+  return TRUE;
+}
+
+/* walk_at() for `path`, found: the root's header address from the object
+ * (H5Fopen has read that header, after sp_trace_open walked it), any
+ * other's from its link (hard_link). */
+static gboolean
+walk_one (SpTrace *t, const char *path, guint what, GError **error)
+{
   haddr_t addr = HADDR_UNDEF;
   gboolean got;
-  /* The header's address: the root's from the object (H5Fopen has read
-   * its header), any other's from the link in its group, which the walk
-   * of that group checked: H5Oget_info_by_name would have libhdf5 load
-   * the object's header, allocating the size it declares (a damaged one:
-   * terabytes), before this walk could check it against the file.  (Since
-   * 1.12 an address is a token of the file's connector; the native one's
-   * holds the header address.) */
   if (strcmp (path, "/") == 0)
     {
 #if H5_VERSION_GE(1, 12, 0)
@@ -241,16 +297,10 @@ walk_one (SpTrace *t, const char *path, guint what, GError **error)
     }
   else
     {
-#if H5_VERSION_GE(1, 12, 0)
-      H5L_info2_t li;
-      got = H5Lget_info2 (t->file, path, &li, H5P_DEFAULT) >= 0 && li.type == H5L_TYPE_HARD
-            && H5VLnative_token_to_addr (t->file, li.u.token, &addr) >= 0;
-#else
-      H5L_info_t li;
-      got = H5Lget_info (t->file, path, &li, H5P_DEFAULT) >= 0 && li.type == H5L_TYPE_HARD;
-      if (got)
-        addr = li.u.address;
-#endif
+      int e = hard_link (t, path, &addr, error);
+      if (e < 0)
+        return FALSE;
+      got = e > 0;
     }
   if (!got || addr == HADDR_UNDEF)
     {
@@ -260,47 +310,10 @@ walk_one (SpTrace *t, const char *path, guint what, GError **error)
                          t->path, path);
       return FALSE;
     }
-  if (!sp_trace_heaps_check_header (t->heaps, addr, path, what, error))
-    return FALSE;
-  g_hash_table_insert (t->walked, g_strdup (path), GUINT_TO_POINTER (done | what | WALKED));
-  return TRUE;
+  return walk_at (t, path, addr, what, error);
 }
 
-/* Whether the link `name` (in a group walked with SP_WALK_LINKS) exists:
- * 1, 0, or -1 with *error set when it is not a hard link.  A trace is
- * one file of hard links: libhdf5 follows a soft link wherever it points
- * (through groups no walk read) and an external one into another file.
- * The group's walk refused external and user-defined links already (an
- * empty one crashes H5Lget_info itself); H5Lget_info tells a soft one
- * without following it. */
-static int
-link_exists (SpTrace *t, const char *name, GError **error)
-{
-  htri_t e = H5Lexists (t->file, name, H5P_DEFAULT);
-  if (e <= 0)
-    {
-      H5Eclear2 (H5E_DEFAULT);
-      return 0;
-    }
-  H5L_info_t info;
-  if (H5Lget_info (t->file, name, &info, H5P_DEFAULT) < 0)
-    {
-      sp_trace_h5_error (error, SP_ERROR_INVALID_TRACE, "%s: cannot read the link %s", t->path,
-                         name);
-      return -1;
-    }
-  if (info.type != H5L_TYPE_HARD)
-    {
-      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TRACE,
-                   "%s: %s is %s link; a trace is one file of hard links", t->path, name,
-                   info.type == H5L_TYPE_SOFT ? "a soft" : info.type == H5L_TYPE_EXTERNAL
-                                                             ? "an external" : "a user-defined");
-      return -1;
-    }
-  return 1;
-}
-
-/* The groups on the way to `path` walked (walk_one), each once it is
+/* The groups on the way to `path` walked (walk_at), each once it is
  * known to exist as a hard link: libhdf5 looks every name of a path up
  * through its group's links, and damaged dense link storage crashed
  * H5Lexists.  TRUE at the first missing group (the caller reports what
@@ -312,10 +325,11 @@ walk_groups_to (SpTrace *t, const char *path, GError **error)
   for (; slash != NULL; slash = strchr (slash + 1, '/'))
     {
       g_autofree char *group = g_strndup (path, (gsize) (slash - path));
-      int e = link_exists (t, group, error);
+      haddr_t addr;
+      int e = hard_link (t, group, &addr, error);
       if (e <= 0)
         return e == 0;
-      if (!walk_one (t, group, SP_WALK_LINKS, error))
+      if (!walk_at (t, group, addr, SP_WALK_LINKS, error))
         return FALSE;
     }
   return TRUE;
@@ -328,7 +342,8 @@ path_exists (SpTrace *t, const char *path, GError **error)
 {
   if (!walk_groups_to (t, path, error))
     return -1;
-  return strcmp (path, "/") == 0 ? 1 : link_exists (t, path, error);
+  haddr_t addr;
+  return strcmp (path, "/") == 0 ? 1 : hard_link (t, path, &addr, error);
 }
 
 static gboolean
