@@ -994,8 +994,7 @@ fit_trimmed (Fit *f, const SpTopoSpec *spec, const double *sim_input, guint prot
   g_autofree gboolean *next = g_new0 (gboolean, n);
   g_autofree gboolean *used = g_new0 (gboolean, n);
   const char *why[P];
-  SpTopoSpec input = *spec, starts[2];
-  starts[0] = *spec;
+  SpTopoSpec starts[2] = { *spec }; /* the input, then the soft-l1 fit */
   f->loss = SP_CALIB_LOSS_SOFT_L1;
   f->trimmed = NULL;
   gboolean ok = fit_rounds (f, spec, sim_input, protos_input, intra_data, inter_data, max_iter,
@@ -1006,6 +1005,7 @@ fit_trimmed (Fit *f, const SpTopoSpec *spec, const double *sim_input, guint prot
   for (guint k = 0; k < G_N_ELEMENTS (starts) && ok; k++)
     {
       SpTopoSpec at = starts[k];
+      double q = 0;
       ok = simulate (f, &at, TRUE, sim, NULL, error);
       if (ok)
         trim_mask (f, sim, next);
@@ -1016,7 +1016,7 @@ fit_trimmed (Fit *f, const SpTopoSpec *spec, const double *sim_input, guint prot
                          error)
                && simulate (f, &at, TRUE, sim, NULL, error);
           if (ok)
-            trim_mask (f, sim, next);
+            q = trim_mask (f, sim, next);
           if (memcmp (used, next, sizeof (gboolean) * n) == 0)
             break;
         }
@@ -1025,15 +1025,19 @@ fit_trimmed (Fit *f, const SpTopoSpec *spec, const double *sim_input, guint prot
         if (why[p] != NULL && spec_get (&at, p) != spec_get (spec, p))
           {
             /* its own field: an efficiency of 0, "the model's own", stays 0 */
-            *spec_field (&at, p) = *spec_field (&input, p);
+            *spec_field (&at, p) = *spec_field (&starts[0], p);
             back = TRUE;
           }
-      if (back)
-        ok = fit_kept (f, used, &at, sim, intra_data, inter_data, max_iter, why, iterations,
-                       error);
-      if (!ok || !simulate (f, &at, TRUE, sim, NULL, error))
+      if (back && ok)
+        {
+          ok = fit_kept (f, used, &at, sim, intra_data, inter_data, max_iter, why, iterations,
+                         error)
+               && simulate (f, &at, TRUE, sim, NULL, error);
+          if (ok)
+            q = trim_mask (f, sim, next);
+        }
+      if (!ok)
         return FALSE;
-      double q = trim_mask (f, sim, next);
       if (q < best_q)
         {
           best_q = q;
