@@ -388,8 +388,8 @@ sp_topo_open (const char *file_or_preset, guint32 nodes, GError **error)
 
 /* The shortest of %.15g, %.16g, %.17g that reads back to the same double,
  * so 0.6 prints as "0.6" and the round trip stays exact. */
-static void
-format_double (char *buf, gsize size, double v)
+void
+sp_topo_format_double (char *buf, gsize size, double v)
 {
   static const char *const formats[] = { "%.15g", "%.16g", "%.17g" };
   for (guint i = 0; i < G_N_ELEMENTS (formats); i++)
@@ -428,7 +428,7 @@ sp_topo_to_ini (const SpTopo *topo)
             break; /* not given: left out, so it reads back unset */
           if (f->need == SP_NEED_ZERO && *(const double *) slot == 0)
             break; /* not given: left out */
-          format_double (buf, sizeof buf, *(const double *) slot);
+          sp_topo_format_double (buf, sizeof buf, *(const double *) slot);
           g_key_file_set_value (kf, f->section, f->key, buf);
           break;
         case SP_FIELD_STRING:
@@ -461,6 +461,17 @@ sp_topo_to_ini (const SpTopo *topo)
             g_autofree char *v = sp_topo_nccl_text ((const guint8 *) slot,
                                                     f->type == SP_FIELD_NCCL_PROTO);
             if (v != NULL) /* no restriction: left out */
+              g_key_file_set_value (kf, f->section, f->key, v);
+            break;
+          }
+        case SP_FIELD_CAL_STD_ERRORS:
+        case SP_FIELD_CAL_CORRELATIONS:
+          {
+            const SpTopoCalErrors *e = (const SpTopoCalErrors *) slot;
+            g_autofree char *v = f->type == SP_FIELD_CAL_STD_ERRORS
+                                     ? sp_topo_cal_std_errors_text (e)
+                                     : sp_topo_cal_correlations_text (e);
+            if (v != NULL) /* nothing to say: left out */
               g_key_file_set_value (kf, f->section, f->key, v);
             break;
           }

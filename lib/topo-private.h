@@ -23,6 +23,8 @@ typedef enum {
   SP_FIELD_NCCL_ALGO,  /* guint8[SP_TOPO_NCCL_FUNCS] off masks, NCCL_ALGO syntax */
   SP_FIELD_NCCL_PROTO, /* likewise, NCCL_PROTO */
   SP_FIELD_NCCL_VERSION, /* guint32 NCCL version code, "2.21.5"; 0 = not given */
+  SP_FIELD_CAL_STD_ERRORS,  /* SpTopoCalErrors: "NAME ERROR; …" (topo-calerr.c) */
+  SP_FIELD_CAL_CORRELATIONS, /* SpTopoCalErrors: "NAME NAME R; …", after std_errors */
 } SpFieldType;
 
 typedef enum {
@@ -46,7 +48,7 @@ typedef struct {
   SpFieldNeed need;
 } SpTopoField;
 
-#define SP_TOPO_N_FIELDS 29
+#define SP_TOPO_N_FIELDS 32
 #define SP_TOPO_N_SECTIONS 6
 G_GNUC_INTERNAL extern const SpTopoField sp_topo_fields[]; /* SP_TOPO_N_FIELDS entries */
 /* cluster, gpu, intra (the three required ones), inter, calibration, nccl */
@@ -71,6 +73,26 @@ G_GNUC_INTERNAL gboolean sp_topo_check_cross (const SpTopoSpec *spec, const char
 G_GNUC_INTERNAL char *sp_topo_excerpt (const char *text, glong max);
 /* Whether the [nccl] masks hold only bits of names NCCL has (topo-nccl.c). */
 G_GNUC_INTERNAL gboolean sp_topo_nccl_masks_valid (const SpTopoSpec *spec);
+/* [calibration] std_errors / correlations (topo-calerr.c): parse `text`
+ * into `e` (std_errors first: it resets everything but residual_sd;
+ * correlations then name only values with a finite error; pairs not
+ * listed are uncorrelated); errors are prefixed with `what`.  The text
+ * to write back, NULL when there is nothing to write (g_free).  The check
+ * of a whole SpTopoCalErrors (ranges, symmetry, positive semidefinite),
+ * and equality field by field. */
+G_GNUC_INTERNAL gboolean sp_topo_cal_parse_std_errors (const char *what, const char *text,
+                                                       SpTopoCalErrors *e, GError **error);
+G_GNUC_INTERNAL gboolean sp_topo_cal_parse_correlations (const char *what, const char *text,
+                                                         SpTopoCalErrors *e, GError **error);
+G_GNUC_INTERNAL char *sp_topo_cal_std_errors_text (const SpTopoCalErrors *e);
+G_GNUC_INTERNAL char *sp_topo_cal_correlations_text (const SpTopoCalErrors *e);
+G_GNUC_INTERNAL gboolean sp_topo_cal_check (const SpTopoCalErrors *e, const char *prefix,
+                                            GError **error);
+G_GNUC_INTERNAL gboolean sp_topo_cal_errors_equal (const SpTopoCalErrors *a,
+                                                   const SpTopoCalErrors *b);
+/* `v` as the shortest of %.15g, %.16g, %.17g that reads back to the same
+ * double, into `buf` of `size` >= G_ASCII_DTOSTR_BUF_SIZE (topo-ini.c). */
+G_GNUC_INTERNAL void sp_topo_format_double (char *buf, gsize size, double v);
 /* A new topology holding a copy of an already checked spec. */
 G_GNUC_INTERNAL SpTopo *sp_topo_make (const SpTopoSpec *spec, gboolean has_inter);
 

@@ -49,6 +49,9 @@ const SpTopoField sp_topo_fields[] = {
   DBL ("calibration", "ll_overhead_us", cal_overhead_us[0], -1000, 1e6, FALSE, SP_NEED_OPTIONAL),
   DBL ("calibration", "ll128_overhead_us", cal_overhead_us[1], -1000, 1e6, FALSE, SP_NEED_OPTIONAL),
   DBL ("calibration", "simple_overhead_us", cal_overhead_us[2], -1000, 1e6, FALSE, SP_NEED_OPTIONAL),
+  { "calibration", "std_errors", SP_FIELD_CAL_STD_ERRORS, offsetof (SpTopoSpec, cal_errors), 0, 0, FALSE, SP_NEED_OPTIONAL },
+  { "calibration", "correlations", SP_FIELD_CAL_CORRELATIONS, offsetof (SpTopoSpec, cal_errors), 0, 0, FALSE, SP_NEED_OPTIONAL },
+  DBL ("calibration", "residual_sd", cal_errors.residual_sd, 0, 10, FALSE, SP_NEED_ZERO),
   { "nccl", "algo", SP_FIELD_NCCL_ALGO, offsetof (SpTopoSpec, nccl_algo_off), 0, 0, FALSE, SP_NEED_OPTIONAL },
   { "nccl", "proto", SP_FIELD_NCCL_PROTO, offsetof (SpTopoSpec, nccl_proto_off), 0, 0, FALSE, SP_NEED_OPTIONAL },
   { "nccl", "version", SP_FIELD_NCCL_VERSION, offsetof (SpTopoSpec, nccl_version), 0, 0, FALSE, SP_NEED_ZERO },
@@ -330,6 +333,11 @@ sp_topo_field_accepts (const SpTopoField *f)
     case SP_FIELD_NCCL_VERSION:
       return g_strdup ("an NCCL version, MAJOR.MINOR.PATCH or MAJOR.MINOR (\"2.21.5\"), 2.0 "
                        "or later");
+    case SP_FIELD_CAL_STD_ERRORS:
+      return g_strdup ("'NAME ERROR; …' (\"intra_latency_us 0.29; ll_overhead_us "
+                       "undetermined\")");
+    case SP_FIELD_CAL_CORRELATIONS:
+      return g_strdup ("'NAME NAME R; …' (\"intra_latency_us intra_efficiency -0.63\")");
     }
   g_return_val_if_reached (NULL);
 }
@@ -550,6 +558,21 @@ sp_topo_parse_field (const SpTopoField *f, const char *text, const char *prefix,
         *(guint32 *) slot = (guint32) code;
         return TRUE;
       }
+    case SP_FIELD_CAL_STD_ERRORS:
+    case SP_FIELD_CAL_CORRELATIONS:
+      {
+        g_autofree char *what = sp_topo_field_what (f);
+        GError *local = NULL;
+        SpTopoCalErrors *e = (SpTopoCalErrors *) slot;
+        if (!(f->type == SP_FIELD_CAL_STD_ERRORS
+                  ? sp_topo_cal_parse_std_errors (what, text, e, &local)
+                  : sp_topo_cal_parse_correlations (what, text, e, &local)))
+          {
+            propagate_topo_error (error, local, prefix);
+            return FALSE;
+          }
+        return TRUE;
+      }
     }
   g_return_val_if_reached (FALSE);
 }
@@ -607,6 +630,8 @@ sp_topo_check_cross (const SpTopoSpec *spec, const char *prefix, GError **error)
                    "so its algo, proto and version mean nothing there", prefix);
       return FALSE;
     }
+  if (!sp_topo_cal_check (&spec->cal_errors, prefix, error))
+    return FALSE;
   if (spec->fabric == SP_FABRIC_SINGLE_SWITCH && spec->oversubscription != 1.0)
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
@@ -684,7 +709,9 @@ check_spec (const SpTopoSpec *spec, GError **error)
           }
         case SP_FIELD_NCCL_ALGO:
         case SP_FIELD_NCCL_PROTO:
-          break; /* below, both at once */
+        case SP_FIELD_CAL_STD_ERRORS:
+        case SP_FIELD_CAL_CORRELATIONS:
+          break; /* [nccl] below, both at once; [calibration] in sp_topo_check_cross */
         case SP_FIELD_NCCL_VERSION:
           {
             guint32 v = *(const guint32 *) slot;
@@ -792,6 +819,7 @@ sp_topo_spec_equal (const SpTopoSpec *a, const SpTopoSpec *b)
          && a->cal_intra_efficiency == b->cal_intra_efficiency
          && a->cal_nic_efficiency == b->cal_nic_efficiency
          && memcmp (a->cal_overhead_us, b->cal_overhead_us, sizeof a->cal_overhead_us) == 0
+         && sp_topo_cal_errors_equal (&a->cal_errors, &b->cal_errors)
          && memcmp (a->nccl_algo_off, b->nccl_algo_off, sizeof a->nccl_algo_off) == 0
          && memcmp (a->nccl_proto_off, b->nccl_proto_off, sizeof a->nccl_proto_off) == 0
          && a->nccl_version == b->nccl_version;
@@ -803,7 +831,8 @@ sp_topo_spec_calibrated (const SpTopoSpec *spec)
   g_return_val_if_fail (spec != NULL, FALSE);
   return spec->cal_intra_efficiency != 0 || spec->cal_nic_efficiency != 0
          || spec->cal_overhead_us[0] != 0 || spec->cal_overhead_us[1] != 0
-         || spec->cal_overhead_us[2] != 0;
+         || spec->cal_overhead_us[2] != 0 || spec->cal_errors.given != 0
+         || spec->cal_errors.residual_sd != 0;
 }
 
 SpTopo *

@@ -32,6 +32,12 @@
  *              added to every collective that uses that protocol, in
  *              [-1000, 1e6] µs (negative removes part of the model's fixed
  *              cost; a collective's latency never goes below 0).
+ *              std_errors, correlations, residual_sd: what the fit
+ *              determined (SpTopoCalErrors below): "intra_latency_us 0.29;
+ *              ll_overhead_us undetermined", "intra_latency_us
+ *              intra_efficiency -0.63; …", and the fit's residual standard
+ *              deviation in log time; `shardplan estimate` turns them into
+ *              the standard error of its estimate.
  *              A calibrated topology is still a topology: estimate, sim
  *              and sweep read it like any other.
  *   [nccl]     (optional) algo, proto: NCCL_ALGO and NCCL_PROTO as the jobs
@@ -144,6 +150,38 @@ typedef enum {
  * per-hop latency from the GPU model, the intra kind and the transport. */
 #define SP_TOPO_LATENCY_UNSET (-1.0)
 
+/* The values `shardplan calibrate` fits, in its order (SpCalibParam of
+ * sim/shardplan/calibrate-fit.h): [intra] latency_us, [inter] latency_us,
+ * [calibration] intra_efficiency, nic_efficiency, ll_overhead_us,
+ * ll128_overhead_us, simple_overhead_us.  Their names in [calibration]
+ * std_errors and correlations: sp_topo_cal_param_key(). */
+#define SP_TOPO_CAL_PARAMS 7
+
+/* What a calibration determined ([calibration] std_errors, correlations,
+ * residual_sd), for the values as the file holds them.  given == 0: none
+ * (every preset; a topology written by hand; a trimmed fit, which gives no
+ * standard errors).  Bit p of `given`: the fit fitted value p, and
+ * std_error[p] says how well: its standard error in the value's unit, in
+ * [0, 1e9], or INFINITY, "undetermined" (the fitted ops' times do not
+ * depend on it at the fitted values).  corr[p][q]: the correlation of two
+ * values whose errors are both finite, in [-1, 1], symmetric, 1 on the
+ * diagonal, the matrix positive semidefinite (within 1e-6); every other
+ * entry 0.  residual_sd: the standard deviation of log(simulated /
+ * measured) over the fitted ops, s of s²(JᵀJ)⁻¹, in [0, 10]; 0 when not
+ * given.  Efficiencies were fitted as logs: their covariance in log
+ * space is corr × (se / value) × (se / value). */
+typedef struct {
+  guint8 given;
+  double std_error[SP_TOPO_CAL_PARAMS];
+  double corr[SP_TOPO_CAL_PARAMS][SP_TOPO_CAL_PARAMS];
+  double residual_sd;
+} SpTopoCalErrors;
+
+/* "intra_latency_us", "inter_latency_us", "intra_efficiency",
+ * "nic_efficiency", "ll_overhead_us", "ll128_overhead_us",
+ * "simple_overhead_us" (static); NULL beyond SP_TOPO_CAL_PARAMS. */
+const char *sp_topo_cal_param_key (guint param);
+
 /* Plain numbers of a topology.  Units are in the field names. */
 typedef struct {
   char name[SP_TOPO_NAME_MAX];
@@ -178,6 +216,7 @@ typedef struct {
   double cal_intra_efficiency; /* [0, 4]; 0 = the model's own */
   double cal_nic_efficiency;   /* [0, 4]; 0 = the model's own */
   double cal_overhead_us[3];   /* [-1000, 1e6] µs, indexed by SpProto LL, LL128, SIMPLE */
+  SpTopoCalErrors cal_errors;  /* [calibration] std_errors, correlations, residual_sd */
   /* [gpu] memory_bandwidth_gbs: HBM bandwidth, GB/s = 1e9 B/s, (0, 1e6];
    * 0 = not given: the datasheet figure of the GPU model
    * (sp_topo_spec_memory_bandwidth_gbs).  What the simulator charges a
@@ -357,7 +396,8 @@ guint sp_topo_gpu_compute_capability (const char *gpu_model);
 /* Whether `gpu_model` names a Grace superchip (GH200, GB200, GB300). */
 gboolean sp_topo_gpu_grace (const char *gpu_model);
 
-/* TRUE when any [calibration] value is set (non-zero). */
+/* TRUE when any [calibration] value is set (non-zero), standard errors
+ * included. */
 gboolean sp_topo_spec_calibrated (const SpTopoSpec *spec);
 
 typedef struct _SpTopo SpTopo;

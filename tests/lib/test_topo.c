@@ -1028,6 +1028,147 @@ START_TEST (test_calibration_range_errors)
 }
 END_TEST
 
+/* [calibration] std_errors, correlations, residual_sd: what calibrate's
+ * fit determined, read back exactly as written (undetermined included),
+ * and a hostile file refused with the bad name or number named: the
+ * correlations must be those of some set of values. */
+START_TEST (test_calibration_errors_round_trip)
+{
+  GError *error = NULL;
+  g_autoptr (SpTopo) p = sp_topo_new_preset ("dgx-h100", 2, &error);
+  SP_ASSERT_NO_ERROR (error);
+  SpTopoSpec s = *sp_topo_spec (p);
+  ck_assert_str_eq (sp_topo_cal_param_key (0), "intra_latency_us");
+  ck_assert_str_eq (sp_topo_cal_param_key (SP_TOPO_CAL_PARAMS - 1), "simple_overhead_us");
+  ck_assert_ptr_null (sp_topo_cal_param_key (SP_TOPO_CAL_PARAMS));
+  SpTopoCalErrors *e = &s.cal_errors;
+  e->given = 1 << 0 | 1 << 3 | 1 << 4 | 1 << 6;
+  e->std_error[0] = 0.1234567890123;
+  e->std_error[3] = 0.005;
+  e->std_error[4] = INFINITY; /* undetermined */
+  e->std_error[6] = 5755.973410468583;
+  e->corr[0][0] = e->corr[3][3] = e->corr[6][6] = 1;
+  e->corr[0][6] = e->corr[6][0] = -0.9999999540770992;
+  e->corr[0][3] = e->corr[3][0] = 0.02;
+  e->corr[3][6] = e->corr[6][3] = -0.02000001;
+  e->residual_sd = 0.015;
+  ck_assert (sp_topo_spec_calibrated (&s));
+  g_autoptr (SpTopo) c = sp_topo_new (&s, &error);
+  SP_ASSERT_NO_ERROR (error);
+  g_autofree char *ini = sp_topo_to_ini (c);
+  ck_assert_ptr_nonnull (strstr (ini, "std_errors=intra_latency_us 0.1234567890123; nic_efficiency "
+                                      "0.005; ll_overhead_us undetermined; simple_overhead_us "
+                                      "5755.973410468583\n"));
+  ck_assert_ptr_nonnull (strstr (ini, "correlations=intra_latency_us nic_efficiency 0.02; "
+                                      "intra_latency_us simple_overhead_us -0.9999999540770992; "
+                                      "nic_efficiency simple_overhead_us -0.02000001\n"));
+  ck_assert_ptr_nonnull (strstr (ini, "residual_sd=0.015\n"));
+  g_autoptr (SpTopo) back = sp_topo_load_data (ini, -1, "cal.ini", &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert (sp_topo_spec_equal (&s, sp_topo_spec (back)));
+  /* equality sees one correlation */
+  SpTopoSpec t = s;
+  t.cal_errors.corr[0][3] = t.cal_errors.corr[3][0] = 0.03;
+  ck_assert (!sp_topo_spec_equal (&s, &t));
+  /* pairs not listed are uncorrelated; spacing and a trailing ';' are free */
+  g_autoptr (SpTopo) d = sp_topo_new_preset ("dgx-h100", 2, NULL);
+  g_autofree char *plain = sp_topo_to_ini (d);
+  g_autofree char *hand = g_strconcat (plain, "\n[calibration]\nstd_errors =  inter_latency_us 2 ;"
+                                       "nic_efficiency\t0.01;\n", NULL);
+  g_autoptr (SpTopo) h = sp_topo_load_data (hand, -1, "hand.ini", &error);
+  SP_ASSERT_NO_ERROR (error);
+  const SpTopoCalErrors *he = &sp_topo_spec (h)->cal_errors;
+  ck_assert_uint_eq (he->given, 1 << 1 | 1 << 3);
+  ck_assert (he->std_error[1] == 2 && he->corr[1][3] == 0 && he->corr[1][1] == 1
+             && he->residual_sd == 0);
+  /* a spec built in code is checked like a file */
+  t = s;
+  t.cal_errors.corr[0][3] = 0.5; /* not symmetric */
+  ck_assert_ptr_null (sp_topo_new (&t, &error));
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_msg (strstr (error->message, "correlations") != NULL, "%s", error->message);
+  g_clear_error (&error);
+  t = s;
+  t.cal_errors.std_error[1] = 3; /* not given, yet set */
+  ck_assert_ptr_null (sp_topo_new (&t, &error));
+  g_clear_error (&error);
+  t = s;
+  t.cal_errors.std_error[0] = NAN;
+  ck_assert_ptr_null (sp_topo_new (&t, &error));
+  g_clear_error (&error);
+  t = s;
+  t.cal_errors.given |= 0x80;
+  ck_assert_ptr_null (sp_topo_new (&t, &error));
+  g_clear_error (&error);
+}
+END_TEST
+
+static const struct {
+  const char *lines;
+  const char *message;
+} bad_cal_errors[] = {
+  { "std_errors=intra_latency 1", "'intra_latency' is not a calibrated value" },
+  { "std_errors=intra_latency_us 1; intra_latency_us 2", "intra_latency_us is given twice" },
+  { "std_errors=intra_latency_us -1", "intra_latency_us -1 is out of range" },
+  { "std_errors=intra_latency_us nan", "intra_latency_us" },
+  { "std_errors=intra_latency_us 1e10", "out of range" },
+  { "std_errors=intra_latency_us", "entry 'intra_latency_us' is not 'NAME ERROR'" },
+  { "std_errors=intra_latency_us 1 2", "is not 'NAME ERROR'" },
+  { "std_errors=intra_latency_us inf", "(or 'undetermined')" },
+  { "std_errors=intra_latency_us 1; nic_efficiency 0.1\ncorrelations=intra_latency_us "
+    "nic_efficiency 1.5", "nic_efficiency 1.5 is out of range" },
+  { "std_errors=intra_latency_us 1; nic_efficiency 0.1\ncorrelations=intra_latency_us "
+    "intra_latency_us 0.5", "intra_latency_us with itself" },
+  { "std_errors=intra_latency_us 1; nic_efficiency 0.1\ncorrelations=intra_latency_us "
+    "nic_efficiency 0.5; nic_efficiency intra_latency_us 0.5", "given twice" },
+  { "std_errors=intra_latency_us 1; ll_overhead_us undetermined\ncorrelations=intra_latency_us "
+    "ll_overhead_us 0.5", "ll_overhead_us has no finite standard error" },
+  { "correlations=intra_latency_us nic_efficiency 0.5", "intra_latency_us has no finite" },
+  { "std_errors=intra_latency_us 1; nic_efficiency 0.1; ll_overhead_us 2\ncorrelations="
+    "intra_latency_us nic_efficiency 0.9; intra_latency_us ll_overhead_us 0.9; nic_efficiency "
+    "ll_overhead_us -0.9", "not positive semidefinite" },
+  { "std_errors=intra_latency_us 1; nic_efficiency 0.1; ll_overhead_us 2\ncorrelations="
+    "intra_latency_us nic_efficiency 1; intra_latency_us ll_overhead_us 1; nic_efficiency "
+    "ll_overhead_us 0", "not positive semidefinite" },
+  { "residual_sd=11", "residual_sd 11 is out of range" },
+  { "residual_sd=-0.1", "residual_sd -0.1 is out of range" },
+};
+
+START_TEST (test_calibration_errors_refused)
+{
+  g_autoptr (SpTopo) p = sp_topo_new_preset ("dgx-h100", 2, NULL);
+  g_autofree char *plain = sp_topo_to_ini (p);
+  g_autofree char *text = g_strdup_printf ("%s\n[calibration]\n%s\n", plain, bad_cal_errors[_i].lines);
+  GError *error = NULL;
+  g_autoptr (SpTopo) t = sp_topo_load_data (text, -1, "cal.ini", &error);
+  ck_assert_ptr_null (t);
+  SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+  ck_assert_msg (strstr (error->message, bad_cal_errors[_i].message) != NULL, "%s", error->message);
+  ck_assert_msg (g_str_has_prefix (error->message, "cal.ini: "), "%s", error->message);
+  ck_assert_ptr_null (strchr (error->message, '\n'));
+  g_clear_error (&error);
+}
+END_TEST
+
+/* A singular matrix within rounding (two values correlated -1.00 and a
+ * third following both, as calibrate writes when the data fix only a
+ * combination) is a covariance, and is read. */
+START_TEST (test_calibration_errors_singular)
+{
+  g_autoptr (SpTopo) p = sp_topo_new_preset ("dgx-h100", 2, NULL);
+  g_autofree char *plain = sp_topo_to_ini (p);
+  g_autofree char *text = g_strdup_printf (
+    "%s\n[calibration]\nstd_errors=intra_latency_us 823; inter_latency_us 640; simple_overhead_us "
+    "5756\ncorrelations=intra_latency_us inter_latency_us 0.9999981785925417; intra_latency_us "
+    "simple_overhead_us -0.9999999540770992; inter_latency_us simple_overhead_us "
+    "-0.9999982245153609\n", plain);
+  GError *error = NULL;
+  g_autoptr (SpTopo) t = sp_topo_load_data (text, -1, "cal.ini", &error);
+  SP_ASSERT_NO_ERROR (error);
+  ck_assert_uint_eq (sp_topo_spec (t)->cal_errors.given, 1 << 0 | 1 << 1 | 1 << 6);
+}
+END_TEST
+
 /* ---- [nccl] algo / proto (NCCL_ALGO / NCCL_PROTO) ------------------------- */
 
 /* Off masks by hand: bit = NCCL's id (Tree 0, Ring 1, CollNetDirect 2,
@@ -1590,6 +1731,9 @@ topo_suite (void)
   tcase_add_test (tc, test_calibration_round_trip);
   tcase_add_test (tc, test_memory_bandwidth);
   tcase_add_loop_test (tc, test_calibration_range_errors, 0, G_N_ELEMENTS (bad_calibration));
+  tcase_add_test (tc, test_calibration_errors_round_trip);
+  tcase_add_loop_test (tc, test_calibration_errors_refused, 0, G_N_ELEMENTS (bad_cal_errors));
+  tcase_add_test (tc, test_calibration_errors_singular);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("nccl");
