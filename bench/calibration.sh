@@ -64,7 +64,7 @@ fi
 
 py=$work/calibration.py
 cat >"$py" <<'PYEOF'
-import json, os, re, shlex, statistics, subprocess, sys
+import json, math, os, re, shlex, statistics, subprocess, sys
 
 SP = os.environ["SHARDPLAN"]
 COLL = {"allreduce": "all_reduce", "allgather": "all_gather",
@@ -270,9 +270,14 @@ def score(d, ini, model, use_k=True, nodes=None):
             out.append({"bytes": r["bytes"], "measured": r["time_us"], "sim": None, "err": None,
                         "why": err})
             continue
+        c = j.get("calibration")
+        # the estimate's standard error from the calibration (log time), with the
+        # fit's own scatter: sqrt(std_error^2 + residual_sd^2)
+        sigma = None if c is None else float("inf") if isinstance(c["std_error"], str) \
+            else (c["std_error"] ** 2 + c["residual_sd"] ** 2) ** 0.5
         out.append({"bytes": r["bytes"], "measured": r["time_us"], "sim": j["time_us"],
                     "err": j["time_us"] / r["time_us"] - 1, "algo": j.get("algorithm"),
-                    "proto": j.get("protocol")})
+                    "proto": j.get("protocol"), "sigma": sigma})
     return out
 
 
@@ -341,6 +346,16 @@ def cmd_score(path, work, spec):
     print("\n".join(lines))
     mb, ma = med(before_all), med(after_all)
     print("    %-44s %3d pts  before %s  after %s" % ("ALL", len(before_all), pct(mb), pct(ma)))
+    # how honest the calibrated estimates' +- is on the points scored: the share
+    # whose measured time lies within 1 and 2 sigma (a normal error: 68 %, 95 %)
+    zs = [abs(math.log(1 + e["err"])) / e["sigma"] if e["sigma"] else float("inf")
+          for e in after_all if e["err"] is not None and e.get("sigma") is not None
+          and e["err"] > -1]
+    if zs:
+        sig = statistics.median(e["sigma"] for e in after_all if e.get("sigma") is not None)
+        print("    estimate's +- (cal.): median sigma %s; measured within 1 sigma %d of %d, "
+              "within 2 sigma %d of %d" % ("%.3g" % sig if sig < 10 else ">10", sum(z <= 1 for z in zs),
+                                         len(zs), sum(z <= 2 for z in zs), len(zs)))
     # the fit set scored by estimate, to compare with calibrate's own figures
     fb, fa = [], []
     for it in s.get("fit_items", []):

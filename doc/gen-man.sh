@@ -147,7 +147,7 @@ END {
   end_command()
 }
 ' | LC_ALL=C sed -e 's/…/\\\&.../g' -e 's/OPTION?]/OPTION\\\&...]/g' -e 's/×/\\(mu/g' -e 's/µ/\\(*m/g' -e 's/−/\\-/g' \
-        -e 's/≤/\\(<=/g' -e 's/≥/\\(>=/g' -e 's/→/\\(->/g'
+        -e 's/≤/\\(<=/g' -e 's/≥/\\(>=/g' -e 's/→/\\(->/g' -e 's/±/\\(+-/g' -e 's/÷/\\(di/g'
 
 cat <<'EOF'
 .SH FILES

@@ -49,6 +49,7 @@ struct _SpCalibResult {
   gboolean *trimmed; /* SP_CALIB_LOSS_TRIMMED: the points the fit left out */
   double std_error[P];  /* sp_calib_result_std_error */
   double corr[P][P];    /* sp_calib_result_correlation */
+  double residual_sd;   /* s of s² (JᵀJ)⁻¹; NAN without standard errors */
   guint32 iterations;
   double rms_before, rms_after;
   guint protocols;
@@ -1057,6 +1058,7 @@ fit_trimmed (Fit *f, const SpTopoSpec *spec, const double *sim_input, guint prot
 static gboolean
 param_errors (Fit *f, const SpTopoSpec *at, SpCalibResult *res, GError **error)
 {
+  res->residual_sd = NAN;
   for (guint p = 0; p < P; p++)
     {
       res->std_error[p] = NAN;
@@ -1094,6 +1096,7 @@ param_errors (Fit *f, const SpTopoSpec *at, SpCalibResult *res, GError **error)
       if (ok)
         {
           double s2 = 2 * cost / (double) (m - n);
+          res->residual_sd = sqrt (s2);
           /* columns the times do not move are undetermined; the rest are
            * inverted together */
           guint map[P], k = 0;
@@ -1157,6 +1160,34 @@ param_errors (Fit *f, const SpTopoSpec *at, SpCalibResult *res, GError **error)
   f->trimmed = NULL;
   f->n_free = 0;
   return ok;
+}
+
+G_STATIC_ASSERT (SP_CALIB_N_PARAMS == SP_TOPO_CAL_PARAMS);
+
+/* The standard errors, correlations and residual s of `res` as the
+ * topology's [calibration] std_errors, correlations and residual_sd
+ * (replacing any the input had; none for a trimmed fit).  An error beyond
+ * what a file holds (1e9) is written "undetermined".  (Should rounding
+ * leave the correlations outside what sp_topo_new accepts, the caller
+ * writes none rather than a matrix `estimate` would misread.) */
+static void
+errors_into_spec (const SpCalibResult *res, SpTopoSpec *spec)
+{
+  SpTopoCalErrors *e = &spec->cal_errors;
+  memset (e, 0, sizeof *e);
+  for (guint p = 0; p < P; p++)
+    if (!isnan (res->std_error[p]))
+      {
+        e->given |= (guint8) (1u << p);
+        e->std_error[p] = res->std_error[p] <= 1e9 ? res->std_error[p] : INFINITY;
+      }
+  for (guint p = 0; p < P; p++)
+    for (guint q = 0; q < P; q++)
+      if ((e->given >> p & 1) && (e->given >> q & 1) && isfinite (e->std_error[p])
+          && isfinite (e->std_error[q]))
+        e->corr[p][q] = p == q ? 1 : isnan (res->corr[p][q]) ? 0 : res->corr[MIN (p, q)][MAX (p, q)];
+  if (e->given != 0)
+    e->residual_sd = MIN (res->residual_sd, 10.0);
 }
 
 SpCalibResult *
@@ -1253,6 +1284,18 @@ sp_calibrate_fit (const SpTopo *topo, const SpCalibData *data, const SpCalibOpti
     }
   if (!param_errors (&f, &fitted, res, error))
     return NULL;
+  /* the calibrated topology carries what the fit determined, for
+   * `estimate` (sp_calib_predict) */
+  errors_into_spec (res, &fitted);
+  sp_topo_free (res->topo);
+  res->topo = sp_topo_new (&fitted, NULL);
+  if (res->topo == NULL)
+    {
+      memset (&fitted.cal_errors, 0, sizeof fitted.cal_errors);
+      res->topo = sp_topo_new (&fitted, error);
+      if (res->topo == NULL)
+        return NULL;
+    }
   for (int h = 0; h < 2; h++)
     {
       error_stats (f.pts, f.n_pts, res->sim_before, h, &res->err[h][0]);
@@ -1405,4 +1448,84 @@ sp_calib_result_protocols (const SpCalibResult *r)
 {
   g_return_val_if_fail (r != NULL, 0);
   return r->protocols;
+}
+
+/* ---- what a calibration's uncertainty means for one estimate ----------- */
+
+/* A value without a finite error: the step of the probe of whether the
+ * time depends on it at all (µs; log for the efficiencies). */
+#define PRED_PROBE_US 1.0
+#define PRED_PROBE_LOG 0.01
+
+/* log of the time of `request` with value p of `base` set to x (fit
+ * variable). */
+static gboolean
+log_time_at (const SpTopoSpec *base, guint p, double x, SpSimModel model,
+             const SpCollRequest *request, double *out, GError **error)
+{
+  SpTopoSpec s = *base;
+  spec_set (&s, p, is_efficiency (p) ? exp (x) : x);
+  g_autoptr (SpTopo) t = sp_topo_new (&s, error);
+  SpCollEstimate est;
+  if (t == NULL || !sp_sim_estimate (t, model, request, &est, error))
+    return FALSE;
+  *out = log (MAX ((double) est.time_ns, 1.0));
+  return TRUE;
+}
+
+gboolean
+sp_calib_predict (const SpTopo *topo, SpSimModel model, const SpCollRequest *request,
+                  const SpCollEstimate *at, SpCalibPrediction *out, GError **error)
+{
+  g_return_val_if_fail (topo != NULL && request != NULL && at != NULL && out != NULL, FALSE);
+  memset (out, 0, sizeof *out);
+  const SpTopoSpec *spec = sp_topo_spec (topo);
+  const SpTopoCalErrors *e = &spec->cal_errors;
+  out->residual_sd = e->residual_sd;
+  if (e->given == 0 || at->time_ns == 0)
+    return TRUE;
+  double t0 = log ((double) at->time_ns);
+  double g[P] = { 0 }, sef[P] = { 0 };
+  gboolean finite[P] = { FALSE };
+  for (guint p = 0; p < P; p++)
+    {
+      gboolean given = e->given >> p & 1;
+      finite[p] = given && isfinite (e->std_error[p]);
+      double v = spec_get (spec, p);
+      if (is_efficiency (p) && !(v > 0))
+        continue; /* no rate to scale */
+      double x = is_efficiency (p) ? log (v) : v, h, t;
+      if (finite[p])
+        {
+          /* the fit's own Jacobian step (jacobian()), so that at a fitted
+           * op g is that op's row of J and the variance there is s² times
+           * its leverage: the covariance's near-cancellations (latency
+           * against overhead, correlated −1.00) cancel here too */
+          double lo, hi;
+          bounds_of (spec, p, &lo, &hi);
+          sef[p] = is_efficiency (p) ? e->std_error[p] / v : e->std_error[p];
+          h = is_efficiency (p) ? STEP_LOG_EFF : MAX (STEP_US_MIN, STEP_REL * fabs (x));
+          if (x + h > hi)
+            h = -h;
+        }
+      else
+        h = is_efficiency (p) ? PRED_PROBE_LOG : PRED_PROBE_US;
+      if (!log_time_at (spec, p, x + h, model, request, &t, error))
+        return FALSE;
+      g[p] = (t - t0) / h;
+      if (!finite[p] && t != t0)
+        {
+          if (given)
+            out->undetermined |= 1u << p;
+          else
+            out->not_fitted |= 1u << p;
+        }
+    }
+  double var = 0;
+  for (guint a = 0; a < P; a++)
+    for (guint b = 0; b < P; b++)
+      if (finite[a] && finite[b])
+        var += g[a] * g[b] * e->corr[a][b] * sef[a] * sef[b];
+  out->std_error = out->undetermined ? INFINITY : sqrt (MAX (var, 0.0));
+  return TRUE;
 }

@@ -6,7 +6,9 @@
 #include "commands.h"
 #include "shardplan/shardplan.h"
 #include "shardplan/sim.h"
+#include "shardplan/calibrate-fit.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,12 +38,54 @@ static const char description[] =
   "--format json prints {\"collective\", \"bytes\", \"ranks\", \"time_us\", \"algbw_gbs\",\n"
   "\"busbw_gbs\", \"algorithm\", \"protocol\", \"model\"}.\n"
   "\n"
+  "On a topology written by 'shardplan calibrate' (with [calibration]\n"
+  "std_errors) each estimate also gets the standard error the fit gives it:\n"
+  "a '± (cal.)' column (±3.1% below 10 %, else a factor ×÷1.65, ×÷>10 where the\n"
+  "calibration does not determine it), and in JSON \"calibration\":\n"
+  "{\"std_error\" (of log time, or \"undetermined\"), \"residual_sd\" (the fit's\n"
+  "scatter), \"undetermined\", \"not_fitted\" (values the time depends on that\n"
+  "the fit could not determine, or kept)}.  Not with --sim-model nccl.\n"
+  "\n"
   "Example: shardplan estimate --topology dgx-h100 --nodes 16 --collective all_reduce --bytes 1G";
 
 typedef struct {
   guint64 bytes, count;
   SpCollEstimate est;
+  SpCalibPrediction pred; /* with a calibration's std_errors (`uncertain`) */
 } Row;
+
+/* A standard error σ of log(time) for the text table: "±3.1%" below 0.1
+ * (where e^σ − 1 ≈ σ), else the factor "×÷1.65" (the time between t / e^σ
+ * and t · e^σ), "×÷>10" beyond 10 (the calibration does not determine
+ * the estimate), "undetermined" for INFINITY.  Into `buf` (32 bytes). */
+static const char *
+std_error_text (double sigma, char *buf)
+{
+  if (!isfinite (sigma))
+    return "undetermined";
+  if (sigma < 0.1)
+    g_snprintf (buf, 32, "±%.1f%%", 100 * sigma);
+  else if (sigma <= log (10.0))
+    g_snprintf (buf, 32, "×÷%.2f", exp (sigma));
+  else
+    g_snprintf (buf, 32, "×÷>10");
+  return buf;
+}
+
+/* The names of the values of `mask` (SpCalibParam bits), ", "-separated,
+ * or as a JSON array (g_free). */
+static char *
+param_list (guint mask, gboolean json)
+{
+  GString *out = g_string_new (json ? "[" : NULL);
+  for (guint p = 0; p < SP_CALIB_N_PARAMS; p++)
+    if (mask >> p & 1)
+      g_string_append_printf (out, json ? "%s\"%s\"" : "%s%s",
+                              out->len > (json ? 1u : 0u) ? ", " : "", sp_calib_param_name (p));
+  if (json)
+    g_string_append_c (out, ']');
+  return g_string_free (out, FALSE);
+}
 
 /* nccl-tests' sizes (common.cu setupArgs, *GetCollByteCount): count =
  * size / element size; all_gather / reduce_scatter round the per-rank count
@@ -219,6 +263,11 @@ sp_cmd_estimate (int argc, char **argv)
                           bytes_s, sp_coll_name (req.coll), n, rule, c, sp_dtype_name (dtype),
                           smallest);
     }
+  /* a calibrated topology that says how well its values are known: every
+   * estimate gets its standard error (not NCCL's own model, which reads
+   * no calibration) */
+  gboolean uncertain = spec->cal_errors.given != 0 && model != SP_SIM_NCCL;
+  guint undetermined = 0, not_fitted = 0;
   GArray *rows = g_array_new (FALSE, FALSE, sizeof (Row));
   guint skipped = 0, rounded = 0;
   guint64 first_rounded = 0, first_rounded_to = 0;
@@ -236,11 +285,15 @@ sp_cmd_estimate (int argc, char **argv)
               first_rounded_to = row.bytes;
             }
           req.bytes = row.bytes;
-          if (!sp_sim_estimate (topo, model, &req, &row.est, &error))
+          memset (&row.pred, 0, sizeof row.pred);
+          if (!sp_sim_estimate (topo, model, &req, &row.est, &error)
+              || (uncertain && !sp_calib_predict (topo, model, &req, &row.est, &row.pred, &error)))
             {
               g_array_free (rows, TRUE);
               return sp_cli_error (CMD, error);
             }
+          undetermined |= row.pred.undetermined;
+          not_fitted |= row.pred.not_fitted;
           g_array_append_val (rows, row);
         }
       if (size >= hi)
@@ -279,11 +332,25 @@ sp_cmd_estimate (int argc, char **argv)
                                   "%s{\"collective\": \"%s\", \"bytes\": %" G_GUINT64_FORMAT
                                   ", \"ranks\": %u, \"time_us\": %.3f, \"algbw_gbs\": %.4f, "
                                   "\"busbw_gbs\": %.4f, \"algorithm\": \"%s\", \"protocol\": \"%s\", "
-                                  "\"model\": \"%s\"}",
+                                  "\"model\": \"%s\"",
                                   i ? ",\n " : "", coll_name, r->bytes, r->est.n_ranks,
                                   r->est.time_ns / 1000.0, r->est.algbw_gbs, r->est.busbw_gbs,
                                   sp_algo_name (r->est.algo), sp_proto_name (r->est.proto),
                                   sp_sim_model_name (model));
+          if (uncertain)
+            {
+              g_autofree char *und = param_list (r->pred.undetermined, TRUE);
+              g_autofree char *nf = param_list (r->pred.not_fitted, TRUE);
+              g_string_append (out, ", \"calibration\": {\"std_error\": ");
+              if (isfinite (r->pred.std_error))
+                g_string_append_printf (out, "%.6g", r->pred.std_error);
+              else
+                g_string_append (out, "\"undetermined\"");
+              g_string_append_printf (out, ", \"residual_sd\": %.6g, \"undetermined\": %s, "
+                                           "\"not_fitted\": %s}",
+                                      r->pred.residual_sd, und, nf);
+            }
+          g_string_append_c (out, '}');
         }
       g_string_append (out, sweep ? "]\n" : "\n");
     }
@@ -297,8 +364,9 @@ sp_cmd_estimate (int argc, char **argv)
                               k, sp_cli_plural (k, "rank", "ranks"), n,
                               sp_cli_plural (n, "rank", "ranks"), sp_sim_model_name (model), env);
       g_string_append (out, "#       size         count      type   redop    root     time   algbw"
-                            "   busbw  algorithm protocol\n"
-                            "#        (B)    (elements)                               (us)  (GB/s)"
+                            "   busbw  algorithm protocol");
+      g_string_append (out, uncertain ? "   ± (cal.)\n" : "\n");
+      g_string_append (out, "#        (B)    (elements)                               (us)  (GB/s)"
                             "  (GB/s)\n");
       gboolean reduces = req.coll == SP_COLL_ALL_REDUCE || req.coll == SP_COLL_REDUCE_SCATTER;
       for (guint i = 0; i < rows->len; i++)
@@ -308,9 +376,38 @@ sp_cmd_estimate (int argc, char **argv)
                                   r->bytes, r->count, sp_dtype_name (dtype), reduces ? "sum" : "none",
                                   req.coll == SP_COLL_BROADCAST ? 0 : -1);
           print_time (out, r->est.time_ns / 1000.0);
-          g_string_append_printf (out, "  %6.2f  %6.2f  %9s %8s\n", r->est.algbw_gbs,
+          g_string_append_printf (out, "  %6.2f  %6.2f  %9s %8s", r->est.algbw_gbs,
                                   r->est.busbw_gbs, sp_algo_name (r->est.algo),
                                   sp_proto_name (r->est.proto));
+          if (!uncertain)
+            g_string_append_c (out, '\n');
+          else
+            {
+              char se[32];
+              g_string_append_printf (out, "  %9s\n", std_error_text (r->pred.std_error, se));
+            }
+        }
+      if (uncertain)
+        {
+          g_string_append_printf (out, "# ± (cal.): the time's standard error from the calibrated "
+                                       "values' standard errors and correlations ([calibration] "
+                                       "std_errors; ×÷F: between time / F and time × F); the "
+                                       "fit's own ops scattered by %.1f %% around the model "
+                                       "(residual_sd)\n",
+                                  100 * spec->cal_errors.residual_sd);
+          if (undetermined)
+            {
+              g_autofree char *list = param_list (undetermined, FALSE);
+              g_string_append_printf (out, "# undetermined: the time depends on %s, which the "
+                                           "calibration's ops did not determine\n", list);
+            }
+          if (not_fitted)
+            {
+              g_autofree char *list = param_list (not_fitted, FALSE);
+              g_string_append_printf (out, "# not in the ±: the time depends on %s, which the "
+                                           "calibration kept at the values it was given (its "
+                                           "report says why)\n", list);
+            }
         }
     }
   g_array_free (rows, TRUE);

@@ -197,4 +197,33 @@ double sp_calib_result_rms_log_after (const SpCalibResult *result);
  * of 1 << SpProto. */
 guint sp_calib_result_protocols (const SpCalibResult *result);
 
+/* What a calibration's uncertainty means for one estimate. */
+typedef struct {
+  /* the standard error of log(time) (≈ its relative error) that the
+   * fitted values' standard errors and correlations give by the delta
+   * method; 0 when the time depends on none of them; INFINITY when it
+   * depends on a value the fit could not determine */
+  double std_error;
+  /* the topology's residual_sd: how far the fit's own ops scattered
+   * around the fitted model (log); a measured run of the estimated op
+   * scatters about sqrt(std_error² + residual_sd²) */
+  double residual_sd;
+  guint undetermined; /* bit p (SpCalibParam): the time depends on value p, "undetermined" */
+  guint not_fitted;   /* bit p: the time depends on value p, which the calibration did not fit */
+} SpCalibPrediction;
+
+/* The uncertainty of `at`, the estimate sp_sim_estimate(topo, model,
+ * request) gave, from the [calibration] std_errors, correlations and
+ * residual_sd `topo` carries (SpTopoCalErrors; all zero when it carries
+ * none): g the gradient of log(time) in the fit's variables (µs, log of
+ * the efficiencies), by the forward differences the fit's Jacobian took,
+ * and std_error = sqrt(gᵀ Σ g) (the delta method: linear, so it says what
+ * the fitted values' errors mean near them; at an op of the fit it is s
+ * times that op's leverage, at most s).  A value without a finite error is
+ * probed (1 µs, or ×1.01) to learn whether the time depends on it.  Costs
+ * one estimate per value with a standard error or probe (up to 7).  FALSE
+ * with the simulator's error only if one of those fails. */
+gboolean sp_calib_predict (const SpTopo *topo, SpSimModel model, const SpCollRequest *request,
+                           const SpCollEstimate *at, SpCalibPrediction *out, GError **error);
+
 G_END_DECLS

@@ -19,11 +19,13 @@
  * bandwidths, a concrete algorithm and protocol, and a group that fits the
  * topology; a nonzero size over two or more ranks takes time.  Crashes,
  * sanitizer reports (division by zero, overflow in a conversion) and NaN
- * are findings. */
+ * are findings.  With [calibration] std_errors, sp_calib_predict (the ±
+ * of `estimate`) runs too. */
 #include "config.h"
 #include "fuzz-common.h"
 #include "shardplan/shardplan.h"
 #include "shardplan/sim.h"
+#include "shardplan/calibrate-fit.h"
 
 #include <math.h>
 
@@ -106,6 +108,25 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
                sp_coll_name (r.coll), sp_algo_name (est.algo), sp_proto_name (est.proto), r.bytes,
                (int) model, est.time_ns, est.algbw_gbs, est.busbw_gbs, est.n_ranks, est.n_nodes);
       abort ();
+    }
+  /* a topology with [calibration] std_errors: the estimate's standard
+   * error is finite and >= 0, or INFINITY with a value named
+   * undetermined; the perturbed topologies stay valid */
+  if (sp_topo_spec (topo)->cal_errors.given != 0)
+    {
+      SpCalibPrediction pr;
+      if (!sp_calib_predict (topo, model, &r, &est, &pr, &e))
+        {
+          fprintf (stderr, "predict: %s\n", e->message);
+          abort ();
+        }
+      if (!(pr.std_error >= 0) || (isinf (pr.std_error) && pr.undetermined == 0)
+          || !(pr.residual_sd >= 0 && pr.residual_sd <= 10))
+        {
+          fprintf (stderr, "predict: std_error %g, undetermined 0x%x, residual_sd %g\n",
+                   pr.std_error, pr.undetermined, pr.residual_sd);
+          abort ();
+        }
     }
   sp_topo_free (topo);
   return 0;

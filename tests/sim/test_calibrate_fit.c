@@ -106,18 +106,32 @@ param_after (const SpCalibResult *r, SpCalibParam p)
   return v;
 }
 
+/* The synthetic points of the truth with `sigma` noise (*out_data, when
+ * not NULL, keeps them), fitted from the dgx-h100 preset with the
+ * default options; no error. */
+static SpCalibResult *
+fit_synthetic (double sigma, SpCalibData **out_data)
+{
+  SpTopoSpec truth = true_spec ();
+  g_autoptr (SpCalibData) d = synthetic (&truth, SP_SIM_ANALYTIC, sigma, NULL);
+  g_autoptr (SpTopo) start = start_topo ();
+  GError *e = NULL;
+  SpCalibResult *r = sp_calibrate_fit (start, d, NULL, &e);
+  SP_ASSERT_NO_ERROR (e);
+  if (out_data)
+    *out_data = g_steal_pointer (&d);
+  return r;
+}
+
 #define ASSERT_REL(a, b, tol) \
   ck_assert_msg (fabs ((double) (a) - (double) (b)) <= (tol) * fabs ((double) (b)), "%s = %.6g, expected %.6g (±%g)", #a, \
                  (double) (a), (double) (b), (double) (tol))
 
 START_TEST (recovers_known_parameters)
 {
-  SpTopoSpec truth = true_spec ();
-  g_autoptr (SpCalibData) d = synthetic (&truth, SP_SIM_ANALYTIC, 0, NULL);
-  g_autoptr (SpTopo) start = start_topo ();
+  g_autoptr (SpCalibData) d = NULL;
+  g_autoptr (SpCalibResult) r = fit_synthetic (0, &d);
   GError *e = NULL;
-  g_autoptr (SpCalibResult) r = sp_calibrate_fit (start, d, NULL, &e);
-  SP_ASSERT_NO_ERROR (e);
   for (guint p = 0; p < SP_CALIB_N_PARAMS; p++)
     {
       gboolean fitted, moved;
@@ -153,12 +167,7 @@ START_TEST (noisy_data_lands_close)
 {
   /* 5 % log-normal noise on every op: the fit cannot do better than the
    * noise, and must not do much worse */
-  SpTopoSpec truth = true_spec ();
-  g_autoptr (SpCalibData) d = synthetic (&truth, SP_SIM_ANALYTIC, 0.05, NULL);
-  g_autoptr (SpTopo) start = start_topo ();
-  GError *e = NULL;
-  g_autoptr (SpCalibResult) r = sp_calibrate_fit (start, d, NULL, &e);
-  SP_ASSERT_NO_ERROR (e);
+  g_autoptr (SpCalibResult) r = fit_synthetic (0.05, NULL);
   const SpCalibErrorStats *after = sp_calib_result_errors (r, FALSE, TRUE);
   ck_assert_msg (after->median_abs < 0.05, "median error after %g", after->median_abs);
   ck_assert (sp_calib_result_rms_log_after (r) < 0.06);
@@ -173,15 +182,10 @@ START_TEST (std_errors_cover_the_truth)
   /* 5 % log-normal noise: every fitted value within 3 standard errors of
    * the truth, and the errors finite and positive; on exact data they
    * shrink to the rounding of the times */
-  SpTopoSpec truth = true_spec ();
   const double want[SP_CALIB_N_PARAMS] = { 1.3, 6.0, 0.55, 0.7, 4.0, 9.0, 15.0 };
   for (int noisy = 0; noisy < 2; noisy++)
     {
-      g_autoptr (SpCalibData) d = synthetic (&truth, SP_SIM_ANALYTIC, noisy ? 0.05 : 0, NULL);
-      g_autoptr (SpTopo) start = start_topo ();
-      GError *e = NULL;
-      g_autoptr (SpCalibResult) r = sp_calibrate_fit (start, d, NULL, &e);
-      SP_ASSERT_NO_ERROR (e);
+      g_autoptr (SpCalibResult) r = fit_synthetic (noisy ? 0.05 : 0, NULL);
       for (guint p = 0; p < SP_CALIB_N_PARAMS; p++)
         {
           gboolean fitted;
@@ -252,6 +256,134 @@ END_TEST
 
 /* The truth's exact data with the ops i of every 7 with i % 7 in
  * [first, last] measured 10x slower (stragglers). */
+/* The fit's uncertainty travels with the calibrated topology
+ * ([calibration] std_errors, correlations, residual_sd), and
+ * sp_calib_predict turns it into an estimate's standard error.  An
+ * independent identity checks the two together: over the fitted ops the
+ * predicted variances add up to s² × the number of fitted values (the
+ * trace of the hat matrix J (JᵀJ)⁻¹ Jᵀ), and none exceeds s² (a leverage
+ * is at most 1). */
+START_TEST (prediction_variances_sum_to_the_leverage)
+{
+  g_autoptr (SpCalibData) d = NULL;
+  g_autoptr (SpCalibResult) r = fit_synthetic (0.05, &d);
+  GError *e = NULL;
+  const SpTopo *cal = sp_calib_result_topology (r);
+  const SpTopoCalErrors *ce = &sp_topo_spec (cal)->cal_errors;
+  guint n_fitted = 0;
+  for (guint p = 0; p < SP_CALIB_N_PARAMS; p++)
+    {
+      double se = sp_calib_result_std_error (r, p);
+      ck_assert (!!(ce->given >> p & 1) == !isnan (se));
+      if (isnan (se))
+        continue;
+      n_fitted++;
+      ck_assert (ce->std_error[p] == se);
+      for (guint q = 0; q < SP_CALIB_N_PARAMS; q++)
+        if (q != p && !isnan (sp_calib_result_std_error (r, q)))
+          ck_assert (ce->corr[p][q] == sp_calib_result_correlation (r, MIN (p, q), MAX (p, q)));
+    }
+  ck_assert_uint_eq (n_fitted, 7);
+  double s = ce->residual_sd;
+  ck_assert_msg (s > 0.03 && s < 0.07, "residual_sd %g for 5 %% noise", s);
+  gsize n;
+  const SpCalibPoint *pts = sp_calib_data_points (d, &n);
+  double sum = 0;
+  for (gsize i = 0; i < n; i++)
+    {
+      SpCollRequest req;
+      sp_coll_request_init (&req);
+      req.coll = pts[i].coll;
+      req.bytes = pts[i].bytes;
+      req.n_ranks = pts[i].n_ranks;
+      req.ranks = pts[i].ranks;
+      SpCollEstimate est;
+      SpCalibPrediction pr;
+      ck_assert (sp_sim_estimate (cal, SP_SIM_ANALYTIC, &req, &est, &e));
+      ck_assert (sp_calib_predict (cal, SP_SIM_ANALYTIC, &req, &est, &pr, &e));
+      SP_ASSERT_NO_ERROR (e);
+      ck_assert (pr.residual_sd == s && pr.undetermined == 0 && pr.not_fitted == 0);
+      ck_assert_msg (pr.std_error <= s * (1 + 1e-6), "op %" G_GSIZE_FORMAT ": %g > s %g", i,
+                     pr.std_error, s);
+      sum += pr.std_error * pr.std_error;
+    }
+  ASSERT_REL (sum / (s * s), n_fitted, 0.01);
+}
+END_TEST
+
+/* By hand: one value with an error, the Simple overhead (µs added to
+ * every Simple collective): d log t / d overhead = 1 / t, so the standard
+ * error is se / t; a value the calibration did not fit but the time
+ * depends on is named, not counted; one it could not determine makes
+ * the estimate undetermined; and without errors nothing is said. */
+START_TEST (prediction_by_hand)
+{
+  g_autoptr (SpTopo) base = start_topo ();
+  SpTopoSpec s = *sp_topo_spec (base);
+  s.cal_errors.given = 1 << SP_CALIB_SIMPLE_OVERHEAD | 1 << SP_CALIB_LL_OVERHEAD;
+  s.cal_errors.std_error[SP_CALIB_SIMPLE_OVERHEAD] = 2.0;
+  s.cal_errors.corr[SP_CALIB_SIMPLE_OVERHEAD][SP_CALIB_SIMPLE_OVERHEAD] = 1;
+  s.cal_errors.std_error[SP_CALIB_LL_OVERHEAD] = INFINITY;
+  s.cal_errors.residual_sd = 0.04;
+  GError *e = NULL;
+  g_autoptr (SpTopo) t = sp_topo_new (&s, &e);
+  SP_ASSERT_NO_ERROR (e);
+  SpCollRequest req;
+  sp_coll_request_init (&req);
+  req.coll = SP_COLL_ALL_REDUCE;
+  req.bytes = 256u << 20;
+  req.n_ranks = 8;
+  req.ranks = g_node;
+  req.proto = SP_PROTO_SIMPLE;
+  SpCollEstimate est;
+  SpCalibPrediction pr;
+  ck_assert (sp_sim_estimate (t, SP_SIM_ANALYTIC, &req, &est, &e));
+  ck_assert (sp_calib_predict (t, SP_SIM_ANALYTIC, &req, &est, &pr, &e));
+  SP_ASSERT_NO_ERROR (e);
+  ASSERT_REL (pr.std_error, 2000.0 / (double) est.time_ns, 1e-3);
+  ck_assert (pr.residual_sd == 0.04 && pr.undetermined == 0);
+  /* inside one node: NVLink's latency and rate were not fitted */
+  ck_assert_uint_eq (pr.not_fitted, 1u << SP_CALIB_INTRA_LATENCY | 1u << SP_CALIB_INTRA_EFFICIENCY);
+  /* across both nodes, a ring: the network's latency too (its rate binds
+   * nothing here: NVLink is the ring's slower link) */
+  req.ranks = g_all;
+  req.n_ranks = 16;
+  req.algo = SP_ALGO_RING;
+  ck_assert (sp_sim_estimate (t, SP_SIM_ANALYTIC, &req, &est, &e));
+  ck_assert (sp_calib_predict (t, SP_SIM_ANALYTIC, &req, &est, &pr, &e));
+  ck_assert_msg (pr.not_fitted >> SP_CALIB_INTER_LATENCY & 1, "0x%x", pr.not_fitted);
+  /* LL: its overhead is undetermined */
+  req.bytes = 4096;
+  req.proto = SP_PROTO_LL;
+  ck_assert (sp_sim_estimate (t, SP_SIM_ANALYTIC, &req, &est, &e));
+  ck_assert (sp_calib_predict (t, SP_SIM_ANALYTIC, &req, &est, &pr, &e));
+  ck_assert_uint_eq (pr.undetermined, 1u << SP_CALIB_LL_OVERHEAD);
+  ck_assert (isinf (pr.std_error));
+  /* no errors: nothing to say */
+  ck_assert (sp_calib_predict (base, SP_SIM_ANALYTIC, &req, &est, &pr, &e));
+  ck_assert (pr.std_error == 0 && pr.residual_sd == 0 && pr.undetermined == 0 && pr.not_fitted == 0);
+  SP_ASSERT_NO_ERROR (e);
+}
+END_TEST
+
+/* A trimmed fit gives no standard errors, so its topology carries none,
+ * even when its input carried some from an earlier fit. */
+START_TEST (trimmed_topology_carries_no_errors)
+{
+  g_autoptr (SpCalibData) d = NULL;
+  g_autoptr (SpCalibResult) first = fit_synthetic (0.02, &d);
+  GError *e = NULL;
+  ck_assert (sp_topo_spec (sp_calib_result_topology (first))->cal_errors.given != 0);
+  SpCalibOptions o;
+  sp_calib_options_init (&o);
+  o.loss = SP_CALIB_LOSS_TRIMMED;
+  g_autoptr (SpCalibResult) r = sp_calibrate_fit (sp_calib_result_topology (first), d, &o, &e);
+  SP_ASSERT_NO_ERROR (e);
+  const SpTopoCalErrors *ce = &sp_topo_spec (sp_calib_result_topology (r))->cal_errors;
+  ck_assert (ce->given == 0 && ce->residual_sd == 0);
+}
+END_TEST
+
 static SpCalibData *
 with_slow_ops (guint first, guint last, const char *source)
 {
@@ -809,6 +941,9 @@ suite (void)
   tcase_add_test (tc, noisy_data_lands_close);
   tcase_add_test (tc, std_errors_cover_the_truth);
   tcase_add_test (tc, std_errors_show_an_undetermined_latency);
+  tcase_add_test (tc, prediction_variances_sum_to_the_leverage);
+  tcase_add_test (tc, prediction_by_hand);
+  tcase_add_test (tc, trimmed_topology_carries_no_errors);
   tcase_add_test (tc, soft_l1_ignores_outliers);
   tcase_add_test (tc, trimmed_ignores_many_outliers);
   tcase_add_test (tc, trimmed_is_exact_on_clean_data);

@@ -103,6 +103,42 @@ grep -q '^\[calibration\]' "$o" || fail "no [calibration] section"
 "$SHARDPLAN" estimate --topology "$o" --collective all_reduce --bytes 1M >/dev/null 2>"$tmp/est.err" \
   || fail "estimate does not read the calibrated file: $(cat "$tmp/est.err")"
 ls "$tmp" | grep -q 'out.ini.' && fail "a temporary file was left: $(ls "$tmp")"
+# what the fit determined goes into the file, and estimate turns it into
+# each estimate's standard error.  Fitted on every size: on one node the
+# estimates depend on fitted values only; on 4 nodes on the network's
+# values too, which the fit never saw and which are named apart
+"$SHARDPLAN" calibrate "$tmp/ar.h5" --topology p3dn -o "$tmp/full.ini" >/dev/null 2>&1 \
+  || fail "calibrate on every size failed"
+o=$tmp/full.ini
+grep -q '^std_errors=intra_latency_us [0-9.e+-]*; intra_efficiency [0-9.e+-]*' "$o" \
+  || fail "no std_errors in the INI: $(cat "$o")"
+grep -q '^correlations=intra_latency_us intra_efficiency -\{0,1\}[0-9.e+-]*' "$o" \
+  || fail "no correlations in the INI: $(cat "$o")"
+grep -q '^residual_sd=0\.[0-9]*$' "$o" || fail "no residual_sd in the INI: $(cat "$o")"
+"$SHARDPLAN" estimate --topology "$o" --collective all_reduce --bytes 1M:128M >"$tmp/est" 2>"$tmp/est.err" \
+  || fail "estimate: $(cat "$tmp/est.err")"
+grep -q 'protocol   ± (cal.)$' "$tmp/est" || fail "estimate has no ± column: $(cat "$tmp/est")"
+[ "$(grep -c ' ±[0-9.]*%$' "$tmp/est")" -eq 8 ] || fail "estimate rows lack their ±: $(cat "$tmp/est")"
+grep -q "^# ± (cal.): .*scattered by [0-9.]* % around the model (residual_sd)$" "$tmp/est" \
+  || fail "estimate does not say what ± is: $(cat "$tmp/est")"
+grep -q 'not in the ±' "$tmp/est" && fail "one node depends on an unfitted value: $(cat "$tmp/est")"
+"$SHARDPLAN" estimate --topology "$o" --nodes 4 --collective all_reduce --bytes 64M -f json >"$tmp/est" \
+  2>"$tmp/est.err" || fail "estimate -n 4: $(cat "$tmp/est.err")"
+tr -d ' \n' <"$tmp/est" >"$tmp/flat"
+grep -q '"calibration":{"std_error":[0-9.e-]*,"residual_sd":[0-9.e-]*,"undetermined":\[\],"not_fitted":\[.*"\[inter\]latency_us"' \
+  "$tmp/flat" || fail "estimate -n 4 json: $(cat "$tmp/est")"
+"$SHARDPLAN" estimate --topology "$o" --nodes 4 --collective all_reduce --bytes 64M >"$tmp/est" 2>&1
+grep -q '^# not in the ±: the time depends on \[inter\] latency_us' "$tmp/est" \
+  || fail "estimate -n 4 does not name the unfitted values: $(cat "$tmp/est")"
+# NCCL's own model reads no calibration, and says nothing of it
+"$SHARDPLAN" estimate --topology "$o" --collective all_reduce --bytes 64M --sim-model nccl >"$tmp/est" 2>&1
+grep -q '±' "$tmp/est" && fail "--sim-model nccl shows a ±: $(cat "$tmp/est")"
+# a hand-edited file whose correlations are those of no set of values
+sed 's/^correlations=.*/correlations=intra_latency_us intra_efficiency 2/' "$o" >"$tmp/bad-corr.ini"
+"$SHARDPLAN" estimate --topology "$tmp/bad-corr.ini" --collective all_reduce --bytes 64M >"$tmp/est" 2>"$tmp/est.err"
+[ $? -eq 2 ] && grep -q "bad-corr.ini: \[calibration\] correlations: intra_latency_us intra_efficiency 2 is out of range" \
+  "$tmp/est.err" || fail "a bad correlation: $(cat "$tmp/est.err")"
+o=$tmp/out.ini
 
 # JSON report; file:PATH reads a trace that is not listed and holds it out
 run "$tmp/ar.h5" --topology p3dn -o "$o" --holdout "file:$tmp/rs.h5" --format json --loss soft-l1
