@@ -425,6 +425,17 @@ residuals (const Fit *f, const double *x, double *sim_ns, double *r, double *out
   return TRUE;
 }
 
+/* The forward-difference step of parameter p at x (fit variable): the
+ * Jacobian's, and sp_calib_predict's, which must be the same. */
+static double
+jac_step (const SpTopoSpec *base, guint p, double x)
+{
+  double lo, hi;
+  bounds_of (base, p, &lo, &hi);
+  double h = is_efficiency (p) ? STEP_LOG_EFF : MAX (STEP_US_MIN, STEP_REL * fabs (x));
+  return x + h > hi ? -h : h;
+}
+
 /* Forward-difference Jacobian (m × n_free, row-major) at x with residuals r. */
 static gboolean
 jacobian (const Fit *f, const double *x, const double *r, gsize m, double *J, double *sim_ns,
@@ -434,12 +445,7 @@ jacobian (const Fit *f, const double *x, const double *r, gsize m, double *J, do
   for (guint k = 0; k < f->n_free; k++)
     {
       memcpy (xs, x, sizeof (double) * f->n_free);
-      guint p = f->idx[k];
-      double lo, hi;
-      bounds_of (f->base, p, &lo, &hi);
-      double h = is_efficiency (p) ? STEP_LOG_EFF : MAX (STEP_US_MIN, STEP_REL * fabs (x[k]));
-      if (x[k] + h > hi)
-        h = -h;
+      double h = jac_step (f->base, f->idx[k], x[k]);
       xs[k] = x[k] + h;
       double cost;
       if (!residuals (f, xs, sim_ns, r_tmp, &cost, error))
@@ -1453,9 +1459,13 @@ sp_calib_result_protocols (const SpCalibResult *r)
 /* ---- what a calibration's uncertainty means for one estimate ----------- */
 
 /* A value without a finite error: the step of the probe of whether the
- * time depends on it at all (µs; log for the efficiencies). */
+ * time depends on it at all (µs; log for the efficiencies), taken down
+ * where up would leave the INI's range (an efficiency of 4, a latency of
+ * 10^6 µs: topo.h). */
 #define PRED_PROBE_US 1.0
 #define PRED_PROBE_LOG 0.01
+#define PRED_INI_MAX_US 1e6
+#define PRED_INI_MAX_EFF 4.0
 
 /* log of the time of `request` with value p of `base` set to x (fit
  * variable). */
@@ -1497,19 +1507,19 @@ sp_calib_predict (const SpTopo *topo, SpSimModel model, const SpCollRequest *req
       double x = is_efficiency (p) ? log (v) : v, h, t;
       if (finite[p])
         {
-          /* the fit's own Jacobian step (jacobian()), so that at a fitted
-           * op g is that op's row of J and the variance there is s² times
-           * its leverage: the covariance's near-cancellations (latency
-           * against overhead, correlated −1.00) cancel here too */
-          double lo, hi;
-          bounds_of (spec, p, &lo, &hi);
+          /* the fit's own Jacobian step, so that at a fitted op g is that
+           * op's row of J and the variance there is s² times its
+           * leverage: the covariance's near-cancellations (latency against
+           * overhead, correlated −1.00) cancel here too */
           sef[p] = is_efficiency (p) ? e->std_error[p] / v : e->std_error[p];
-          h = is_efficiency (p) ? STEP_LOG_EFF : MAX (STEP_US_MIN, STEP_REL * fabs (x));
-          if (x + h > hi)
-            h = -h;
+          h = jac_step (spec, p, x);
         }
       else
-        h = is_efficiency (p) ? PRED_PROBE_LOG : PRED_PROBE_US;
+        {
+          h = is_efficiency (p) ? PRED_PROBE_LOG : PRED_PROBE_US;
+          if (x + h > (is_efficiency (p) ? log (PRED_INI_MAX_EFF) : PRED_INI_MAX_US))
+            h = -h;
+        }
       if (!log_time_at (spec, p, x + h, model, request, &t, error))
         return FALSE;
       g[p] = (t - t0) / h;

@@ -359,6 +359,22 @@ START_TEST (prediction_by_hand)
   ck_assert (sp_calib_predict (t, SP_SIM_ANALYTIC, &req, &est, &pr, &e));
   ck_assert_uint_eq (pr.undetermined, 1u << SP_CALIB_LL_OVERHEAD);
   ck_assert (isinf (pr.std_error));
+  /* values at the top of the INI's ranges, none determined: the probes
+   * stay inside them (one step up would leave them) */
+  SpTopoSpec top = *sp_topo_spec (base);
+  top.intra_latency_us = top.inter_latency_us = 1e6;
+  top.cal_intra_efficiency = top.cal_nic_efficiency = 4;
+  top.cal_overhead_us[0] = top.cal_overhead_us[1] = top.cal_overhead_us[2] = 1e6;
+  top.cal_errors.given = (1 << SP_CALIB_N_PARAMS) - 1;
+  for (guint p = 0; p < SP_CALIB_N_PARAMS; p++)
+    top.cal_errors.std_error[p] = INFINITY;
+  g_autoptr (SpTopo) tt = sp_topo_new (&top, &e);
+  SP_ASSERT_NO_ERROR (e);
+  req.proto = SP_PROTO_AUTO;
+  ck_assert (sp_sim_estimate (tt, SP_SIM_ANALYTIC, &req, &est, &e));
+  ck_assert (sp_calib_predict (tt, SP_SIM_ANALYTIC, &req, &est, &pr, &e));
+  SP_ASSERT_NO_ERROR (e);
+  ck_assert (isinf (pr.std_error) && pr.undetermined != 0);
   /* no errors: nothing to say */
   ck_assert (sp_calib_predict (base, SP_SIM_ANALYTIC, &req, &est, &pr, &e));
   ck_assert (pr.std_error == 0 && pr.residual_sd == 0 && pr.undetermined == 0 && pr.not_fitted == 0);
