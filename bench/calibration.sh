@@ -348,14 +348,20 @@ def cmd_score(path, work, spec):
     print("    %-44s %3d pts  before %s  after %s" % ("ALL", len(before_all), pct(mb), pct(ma)))
     # how honest the calibrated estimates' +- is on the points scored: the share
     # whose measured time lies within 1 and 2 sigma (a normal error: 68 %, 95 %)
+    # points whose sigma is beyond a factor of 10 (the table's "x/>10", or
+    # undetermined) are not determined by the calibration: counted apart, not as
+    # "within"
+    scored = [e for e in after_all if e["err"] is not None and e.get("sigma") is not None
+              and e["err"] > -1]
+    undet = [e for e in scored if not e["sigma"] <= math.log(10)]
     zs = [abs(math.log(1 + e["err"])) / e["sigma"] if e["sigma"] else float("inf")
-          for e in after_all if e["err"] is not None and e.get("sigma") is not None
-          and e["err"] > -1]
-    if zs:
-        sig = statistics.median(e["sigma"] for e in after_all if e.get("sigma") is not None)
+          for e in scored if e["sigma"] <= math.log(10)]
+    if scored:
+        sig = statistics.median(e["sigma"] for e in scored)
         print("    estimate's +- (cal.): median sigma %s; measured within 1 sigma %d of %d, "
-              "within 2 sigma %d of %d" % ("%.3g" % sig if sig < 10 else ">10", sum(z <= 1 for z in zs),
-                                         len(zs), sum(z <= 2 for z in zs), len(zs)))
+              "within 2 sigma %d of %d; not determined (sigma beyond x/10) %d"
+              % ("%.3g" % sig if sig <= math.log(10) else ">ln 10", sum(z <= 1 for z in zs),
+                 len(zs), sum(z <= 2 for z in zs), len(zs), len(undet)))
     # the fit set scored by estimate, to compare with calibrate's own figures
     fb, fa = [], []
     for it in s.get("fit_items", []):

@@ -8,6 +8,7 @@
 #include "shardplan/error.h"
 #include "topo-private.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -15,8 +16,12 @@
 /* the largest standard error a file may give, in the value's unit */
 #define SE_MAX 1e9
 /* how far below 0 a pivot of the correlation matrix may fall (rounding of
- * a singular matrix, e.g. two values correlated −1.00) */
-#define PSD_TOL 1e-6
+ * a singular matrix, e.g. two values correlated −1.00: calibrate's own
+ * come within 1e-17), and below what a pivot counts as 0.  Tight, because
+ * an estimate's variance scales the matrix by standard errors of up to
+ * 1e9: a pivot of −1e-6 accepted there gave a negative variance, shown as
+ * ±0.0 % (a review's file) */
+#define PSD_TOL 1e-12
 
 static const char *const cal_keys[P] = {
   "intra_latency_us", "inter_latency_us", "intra_efficiency",  "nic_efficiency",
@@ -257,9 +262,25 @@ sp_topo_cal_check (const SpTopoCalErrors *e, const char *prefix, GError **error)
                        prefix, cal_keys[p], se, SE_MAX, given ? "" : " (and 0 when not given)");
           return FALSE;
         }
+      if (given && se != 0 && isfinite (se) && fpclassify (se) != FP_NORMAL)
+        {
+          /* a subnormal: sp_parse_double would refuse it read back */
+          g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                       "%s[calibration] std_errors: %s %g is too small to write: expected 0 or "
+                       "at least %g", prefix, cal_keys[p], se, DBL_MIN);
+          return FALSE;
+        }
       for (guint q = 0; q < P; q++)
         {
           double r = e->corr[p][q];
+          if (r != 0 && fpclassify (r) == FP_SUBNORMAL)
+            {
+              g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                           "%s[calibration] correlations: %s %s %g is too small to write: "
+                           "expected 0 or at least %g", prefix, cal_keys[p], cal_keys[q], r,
+                           DBL_MIN);
+              return FALSE;
+            }
           gboolean both = finite_given (e, p) && finite_given (e, q);
           gboolean ok = !both ? r == 0 : p == q ? r == 1 : r >= -1 && r <= 1 && r == e->corr[q][p];
           if (!ok)
@@ -275,7 +296,8 @@ sp_topo_cal_check (const SpTopoCalErrors *e, const char *prefix, GError **error)
     }
   /* positive semidefinite: an LDLᵀ of the correlation matrix of the
    * finite ones whose pivots stay >= −PSD_TOL; a zero pivot (a value
-   * fully determined by earlier ones) must leave nothing in its column */
+   * fully determined by earlier ones) must leave nothing in its column:
+   * what is left there is at most √(pivot × a later pivot) <= √PSD_TOL */
   guint idx[P], k = 0;
   for (guint p = 0; p < P; p++)
     if (finite_given (e, p))

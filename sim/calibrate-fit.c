@@ -50,6 +50,7 @@ struct _SpCalibResult {
   double std_error[P];  /* sp_calib_result_std_error */
   double corr[P][P];    /* sp_calib_result_correlation */
   double residual_sd;   /* s of s² (JᵀJ)⁻¹; NAN without standard errors */
+  gboolean errors_dropped; /* the topology could not carry them (errors_into_spec) */
   guint32 iterations;
   double rms_before, rms_after;
   guint protocols;
@@ -1298,6 +1299,7 @@ sp_calibrate_fit (const SpTopo *topo, const SpCalibData *data, const SpCalibOpti
   if (res->topo == NULL)
     {
       memset (&fitted.cal_errors, 0, sizeof fitted.cal_errors);
+      res->errors_dropped = TRUE;
       res->topo = sp_topo_new (&fitted, error);
       if (res->topo == NULL)
         return NULL;
@@ -1421,6 +1423,13 @@ sp_calib_result_correlation (const SpCalibResult *r, SpCalibParam a, SpCalibPara
   return r->corr[a][b];
 }
 
+gboolean
+sp_calib_result_errors_dropped (const SpCalibResult *r)
+{
+  g_return_val_if_fail (r != NULL, FALSE);
+  return r->errors_dropped;
+}
+
 const gboolean *
 sp_calib_result_trimmed (const SpCalibResult *r)
 {
@@ -1520,8 +1529,18 @@ sp_calib_predict (const SpTopo *topo, SpSimModel model, const SpCollRequest *req
           if (x + h > (is_efficiency (p) ? log (PRED_INI_MAX_EFF) : PRED_INI_MAX_US))
             h = -h;
         }
-      if (!log_time_at (spec, p, x + h, model, request, &t, error))
-        return FALSE;
+      /* the other way where the first fails (a rate at its bound made
+       * slower past the simulator's horizon: a review's absurd topology) */
+      if (!log_time_at (spec, p, x + h, model, request, &t, NULL))
+        {
+          h = -h;
+          if (!log_time_at (spec, p, x + h, model, request, &t, error))
+            {
+              g_prefix_error (error, "the standard error of the estimate (%s moved by %g): ",
+                              sp_calib_param_name (p), fabs (h));
+              return FALSE;
+            }
+        }
       g[p] = (t - t0) / h;
       if (!finite[p] && t != t0)
         {

@@ -728,6 +728,11 @@ sp_cmd_calibrate (int argc, char **argv)
     return sp_cli_error (CMD, g_steal_pointer (&error));
   if (not_measured->len)
     fprintf (stderr, "shardplan " CMD ": warning: %s\n", not_measured->str);
+  if (sp_calib_result_errors_dropped (res))
+    fprintf (stderr, "shardplan " CMD ": warning: the fit's correlations are not those of a "
+                     "covariance to rounding, so %s carries no [calibration] std_errors: "
+                     "estimate on it gives no standard error (the report still shows them)\n",
+             output);
   double seconds = (double) (g_get_monotonic_time () - t0) / 1e6;
 
   g_autofree char *ini = calibrated_ini (data, res, topology, holdout_text, &opt);

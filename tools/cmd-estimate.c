@@ -41,7 +41,8 @@ static const char description[] =
   "On a topology written by 'shardplan calibrate' (with [calibration]\n"
   "std_errors) each estimate also gets the standard error the fit gives it:\n"
   "a '± (cal.)' column (±3.1% below 10 %, else a factor ×÷1.65, ×÷>10 where the\n"
-  "calibration does not determine it), and in JSON \"calibration\":\n"
+  "calibration does not determine it, 'undetermined' where the time depends on\n"
+  "a value the fit could not determine), and in JSON \"calibration\":\n"
   "{\"std_error\" (of log time, or \"undetermined\"), \"residual_sd\" (the fit's\n"
   "scatter), \"undetermined\", \"not_fitted\" (values the time depends on that\n"
   "the fit could not determine, or kept)}.  Not with --sim-model nccl.\n"
@@ -63,7 +64,7 @@ std_error_text (double sigma, char *buf)
 {
   if (!isfinite (sigma))
     return "undetermined";
-  if (sigma < 0.1)
+  if (sigma < 0.0995) /* (what would print as ±10.0 % is a factor) */
     g_snprintf (buf, 32, "±%.1f%%", 100 * sigma);
   else if (sigma <= log (10.0))
     g_snprintf (buf, 32, "×÷%.2f", exp (sigma));
@@ -383,18 +384,23 @@ sp_cmd_estimate (int argc, char **argv)
             g_string_append_c (out, '\n');
           else
             {
+              /* right-aligned in characters (± × ÷ are two bytes each); a
+               * group of one rank takes no time, so no error either */
               char se[32];
-              g_string_append_printf (out, "  %9s\n", std_error_text (r->pred.std_error, se));
+              const char *text = r->est.time_ns == 0 ? "-" : std_error_text (r->pred.std_error, se);
+              g_string_append_printf (out, "  %*s%s\n", (int) MAX (0, 9 - g_utf8_strlen (text, -1)),
+                                      "", text);
             }
         }
       if (uncertain)
         {
+          char sd[32];
           g_string_append_printf (out, "# ± (cal.): the time's standard error from the calibrated "
                                        "values' standard errors and correlations ([calibration] "
                                        "std_errors; ×÷F: between time / F and time × F); the "
-                                       "fit's own ops scattered by %.1f %% around the model "
+                                       "fit's own ops scattered by %s around the model "
                                        "(residual_sd)\n",
-                                  100 * spec->cal_errors.residual_sd);
+                                  std_error_text (spec->cal_errors.residual_sd, sd));
           if (undetermined)
             {
               g_autofree char *list = param_list (undetermined, FALSE);

@@ -162,11 +162,13 @@ typedef enum {
  * (every preset; a topology written by hand; a trimmed fit, which gives no
  * standard errors).  Bit p of `given`: the fit fitted value p, and
  * std_error[p] says how well: its standard error in the value's unit, in
- * [0, 1e9], or INFINITY, "undetermined" (the fitted ops' times do not
- * depend on it at the fitted values).  corr[p][q]: the correlation of two
- * values whose errors are both finite, in [-1, 1], symmetric, 1 on the
- * diagonal, the matrix positive semidefinite (within 1e-6); every other
- * entry 0.  residual_sd: the standard deviation of log(simulated /
+ * [0, 1e9], or INFINITY, "undetermined": the fitted ops' times do not
+ * depend on it at the fitted values, or the fit could not compute an
+ * error for it (JᵀJ singular there — then every value inverted with it —
+ * or an error beyond 1e9).  corr[p][q]: the correlation of two values
+ * whose errors are both finite, in [-1, 1], symmetric, 1 on the
+ * diagonal, the matrix positive semidefinite (pivots >= −1e-12); every
+ * other entry 0.  residual_sd: the standard deviation of log(simulated /
  * measured) over the fitted ops, s of s²(JᵀJ)⁻¹, in [0, 10]; 0 when not
  * given.  Efficiencies were fitted as logs: their covariance in log
  * space is corr × (se / value) × (se / value). */

@@ -180,6 +180,12 @@ const SpCalibErrorStats *sp_calib_result_errors (const SpCalibResult *result, gb
 const double *sp_calib_result_sim_before (const SpCalibResult *result);
 const double *sp_calib_result_sim_after (const SpCalibResult *result);
 
+/* TRUE when the fit has standard errors but the calibrated topology
+ * carries none: their correlations were not a covariance to rounding
+ * (sp_topo_new refused them; never seen on a real fit), so `estimate` on
+ * it gives no ±.  `shardplan calibrate` warns. */
+gboolean sp_calib_result_errors_dropped (const SpCalibResult *result);
+
 /* SP_CALIB_LOSS_TRIMMED: per point, in the data's order, TRUE for the fit
  * points the trimmed fit left out (they stay in the errors above; where
  * the median guard kept only part of the fit's step, they are those of
@@ -218,8 +224,8 @@ typedef struct {
  * none): g the gradient of log(time) in the fit's variables (µs, log of
  * the efficiencies), by the forward differences the fit's Jacobian took,
  * and std_error = sqrt(gᵀ Σ g) (the delta method: linear, so it says what
- * the fitted values' errors mean near them; at an op of the fit it is s
- * times that op's leverage, at most s).  A value without a finite error is
+ * the fitted values' errors mean near them; at an op of the fit its square
+ * is s² times that op's leverage, so it is at most s).  A value without a finite error is
  * probed (1 µs, or ×1.01) to learn whether the time depends on it.  Costs
  * one estimate per value with a standard error or probe (up to 7).  FALSE
  * with the simulator's error only if one of those fails. */
