@@ -1550,11 +1550,21 @@ sp_calib_predict (const SpTopo *topo, SpSimModel model, const SpCollRequest *req
             out->not_fitted |= 1u << p;
         }
     }
-  double var = 0;
+  double var = 0, scale = 0;
   for (guint a = 0; a < P; a++)
     for (guint b = 0; b < P; b++)
       if (finite[a] && finite[b])
-        var += g[a] * g[b] * e->corr[a][b] * sef[a] * sef[b];
-  out->std_error = out->undetermined ? INFINITY : sqrt (MAX (var, 0.0));
+        {
+          double term = g[a] * g[b] * e->corr[a][b] * sef[a] * sef[b];
+          var += term;
+          scale += fabs (term);
+        }
+  /* below 0 beyond rounding only if the correlations are not a covariance,
+   * which sp_topo_new refuses: then no error can be given (INFINITY with
+   * no value named; the estimate fuzz target treats it as a finding) */
+  if (var < -1e-9 * scale)
+    out->std_error = INFINITY;
+  else
+    out->std_error = out->undetermined ? INFINITY : sqrt (MAX (var, 0.0));
   return TRUE;
 }

@@ -111,7 +111,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     }
   /* a topology with [calibration] std_errors: the estimate's standard
    * error is finite and >= 0, or INFINITY with a value named
-   * undetermined; the perturbed topologies stay valid */
+   * undetermined (INFINITY alone: a negative variance, correlations the
+   * reader should have refused); the perturbed topologies stay valid */
   if (sp_topo_spec (topo)->cal_errors.given != 0)
     {
       SpCalibPrediction pr;
