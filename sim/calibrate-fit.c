@@ -1192,7 +1192,7 @@ errors_into_spec (const SpCalibResult *res, SpTopoSpec *spec)
     for (guint q = 0; q < P; q++)
       if ((e->given >> p & 1) && (e->given >> q & 1) && isfinite (e->std_error[p])
           && isfinite (e->std_error[q]))
-        e->corr[p][q] = p == q ? 1 : isnan (res->corr[p][q]) ? 0 : res->corr[MIN (p, q)][MAX (p, q)];
+        e->corr[p][q] = p == q ? 1 : isnan (res->corr[p][q]) ? 0 : res->corr[p][q];
   if (e->given != 0)
     e->residual_sd = MIN (res->residual_sd, 10.0);
 }
@@ -1277,9 +1277,6 @@ sp_calibrate_fit (const SpTopo *topo, const SpCalibData *data, const SpCalibOpti
   SpTopoSpec fitted;
   if (!median_guard (&f, spec, &best, res->sim_before, &fitted, error))
     return NULL;
-  res->topo = sp_topo_new (&fitted, error);
-  if (res->topo == NULL)
-    return NULL;
   if (!simulate (&f, &fitted, FALSE, res->sim_after, &res->protocols, error))
     return NULL;
   for (guint p = 0; p < P; p++)
@@ -1291,10 +1288,9 @@ sp_calibrate_fit (const SpTopo *topo, const SpCalibData *data, const SpCalibOpti
     }
   if (!param_errors (&f, &fitted, res, error))
     return NULL;
-  /* the calibrated topology carries what the fit determined, for
-   * `estimate` (sp_calib_predict) */
+  /* the calibrated topology (simulate() checked its values) carries what
+   * the fit determined, for `estimate` (sp_calib_predict) */
   errors_into_spec (res, &fitted);
-  sp_topo_free (res->topo);
   res->topo = sp_topo_new (&fitted, NULL);
   if (res->topo == NULL)
     {

@@ -60,7 +60,7 @@ typedef struct {
  * and t · e^σ), "×÷>10" beyond 10 (the calibration does not determine
  * the estimate), "undetermined" for INFINITY.  Into `buf` (32 bytes). */
 static const char *
-std_error_text (double sigma, char *buf)
+sigma_text (double sigma, char *buf)
 {
   if (!isfinite (sigma))
     return "undetermined";
@@ -387,7 +387,7 @@ sp_cmd_estimate (int argc, char **argv)
               /* right-aligned in characters (± × ÷ are two bytes each); a
                * group of one rank takes no time, so no error either */
               char se[32];
-              const char *text = r->est.time_ns == 0 ? "-" : std_error_text (r->pred.std_error, se);
+              const char *text = r->est.time_ns == 0 ? "-" : sigma_text (r->pred.std_error, se);
               g_string_append_printf (out, "  %*s%s\n", (int) MAX (0, 9 - g_utf8_strlen (text, -1)),
                                       "", text);
             }
@@ -400,7 +400,7 @@ sp_cmd_estimate (int argc, char **argv)
                                        "std_errors; ×÷F: between time / F and time × F); the "
                                        "fit's own ops scattered by %s around the model "
                                        "(residual_sd)\n",
-                                  std_error_text (spec->cal_errors.residual_sd, sd));
+                                  sigma_text (spec->cal_errors.residual_sd, sd));
           if (undetermined)
             {
               g_autofree char *list = param_list (undetermined, FALSE);
