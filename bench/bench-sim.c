@@ -111,6 +111,7 @@ main (int argc, char **argv)
       spec.nic_gbps = 400;
       spec.inter_latency_us = 2.7;
       spec.inter_step_floor_us = SP_TOPO_LATENCY_UNSET; /* the transport's (ib: none) */
+      spec.inter_inject_copy_us = SP_TOPO_LATENCY_UNSET;
       spec.fabric = fabric;
       spec.oversubscription = oversub;
       GError *error = NULL;

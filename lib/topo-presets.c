@@ -48,6 +48,7 @@ static const Preset presets[] = {
       .intra_bandwidth_gbs = 300, .intra_latency_us = LAT_DEFAULT,
       .nics_per_node = 8, .nic_gbps = 200, .inter_latency_us = LAT_DEFAULT,
       .inter_step_floor_us = LAT_DEFAULT,
+      .inter_inject_copy_us = LAT_DEFAULT,
       .fabric = SP_FABRIC_RAIL, .oversubscription = 1, .transport = SP_TRANSPORT_IB } },
 
   /* NVIDIA DGX H100.
@@ -68,6 +69,7 @@ static const Preset presets[] = {
       .intra_bandwidth_gbs = 450, .intra_latency_us = LAT_DEFAULT,
       .nics_per_node = 8, .nic_gbps = 400, .inter_latency_us = LAT_DEFAULT,
       .inter_step_floor_us = LAT_DEFAULT,
+      .inter_inject_copy_us = LAT_DEFAULT,
       .fabric = SP_FABRIC_RAIL, .oversubscription = 1, .transport = SP_TRANSPORT_IB } },
 
   /* AWS p4d.24xlarge.
@@ -86,6 +88,7 @@ static const Preset presets[] = {
       .intra_bandwidth_gbs = 300, .intra_latency_us = LAT_DEFAULT,
       .nics_per_node = 4, .nic_gbps = 100, .inter_latency_us = LAT_DEFAULT,
       .inter_step_floor_us = LAT_DEFAULT,
+      .inter_inject_copy_us = LAT_DEFAULT,
       .fabric = SP_FABRIC_FAT_TREE, .oversubscription = 1, .transport = SP_TRANSPORT_EFA } },
 
   /* AWS p5.48xlarge.
@@ -103,6 +106,7 @@ static const Preset presets[] = {
       .intra_bandwidth_gbs = 450, .intra_latency_us = LAT_DEFAULT,
       .nics_per_node = 32, .nic_gbps = 100, .inter_latency_us = LAT_DEFAULT,
       .inter_step_floor_us = LAT_DEFAULT,
+      .inter_inject_copy_us = LAT_DEFAULT,
       .fabric = SP_FABRIC_FAT_TREE, .oversubscription = 1, .transport = SP_TRANSPORT_EFA } },
 
   /* AWS p3dn.24xlarge.
@@ -125,6 +129,7 @@ static const Preset presets[] = {
       .intra_bandwidth_gbs = 150, .intra_latency_us = LAT_DEFAULT,
       .nics_per_node = 1, .nic_gbps = 100, .inter_latency_us = LAT_DEFAULT,
       .inter_step_floor_us = LAT_DEFAULT,
+      .inter_inject_copy_us = LAT_DEFAULT,
       .fabric = SP_FABRIC_FAT_TREE, .oversubscription = 1, .transport = SP_TRANSPORT_EFA } },
 
   /* NVIDIA GB200 NVL72 (one rack by default: 18 hosts).
@@ -145,6 +150,7 @@ static const Preset presets[] = {
       .intra_bandwidth_gbs = 900, .intra_latency_us = LAT_DEFAULT,
       .nics_per_node = 4, .nic_gbps = 400, .inter_latency_us = LAT_DEFAULT,
       .inter_step_floor_us = LAT_DEFAULT,
+      .inter_inject_copy_us = LAT_DEFAULT,
       .fabric = SP_FABRIC_RAIL, .oversubscription = 1, .transport = SP_TRANSPORT_IB,
       .nvlink_domain = 72 } },
 
@@ -158,6 +164,7 @@ static const Preset presets[] = {
       .intra_bandwidth_gbs = 900, .intra_latency_us = LAT_DEFAULT,
       .nics_per_node = 4, .nic_gbps = 400, .inter_latency_us = LAT_DEFAULT,
       .inter_step_floor_us = LAT_DEFAULT,
+      .inter_inject_copy_us = LAT_DEFAULT,
       .fabric = SP_FABRIC_RAIL, .oversubscription = 1, .transport = SP_TRANSPORT_IB,
       .nvlink_domain = 36 } },
 
@@ -175,6 +182,7 @@ static const Preset presets[] = {
       .intra_bandwidth_gbs = 900, .intra_latency_us = LAT_DEFAULT,
       .nics_per_node = 4, .nic_gbps = 800, .inter_latency_us = LAT_DEFAULT,
       .inter_step_floor_us = LAT_DEFAULT,
+      .inter_inject_copy_us = LAT_DEFAULT,
       .fabric = SP_FABRIC_RAIL, .oversubscription = 1, .transport = SP_TRANSPORT_IB,
       .nvlink_domain = 72 } },
 
@@ -197,6 +205,7 @@ static const Preset presets[] = {
       .intra_bandwidth_gbs = 10, .intra_latency_us = 1,
       .nics_per_node = 1, .nic_gbps = 10, .inter_latency_us = 25,
       .inter_step_floor_us = LAT_DEFAULT,
+      .inter_inject_copy_us = LAT_DEFAULT,
       .fabric = SP_FABRIC_SINGLE_SWITCH, .oversubscription = 1,
       .transport = SP_TRANSPORT_TCP } },
 };

@@ -48,7 +48,7 @@ typedef struct {
   SpFieldNeed need;
 } SpTopoField;
 
-#define SP_TOPO_N_FIELDS 32
+#define SP_TOPO_N_FIELDS 33
 #define SP_TOPO_N_SECTIONS 6
 G_GNUC_INTERNAL extern const SpTopoField sp_topo_fields[]; /* SP_TOPO_N_FIELDS entries */
 /* cluster, gpu, intra (the three required ones), inter, calibration, nccl */

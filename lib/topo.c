@@ -40,6 +40,7 @@ const SpTopoField sp_topo_fields[] = {
   DBL ("inter", "nic_gbps", nic_gbps, 0, 1e6, TRUE, SP_NEED_INTER),
   DBL ("inter", "latency_us", inter_latency_us, 0, 1e6, FALSE, SP_NEED_UNSET),
   DBL ("inter", "step_floor_us", inter_step_floor_us, 0, 1e6, FALSE, SP_NEED_UNSET),
+  DBL ("inter", "inject_copy_us", inter_inject_copy_us, 0, 1e6, FALSE, SP_NEED_UNSET),
   { "inter", "fabric", SP_FIELD_FABRIC, offsetof (SpTopoSpec, fabric), 0, 0, FALSE, SP_NEED_OPTIONAL },
   DBL ("inter", "oversubscription", oversubscription, 1, 1024, FALSE, SP_NEED_OPTIONAL),
   { "inter", "transport", SP_FIELD_TRANSPORT, offsetof (SpTopoSpec, transport), 0, 0, FALSE, SP_NEED_OPTIONAL },
@@ -72,6 +73,7 @@ const SpTopoSpec sp_topo_defaults = {
   .intra_latency_us = SP_TOPO_LATENCY_UNSET,
   .inter_latency_us = SP_TOPO_LATENCY_UNSET,
   .inter_step_floor_us = SP_TOPO_LATENCY_UNSET,
+  .inter_inject_copy_us = SP_TOPO_LATENCY_UNSET,
   .fabric = SP_FABRIC_FAT_TREE,
   .oversubscription = 1,
   .transport = SP_TRANSPORT_IB,
@@ -811,6 +813,7 @@ sp_topo_spec_equal (const SpTopoSpec *a, const SpTopoSpec *b)
          && a->intra_latency_us == b->intra_latency_us && a->nics_per_node == b->nics_per_node
          && a->nic_gbps == b->nic_gbps && a->inter_latency_us == b->inter_latency_us
          && a->inter_step_floor_us == b->inter_step_floor_us
+         && a->inter_inject_copy_us == b->inter_inject_copy_us
          && a->fabric == b->fabric && a->oversubscription == b->oversubscription
          && a->transport == b->transport && a->host_cpu == b->host_cpu
          && a->nvlink_domain == b->nvlink_domain && a->mnnvl == b->mnnvl

@@ -166,6 +166,36 @@ step_floor_us (const SpShape *sh, SpProto proto)
   return transport_model (sh->spec)->step_floor_us;
 }
 
+/* What a network send of m bytes from GPU memory costs the sending proxy
+ * before the NIC takes it, µs: on Slingshot, libfabric's CXI provider
+ * sends a message of at most its inject size as an IDC (immediate data
+ * command), whose payload rides in the command, so a GPU buffer is first
+ * copied to the host (libfabric's HMEM copy: cudaMemcpy, unless gdrcopy is
+ * enabled for it, which is off by default); the NIC reads larger ones from
+ * GPU memory itself.  Fitted (README-model §2.1b): Polaris' all-to-alls of
+ * at most 128 B per peer take 47.8 µs more than those of 256 B on 2 nodes
+ * (4 remote peers: 12.0 µs each) and 366 µs more on 8 nodes (28 remote
+ * peers: 13.1 µs each), one cost per message to a remote peer at both
+ * scales; 12.4 is the median over those 12 rows of (measured − the model
+ * without it) / remote peers.  The inject size, 192 B, is fi_info's for
+ * cxi (the runs put the step between 128 and 256 B per peer).  Only
+ * network p2p pays it (all-to-all, send): NCCL's LL send buffers are in
+ * host memory, and its ring and tree steps at such sizes are LL.  NOT
+ * confirmed by a log of these runs: [inter] inject_copy_us overrides it
+ * (0 turns it off; a given value applies on any transport). */
+#define SP_INJECT_BYTES 192.0
+#define SP_SLINGSHOT_INJECT_COPY_US 12.4
+
+static double
+small_send_copy_us (const SpShape *sh, double m)
+{
+  if (sh->nccl || sh->nodes <= 1 || m > SP_INJECT_BYTES)
+    return 0;
+  if (sh->spec->inter_inject_copy_us >= 0)
+    return sh->spec->inter_inject_copy_us;
+  return sh->spec->transport == SP_TRANSPORT_SLINGSHOT ? SP_SLINGSHOT_INJECT_COPY_US : 0;
+}
+
 /* Fraction of the line rate a stream of m-byte messages gets. */
 static double
 message_efficiency (const SpTopoSpec *s, double m)
@@ -1121,9 +1151,13 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
              * all once: a floor under the transfer, which for large sizes
              * already pays δ per message through p2p_net_factor. */
             double n_remote = n - 1 - sh->intra_near - sh->intra_far;
-            double serve = n_remote * transport_model (sh->spec)->msg_overhead_us / 2;
+            double serve = n_remote
+                           * (transport_model (sh->spec)->msg_overhead_us / 2
+                              + small_send_copy_us (sh, S / n));
             lat += MAX (0.0, serve - t);
           }
+        else if (!sh->nccl && remote)
+          lat += small_send_copy_us (sh, S); /* one message */
         c->latency_us = lat;
         c->algbw = t > 0 ? S / (1000.0 * t) : INFINITY;
         c->time_us = lat + t;

@@ -35,7 +35,7 @@ shell_word (const char *word)
 /* The simulator's uncertainty: bench/RESULTS.md "Fidelity" holds the
  * simulator to a median error of <= 10 % per collective (>= 1 MiB) against
  * published nccl-tests runs (measured by ./bench/fidelity: 4.5 % over the
- * core datasets, single datasets up to 23.8 %; 13.6 % below 1 MiB); a step
+ * core datasets, single datasets up to 23.8 %; 9.8 % below 1 MiB); a step
  * adds the compute model's assumption. */
 #define DEFAULT_UNCERTAINTY_PCT 10.0
 

@@ -16,7 +16,10 @@
  *   [inter]    nics_per_node, nic_gbps (per NIC, one direction, Gbit/s),
  *              latency_us (optional), step_floor_us (optional: the shortest
  *              step of a multi-node Simple ring or tree, µs; default by
- *              transport), fabric = single-switch|fat-tree|rail,
+ *              transport), inject_copy_us (optional: what a network
+ *              send of at most 192 B from GPU memory costs its sender
+ *              beyond the others, µs; default by transport),
+ *              fabric = single-switch|fat-tree|rail,
  *              oversubscription (>= 1; 2 means 2:1 at the leaf uplinks),
  *              transport = ib|roce|efa|slingshot|tcp (default ib),
  *              nic_path = pix|pxb|phb|node|sys (optional: how a GPU reaches
@@ -55,7 +58,8 @@
  * Defaults: [cluster] name = "custom"; [intra] / [inter] latency_us =
  * SP_TOPO_LATENCY_UNSET (the simulator's per-hop latency for the GPU
  * generation, intra kind and transport, sim/README-model.md §2); [inter]
- * step_floor_us = SP_TOPO_LATENCY_UNSET (the transport's); [inter]
+ * step_floor_us and inject_copy_us = SP_TOPO_LATENCY_UNSET (the
+ * transport's); [inter]
  * fabric = fat-tree, oversubscription = 1, transport = ib.  [inter] is
  * required when nodes > 1 and optional for a single node; without it the
  * spec holds placeholders (nics_per_node 1, nic_gbps 100, fat-tree, 1, ib)
@@ -202,6 +206,11 @@ typedef struct {
    * tree, [0, 1e6] µs; SP_TOPO_LATENCY_UNSET: the transport's default (42
    * on slingshot, 0 elsewhere; sim/README-model.md §2.1a) */
   double inter_step_floor_us;
+  /* [inter] inject_copy_us: what a network p2p message (all-to-all, send)
+   * of at most 192 B from GPU memory costs its sender beyond the others,
+   * [0, 1e6] µs; SP_TOPO_LATENCY_UNSET: the transport's default (12.4 on
+   * slingshot, 0 elsewhere; sim/README-model.md §2.1b) */
+  double inter_inject_copy_us;
   SpFabric fabric;
   double oversubscription;     /* [1, 1024]; 1 = non-blocking */
   SpTransport transport;       /* [inter] transport, default ib */

@@ -246,11 +246,13 @@ START_TEST (test_datasheet_only)
   ck_assert (s->intra_latency_us == SP_TOPO_LATENCY_UNSET);
   ck_assert (s->inter_latency_us == SP_TOPO_LATENCY_UNSET);
   ck_assert (s->inter_step_floor_us == SP_TOPO_LATENCY_UNSET);
+  ck_assert (s->inter_inject_copy_us == SP_TOPO_LATENCY_UNSET);
   ck_assert_int_eq (s->transport, SP_TRANSPORT_IB);
   ck_assert_int_eq (s->host_cpu, SP_HOST_CPU_DEFAULT);
   g_autofree char *ini = sp_topo_to_ini (t);
   ck_assert_ptr_null (strstr (ini, "latency_us="));
   ck_assert_ptr_null (strstr (ini, "step_floor_us"));
+  ck_assert_ptr_null (strstr (ini, "inject_copy_us"));
   ck_assert_ptr_null (strstr (ini, "host_cpu"));
   g_autoptr (SpTopo) back = sp_topo_load_data (ini, -1, "back", &error);
   SP_ASSERT_NO_ERROR (error);
@@ -261,15 +263,17 @@ START_TEST (test_datasheet_only)
   for (guint i = 0; i < G_N_ELEMENTS (transports); i++)
     {
       g_autofree char *with = g_strdup_printf ("%s\ntransport = %s\nlatency_us = 4.5\n"
-                                               "step_floor_us = %s\n"
+                                               "step_floor_us = %s\ninject_copy_us = %s\n"
                                                "[cluster]\nhost_cpu = AMD\n", text,
-                                               transports[i], i == 0 ? "0" : "12.5");
+                                               transports[i], i == 0 ? "0" : "12.5",
+                                               i == 1 ? "0" : "1.25");
       g_autoptr (SpTopo) u = sp_topo_load_data (with, -1, "t.ini", &error);
       SP_ASSERT_NO_ERROR (error);
       ck_assert_int_eq (sp_topo_spec (u)->transport, (int) i);
       ck_assert_str_eq (sp_transport_name (sp_topo_spec (u)->transport), transports[i]);
       ck_assert (sp_topo_spec (u)->inter_latency_us == 4.5);
       ck_assert (sp_topo_spec (u)->inter_step_floor_us == (i == 0 ? 0.0 : 12.5));
+      ck_assert (sp_topo_spec (u)->inter_inject_copy_us == (i == 1 ? 0.0 : 1.25));
       ck_assert (sp_topo_spec (u)->intra_latency_us == SP_TOPO_LATENCY_UNSET);
       ck_assert_int_eq (sp_topo_spec (u)->host_cpu, SP_HOST_CPU_AMD);
       g_autofree char *out = sp_topo_to_ini (u);
@@ -277,19 +281,22 @@ START_TEST (test_datasheet_only)
       SP_ASSERT_NO_ERROR (error);
       ck_assert (sp_topo_spec_equal (sp_topo_spec (u), sp_topo_spec (again)));
     }
-  /* step_floor_us out of range or not a number: one line naming it */
+  /* step_floor_us or inject_copy_us out of range or not a number: one
+   * line naming it */
   static const char *const bad_floor[] = { "-1", "1e7", "42us", "nan" };
-  for (guint i = 0; i < G_N_ELEMENTS (bad_floor); i++)
-    {
-      g_autofree char *with = g_strdup_printf ("%s\nstep_floor_us = %s\n", text, bad_floor[i]);
-      ck_assert_ptr_null (sp_topo_load_data (with, -1, "t.ini", &error));
-      SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
-      ck_assert_msg (g_str_has_prefix (error->message, "t.ini: [inter] step_floor_us "), "%s",
-                     error->message);
-      ck_assert_msg (strstr (error->message, bad_floor[i]) != NULL, "%s", error->message);
-      ck_assert_ptr_null (strchr (error->message, '\n'));
-      g_clear_error (&error);
-    }
+  static const char *const keys[] = { "step_floor_us", "inject_copy_us" };
+  for (guint k = 0; k < G_N_ELEMENTS (keys); k++)
+    for (guint i = 0; i < G_N_ELEMENTS (bad_floor); i++)
+      {
+        g_autofree char *with = g_strdup_printf ("%s\n%s = %s\n", text, keys[k], bad_floor[i]);
+        g_autofree char *prefix = g_strdup_printf ("t.ini: [inter] %s ", keys[k]);
+        ck_assert_ptr_null (sp_topo_load_data (with, -1, "t.ini", &error));
+        SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
+        ck_assert_msg (g_str_has_prefix (error->message, prefix), "%s", error->message);
+        ck_assert_msg (strstr (error->message, bad_floor[i]) != NULL, "%s", error->message);
+        ck_assert_ptr_null (strchr (error->message, '\n'));
+        g_clear_error (&error);
+      }
   /* other spellings read as the name they stand for, and written back
    * under that name */
   static const struct { const char *alias; SpTransport t; } aliases[] = {

@@ -27,6 +27,7 @@ sp_test_spec (const char *gpu, guint32 nodes, guint32 gpn, SpIntraKind kind, dou
   s.nic_gbps = nic_gbps;
   s.inter_latency_us = 2.7;
   s.inter_step_floor_us = SP_TOPO_LATENCY_UNSET; /* the transport's */
+  s.inter_inject_copy_us = SP_TOPO_LATENCY_UNSET;
   s.fabric = fabric;
   s.oversubscription = oversub;
   return s;

@@ -24,6 +24,7 @@ spec_h100 (guint32 nodes)
   s.nic_gbps = 400;
   s.inter_latency_us = 2.7; /* NCCL NET Ring LL */
   s.inter_step_floor_us = SP_TOPO_LATENCY_UNSET; /* the transport's */
+  s.inter_inject_copy_us = SP_TOPO_LATENCY_UNSET;
   s.fabric = SP_FABRIC_RAIL;
   s.oversubscription = 1;
   return s;
@@ -336,6 +337,64 @@ START_TEST (slingshot_simple_steps_have_a_floor)
   ASSERT_NEAR (c.time_us, ring0 + 7 * 60.0, 1e-9);
   sp_cost_compute (&shi, SP_COLL_ALL_GATHER, 4 << 20, SP_ALGO_RING, SP_PROTO_LL, &c);
   ck_assert (c.time_us < ring0 + 7 * 60.0);
+}
+END_TEST
+
+/* Slingshot's inject path (README-model §2.1b): a network p2p message of at
+ * most 192 B costs its sender 12.4 µs more; an all-to-all pays it once per
+ * remote peer, on top of the proxy's δ/2 per peer, so where that serving
+ * floor binds its time is base + hop + peers × (δ/2 + copy). */
+START_TEST (small_sends_copy_on_slingshot)
+{
+  SpCost big, small;
+  /* 2 nodes x 4: 4 remote peers a rank; 8 nodes x 4: 28 */
+  static const guint32 nodes[] = { 2, 8 };
+  for (guint i = 0; i < G_N_ELEMENTS (nodes); i++)
+    {
+      SpTopoSpec s = spec_polaris (nodes[i]);
+      guint32 n = nodes[i] * 4, remote = n - 4;
+      SpShape sh = shape_all (&s);
+      sp_cost_compute (&sh, SP_COLL_ALL_TO_ALL, 256 * n, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &big);
+      sp_cost_compute (&sh, SP_COLL_ALL_TO_ALL, 192 * n, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &small);
+      /* the serving floor binds at both sizes (time = base + hop + serve,
+       * whatever the bytes), so the difference is the copies alone */
+      ASSERT_NEAR (small.time_us - big.time_us, remote * 12.4, 1e-9);
+      /* NCCL's view does not know it */
+      SpShape shn = shape_nccl (&s);
+      sp_cost_compute (&shn, SP_COLL_ALL_TO_ALL, 256 * n, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &big);
+      sp_cost_compute (&shn, SP_COLL_ALL_TO_ALL, 192 * n, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &small);
+      ck_assert (small.time_us <= big.time_us);
+    }
+  /* one send: once; 193 B takes the NIC's own read */
+  SpTopoSpec s = spec_polaris (2);
+  SpShape sh = shape_all (&s);
+  sp_cost_compute (&sh, SP_COLL_SEND, 193, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &big);
+  sp_cost_compute (&sh, SP_COLL_SEND, 192, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &small);
+  ASSERT_NEAR (small.time_us - big.time_us, 12.4, 1e-3);
+  /* inside one node: no network send */
+  SpTopoSpec one = spec_polaris (1);
+  SpShape sh1 = shape_all (&one);
+  sp_cost_compute (&sh1, SP_COLL_ALL_TO_ALL, 256 * 4, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &big);
+  sp_cost_compute (&sh1, SP_COLL_ALL_TO_ALL, 192 * 4, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &small);
+  ck_assert (small.time_us <= big.time_us);
+  /* [inter] inject_copy_us overrides it: 0 turns it off, 5 on InfiniBand
+   * (2 nodes x 8: 8 remote peers, δ/2 = 0.15 µs each still binding) */
+  SpTopoSpec off = spec_polaris (2);
+  off.inter_inject_copy_us = 0;
+  SpShape sho = shape_all (&off);
+  sp_cost_compute (&sho, SP_COLL_ALL_TO_ALL, 256 * 8, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &big);
+  sp_cost_compute (&sho, SP_COLL_ALL_TO_ALL, 192 * 8, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &small);
+  ASSERT_NEAR (small.time_us, big.time_us, 1e-9);
+  SpTopoSpec ib = spec_h100 (2);
+  SpShape shi = shape_all (&ib);
+  sp_cost_compute (&shi, SP_COLL_ALL_TO_ALL, 256 * 16, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &big);
+  sp_cost_compute (&shi, SP_COLL_ALL_TO_ALL, 192 * 16, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &small);
+  ASSERT_NEAR (small.time_us, big.time_us, 1e-9); /* InfiniBand: none by default */
+  ib.inter_inject_copy_us = 5;
+  shi = shape_all (&ib);
+  sp_cost_compute (&shi, SP_COLL_ALL_TO_ALL, 256 * 16, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &big);
+  sp_cost_compute (&shi, SP_COLL_ALL_TO_ALL, 192 * 16, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &small);
+  ASSERT_NEAR (small.time_us - big.time_us, 8 * 5.0, 1e-9);
 }
 END_TEST
 
@@ -1279,6 +1338,7 @@ main (void)
   tcase_add_test (tc, calibrated_efficiency_scales_bandwidth);
   tcase_add_test (tc, datasheet_only_transports);
   tcase_add_test (tc, transport_costs_by_hand);
+  tcase_add_test (tc, small_sends_copy_on_slingshot);
   tcase_add_loop_test (tc, nccl_env_narrows_the_choice, 0, 3);
   tcase_add_loop_test (tc, nccl_proto_forces_ll128, 0, 3);
   tcase_add_loop_test (tc, nccl_version_narrows_the_choice, 0, 3);

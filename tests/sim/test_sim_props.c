@@ -11,6 +11,10 @@
  *      (sim/README-model.md: LL where NCCL's formula prefers it, on
  *      Slingshot and TCP, is slower than the LL128 it takes at twice the
  *      size) — but only there.
+ *   Both allow one more fall, where an all-to-all's message to each peer
+ *   grows past 192 B: smaller ones take another send path on Slingshot
+ *   (the host copy of an inject, sim/README-model.md §2.1b), which the
+ *   published runs show costing more than the next size up.
  *   3. des and analytic agree on one collective alone (the flow model of a
  *      single collective has nothing to contend with but itself), to 0.5 %.
  * Each time is finite and positive. */
@@ -75,6 +79,14 @@ time_of (const SpTopo *topo, SpSimModel model, SpColl coll, guint64 bytes, SpAlg
   return TRUE;
 }
 
+/* Whether `coll`'s message to each of `ranks` peers grows past the inject
+ * size (192 B) between `from` and `to` bytes. */
+static gboolean
+leaves_inject (SpColl coll, guint64 from, guint64 to, guint32 ranks)
+{
+  return coll == SP_COLL_ALL_TO_ALL && from / ranks <= 192 && to / ranks > 192;
+}
+
 #define SIZES_LOW ((guint64) 1 << 10)
 #define SIZES_TOP ((guint64) 1 << 32)
 
@@ -101,7 +113,9 @@ START_TEST (held_choice_is_monotone)
                   SpCollEstimate est;
                   if (!time_of (topo, SP_SIM_ANALYTIC, colls[c], b, algos[a], protos[p], &est))
                     continue;
-                  ck_assert_msg (est.time_ns >= prev,
+                  ck_assert_msg (est.time_ns >= prev
+                                     || leaves_inject (colls[c], prev_bytes, b,
+                                                       node_counts[n] * 8),
                                  "%s over %s, %u nodes: %s %s/%s takes %" G_GUINT64_FORMAT
                                  " ns for %" G_GUINT64_FORMAT " B, %" G_GUINT64_FORMAT
                                  " ns for %" G_GUINT64_FORMAT " B",
@@ -145,7 +159,8 @@ START_TEST (auto_choice_falls_only_where_it_changes)
                              sp_coll_name (colls[c]), b, des.time_ns, sp_algo_name (des.algo),
                              sp_proto_name (des.proto), an.time_ns);
               if (prev.time_ns > an.time_ns)
-                ck_assert_msg (prev.algo != an.algo || prev.proto != an.proto,
+                ck_assert_msg (prev.algo != an.algo || prev.proto != an.proto
+                                   || leaves_inject (colls[c], b / 4, b, node_counts[n] * 8),
                                "%s over %s, %u nodes: %s falls from %" G_GUINT64_FORMAT
                                " to %" G_GUINT64_FORMAT " ns at %" G_GUINT64_FORMAT
                                " B on the same %s/%s",
