@@ -167,29 +167,33 @@ step_floor_us (const SpShape *sh, SpProto proto)
 }
 
 /* What a network send of m bytes from GPU memory costs the sending proxy
- * before the NIC takes it, µs: on Slingshot, libfabric's CXI provider
- * sends a message of at most its inject size as an IDC (immediate data
- * command), whose payload rides in the command, so a GPU buffer is first
- * copied to the host (libfabric's HMEM copy: cudaMemcpy, unless gdrcopy is
- * enabled for it, which is off by default); the NIC reads larger ones from
- * GPU memory itself.  Fitted (README-model §2.1b): Polaris' all-to-alls of
- * at most 128 B per peer take 47.8 µs more than those of 256 B on 2 nodes
- * (4 remote peers: 12.0 µs each) and 366 µs more on 8 nodes (28 remote
- * peers: 13.1 µs each), one cost per message to a remote peer at both
- * scales; 12.4 is the median over those 12 rows of (measured − the model
- * without it) / remote peers.  The inject size, 192 B, is fi_info's for
- * cxi (the runs put the step between 128 and 256 B per peer).  Only
- * network p2p pays it (all-to-all, send): NCCL's LL send buffers are in
- * host memory, and its ring and tree steps at such sizes are LL.  NOT
- * confirmed by a log of these runs: [inter] inject_copy_us overrides it
- * (0 turns it off; a given value applies on any transport). */
+ * before the NIC takes it, µs.  Fitted (README-model §2.1b): Polaris'
+ * all-to-alls of at most 128 B per peer take 47.8 µs more than those of
+ * 256 B on 2 nodes (4 remote peers: 12.0 µs each) and 366 µs more on 8
+ * nodes (28 remote peers: 13.1 µs each), one cost per message to a remote
+ * peer at both scales; 12.4 is the median over those 12 rows of (measured
+ * − the model without it) / remote peers, and 4 to 28 remote peers is all
+ * the data covers.  Likely (no log to confirm it): libfabric's CXI
+ * provider sends a message of at most its inject size as an immediate data
+ * command carrying the payload, so a GPU payload is first copied to the
+ * host (libfabric's HMEM copy: cudaMemcpy without gdrcopy, which is off by
+ * default; into host buffers not registered with the GPU where
+ * FI_CXI_DISABLE_HOST_REGISTER=1, as on Polaris); the NIC reads larger
+ * ones from GPU memory itself.  192 B is the inject size fi_info reports
+ * for cxi (the runs put the step between 128 and 256 B per peer).  Only
+ * Simple sends from GPU memory: network p2p (all-to-all, send) is Simple
+ * in NCCL (no LL buffers on network p2p connections) and LL send buffers
+ * are in host memory; Simple ring or tree steps this small would pay it
+ * too but are not modelled (NCCL runs LL at such sizes).  [inter]
+ * inject_copy_us overrides it (0 turns it off; a given value applies on
+ * any transport). */
 #define SP_INJECT_BYTES 192.0
 #define SP_SLINGSHOT_INJECT_COPY_US 12.4
 
 static double
-small_send_copy_us (const SpShape *sh, double m)
+small_send_copy_us (const SpShape *sh, SpProto proto, double m)
 {
-  if (sh->nccl || sh->nodes <= 1 || m > SP_INJECT_BYTES)
+  if (sh->nccl || sh->nodes <= 1 || proto != SP_PROTO_SIMPLE || m > SP_INJECT_BYTES)
     return 0;
   if (sh->spec->inter_inject_copy_us >= 0)
     return sh->spec->inter_inject_copy_us;
@@ -467,17 +471,20 @@ sp_shape_init_model (SpShape *sh, const SpTopoSpec *s, const guint32 *ranks, gui
         }
     }
   guint32 g = s->gpus_per_node;
-  guint32 nodes = 0, ppn = 0, run = 0;
+  guint32 nodes = 0, ppn = 0, run = 0, fewest = G_MAXUINT32;
   for (guint32 i = 0; i < n; i++)
     {
       if (i == 0 || sorted[i] / g != sorted[i - 1] / g)
         {
+          if (i > 0)
+            fewest = MIN (fewest, run);
           nodes++;
           run = 0;
         }
       run++;
       ppn = MAX (ppn, run);
     }
+  fewest = MIN (fewest, run);
   g_free (sorted);
 
   sh->spec = s;
@@ -485,6 +492,7 @@ sp_shape_init_model (SpShape *sh, const SpTopoSpec *s, const guint32 *ranks, gui
   sh->n = n;
   sh->nodes = nodes;
   sh->ppn = ppn;
+  sh->remote_max = n - fewest;
 
   /* NICs of the group on the first member's node; peers of the first
    * member over NVLink vs PCIe; its remote peers inside its leaf. */
@@ -1147,17 +1155,19 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
           {
             /* The proxy thread of a GPU serves every remote peer's send and
              * receive in turn, half a message overhead each (δ, README-model
-             * §2), so the all-to-all cannot end before it has served them
-             * all once: a floor under the transfer, which for large sizes
-             * already pays δ per message through p2p_net_factor. */
-            double n_remote = n - 1 - sh->intra_near - sh->intra_far;
-            double serve = n_remote
+             * §2), and copies each small send (small_send_copy_us), so the
+             * all-to-all cannot end before it has served them all once: a
+             * floor under the transfer, which for large sizes already pays
+             * δ per message through p2p_net_factor.  The rank with the most
+             * remote peers (on the node with the fewest of the group's
+             * ranks) ends last, whichever rank the group lists first. */
+            double serve = sh->remote_max
                            * (transport_model (sh->spec)->msg_overhead_us / 2
-                              + small_send_copy_us (sh, S / n));
+                              + small_send_copy_us (sh, proto, S / n));
             lat += MAX (0.0, serve - t);
           }
         else if (!sh->nccl && remote)
-          lat += small_send_copy_us (sh, S); /* one message */
+          lat += small_send_copy_us (sh, proto, S); /* one message */
         c->latency_us = lat;
         c->algbw = t > 0 ? S / (1000.0 * t) : INFINITY;
         c->time_us = lat + t;

@@ -77,6 +77,8 @@ typedef struct {
   guint32 n;           /* ranks */
   guint32 nodes;       /* nodes spanned */
   guint32 ppn;         /* ranks per node (max over nodes) */
+  guint32 remote_max;  /* the most peers off its node any rank has: n − the
+                        * fewest ranks on one of the group's nodes */
   guint32 nics_used;   /* distinct NICs of the group's ranks on one node */
   guint32 n_channels;
   double intra_gbs;    /* effective per-GPU intra bandwidth (one direction) */

@@ -19,13 +19,16 @@ static const char description[] =
   "for all_gather and reduce_scatter, the per-rank buffer for all_reduce,\n"
   "all_to_all, broadcast and send (nccl-tests' sendrecv_perf: every rank sends\n"
   "the buffer to the next and receives one from the previous; also 'sendrecv').\n"
-  "Sizes follow nccl-tests' count arithmetic: whole\n"
-  "elements of --dtype, and all_gather / reduce_scatter round each rank's share\n"
-  "(all_to_all each peer's share) down to a multiple of 16 bytes; the size\n"
-  "column shows the bytes moved, and a note on stderr says when they differ\n"
-  "from --bytes.  A size that would move nothing (nccl-tests would time an empty\n"
-  "call) is refused with the smallest valid size; in an A:B sweep such rows are\n"
-  "left out, with a note.\n"
+  "Sizes follow nccl-tests' count arithmetic: whole elements of --dtype;\n"
+  "all_gather / reduce_scatter divide them among the ranks (all_to_all among\n"
+  "the peers).  A size that gives each a whole number of elements is taken as\n"
+  "it is (it is what some nccl-tests moved); any other is rounded as current\n"
+  "nccl-tests do, each share down to a multiple of 16 bytes, or, where that\n"
+  "would move nothing, to whole elements as older ones do.  The size column\n"
+  "shows the bytes moved, and a note on stderr says when they differ from\n"
+  "--bytes.  A size that gives each rank (peer) less than one element is\n"
+  "refused with the smallest valid size; in an A:B sweep such rows are left\n"
+  "out, with a note.\n"
   "--bytes A:B (powers of two, A <= B) prints one row per power of two, like\n"
   "nccl-tests -b A -e B -f 2 (json: an array of objects).\n"
   "\n"
@@ -89,17 +92,28 @@ param_list (guint mask, gboolean json)
 }
 
 /* nccl-tests' sizes (common.cu setupArgs, *GetCollByteCount): count =
- * size / element size; all_gather / reduce_scatter round the per-rank count
- * and all_to_all the per-peer count down to a multiple of 16 bytes
- * ((count / n) & -(16 / eltsize)).  The bytes actually moved and the count
- * column nccl-tests prints (per-rank for AG/RS, per-peer for all_to_all). */
+ * size / element size; all_gather / reduce_scatter divide it among the
+ * ranks and all_to_all among the peers, and current nccl-tests round that
+ * share down to a multiple of 16 bytes ((count / n) & -(16 / eltsize)),
+ * older ones to whole elements only (the Polaris runs of the development
+ * set print a count of 1 float per peer for a 32 B all_to_all over 8
+ * ranks; the H100 cluster's, 209714 doubles per rank for 32 MiB over 20).
+ * A size column of either is a whole number of elements per share, and is
+ * what that run moved: taken as it is.  Any other size is rounded as
+ * current nccl-tests do, or, where that would move nothing, as the older
+ * ones (they time such a size; current ones would print a size of 0).  The
+ * bytes actually moved and the count column nccl-tests prints (per rank
+ * for AG/RS, per peer for all_to_all). */
 static void
 round_like_nccl_tests (SpColl coll, guint64 size, guint32 n, guint esize, guint64 *out_bytes,
                        guint64 *out_count)
 {
   if (coll == SP_COLL_ALL_GATHER || coll == SP_COLL_REDUCE_SCATTER || coll == SP_COLL_ALL_TO_ALL)
     {
-      guint64 share = (size / n) & ~(guint64) 15; /* per rank (AG/RS), per peer (a2a) */
+      guint64 whole = size / n / esize * esize; /* per rank (AG/RS), per peer (a2a) */
+      guint64 share = whole * n == size ? whole : (size / n) & ~(guint64) 15;
+      if (share == 0)
+        share = whole;
       *out_bytes = share * n;
       *out_count = share / esize;
       return;
@@ -114,13 +128,13 @@ smallest_size (SpColl coll, guint32 n, guint esize, const char **out_rule)
 {
   if (coll == SP_COLL_ALL_GATHER || coll == SP_COLL_REDUCE_SCATTER)
     {
-      *out_rule = "rounds each rank's share down to a multiple of 16 B";
-      return 16 * (guint64) n;
+      *out_rule = "gives each rank less than one element";
+      return (guint64) esize * n;
     }
   if (coll == SP_COLL_ALL_TO_ALL)
     {
-      *out_rule = "rounds each peer's share down to a multiple of 16 B";
-      return 16 * (guint64) n;
+      *out_rule = "gives each peer less than one element";
+      return (guint64) esize * n;
     }
   *out_rule = "counts whole elements";
   return esize;

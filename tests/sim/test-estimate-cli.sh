@@ -69,20 +69,34 @@ expect_status 2 "unknown topology" "$SP" estimate -t no-such-cluster -c all_redu
 expect_status 0 "--help" "$SP" estimate --help
 
 # sizes follow nccl-tests' count arithmetic (issue 10, issue 16): a size that
-# moves nothing is refused with the smallest valid size, never costed 0
+# gives a rank (peer) less than one element is refused with the smallest
+# valid size, never costed 0
 for c in all_reduce broadcast; do
   expect_status 2 "$c -b 3 (float32)" "$SP" estimate -t dgx-h100 -c $c -b 3 -f json
   grep -q 'moves nothing.*smallest size is 4 bytes' "$tmp/err" && ok "$c: smallest size named" \
     || bad "$c -b 3: $(cat "$tmp/err")"
 done
-expect_status 2 "all_to_all -b 32 over 8 ranks" "$SP" estimate -t dgx-h100 -c all_to_all -b 32 -f json
-grep -q "each peer's share.*smallest size is 128 bytes" "$tmp/err" && ok "a2a: smallest size named" \
-  || bad "a2a -b 32: $(cat "$tmp/err")"
-[ "$(wc -l <"$tmp/err")" -eq 1 ] && [ ! -s "$tmp/out" ] && ok "one line, no output" || bad "a2a -b 32 output"
+expect_status 2 "all_to_all -b 16 over 8 ranks" "$SP" estimate -t dgx-h100 -c all_to_all -b 16 -f json
+grep -q "each peer less than one element.*smallest size is 32 bytes" "$tmp/err" \
+  && ok "a2a: smallest size named" || bad "a2a -b 16: $(cat "$tmp/err")"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] && [ ! -s "$tmp/out" ] && ok "one line, no output" || bad "a2a -b 16 output"
 for c in all_gather reduce_scatter; do
   expect_status 2 "$c -b 32 over 16 ranks" "$SP" estimate -t dgx-h100 -N 2 -c $c -b 32
-  grep -q "smallest size is 256 bytes" "$tmp/err" && ok "$c: smallest size named" || bad "$c: $(cat "$tmp/err")"
+  grep -q "smallest size is 64 bytes" "$tmp/err" && ok "$c: smallest size named" || bad "$c: $(cat "$tmp/err")"
 done
+# a size column of whole elements per peer is what that nccl-tests moved:
+# Polaris' older nccl-tests print 32 B (1 float per peer) over 8 ranks, and
+# 1600 B is 200 B per peer, not the 192 current nccl-tests would round it to
+expect_status 0 "all_to_all -b 32 over 8 ranks (1 float a peer)" "$SP" estimate -t dgx-h100 -c all_to_all -b 32 -f json
+grep -q '"bytes": 32,' "$tmp/out" && [ ! -s "$tmp/err" ] && ok "a2a 32 B as it is" \
+  || bad "a2a -b 32: $(cat "$tmp/out" "$tmp/err")"
+expect_status 0 "all_to_all -b 1600 over 8 ranks" "$SP" estimate -t dgx-h100 -c all_to_all -b 1600 -f json
+grep -q '"bytes": 1600,' "$tmp/out" && ok "a2a 1600 B as it is" || bad "a2a -b 1600: $(cat "$tmp/out")"
+# other sizes are rounded as current nccl-tests do, or where that moves
+# nothing, to whole elements (40 B over 8 ranks: 4 B a peer, 32 B)
+expect_status 0 "all_to_all -b 40 over 8 ranks" "$SP" estimate -t dgx-h100 -c all_to_all -b 40 -f json
+grep -q '"bytes": 32,' "$tmp/out" && grep -q 'runs as 32 bytes' "$tmp/err" \
+  && ok "a2a 40 B runs as 32" || bad "a2a -b 40: $(cat "$tmp/out" "$tmp/err")"
 expect_status 2 "-b 0" "$SP" estimate -t dgx-h100 -c all_reduce -b 0
 expect_status 2 "-b 1 bfloat16" "$SP" estimate -t dgx-h100 -c all_reduce -b 1 -d bfloat16
 grep -q 'smallest size is 2 bytes' "$tmp/err" && ok "bfloat16: 2 bytes" || bad "bf16: $(cat "$tmp/err")"
@@ -97,12 +111,15 @@ grep -q '"bytes": 33553920,' "$tmp/out" && grep -q 'runs as 33553920 bytes' "$tm
   && ok "33553920 as nccl-tests" || bad "AG 32M: $(cat "$tmp/out" "$tmp/err")"
 expect_status 0 "no note when nothing is rounded" "$SP" estimate -t dgx-h100 -c all_reduce -b 1M
 [ ! -s "$tmp/err" ] && ok "stderr empty" || bad "stderr: $(cat "$tmp/err")"
-# a sweep leaves out the rows that would move nothing, with a note
+# a sweep leaves out the rows that would move nothing, with a note (80
+# ranks: 320 B is one float each; 512 runs as 320, 1K as 960, 2K as 1280)
 expect_status 0 "sweep 8:4K all_gather over 80 ranks" "$SP" estimate -t dgx-h100 -N 10 -c all_gather -b 8:4K
-[ "$(grep -vc '^#' "$tmp/out")" -eq 2 ] && grep -q '8 sizes below 1280 bytes left out' "$tmp/err" \
-  && ok "2 rows, 8 left out" || bad "sweep: $(cat "$tmp/out" "$tmp/err")"
+[ "$(grep -vc '^#' "$tmp/out")" -eq 4 ] && grep -q '6 sizes below 320 bytes left out' "$tmp/err" \
+  && ok "4 rows, 6 left out" || bad "sweep: $(cat "$tmp/out" "$tmp/err")"
+grep -q '^ *320 ' "$tmp/out" && grep -q '^ *960 ' "$tmp/out" && grep -q '^ *1280 ' "$tmp/out" \
+  && ok "rows 320, 960, 1280" || bad "sweep rows: $(cat "$tmp/out")"
 grep -q '^ *0 ' "$tmp/out" && bad "a 0-byte row" || ok "no 0-byte row"
-expect_status 2 "sweep entirely below the smallest size" "$SP" estimate -t dgx-h100 -c all_to_all -b 8:64
+expect_status 2 "sweep entirely below the smallest size" "$SP" estimate -t dgx-h100 -c all_to_all -b 8:16
 # negative sizes are named as negative
 expect_status 2 "--bytes -1" "$SP" estimate -t dgx-h100 -c all_reduce --bytes -1
 grep -q "'-1' is negative" "$tmp/err" && ok "named negative" || bad "-1: $(cat "$tmp/err")"

@@ -365,6 +365,35 @@ START_TEST (small_sends_copy_on_slingshot)
       sp_cost_compute (&shn, SP_COLL_ALL_TO_ALL, 192 * n, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &small);
       ck_assert (small.time_us <= big.time_us);
     }
+  /* a group of 4 + 2 ranks: the two on the second node have 4 remote
+   * peers each, whichever rank the group lists first */
+  {
+    SpTopoSpec s = spec_polaris (2);
+    static const guint32 from_full[] = { 0, 1, 2, 3, 4, 5 }, from_two[] = { 4, 5, 0, 1, 2, 3 };
+    const guint32 *lists[] = { from_full, from_two };
+    double t_small[2];
+    for (guint l = 0; l < 2; l++)
+      {
+        SpShape sh;
+        GError *error = NULL;
+        ck_assert (sp_shape_init_model (&sh, &s, lists[l], 6, SP_SIM_DES, &error));
+        ck_assert_uint_eq (sh.remote_max, 4);
+        sp_cost_compute (&sh, SP_COLL_ALL_TO_ALL, 208 * 6, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &big);
+        sp_cost_compute (&sh, SP_COLL_ALL_TO_ALL, 192 * 6, SP_ALGO_DIRECT, SP_PROTO_SIMPLE,
+                         &small);
+        t_small[l] = small.time_us;
+        ASSERT_NEAR (small.time_us - big.time_us, 4 * 12.4, 1e-9);
+      }
+    ASSERT_NEAR (t_small[0], t_small[1], 1e-9);
+  }
+  /* LL sends go from host memory: forced LL pays no copy */
+  {
+    SpTopoSpec s = spec_polaris (2);
+    SpShape sh = shape_all (&s);
+    sp_cost_compute (&sh, SP_COLL_ALL_TO_ALL, 208 * 8, SP_ALGO_DIRECT, SP_PROTO_LL, &big);
+    sp_cost_compute (&sh, SP_COLL_ALL_TO_ALL, 192 * 8, SP_ALGO_DIRECT, SP_PROTO_LL, &small);
+    ck_assert (small.time_us <= big.time_us);
+  }
   /* one send: once; 193 B takes the NIC's own read */
   SpTopoSpec s = spec_polaris (2);
   SpShape sh = shape_all (&s);

@@ -79,12 +79,15 @@ time_of (const SpTopo *topo, SpSimModel model, SpColl coll, guint64 bytes, SpAlg
   return TRUE;
 }
 
-/* Whether `coll`'s message to each of `ranks` peers grows past the inject
- * size (192 B) between `from` and `to` bytes. */
+/* Whether an all-to-all's message to each peer grows past the inject size
+ * (192 B) between `from` and `to` bytes over Slingshot. */
 static gboolean
-leaves_inject (SpColl coll, guint64 from, guint64 to, guint32 ranks)
+leaves_inject (const SpTopo *topo, SpColl coll, guint64 from, guint64 to)
 {
-  return coll == SP_COLL_ALL_TO_ALL && from / ranks <= 192 && to / ranks > 192;
+  const SpTopoSpec *s = sp_topo_spec (topo);
+  guint64 ranks = (guint64) s->nodes * s->gpus_per_node;
+  return s->transport == SP_TRANSPORT_SLINGSHOT && coll == SP_COLL_ALL_TO_ALL
+         && from / ranks <= 192 && to / ranks > 192;
 }
 
 #define SIZES_LOW ((guint64) 1 << 10)
@@ -114,8 +117,7 @@ START_TEST (held_choice_is_monotone)
                   if (!time_of (topo, SP_SIM_ANALYTIC, colls[c], b, algos[a], protos[p], &est))
                     continue;
                   ck_assert_msg (est.time_ns >= prev
-                                     || leaves_inject (colls[c], prev_bytes, b,
-                                                       node_counts[n] * 8),
+                                     || leaves_inject (topo, colls[c], prev_bytes, b),
                                  "%s over %s, %u nodes: %s %s/%s takes %" G_GUINT64_FORMAT
                                  " ns for %" G_GUINT64_FORMAT " B, %" G_GUINT64_FORMAT
                                  " ns for %" G_GUINT64_FORMAT " B",
@@ -160,7 +162,7 @@ START_TEST (auto_choice_falls_only_where_it_changes)
                              sp_proto_name (des.proto), an.time_ns);
               if (prev.time_ns > an.time_ns)
                 ck_assert_msg (prev.algo != an.algo || prev.proto != an.proto
-                                   || leaves_inject (colls[c], b / 4, b, node_counts[n] * 8),
+                                   || leaves_inject (topo, colls[c], b / 4, b),
                                "%s over %s, %u nodes: %s falls from %" G_GUINT64_FORMAT
                                " to %" G_GUINT64_FORMAT " ns at %" G_GUINT64_FORMAT
                                " B on the same %s/%s",
