@@ -340,90 +340,77 @@ START_TEST (slingshot_simple_steps_have_a_floor)
 }
 END_TEST
 
+/* The time of `coll` over every rank of `s` (direct, `proto`) with `small`
+ * bytes, less that with `big`. */
+static double
+small_less_big (const SpTopoSpec *s, SpSimModel model, SpColl coll, guint64 small, guint64 big,
+                SpProto proto)
+{
+  SpShape sh = shape_model (s, model);
+  SpCost a, b;
+  sp_cost_compute (&sh, coll, small, SP_ALGO_DIRECT, proto, &a);
+  sp_cost_compute (&sh, coll, big, SP_ALGO_DIRECT, proto, &b);
+  return a.time_us - b.time_us;
+}
+
 /* Slingshot's inject path (README-model §2.1b): a network p2p message of at
- * most 192 B costs its sender 12.4 µs more; an all-to-all pays it once per
- * remote peer, on top of the proxy's δ/2 per peer, so where that serving
- * floor binds its time is base + hop + peers × (δ/2 + copy). */
+ * most 192 B sent with Simple costs its sender 12.4 µs more; an all-to-all
+ * pays it once per remote peer, on top of the proxy's δ/2 per peer, and
+ * where that serving floor binds (at both sizes here) its time is base +
+ * hop + peers × (δ/2 + copy), whatever the bytes: the difference is the
+ * copies alone. */
 START_TEST (small_sends_copy_on_slingshot)
 {
-  SpCost big, small;
+  const SpColl a2a = SP_COLL_ALL_TO_ALL;
   /* 2 nodes x 4: 4 remote peers a rank; 8 nodes x 4: 28 */
   static const guint32 nodes[] = { 2, 8 };
   for (guint i = 0; i < G_N_ELEMENTS (nodes); i++)
     {
       SpTopoSpec s = spec_polaris (nodes[i]);
-      guint32 n = nodes[i] * 4, remote = n - 4;
-      SpShape sh = shape_all (&s);
-      sp_cost_compute (&sh, SP_COLL_ALL_TO_ALL, 256 * n, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &big);
-      sp_cost_compute (&sh, SP_COLL_ALL_TO_ALL, 192 * n, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &small);
-      /* the serving floor binds at both sizes (time = base + hop + serve,
-       * whatever the bytes), so the difference is the copies alone */
-      ASSERT_NEAR (small.time_us - big.time_us, remote * 12.4, 1e-9);
+      guint32 n = nodes[i] * 4;
+      ASSERT_NEAR (small_less_big (&s, SP_SIM_DES, a2a, 192 * n, 256 * n, SP_PROTO_SIMPLE),
+                   (n - 4) * 12.4, 1e-9);
       /* NCCL's view does not know it */
-      SpShape shn = shape_nccl (&s);
-      sp_cost_compute (&shn, SP_COLL_ALL_TO_ALL, 256 * n, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &big);
-      sp_cost_compute (&shn, SP_COLL_ALL_TO_ALL, 192 * n, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &small);
-      ck_assert (small.time_us <= big.time_us);
+      ck_assert (small_less_big (&s, SP_SIM_NCCL, a2a, 192 * n, 256 * n, SP_PROTO_SIMPLE) <= 0);
     }
+  SpTopoSpec s = spec_polaris (2);
   /* a group of 4 + 2 ranks: the two on the second node have 4 remote
    * peers each, whichever rank the group lists first */
-  {
-    SpTopoSpec s = spec_polaris (2);
-    static const guint32 from_full[] = { 0, 1, 2, 3, 4, 5 }, from_two[] = { 4, 5, 0, 1, 2, 3 };
-    const guint32 *lists[] = { from_full, from_two };
-    double t_small[2];
-    for (guint l = 0; l < 2; l++)
-      {
-        SpShape sh;
-        GError *error = NULL;
-        ck_assert (sp_shape_init_model (&sh, &s, lists[l], 6, SP_SIM_DES, &error));
-        ck_assert_uint_eq (sh.remote_max, 4);
-        sp_cost_compute (&sh, SP_COLL_ALL_TO_ALL, 208 * 6, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &big);
-        sp_cost_compute (&sh, SP_COLL_ALL_TO_ALL, 192 * 6, SP_ALGO_DIRECT, SP_PROTO_SIMPLE,
-                         &small);
-        t_small[l] = small.time_us;
-        ASSERT_NEAR (small.time_us - big.time_us, 4 * 12.4, 1e-9);
-      }
-    ASSERT_NEAR (t_small[0], t_small[1], 1e-9);
-  }
+  static const guint32 from_full[] = { 0, 1, 2, 3, 4, 5 }, from_two[] = { 4, 5, 0, 1, 2, 3 };
+  const guint32 *lists[] = { from_full, from_two };
+  double t_small[2];
+  for (guint l = 0; l < 2; l++)
+    {
+      SpShape sh;
+      SpCost big, small;
+      GError *error = NULL;
+      ck_assert (sp_shape_init_model (&sh, &s, lists[l], 6, SP_SIM_DES, &error));
+      ck_assert_uint_eq (sh.remote_max, 4);
+      sp_cost_compute (&sh, a2a, 208 * 6, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &big);
+      sp_cost_compute (&sh, a2a, 192 * 6, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &small);
+      t_small[l] = small.time_us;
+      ASSERT_NEAR (small.time_us - big.time_us, 4 * 12.4, 1e-9);
+    }
+  ASSERT_NEAR (t_small[0], t_small[1], 1e-9);
   /* LL sends go from host memory: forced LL pays no copy */
-  {
-    SpTopoSpec s = spec_polaris (2);
-    SpShape sh = shape_all (&s);
-    sp_cost_compute (&sh, SP_COLL_ALL_TO_ALL, 208 * 8, SP_ALGO_DIRECT, SP_PROTO_LL, &big);
-    sp_cost_compute (&sh, SP_COLL_ALL_TO_ALL, 192 * 8, SP_ALGO_DIRECT, SP_PROTO_LL, &small);
-    ck_assert (small.time_us <= big.time_us);
-  }
+  ck_assert (small_less_big (&s, SP_SIM_DES, a2a, 192 * 8, 208 * 8, SP_PROTO_LL) <= 0);
   /* one send: once; 193 B takes the NIC's own read */
-  SpTopoSpec s = spec_polaris (2);
-  SpShape sh = shape_all (&s);
-  sp_cost_compute (&sh, SP_COLL_SEND, 193, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &big);
-  sp_cost_compute (&sh, SP_COLL_SEND, 192, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &small);
-  ASSERT_NEAR (small.time_us - big.time_us, 12.4, 1e-3);
+  ASSERT_NEAR (small_less_big (&s, SP_SIM_DES, SP_COLL_SEND, 192, 193, SP_PROTO_SIMPLE), 12.4,
+               1e-3);
   /* inside one node: no network send */
   SpTopoSpec one = spec_polaris (1);
-  SpShape sh1 = shape_all (&one);
-  sp_cost_compute (&sh1, SP_COLL_ALL_TO_ALL, 256 * 4, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &big);
-  sp_cost_compute (&sh1, SP_COLL_ALL_TO_ALL, 192 * 4, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &small);
-  ck_assert (small.time_us <= big.time_us);
+  ck_assert (small_less_big (&one, SP_SIM_DES, a2a, 192 * 4, 256 * 4, SP_PROTO_SIMPLE) <= 0);
   /* [inter] inject_copy_us overrides it: 0 turns it off, 5 on InfiniBand
    * (2 nodes x 8: 8 remote peers, δ/2 = 0.15 µs each still binding) */
   SpTopoSpec off = spec_polaris (2);
   off.inter_inject_copy_us = 0;
-  SpShape sho = shape_all (&off);
-  sp_cost_compute (&sho, SP_COLL_ALL_TO_ALL, 256 * 8, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &big);
-  sp_cost_compute (&sho, SP_COLL_ALL_TO_ALL, 192 * 8, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &small);
-  ASSERT_NEAR (small.time_us, big.time_us, 1e-9);
+  ASSERT_NEAR (small_less_big (&off, SP_SIM_DES, a2a, 192 * 8, 256 * 8, SP_PROTO_SIMPLE), 0, 1e-9);
   SpTopoSpec ib = spec_h100 (2);
-  SpShape shi = shape_all (&ib);
-  sp_cost_compute (&shi, SP_COLL_ALL_TO_ALL, 256 * 16, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &big);
-  sp_cost_compute (&shi, SP_COLL_ALL_TO_ALL, 192 * 16, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &small);
-  ASSERT_NEAR (small.time_us, big.time_us, 1e-9); /* InfiniBand: none by default */
+  ASSERT_NEAR (small_less_big (&ib, SP_SIM_DES, a2a, 192 * 16, 256 * 16, SP_PROTO_SIMPLE), 0,
+               1e-9); /* InfiniBand: none by default */
   ib.inter_inject_copy_us = 5;
-  shi = shape_all (&ib);
-  sp_cost_compute (&shi, SP_COLL_ALL_TO_ALL, 256 * 16, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &big);
-  sp_cost_compute (&shi, SP_COLL_ALL_TO_ALL, 192 * 16, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &small);
-  ASSERT_NEAR (small.time_us - big.time_us, 8 * 5.0, 1e-9);
+  ASSERT_NEAR (small_less_big (&ib, SP_SIM_DES, a2a, 192 * 16, 256 * 16, SP_PROTO_SIMPLE),
+               8 * 5.0, 1e-9);
 }
 END_TEST
 
