@@ -122,21 +122,26 @@ round_like_nccl_tests (SpColl coll, guint64 size, guint32 n, guint esize, guint6
   *out_bytes = *out_count * esize;
 }
 
-/* The smallest --bytes that moves anything, and how the rounding reads. */
+/* The smallest --bytes that moves anything, and how that and the rounding
+ * read (after "all_gather over N ranks"). */
 static guint64
-smallest_size (SpColl coll, guint32 n, guint esize, const char **out_rule)
+smallest_size (SpColl coll, guint32 n, guint esize, const char **out_empty, const char **out_round)
 {
   if (coll == SP_COLL_ALL_GATHER || coll == SP_COLL_REDUCE_SCATTER)
     {
-      *out_rule = "gives each rank less than one element";
+      *out_empty = "gives each rank less than one element";
+      *out_round = "rounds each rank's share down to a multiple of 16 B (to whole elements where "
+                   "that would move nothing)";
       return (guint64) esize * n;
     }
   if (coll == SP_COLL_ALL_TO_ALL)
     {
-      *out_rule = "gives each peer less than one element";
+      *out_empty = "gives each peer less than one element";
+      *out_round = "rounds each peer's share down to a multiple of 16 B (to whole elements where "
+                   "that would move nothing)";
       return (guint64) esize * n;
     }
-  *out_rule = "counts whole elements";
+  *out_empty = *out_round = "counts whole elements";
   return esize;
 }
 
@@ -265,8 +270,8 @@ sp_cmd_estimate (int argc, char **argv)
                         rpn, spec->gpus_per_node, spec->name);
   guint32 n = spec->nodes * (rpn ? rpn : spec->gpus_per_node);
 
-  const char *rule;
-  guint64 smallest = smallest_size (req.coll, n, esize, &rule);
+  const char *rule, *round_rule;
+  guint64 smallest = smallest_size (req.coll, n, esize, &rule, &round_rule);
   if (hi < smallest)
     {
       guint64 b, c;
@@ -321,12 +326,12 @@ sp_cmd_estimate (int argc, char **argv)
   if (rounded == 1 && !sweep)
     fprintf (stderr, "shardplan %s: note: --bytes %" G_GUINT64_FORMAT " runs as %" G_GUINT64_FORMAT
                      " bytes: %s over %u ranks %s, as nccl-tests does\n",
-             CMD, first_rounded, first_rounded_to, sp_coll_name (req.coll), n, rule);
+             CMD, first_rounded, first_rounded_to, sp_coll_name (req.coll), n, round_rule);
   else if (rounded > 0)
     fprintf (stderr, "shardplan %s: note: %u size%s run%s as fewer bytes (the size column): %s over "
                      "%u ranks %s, as nccl-tests does\n",
              CMD, rounded, rounded == 1 ? "" : "s", rounded == 1 ? "s" : "", sp_coll_name (req.coll),
-             n, rule);
+             n, round_rule);
 
   if (n == 1)
     fprintf (stderr, "shardplan %s: note: one rank: nothing crosses a link, so the time is 0 (NCCL "
