@@ -1472,19 +1472,126 @@ sp_calib_result_protocols (const SpCalibResult *r)
 #define PRED_INI_MAX_US 1e6
 #define PRED_INI_MAX_EFF 4.0
 
-/* log of the time of `request` with value p of `base` set to x (fit
+/* log of the time `time_of` gives with value p of `base` set to x (fit
  * variable). */
 static gboolean
-log_time_at (const SpTopoSpec *base, guint p, double x, SpSimModel model,
-             const SpCollRequest *request, double *out, GError **error)
+log_time_at (const SpTopoSpec *base, guint p, double x, SpCalibTimeFunc time_of, gpointer user,
+             double *out, GError **error)
 {
   SpTopoSpec s = *base;
   spec_set (&s, p, is_efficiency (p) ? exp (x) : x);
   g_autoptr (SpTopo) t = sp_topo_new (&s, error);
-  SpCollEstimate est;
-  if (t == NULL || !sp_sim_estimate (t, model, request, &est, error))
+  double ns;
+  if (t == NULL || !time_of (t, user, &ns, error))
     return FALSE;
-  *out = log (MAX ((double) est.time_ns, 1.0));
+  *out = log (MAX (ns, 1.0));
+  return TRUE;
+}
+
+gboolean
+sp_calib_gradient (const SpTopo *topo, SpCalibTimeFunc time_of, gpointer user_data, double t0_ns,
+                   SpCalibGradient *out, GError **error)
+{
+  g_return_val_if_fail (topo != NULL && time_of != NULL && out != NULL, FALSE);
+  memset (out, 0, sizeof *out);
+  const SpTopoSpec *spec = sp_topo_spec (topo);
+  const SpTopoCalErrors *e = &spec->cal_errors;
+  if (e->given == 0 || t0_ns <= 0)
+    return TRUE;
+  double t0 = log (MAX (t0_ns, 1.0));
+  for (guint p = 0; p < P; p++)
+    {
+      gboolean given = e->given >> p & 1;
+      gboolean finite = given && isfinite (e->std_error[p]);
+      double v = spec_get (spec, p);
+      if (is_efficiency (p) && !(v > 0))
+        continue; /* no rate to scale */
+      double x = is_efficiency (p) ? log (v) : v, h, t;
+      if (finite)
+        /* the fit's own Jacobian step, so that at a fitted op g is that
+         * op's row of J and the variance there is s² times its
+         * leverage: the covariance's near-cancellations (latency against
+         * overhead, correlated −1.00) cancel here too */
+        h = jac_step (spec, p, x);
+      else
+        {
+          h = is_efficiency (p) ? PRED_PROBE_LOG : PRED_PROBE_US;
+          if (x + h > (is_efficiency (p) ? log (PRED_INI_MAX_EFF) : PRED_INI_MAX_US))
+            h = -h;
+        }
+      /* the other way where the first fails (a rate at its bound made
+       * slower past the simulator's horizon: a review's absurd topology) */
+      if (!log_time_at (spec, p, x + h, time_of, user_data, &t, NULL))
+        {
+          h = -h;
+          if (!log_time_at (spec, p, x + h, time_of, user_data, &t, error))
+            {
+              g_prefix_error (error, "the standard error of the estimate (%s moved by %g): ",
+                              sp_calib_param_name (p), fabs (h));
+              return FALSE;
+            }
+        }
+      out->g[p] = (t - t0) / h;
+      if (!finite && t != t0)
+        {
+          if (given)
+            out->undetermined |= 1u << p;
+          else
+            out->not_fitted |= 1u << p;
+        }
+    }
+  return TRUE;
+}
+
+double
+sp_calib_gradient_std_error (const SpTopo *topo, const SpCalibGradient *a, const SpCalibGradient *b)
+{
+  g_return_val_if_fail (topo != NULL && a != NULL, INFINITY);
+  const SpTopoSpec *spec = sp_topo_spec (topo);
+  const SpTopoCalErrors *e = &spec->cal_errors;
+  if (a->undetermined || (b != NULL && b->undetermined))
+    return INFINITY;
+  double d[P], sef[P];
+  gboolean finite[P];
+  for (guint p = 0; p < P; p++)
+    {
+      d[p] = a->g[p] - (b != NULL ? b->g[p] : 0.0);
+      finite[p] = (e->given >> p & 1) && isfinite (e->std_error[p]);
+      double v = spec_get (spec, p);
+      sef[p] = !finite[p] ? 0 : is_efficiency (p) ? (v > 0 ? e->std_error[p] / v : 0)
+                                                   : e->std_error[p];
+    }
+  double var = 0, scale = 0;
+  for (guint i = 0; i < P; i++)
+    for (guint j = 0; j < P; j++)
+      if (finite[i] && finite[j])
+        {
+          double term = d[i] * d[j] * e->corr[i][j] * sef[i] * sef[j];
+          var += term;
+          scale += fabs (term);
+        }
+  /* below 0 beyond rounding only if the correlations are not a covariance,
+   * which sp_topo_new refuses: then no error can be given (INFINITY with
+   * no value named; the estimate fuzz target treats it as a finding) */
+  if (var < -1e-9 * scale)
+    return INFINITY;
+  return sqrt (MAX (var, 0.0));
+}
+
+/* sp_calib_predict's time: one collective (the request) */
+typedef struct {
+  SpSimModel model;
+  const SpCollRequest *request;
+} EstimateOf;
+
+static gboolean
+estimate_time (const SpTopo *topo, gpointer user, double *out_ns, GError **error)
+{
+  const EstimateOf *w = user;
+  SpCollEstimate est;
+  if (!sp_sim_estimate (topo, w->model, w->request, &est, error))
+    return FALSE;
+  *out_ns = (double) est.time_ns;
   return TRUE;
 }
 
@@ -1494,73 +1601,15 @@ sp_calib_predict (const SpTopo *topo, SpSimModel model, const SpCollRequest *req
 {
   g_return_val_if_fail (topo != NULL && request != NULL && at != NULL && out != NULL, FALSE);
   memset (out, 0, sizeof *out);
-  const SpTopoSpec *spec = sp_topo_spec (topo);
-  const SpTopoCalErrors *e = &spec->cal_errors;
-  out->residual_sd = e->residual_sd;
-  if (e->given == 0 || at->time_ns == 0)
+  out->residual_sd = sp_topo_spec (topo)->cal_errors.residual_sd;
+  if (sp_topo_spec (topo)->cal_errors.given == 0 || at->time_ns == 0)
     return TRUE;
-  double t0 = log ((double) at->time_ns);
-  double g[P] = { 0 }, sef[P] = { 0 };
-  gboolean finite[P] = { FALSE };
-  for (guint p = 0; p < P; p++)
-    {
-      gboolean given = e->given >> p & 1;
-      finite[p] = given && isfinite (e->std_error[p]);
-      double v = spec_get (spec, p);
-      if (is_efficiency (p) && !(v > 0))
-        continue; /* no rate to scale */
-      double x = is_efficiency (p) ? log (v) : v, h, t;
-      if (finite[p])
-        {
-          /* the fit's own Jacobian step, so that at a fitted op g is that
-           * op's row of J and the variance there is s² times its
-           * leverage: the covariance's near-cancellations (latency against
-           * overhead, correlated −1.00) cancel here too */
-          sef[p] = is_efficiency (p) ? e->std_error[p] / v : e->std_error[p];
-          h = jac_step (spec, p, x);
-        }
-      else
-        {
-          h = is_efficiency (p) ? PRED_PROBE_LOG : PRED_PROBE_US;
-          if (x + h > (is_efficiency (p) ? log (PRED_INI_MAX_EFF) : PRED_INI_MAX_US))
-            h = -h;
-        }
-      /* the other way where the first fails (a rate at its bound made
-       * slower past the simulator's horizon: a review's absurd topology) */
-      if (!log_time_at (spec, p, x + h, model, request, &t, NULL))
-        {
-          h = -h;
-          if (!log_time_at (spec, p, x + h, model, request, &t, error))
-            {
-              g_prefix_error (error, "the standard error of the estimate (%s moved by %g): ",
-                              sp_calib_param_name (p), fabs (h));
-              return FALSE;
-            }
-        }
-      g[p] = (t - t0) / h;
-      if (!finite[p] && t != t0)
-        {
-          if (given)
-            out->undetermined |= 1u << p;
-          else
-            out->not_fitted |= 1u << p;
-        }
-    }
-  double var = 0, scale = 0;
-  for (guint a = 0; a < P; a++)
-    for (guint b = 0; b < P; b++)
-      if (finite[a] && finite[b])
-        {
-          double term = g[a] * g[b] * e->corr[a][b] * sef[a] * sef[b];
-          var += term;
-          scale += fabs (term);
-        }
-  /* below 0 beyond rounding only if the correlations are not a covariance,
-   * which sp_topo_new refuses: then no error can be given (INFINITY with
-   * no value named; the estimate fuzz target treats it as a finding) */
-  if (var < -1e-9 * scale)
-    out->std_error = INFINITY;
-  else
-    out->std_error = out->undetermined ? INFINITY : sqrt (MAX (var, 0.0));
+  EstimateOf w = { model, request };
+  SpCalibGradient g;
+  if (!sp_calib_gradient (topo, estimate_time, &w, (double) at->time_ns, &g, error))
+    return FALSE;
+  out->undetermined = g.undetermined;
+  out->not_fitted = g.not_fitted;
+  out->std_error = sp_calib_gradient_std_error (topo, &g, NULL);
   return TRUE;
 }

@@ -10,11 +10,13 @@
 #include "plot.h"
 #include "progress.h"
 #include "sweep.h"
+#include "shardplan/calibrate-fit.h"
 #include "shardplan/memory.h"
 #include "shardplan/shardplan.h"
 #include "shardplan/sim.h"
 #include "shardplan/workload.h"
 
+#include <math.h>
 #include <string.h>
 
 #define CMD "sweep"
@@ -76,6 +78,11 @@ static const char description[] =
   "The recommendation is the fastest step that fits, with its margin to the\n"
   "runner-up; a 'note:' line says when configurations are closer than\n"
   "--uncertainty (default 10 %, the fidelity target of bench/RESULTS.md).\n"
+  "On a topology 'shardplan calibrate' wrote with std_errors, another says the\n"
+  "calibration's standard error of that margin (the fitted values' errors\n"
+  "carried through both steps, up to 14 more plan simulations) and whether the\n"
+  "margin is beyond two of them, or that a step rests on a value the fit left\n"
+  "undetermined.\n"
   "--emit-deepspeed-config writes it as DeepSpeed config JSON that\n"
   "'shardplan plan --deepspeed-config' reads back into the same plan.\n"
   "--deepspeed-config FILE: every row is planned with the file's step-model\n"
@@ -141,6 +148,21 @@ r_gather_family (const SpSweepRow *r)
   return r->hpz > 1 ? SP_FAMILY_ZERO_PARAM : SP_FAMILY_SHARD;
 }
 
+/* `row`'s plan and its groups (model and options into m, sh). */
+static gboolean
+row_plan (const Sweep *sw, const SpSweepRow *row, SpModel *m, SpShardingOptions *sh,
+          SpPlan **plan, SpGroups **groups, GError **error)
+{
+  row_options (row, sw->knobs, sw->model, sh, m);
+  SpWorkloadPlanOptions po;
+  sp_workload_plan_options_init (&po);
+  po.world_size = row->world;
+  po.devices_per_node = sp_topo_spec (row->topo)->gpus_per_node;
+  po.compute_efficiency = sw->efficiency;
+  return (*plan = sp_workload_build_plan (m, sh, &po, error)) != NULL
+         && (*groups = sp_groups_build (sp_plan_groups_options (*plan), error)) != NULL;
+}
+
 static void
 simulate_row (gpointer data, gpointer user_data)
 {
@@ -150,11 +172,6 @@ simulate_row (gpointer data, gpointer user_data)
   SpShardingOptions sh;
   SpModel m;
   row_options (row, sw->knobs, sw->model, &sh, &m);
-  SpWorkloadPlanOptions po;
-  sp_workload_plan_options_init (&po);
-  po.world_size = row->world;
-  po.devices_per_node = ts->gpus_per_node;
-  po.compute_efficiency = sw->efficiency;
   SpMemoryOptions mo;
   sp_memory_options_init (&mo);
   SpMemoryEstimate mem;
@@ -162,8 +179,7 @@ simulate_row (gpointer data, gpointer user_data)
   SpGroups *groups = NULL;
   SpSimResult *res = NULL;
   if (sp_memory_estimate (&m, &sh, row->world, &mo, &mem, &row->error)
-      && (plan = sp_workload_build_plan (&m, &sh, &po, &row->error)) != NULL
-      && (groups = sp_groups_build (sp_plan_groups_options (plan), &row->error)) != NULL
+      && row_plan (sw, row, &m, &sh, &plan, &groups, &row->error)
       && (res = sp_sim_run_plan_full (row->topo, sw->sim_model, plan, groups, &sw->sim_opts,
                                       &row->error)) != NULL)
     {
@@ -198,6 +214,55 @@ simulate_row (gpointer data, gpointer user_data)
   sp_groups_free (groups);
   sp_plan_free (plan);
   sp_progress_add (sw->progress, 1);
+}
+
+/* The step of `row`'s plan on `topo` (ns): one of the calibration's moved
+ * topologies (sp_calib_gradient). */
+typedef struct {
+  const Sweep *sw;
+  const SpSweepRow *row;
+} RowOn;
+
+static gboolean
+row_step_ns (const SpTopo *topo, gpointer user_data, double *out_ns, GError **error)
+{
+  const RowOn *ro = user_data;
+  SpShardingOptions sh;
+  SpModel m;
+  SpPlan *plan = NULL;
+  SpGroups *groups = NULL;
+  SpSimResult *res = NULL;
+  gboolean ok = row_plan (ro->sw, ro->row, &m, &sh, &plan, &groups, error)
+                && (res = sp_sim_run_plan_full (topo, ro->sw->sim_model, plan, groups,
+                                                &ro->sw->sim_opts, error)) != NULL;
+  if (ok)
+    *out_ns = (double) sp_sim_result_step_ns (res);
+  sp_sim_result_free (res);
+  sp_groups_free (groups);
+  sp_plan_free (plan);
+  return ok;
+}
+
+/* On a topology with [calibration] std_errors (not NCCL's own model, which
+ * reads none): the standard error of log(runner-up / best) into
+ * p->margin_se, from both steps' gradients in the calibrated values; the
+ * difference is better determined than either step where both depend on
+ * the same values alike.  Up to 14 more plan simulations. */
+static gboolean
+margin_std_error (const Sweep *sw, const SpSweepRow *rows, SpSweepPick *p, GError **error)
+{
+  p->margin_se = NAN;
+  if (p->best < 0 || p->runner < 0 || sw->sim_model == SP_SIM_NCCL
+      || sp_topo_spec (rows[p->best].topo)->cal_errors.given == 0)
+    return TRUE;
+  RowOn on[2] = { { sw, &rows[p->best] }, { sw, &rows[p->runner] } };
+  SpCalibGradient g[2];
+  for (guint i = 0; i < 2; i++)
+    if (!sp_calib_gradient (on[i].row->topo, row_step_ns, &on[i], on[i].row->step_us * 1e3, &g[i],
+                            error))
+      return FALSE;
+  p->margin_se = sp_calib_gradient_std_error (rows[p->best].topo, &g[1], &g[0]);
+  return TRUE;
 }
 
 /* A comma-separated list of u32 into `out`, each value once ("16,16" is
@@ -306,6 +371,7 @@ recommend (const SpSweepRow *rows, guint n, double uncertainty_pct, SpSweepPick 
 {
   p->best = p->runner = -1;
   p->margin_pct = 0;
+  p->margin_se = NAN;
   p->near = 0;
   p->lean = -1;
   p->why = NULL;
@@ -735,6 +801,8 @@ sp_cmd_sweep (int argc, char **argv)
   SpSweepPick pick;
   recommend (r, n, uncertainty, &pick);
   g_autofree char *why = pick.why;
+  if (!margin_std_error (&sw, r, &pick, &error))
+    return sp_cli_error (CMD, error);
   const SpTopoSpec *ts = sp_topo_spec (g_ptr_array_index (topos, 0));
   SpSweepContext ctx = { &model, ts->name, global_batch, efficiency, uncertainty, &tally, &knobs,
                          ds_s };

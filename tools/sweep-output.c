@@ -6,6 +6,7 @@
 #include "sweep.h"
 
 #include <json-glib/json-glib.h>
+#include <math.h>
 #include <string.h>
 
 static const char *
@@ -132,6 +133,16 @@ sp_sweep_format_json (const SpSweepContext *c, const SpSweepRow *rows, guint n, 
         json_builder_add_string_value (b, sp_sweep_label (&rows[p->runner], lr, sizeof lr));
       json_builder_set_member_name (b, "margin_pct");
       json_builder_add_double_value (b, p->margin_pct);
+      /* the calibration's standard error of log(runner-up / best): null
+       * without calibrated errors, "undetermined" where a step rests on a
+       * value the fit did not determine */
+      json_builder_set_member_name (b, "margin_std_error");
+      if (isnan (p->margin_se))
+        json_builder_add_null_value (b);
+      else if (isinf (p->margin_se))
+        json_builder_add_string_value (b, "undetermined");
+      else
+        json_builder_add_double_value (b, p->margin_se);
       json_builder_set_member_name (b, "within_uncertainty");
       json_builder_add_int_value (b, p->near);
       json_builder_set_member_name (b, "least_memory_within_uncertainty");
@@ -302,6 +313,21 @@ sp_sweep_format_text (GString *out, const SpSweepContext *c, const SpTopoSpec *t
                             r[p->runner].nodes, sp_cli_plural (r[p->runner].nodes, "node", "nodes"),
                             r[p->runner].micro_batch,
                             r[p->runner].step_us / 1e3, p->margin_pct);
+  if (p->runner >= 0 && isinf (p->margin_se))
+    g_string_append (out, "note: the calibration does not determine that margin: a step rests on a "
+                          "value its fit left undetermined (the topology's [calibration] "
+                          "std_errors)\n");
+  else if (p->runner >= 0 && !isnan (p->margin_se))
+    {
+      /* the margin in log time against two of its standard errors */
+      double m = log1p (p->margin_pct / 100);
+      g_string_append_printf (out, "note: the calibration's standard error of that margin: %.2g %% "
+                                   "(the fitted values' errors, not the model's); %s\n",
+                              expm1 (p->margin_se) * 100,
+                              m > 2 * p->margin_se ? "the margin is beyond two of them"
+                                                   : "the margin is within two of them: the "
+                                                     "calibration cannot rank the two");
+    }
   if (p->near > 0)
     g_string_append_printf (out, "note: %u other configuration%s within %.3g %% of the best step "
                                  "time, the simulator's uncertainty (bench/RESULTS.md \"Fidelity\": "

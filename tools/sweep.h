@@ -81,6 +81,11 @@ typedef struct {
 typedef struct {
   gint best, runner;
   double margin_pct;  /* runner-up's step over the best's, % */
+  /* on a topology with [calibration] std_errors: the standard error of
+   * log(runner-up's step / the best's) those give (sp_calib_gradient);
+   * INFINITY when a step depends on a value the fit did not determine;
+   * NAN without them (or without a runner-up) */
+  double margin_se;
   guint near;         /* other fitting rows within the uncertainty */
   gint lean;          /* the least memory among the best and those near it */
   char *why;

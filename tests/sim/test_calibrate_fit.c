@@ -382,6 +382,76 @@ START_TEST (prediction_by_hand)
 }
 END_TEST
 
+/* sp_calib_gradient_std_error against hand-computed covariances (the
+ * calibrated fixture: intra_latency_us ± 0.05, inter_latency_us ± 0.4,
+ * correlated 0.6), and the difference of two times: a time against
+ * itself, or against a multiple of itself, is determined exactly whatever
+ * each alone is. */
+typedef struct {
+  const SpCollRequest *req;
+  double factor;
+} TimeOf;
+
+static gboolean
+time_of_request (const SpTopo *topo, gpointer user, double *out_ns, GError **error)
+{
+  const TimeOf *w = user;
+  SpCollEstimate est;
+  if (!sp_sim_estimate (topo, SP_SIM_ANALYTIC, w->req, &est, error))
+    return FALSE;
+  *out_ns = w->factor * (double) est.time_ns;
+  return TRUE;
+}
+
+START_TEST (gradient_differences_by_hand)
+{
+  g_autofree char *path = sp_test_fixture ("topo/valid-calibrated.ini");
+  GError *e = NULL;
+  g_autoptr (SpTopo) t = sp_topo_load_file (path, &e);
+  SP_ASSERT_NO_ERROR (e);
+  /* unit gradients: σ² = 0.05² + 0.4² − 2 × 0.6 × 0.05 × 0.4 = 0.1385 for
+   * the difference, 0.05² + 0.4² + 2 × 0.6 × 0.05 × 0.4 = 0.1865 for the sum */
+  SpCalibGradient a = { 0 }, b = { 0 }, sum = { 0 };
+  a.g[SP_CALIB_INTRA_LATENCY] = 1;
+  b.g[SP_CALIB_INTER_LATENCY] = 1;
+  sum.g[SP_CALIB_INTRA_LATENCY] = sum.g[SP_CALIB_INTER_LATENCY] = 1;
+  ASSERT_REL (sp_calib_gradient_std_error (t, &a, NULL), 0.05, 1e-12);
+  ASSERT_REL (sp_calib_gradient_std_error (t, &a, &b), sqrt (0.1385), 1e-12);
+  ASSERT_REL (sp_calib_gradient_std_error (t, &b, &a), sqrt (0.1385), 1e-12);
+  ASSERT_REL (sp_calib_gradient_std_error (t, &sum, NULL), sqrt (0.1865), 1e-12);
+  /* an efficiency's error is relative: 0.006 / 0.79 per unit of log */
+  SpCalibGradient eff = { 0 };
+  eff.g[SP_CALIB_INTRA_EFFICIENCY] = 1;
+  ASSERT_REL (sp_calib_gradient_std_error (t, &eff, NULL), 0.006 / 0.79, 1e-12);
+  /* an undetermined value (ll_overhead_us) makes it undetermined */
+  SpCalibGradient ll = { 0 };
+  ll.undetermined = 1u << SP_CALIB_LL_OVERHEAD;
+  ck_assert (isinf (sp_calib_gradient_std_error (t, &a, &ll)));
+  /* one collective: sp_calib_predict's own σ; against itself, and against
+   * 3 × itself (a constant ratio), 0 */
+  SpCollRequest req;
+  sp_coll_request_init (&req);
+  req.coll = SP_COLL_ALL_REDUCE;
+  req.bytes = 64u << 20;
+  req.proto = SP_PROTO_SIMPLE;
+  SpCollEstimate est;
+  ck_assert (sp_sim_estimate (t, SP_SIM_ANALYTIC, &req, &est, &e));
+  SpCalibPrediction pr;
+  ck_assert (sp_calib_predict (t, SP_SIM_ANALYTIC, &req, &est, &pr, &e));
+  SP_ASSERT_NO_ERROR (e);
+  ck_assert (pr.std_error > 0 && isfinite (pr.std_error));
+  TimeOf one = { &req, 1 }, three = { &req, 3 };
+  SpCalibGradient g1, g3;
+  ck_assert (sp_calib_gradient (t, time_of_request, &one, (double) est.time_ns, &g1, &e));
+  ck_assert (sp_calib_gradient (t, time_of_request, &three, 3.0 * est.time_ns, &g3, &e));
+  SP_ASSERT_NO_ERROR (e);
+  ASSERT_REL (sp_calib_gradient_std_error (t, &g1, NULL), pr.std_error, 1e-12);
+  ASSERT_REL (sp_calib_gradient_std_error (t, &g3, NULL), pr.std_error, 1e-9);
+  ck_assert (sp_calib_gradient_std_error (t, &g1, &g1) == 0);
+  ck_assert (sp_calib_gradient_std_error (t, &g1, &g3) < 1e-6 * pr.std_error);
+}
+END_TEST
+
 /* A trimmed fit gives no standard errors, so its topology carries none,
  * even when its input carried some from an earlier fit. */
 START_TEST (trimmed_topology_carries_no_errors)
@@ -959,6 +1029,7 @@ suite (void)
   tcase_add_test (tc, std_errors_show_an_undetermined_latency);
   tcase_add_test (tc, prediction_variances_sum_to_the_leverage);
   tcase_add_test (tc, prediction_by_hand);
+  tcase_add_test (tc, gradient_differences_by_hand);
   tcase_add_test (tc, trimmed_topology_carries_no_errors);
   tcase_add_test (tc, soft_l1_ignores_outliers);
   tcase_add_test (tc, trimmed_ignores_many_outliers);

@@ -244,4 +244,40 @@ grep -q "^nvlink: domains of 72 GPUs (18 nodes); the recommendation's parameter 
   --quiet >"$tmp/t" 2>"$tmp/e" || fail "sweep on [nccl] exited $?: $(cat "$tmp/e")"
 head -n 1 "$tmp/t" | grep -q ', contention none, NCCL_ALGO=.AllGather:^PAT;AllReduce:Tree,Ring., NCCL_PROTO=^LL128$' \
   || fail "sweep header: $(head -n 1 "$tmp/t")"
+# on a calibrated topology: the calibration's standard error of the
+# runner-up's margin (JSON margin_std_error), "undetermined" where a step
+# rests on a value the fit left undetermined (the fixture's LL overhead,
+# which qwZ's small all-gathers expose), null without calibrated errors
+cal="$SP_SRCDIR/tests/fixtures/topo/valid-calibrated.ini"
+sed 's/ll_overhead_us undetermined/ll_overhead_us 1.5/' "$cal" >"$tmp/cal-finite.ini"
+for t in "$tmp/cal-finite.ini:none:number" "$cal:all:undetermined" "$topo:none:null"; do
+  file=${t%%:*} zpp=${t#*:} want=${t##*:}
+  zpp=${zpp%:*}
+  "$SHARDPLAN" sweep -m gpt-1b -t "$file" --nodes 2 --zeropp "$zpp" --sim-model analytic -f json \
+    >"$tmp/j3" 2>"$tmp/e" || fail "calibrated sweep ($file) exited $?: $(cat "$tmp/e")"
+  if command -v python3 >/dev/null 2>&1; then
+    python3 - "$tmp/j3" "$want" <<'PY' || fail "margin_std_error ($want): $(head -c 300 "$tmp/e")"
+import json, math, sys
+se = json.load(open(sys.argv[1]))["recommendation"]["margin_std_error"]
+want = sys.argv[2]
+if want == "number":
+    assert isinstance(se, float) and math.isfinite(se) and se > 0, se
+elif want == "undetermined":
+    assert se == "undetermined", se
+else:
+    assert se is None, se
+PY
+  fi
+done
+"$SHARDPLAN" sweep -m gpt-1b -t "$tmp/cal-finite.ini" --nodes 2 --zeropp none --sim-model analytic \
+  --quiet >"$tmp/t" 2>"$tmp/e" || fail "calibrated text sweep exited $?"
+grep -q "^note: the calibration's standard error of that margin: [0-9.e+-]* % (the fitted values' errors, not the model's); the margin is \(beyond\|within\) two of them" "$tmp/t" \
+  || fail "calibrated text sweep: no margin note: $(cat "$tmp/t")"
+"$SHARDPLAN" sweep -m gpt-1b -t "$cal" --nodes 2 --sim-model analytic --quiet \
+  >"$tmp/t" 2>"$tmp/e" || fail "undetermined text sweep exited $?"
+grep -q "^note: the calibration does not determine that margin" "$tmp/t" \
+  || fail "undetermined text sweep: $(cat "$tmp/t")"
+"$SHARDPLAN" sweep -m gpt-1b -t "$cal" --nodes 2 --zeropp none --sim-model nccl --quiet \
+  >"$tmp/t" 2>"$tmp/e" || fail "nccl-model sweep exited $?"
+grep -q "calibration" "$tmp/t" && fail "the nccl model reads no calibration: $(cat "$tmp/t")"
 [ "$failures" -eq 0 ]
