@@ -1549,13 +1549,17 @@ sp_calib_gradient_std_error (const SpTopo *topo, const SpCalibGradient *a, const
   g_return_val_if_fail (topo != NULL && a != NULL, INFINITY);
   const SpTopoSpec *spec = sp_topo_spec (topo);
   const SpTopoCalErrors *e = &spec->cal_errors;
-  if (a->undetermined || (b != NULL && b->undetermined))
-    return INFINITY;
+  guint undetermined = a->undetermined | (b != NULL ? b->undetermined : 0);
   double d[P], sef[P];
   gboolean finite[P];
   for (guint p = 0; p < P; p++)
     {
-      d[p] = a->g[p] - (b != NULL ? b->g[p] : 0.0);
+      double gb = b != NULL ? b->g[p] : 0.0;
+      d[p] = a->g[p] - gb;
+      /* a value the fit left undetermined: only where the difference
+       * depends on it (two times that move alike with it do not) */
+      if ((undetermined >> p & 1) && fabs (d[p]) > 1e-9 * (fabs (a->g[p]) + fabs (gb)))
+        return INFINITY;
       finite[p] = (e->given >> p & 1) && isfinite (e->std_error[p]);
       double v = spec_get (spec, p);
       sef[p] = !finite[p] ? 0 : is_efficiency (p) ? (v > 0 ? e->std_error[p] / v : 0)

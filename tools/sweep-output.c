@@ -314,15 +314,20 @@ sp_sweep_format_text (GString *out, const SpSweepContext *c, const SpTopoSpec *t
                             r[p->runner].micro_batch,
                             r[p->runner].step_us / 1e3, p->margin_pct);
   if (p->runner >= 0 && isinf (p->margin_se))
-    g_string_append (out, "note: the calibration does not determine that margin: a step rests on a "
-                          "value its fit left undetermined (the topology's [calibration] "
-                          "std_errors)\n");
+    g_string_append (out, "note: the calibration does not determine that margin: the two steps "
+                          "move differently with a value its fit left undetermined (the "
+                          "topology's [calibration] std_errors)\n");
+  else if (p->runner >= 0 && p->margin_se < 1e-6)
+    /* below 0.0001 %: the fitted values move both steps alike */
+    g_string_append (out, "note: the calibration's values move both steps alike: that margin does "
+                          "not depend on them (the fitted values' errors, not the model's)\n");
   else if (p->runner >= 0 && !isnan (p->margin_se))
     {
       /* the margin in log time against two of its standard errors */
       double m = log1p (p->margin_pct / 100);
-      g_string_append_printf (out, "note: the calibration's standard error of that margin: %.2g %% "
-                                   "(the fitted values' errors, not the model's); %s\n",
+      g_string_append_printf (out, "note: the calibration's standard error of that margin: %.3g %% "
+                                   "(the fitted values' errors, not the model's, which may still "
+                                   "reverse it); %s\n",
                               expm1 (p->margin_se) * 100,
                               m > 2 * p->margin_se ? "the margin is beyond two of them"
                                                    : "the margin is within two of them: the "

@@ -61,6 +61,7 @@ typedef struct {
   guint32 ep;     /* MoE expert-parallel size (1: every expert on every rank) */
   const SpTopo *topo;
   double comm_us, exposed_us, step_us, memory_gib, inter_gb;
+  guint64 step_ns; /* the simulator's step, exactly (step_us is it in µs) */
   /* the parameter all-gather's groups (hpZ's zero_param, else shard):
    * how many of them, and how many inside one NVLink domain (issue 17) */
   guint32 gather_groups, gather_in_domain;

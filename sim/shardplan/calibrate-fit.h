@@ -235,7 +235,8 @@ gboolean sp_calib_predict (const SpTopo *topo, SpSimModel model, const SpCollReq
 /* The same for any time: of a plan's step, or of one configuration against
  * another (`shardplan sweep`).  `time_of` computes it on a topology (ns);
  * sp_calib_gradient takes its gradient in the fit's variables as
- * sp_calib_predict does (up to 7 calls of `time_of` on topologies that
+ * sp_calib_predict does (7 calls of `time_of`, 14 where a step has to go
+ * the other way, on topologies that
  * differ from `topo` in one [calibration] or latency value; `t0_ns` is its
  * value on `topo`), and sp_calib_gradient_std_error turns one gradient, or
  * the difference of two, into the standard error of log(time) — of
@@ -252,8 +253,9 @@ typedef struct {
 gboolean sp_calib_gradient (const SpTopo *topo, SpCalibTimeFunc time_of, gpointer user_data,
                             double t0_ns, SpCalibGradient *out, GError **error);
 /* sqrt((g_a − g_b)ᵀ Σ (g_a − g_b)) with Σ from `topo`'s std_errors and
- * correlations (`b` NULL: of `a` alone); INFINITY when either depends on a
- * value the fit could not determine. */
+ * correlations (`b` NULL: of `a` alone); INFINITY when it depends on a
+ * value the fit could not determine (for two: when they do not move alike
+ * with it). */
 double sp_calib_gradient_std_error (const SpTopo *topo, const SpCalibGradient *a,
                                     const SpCalibGradient *b);
 

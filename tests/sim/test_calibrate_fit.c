@@ -423,10 +423,20 @@ START_TEST (gradient_differences_by_hand)
   SpCalibGradient eff = { 0 };
   eff.g[SP_CALIB_INTRA_EFFICIENCY] = 1;
   ASSERT_REL (sp_calib_gradient_std_error (t, &eff, NULL), 0.006 / 0.79, 1e-12);
-  /* an undetermined value (ll_overhead_us) makes it undetermined */
-  SpCalibGradient ll = { 0 };
-  ll.undetermined = 1u << SP_CALIB_LL_OVERHEAD;
-  ck_assert (isinf (sp_calib_gradient_std_error (t, &a, &ll)));
+  /* an undetermined value (ll_overhead_us) makes it undetermined, unless
+   * both times move alike with it: then their ratio does not */
+  SpCalibGradient ll = a, ll2 = a;
+  ll.undetermined = ll2.undetermined = 1u << SP_CALIB_LL_OVERHEAD;
+  ll.g[SP_CALIB_LL_OVERHEAD] = 0.3;
+  ll2.g[SP_CALIB_LL_OVERHEAD] = 0.2;
+  ck_assert (isinf (sp_calib_gradient_std_error (t, &ll, NULL)));
+  ck_assert (isinf (sp_calib_gradient_std_error (t, &ll, &ll2)));
+  ck_assert (isinf (sp_calib_gradient_std_error (t, &ll, &b)));
+  ll2.g[SP_CALIB_LL_OVERHEAD] = 0.3;
+  ASSERT_REL (sp_calib_gradient_std_error (t, &ll, &ll2), 0, 1e-12);
+  ll2.g[SP_CALIB_INTRA_LATENCY] = 0; /* ll − ll2 = a − b above */
+  ll2.g[SP_CALIB_INTER_LATENCY] = 1;
+  ASSERT_REL (sp_calib_gradient_std_error (t, &ll, &ll2), sqrt (0.1385), 1e-12);
   /* one collective: sp_calib_predict's own σ; against itself, and against
    * 3 × itself (a constant ratio), 0 */
   SpCollRequest req;

@@ -245,15 +245,16 @@ grep -q "^nvlink: domains of 72 GPUs (18 nodes); the recommendation's parameter 
 head -n 1 "$tmp/t" | grep -q ', contention none, NCCL_ALGO=.AllGather:^PAT;AllReduce:Tree,Ring., NCCL_PROTO=^LL128$' \
   || fail "sweep header: $(head -n 1 "$tmp/t")"
 # on a calibrated topology: the calibration's standard error of the
-# runner-up's margin (JSON margin_std_error), "undetermined" where a step
-# rests on a value the fit left undetermined (the fixture's LL overhead,
-# which qwZ's small all-gathers expose), null without calibrated errors
+# runner-up's margin (JSON margin_std_error), "undetermined" where the two
+# steps move differently with a value the fit left undetermined (the
+# fixture's LL overhead, on one node without ZeRO++), null without
+# calibrated errors
 cal="$SP_SRCDIR/tests/fixtures/topo/valid-calibrated.ini"
 sed 's/ll_overhead_us undetermined/ll_overhead_us 1.5/' "$cal" >"$tmp/cal-finite.ini"
-for t in "$tmp/cal-finite.ini:none:number" "$cal:all:undetermined" "$topo:none:null"; do
-  file=${t%%:*} zpp=${t#*:} want=${t##*:}
-  zpp=${zpp%:*}
-  "$SHARDPLAN" sweep -m gpt-1b -t "$file" --nodes 2 --zeropp "$zpp" --sim-model analytic -f json \
+for t in "$tmp/cal-finite.ini:2:number" "$cal:1:undetermined" "$topo:2:null"; do
+  file=${t%%:*} nodes=${t#*:} want=${t##*:}
+  nodes=${nodes%:*}
+  "$SHARDPLAN" sweep -m gpt-1b -t "$file" --nodes "$nodes" --zeropp none --sim-model analytic -f json \
     >"$tmp/j3" 2>"$tmp/e" || fail "calibrated sweep ($file) exited $?: $(cat "$tmp/e")"
   if command -v python3 >/dev/null 2>&1; then
     python3 - "$tmp/j3" "$want" <<'PY' || fail "margin_std_error ($want): $(head -c 300 "$tmp/e")"
@@ -269,14 +270,65 @@ else:
 PY
   fi
 done
+# the number against an independent one: each fitted value moved in the
+# INI, the two rows' steps read back, the quadratic form by hand
+if command -v python3 >/dev/null 2>&1; then
+  python3 - "$SHARDPLAN" "$tmp/cal-finite.ini" "$tmp" <<'PY' || fail "margin_std_error against an independent computation"
+import json, math, re, subprocess, sys
+sp, path, tmp = sys.argv[1:4]
+ini = open(path).read()
+def sweep(text):
+    p = tmp + "/moved.ini"
+    open(p, "w").write(text)
+    out = subprocess.run([sp, "sweep", "-m", "gpt-1b", "-t", p, "--nodes", "2", "--zeropp", "none",
+                          "--sim-model", "analytic", "-f", "json"], capture_output=True, text=True,
+                         check=True)
+    d = json.loads(out.stdout)
+    return d, {r["config"]: r["step_us"] for r in d["rows"]}
+d0, t0 = sweep(ini)
+rec = d0["recommendation"]
+best, runner = rec["config"], rec["runner_up"]
+se = {n: float(v) for n, v in (x.split() for x in re.search(r"^std_errors = (.*)$", ini, re.M).group(1).split(";"))}
+corr = {}
+for x in re.search(r"^correlations = (.*)$", ini, re.M).group(1).split(";"):
+    a, b, r = x.split()
+    corr[a, b] = corr[b, a] = float(r)
+keys = {"intra_latency_us": ("intra", "latency_us"), "inter_latency_us": ("inter", "latency_us")}
+def moved(name, x):
+    sec, key = keys.get(name, ("calibration", name))
+    m = re.search(r"^\[%s\](.*?)(?=^\[|\Z)" % sec, ini, re.M | re.S)
+    body, n = re.subn(r"^%s = \S+" % key, "%s = %.17g" % (key, x), m.group(1), flags=re.M)
+    assert n == 1, name
+    return ini[:m.start(1)] + body + ini[m.end(1):]
+def value(name):
+    sec, key = keys.get(name, ("calibration", name))
+    m = re.search(r"^\[%s\](.*?)(?=^\[|\Z)" % sec, ini, re.M | re.S)
+    return float(re.search(r"^%s = (\S+)" % key, m.group(1), re.M).group(1))
+d, s = {}, {}
+for name in se:
+    v, eff = value(name), name.endswith("efficiency")
+    h = 1e-3 if eff else max(0.05, 1e-3 * v)
+    _, t = sweep(moved(name, v * math.exp(h) if eff else v + h))
+    d[name] = (math.log(t[runner] / t0[runner]) - math.log(t[best] / t0[best])) / h
+    s[name] = se[name] / v if eff else se[name]
+var = sum(d[a] * d[b] * (1 if a == b else corr.get((a, b), 0)) * s[a] * s[b] for a in se for b in se)
+got = rec["margin_std_error"]
+assert abs(got - math.sqrt(var)) <= 1e-3 * math.sqrt(var), (got, math.sqrt(var))
+PY
+fi
 "$SHARDPLAN" sweep -m gpt-1b -t "$tmp/cal-finite.ini" --nodes 2 --zeropp none --sim-model analytic \
   --quiet >"$tmp/t" 2>"$tmp/e" || fail "calibrated text sweep exited $?"
-grep -q "^note: the calibration's standard error of that margin: [0-9.e+-]* % (the fitted values' errors, not the model's); the margin is \(beyond\|within\) two of them" "$tmp/t" \
+grep -q "^note: the calibration's standard error of that margin: [0-9.]* % (the fitted values' errors, not the model's, which may still reverse it); the margin is beyond two of them" "$tmp/t" \
   || fail "calibrated text sweep: no margin note: $(cat "$tmp/t")"
-"$SHARDPLAN" sweep -m gpt-1b -t "$cal" --nodes 2 --sim-model analytic --quiet \
+"$SHARDPLAN" sweep -m gpt-1b -t "$cal" --nodes 1 --zeropp none --sim-model analytic --quiet \
   >"$tmp/t" 2>"$tmp/e" || fail "undetermined text sweep exited $?"
 grep -q "^note: the calibration does not determine that margin" "$tmp/t" \
   || fail "undetermined text sweep: $(cat "$tmp/t")"
+# two steps that move alike (ZeRO++ qwZ and qwZ+hpZ=8 on 2 nodes: equal)
+"$SHARDPLAN" sweep -m gpt-1b -t "$cal" --nodes 2 --sim-model analytic --quiet \
+  >"$tmp/t" 2>"$tmp/e" || fail "alike text sweep exited $?"
+grep -q "^note: the calibration's values move both steps alike" "$tmp/t" \
+  || fail "alike text sweep: $(cat "$tmp/t")"
 "$SHARDPLAN" sweep -m gpt-1b -t "$cal" --nodes 2 --zeropp none --sim-model nccl --quiet \
   >"$tmp/t" 2>"$tmp/e" || fail "nccl-model sweep exited $?"
 grep -q "calibration" "$tmp/t" && fail "the nccl model reads no calibration: $(cat "$tmp/t")"
