@@ -134,8 +134,8 @@ sp_sweep_format_json (const SpSweepContext *c, const SpSweepRow *rows, guint n, 
       json_builder_set_member_name (b, "margin_pct");
       json_builder_add_double_value (b, p->margin_pct);
       /* the calibration's standard error of log(runner-up / best): null
-       * without calibrated errors, "undetermined" where a step rests on a
-       * value the fit did not determine */
+       * without it (SpSweepPick), "undetermined" where the two steps move
+       * differently with a value the fit did not determine */
       json_builder_set_member_name (b, "margin_std_error");
       if (isnan (p->margin_se))
         json_builder_add_null_value (b);
