@@ -148,12 +148,11 @@ r_gather_family (const SpSweepRow *r)
   return r->hpz > 1 ? SP_FAMILY_ZERO_PARAM : SP_FAMILY_SHARD;
 }
 
-/* `row`'s plan and its groups (model and options into m, sh). */
+/* `row`'s plan and its groups, from its model and options (row_options). */
 static gboolean
-row_plan (const Sweep *sw, const SpSweepRow *row, SpModel *m, SpShardingOptions *sh,
+row_plan (const Sweep *sw, const SpSweepRow *row, const SpModel *m, const SpShardingOptions *sh,
           SpPlan **plan, SpGroups **groups, GError **error)
 {
-  row_options (row, sw->knobs, sw->model, sh, m);
   SpWorkloadPlanOptions po;
   sp_workload_plan_options_init (&po);
   po.world_size = row->world;
@@ -233,6 +232,7 @@ row_step_ns (const SpTopo *topo, gpointer user_data, double *out_ns, GError **er
   SpPlan *plan = NULL;
   SpGroups *groups = NULL;
   SpSimResult *res = NULL;
+  row_options (ro->row, ro->sw->knobs, ro->sw->model, &sh, &m);
   gboolean ok = row_plan (ro->sw, ro->row, &m, &sh, &plan, &groups, error)
                 && (res = sp_sim_run_plan_full (topo, ro->sw->sim_model, plan, groups,
                                                 &ro->sw->sim_opts, error)) != NULL;
