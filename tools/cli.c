@@ -1,6 +1,7 @@
 /* Shared command-line plumbing (see cli.h). */
 #include "config.h"
 #include "cli.h"
+#include "shardplan/calibrate-fit.h"
 #include "shardplan/error.h"
 #include "shardplan/file.h"
 #include "json-text.h"          /* lib/: shortest round-trip numbers */
@@ -412,4 +413,31 @@ sp_cli_contention (const char *command, const char *text, SpSimModel model,
       return FALSE;
     }
   return TRUE;
+}
+
+const char *
+sp_cli_sigma_text (double sigma, char *buf)
+{
+  if (!isfinite (sigma))
+    return "undetermined";
+  if (sigma < 0.0995) /* (what would print as ±10.0 % is a factor) */
+    g_snprintf (buf, 32, "±%.1f%%", 100 * sigma);
+  else if (sigma <= log (10.0))
+    g_snprintf (buf, 32, "×÷%.2f", exp (sigma));
+  else
+    g_snprintf (buf, 32, "×÷>10");
+  return buf;
+}
+
+char *
+sp_cli_calib_params (guint mask, gboolean json)
+{
+  GString *out = g_string_new (json ? "[" : NULL);
+  for (guint p = 0; p < SP_CALIB_N_PARAMS; p++)
+    if (mask >> p & 1)
+      g_string_append_printf (out, json ? "%s\"%s\"" : "%s%s",
+                              out->len > (json ? 1u : 0u) ? ", " : "", sp_calib_param_name (p));
+  if (json)
+    g_string_append_c (out, ']');
+  return g_string_free (out, FALSE);
 }

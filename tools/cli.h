@@ -173,4 +173,15 @@ const char *sp_cli_plural (guint64 n, const char *one, const char *many);
  * (lib/json-text.h).  Free with g_free(). */
 char *sp_cli_json_text (JsonBuilder *builder, gboolean pretty);
 
+/* A standard error σ of log(time) for text output: "±3.1%" below 0.1
+ * (where e^σ − 1 ≈ σ), else the factor "×÷1.65" (the time between t / e^σ
+ * and t · e^σ), "×÷>10" beyond 10 (the calibration does not determine
+ * it), "undetermined" for INFINITY.  Into `buf` (32 bytes); returns it or
+ * a constant string. */
+const char *sp_cli_sigma_text (double sigma, char *buf);
+
+/* The names of the calibrated values of `mask` (SpCalibParam bits),
+ * ", "-separated, or as a JSON array.  Free with g_free(). */
+char *sp_cli_calib_params (guint mask, gboolean json);
+
 G_END_DECLS

@@ -58,39 +58,6 @@ typedef struct {
   SpCalibPrediction pred; /* with a calibration's std_errors (`uncertain`) */
 } Row;
 
-/* A standard error σ of log(time) for the text table: "±3.1%" below 0.1
- * (where e^σ − 1 ≈ σ), else the factor "×÷1.65" (the time between t / e^σ
- * and t · e^σ), "×÷>10" beyond 10 (the calibration does not determine
- * the estimate), "undetermined" for INFINITY.  Into `buf` (32 bytes). */
-static const char *
-sigma_text (double sigma, char *buf)
-{
-  if (!isfinite (sigma))
-    return "undetermined";
-  if (sigma < 0.0995) /* (what would print as ±10.0 % is a factor) */
-    g_snprintf (buf, 32, "±%.1f%%", 100 * sigma);
-  else if (sigma <= log (10.0))
-    g_snprintf (buf, 32, "×÷%.2f", exp (sigma));
-  else
-    g_snprintf (buf, 32, "×÷>10");
-  return buf;
-}
-
-/* The names of the values of `mask` (SpCalibParam bits), ", "-separated,
- * or as a JSON array (g_free). */
-static char *
-param_list (guint mask, gboolean json)
-{
-  GString *out = g_string_new (json ? "[" : NULL);
-  for (guint p = 0; p < SP_CALIB_N_PARAMS; p++)
-    if (mask >> p & 1)
-      g_string_append_printf (out, json ? "%s\"%s\"" : "%s%s",
-                              out->len > (json ? 1u : 0u) ? ", " : "", sp_calib_param_name (p));
-  if (json)
-    g_string_append_c (out, ']');
-  return g_string_free (out, FALSE);
-}
-
 /* nccl-tests' sizes (common.cu setupArgs, *GetCollByteCount): count =
  * size / element size; all_gather / reduce_scatter divide it among the
  * ranks and all_to_all among the peers, and current nccl-tests round that
@@ -359,8 +326,8 @@ sp_cmd_estimate (int argc, char **argv)
                                   sp_sim_model_name (model));
           if (uncertain)
             {
-              g_autofree char *und = param_list (r->pred.undetermined, TRUE);
-              g_autofree char *nf = param_list (r->pred.not_fitted, TRUE);
+              g_autofree char *und = sp_cli_calib_params (r->pred.undetermined, TRUE);
+              g_autofree char *nf = sp_cli_calib_params (r->pred.not_fitted, TRUE);
               g_string_append (out, ", \"calibration\": {\"std_error\": ");
               if (isfinite (r->pred.std_error))
                 g_string_append_printf (out, "%.6g", r->pred.std_error);
@@ -406,7 +373,7 @@ sp_cmd_estimate (int argc, char **argv)
               /* right-aligned in characters (± × ÷ are two bytes each); a
                * group of one rank takes no time, so no error either */
               char se[32];
-              const char *text = r->est.time_ns == 0 ? "-" : sigma_text (r->pred.std_error, se);
+              const char *text = r->est.time_ns == 0 ? "-" : sp_cli_sigma_text (r->pred.std_error, se);
               g_string_append_printf (out, "  %*s%s\n", (int) MAX (0, 9 - g_utf8_strlen (text, -1)),
                                       "", text);
             }
@@ -419,16 +386,16 @@ sp_cmd_estimate (int argc, char **argv)
                                        "std_errors; ×÷F: between time / F and time × F); the "
                                        "fit's own ops scattered by %s around the model "
                                        "(residual_sd)\n",
-                                  sigma_text (spec->cal_errors.residual_sd, sd));
+                                  sp_cli_sigma_text (spec->cal_errors.residual_sd, sd));
           if (undetermined)
             {
-              g_autofree char *list = param_list (undetermined, FALSE);
+              g_autofree char *list = sp_cli_calib_params (undetermined, FALSE);
               g_string_append_printf (out, "# undetermined: the time depends on %s, which the "
                                            "calibration's ops did not determine\n", list);
             }
           if (not_fitted)
             {
-              g_autofree char *list = param_list (not_fitted, FALSE);
+              g_autofree char *list = sp_cli_calib_params (not_fitted, FALSE);
               g_string_append_printf (out, "# not in the ±: the time depends on %s, which the "
                                            "calibration kept at the values it was given (its "
                                            "report says why)\n", list);

@@ -4,11 +4,13 @@
 #include "cli.h"
 #include "commands.h"
 #include "progress.h"
+#include "shardplan/calibrate-fit.h"
 #include "shardplan/shardplan.h"
 #include "shardplan/sim.h"
 #include "shardplan/trace.h"
 
 #include <json-glib/json-glib.h>
+#include <math.h>
 #include <string.h>
 
 #define CMD "sim"
@@ -32,6 +34,15 @@ static const char description[] =
   "after overlap with compute (step time minus the compute-only critical path).\n"
   "On a terminal, a simulation or a trace that takes more than a second shows\n"
   "its progress on stderr (--quiet: never, and no closing line).\n"
+  "--std-error, on a topology 'shardplan calibrate' wrote with standard errors\n"
+  "([calibration] std_errors): the step time's standard error from the\n"
+  "calibrated values' errors and correlations, as 'shardplan estimate' gives a\n"
+  "collective's (the step simulated once more per calibrated value, 7 times, 14\n"
+  "where a value has to move the other way; text: a '± (calibration)' line,\n"
+  "JSON: \"calibration\": {\"std_error\" (of log step time, or \"undetermined\"),\n"
+  "\"residual_sd\", \"undetermined\", \"not_fitted\"}).  It covers the fitted\n"
+  "values only, not the model's own error, and not compute, which the\n"
+  "calibration does not fit.\n"
   "\n"
   "Example: shardplan sim --plan plan.json --topology dgx-h100 --nodes 16 -o sim.h5";
 
@@ -70,6 +81,41 @@ set_cluster (SpTraceWriter *w, const SpTopo *topo, GError **error)
   g_ptr_array_unref (names);
   return ok;
 }
+
+/* The step of the plan on one of the calibration's moved topologies
+ * (sp_calib_gradient), counted into a progress line. */
+typedef struct {
+  SpSimModel model;
+  const SpPlan *plan;
+  const SpGroups *groups;
+  const SpSimPlanOptions *opts;
+  SpProgress *progress;
+  guint64 runs;
+} StepOn;
+
+static gboolean
+step_ns_on (const SpTopo *topo, gpointer user_data, double *out_ns, GError **error)
+{
+  StepOn *so = user_data;
+  g_autoptr (SpSimResult) res = sp_sim_run_plan_full (topo, so->model, so->plan, so->groups,
+                                                      so->opts, error);
+  if (res == NULL)
+    return FALSE;
+  *out_ns = (double) sp_sim_result_step_ns (res);
+  if (++so->runs > SP_CALIB_N_PARAMS)
+    sp_progress_set_total (so->progress, 2 * SP_CALIB_N_PARAMS);
+  sp_progress_set (so->progress, so->runs);
+  return TRUE;
+}
+
+/* What --std-error found: the step's gradient in the calibrated values
+ * and the standard error of log(step) it gives. */
+typedef struct {
+  gboolean on;
+  SpCalibGradient g;
+  double std_error;
+  double residual_sd;
+} StepError;
 
 /* SpSimProgressFn: the simulator's count into the progress line. */
 static void
@@ -189,9 +235,59 @@ cmp_dur_desc (gconstpointer a, gconstpointer b, gpointer data)
   return dx > dy ? -1 : dx < dy ? 1 : (x < y ? -1 : x > y);
 }
 
+/* The text lines of --std-error after the step time, or the hint that
+ * the topology would allow it. */
+static void
+print_step_error (GString *out, const SpTopo *topo, SpSimModel model, const SpSimResult *res,
+                  const StepError *se)
+{
+  const SpTopoCalErrors *e = &sp_topo_spec (topo)->cal_errors;
+  if (!se->on)
+    {
+      if (e->given != 0 && model != SP_SIM_NCCL)
+        g_string_append (out, "note: the topology carries its calibration's standard errors: "
+                              "--std-error gives the step time's (7 more simulations)\n");
+      return;
+    }
+  char buf[32], sd[32];
+  double step = (double) sp_sim_result_step_ns (res), sigma = se->std_error;
+  g_autofree char *text = NULL;
+  if (isfinite (sigma) && sigma < 0.0995)
+    {
+      /* two digits: a step mostly compute moves by hundredths of a % */
+      g_autofree char *t = sp_cli_time (step * sigma);
+      text = g_strdup_printf ("±%.2g%% (±%s)", 100 * sigma, t);
+    }
+  else if (isfinite (sigma))
+    {
+      g_autofree char *lo = sp_cli_time (step / exp (sigma));
+      g_autofree char *hi = sp_cli_time (step * exp (sigma));
+      text = g_strdup_printf ("%s (%s to %s)", sp_cli_sigma_text (sigma, buf), lo, hi);
+    }
+  else
+    text = g_strdup ("undetermined");
+  g_string_append_printf (out, "%-25s%s\n", "± (calibration):", text); /* ± is 2 bytes */
+  g_string_append_printf (out, "  (the calibrated values' std_errors and correlations; not the "
+                               "model's own error, nor compute's; the fit's own ops scattered by "
+                               "%s around the model)\n",
+                          sp_cli_sigma_text (se->residual_sd, sd));
+  if (se->g.undetermined)
+    {
+      g_autofree char *list = sp_cli_calib_params (se->g.undetermined, FALSE);
+      g_string_append_printf (out, "  undetermined: the step depends on %s, which the "
+                                   "calibration's ops did not determine\n", list);
+    }
+  if (se->g.not_fitted)
+    {
+      g_autofree char *list = sp_cli_calib_params (se->g.not_fitted, FALSE);
+      g_string_append_printf (out, "  not in the ±: the step depends on %s, which the "
+                                   "calibration kept at the values it was given\n", list);
+    }
+}
+
 static void
 print_text (GString *out, const SpPlan *plan, const SpTopo *topo, SpSimModel model,
-            const SpSimResult *res)
+            const SpSimResult *res, const StepError *se)
 {
   const SpTopoSpec *t = sp_topo_spec (topo);
   guint32 n = sp_plan_n_ops (plan);
@@ -212,6 +308,8 @@ print_text (GString *out, const SpPlan *plan, const SpTopo *topo, SpSimModel mod
     {
       g_autofree char *time = sp_cli_time_padded ((double) total_ns[i], 10);
       g_string_append_printf (out, "%-24s%s\n", totals[i], time);
+      if (i == 0)
+        print_step_error (out, topo, model, res, se);
     }
   g_string_append (out, "per family (sum of op durations):\n");
   for (guint f = 0; f < SP_FAMILY_N; f++)
@@ -271,7 +369,8 @@ print_text (GString *out, const SpPlan *plan, const SpTopo *topo, SpSimModel mod
 }
 
 static char *
-format_json (const SpPlan *plan, const SpTopo *topo, SpSimModel model, const SpSimResult *res)
+format_json (const SpPlan *plan, const SpTopo *topo, SpSimModel model, const SpSimResult *res,
+             const StepError *se)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_object (b);
@@ -287,6 +386,29 @@ format_json (const SpPlan *plan, const SpTopo *topo, SpSimModel model, const SpS
   json_builder_add_int_value (b, sp_sim_result_contention_fallbacks (res));
   json_builder_set_member_name (b, "step_us");
   json_builder_add_double_value (b, sp_sim_result_step_ns (res) / 1e3);
+  if (se->on)
+    {
+      json_builder_set_member_name (b, "calibration");
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "std_error");
+      if (isfinite (se->std_error))
+        json_builder_add_double_value (b, se->std_error);
+      else
+        json_builder_add_string_value (b, "undetermined");
+      json_builder_set_member_name (b, "residual_sd");
+      json_builder_add_double_value (b, se->residual_sd);
+      for (guint k = 0; k < 2; k++)
+        {
+          guint mask = k == 0 ? se->g.undetermined : se->g.not_fitted;
+          json_builder_set_member_name (b, k == 0 ? "undetermined" : "not_fitted");
+          json_builder_begin_array (b);
+          for (guint p = 0; p < SP_CALIB_N_PARAMS; p++)
+            if (mask >> p & 1)
+              json_builder_add_string_value (b, sp_calib_param_name ((SpCalibParam) p));
+          json_builder_end_array (b);
+        }
+      json_builder_end_object (b);
+    }
   json_builder_set_member_name (b, "compute_only_us");
   json_builder_add_double_value (b, sp_sim_result_compute_only_ns (res) / 1e3);
   json_builder_set_member_name (b, "exposed_comm_us");
@@ -337,7 +459,7 @@ sp_cmd_sim (int argc, char **argv)
 {
   g_autofree char *plan_s = NULL, *topology = NULL, *nodes_s = NULL, *sim_s = NULL,
                   *output = NULL, *format_s = NULL, *contention_s = NULL;
-  gboolean quiet = FALSE;
+  gboolean quiet = FALSE, std_error = FALSE;
   GOptionEntry entries[] = {
     { "plan", 'p', 0, G_OPTION_ARG_FILENAME, &plan_s, "Plan JSON (from 'shardplan plan')", "FILE" },
     { "topology", 't', 0, G_OPTION_ARG_FILENAME, &topology,
@@ -352,6 +474,9 @@ sp_cmd_sim (int argc, char **argv)
       "FILE" },
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format_s, "Summary as text (default) or json",
       "text|json" },
+    { "std-error", 0, 0, G_OPTION_ARG_NONE, &std_error,
+      "On a calibrated topology: the step time's standard error from the calibration's (7 to "
+      "14 more simulations)", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, SP_PROGRESS_QUIET_HELP, NULL },
     { NULL },
   };
@@ -392,6 +517,13 @@ sp_cmd_sim (int argc, char **argv)
   g_autoptr (SpTopo) topo = sp_cli_plan_topology (CMD, plan_s, plan, topology, nodes, &status);
   if (topo == NULL)
     return status;
+  if (std_error && model == SP_SIM_NCCL)
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--std-error: NCCL's own model (--sim-model nccl) "
+                        "reads no calibration");
+  if (std_error && sp_topo_spec (topo)->cal_errors.given == 0)
+    return sp_cli_fail (CMD, SP_EXIT_USAGE, "--std-error: topology '%s' carries no [calibration] "
+                        "std_errors (write one with 'shardplan calibrate')",
+                        sp_topo_spec (topo)->name);
   g_autoptr (SpGroups) groups = sp_groups_build (sp_plan_groups_options (plan), &error);
   if (groups == NULL)
     return sp_cli_error (CMD, error);
@@ -405,6 +537,22 @@ sp_cmd_sim (int argc, char **argv)
   sp_progress_free (progress);
   if (res == NULL)
     return sp_cli_error (CMD, error);
+  StepError se = { .on = std_error, .std_error = NAN,
+                   .residual_sd = sp_topo_spec (topo)->cal_errors.residual_sd };
+  if (std_error)
+    {
+      SpSimPlanOptions quiet_opts = sim_opts;
+      quiet_opts.progress = NULL;
+      quiet_opts.progress_data = NULL;
+      StepOn so = { model, plan, groups, &quiet_opts, NULL, 0 };
+      so.progress = sp_progress_new (CMD, SP_CALIB_N_PARAMS, "simulations for --std-error", quiet);
+      gboolean ok = sp_calib_gradient (topo, step_ns_on, &so, (double) sp_sim_result_step_ns (res),
+                                       &se.g, &error);
+      sp_progress_free (so.progress);
+      if (!ok)
+        return sp_cli_error (CMD, error);
+      se.std_error = sp_calib_gradient_std_error (topo, &se.g, NULL);
+    }
   guint64 rows = 0;
   if (output)
     {
@@ -417,11 +565,11 @@ sp_cmd_sim (int argc, char **argv)
   g_autoptr (GString) out = g_string_new (NULL);
   if (format == SP_FORMAT_JSON)
     {
-      g_autofree char *j = format_json (plan, topo, model, res);
+      g_autofree char *j = format_json (plan, topo, model, res, &se);
       g_string_append (out, j);
     }
   else
-    print_text (out, plan, topo, model, res);
+    print_text (out, plan, topo, model, res, &se);
   if (!sp_cli_write_output (NULL, out->str, out->len, &error))
     return sp_cli_error (CMD, error);
   if (!quiet)

@@ -174,4 +174,89 @@ nt="$SP_SRCDIR/tests/fixtures/topo/valid-nccl.ini"
 head -n 1 "$tmp/nccl-sim" | grep -q ', contention step, NCCL_ALGO=.AllGather:^PAT;AllReduce:Tree,Ring., NCCL_PROTO=^LL128$' \
   || fail "sim header: $(head -n 1 "$tmp/nccl-sim")"
 head -n 1 "$tmp/one-sim" | grep -q 'NCCL_' && fail "sim header without [nccl]: $(head -n 1 "$tmp/one-sim")"
+
+# --std-error on a calibrated topology: the step time's standard error
+# (JSON calibration.std_error), checked against an independent one: each
+# fitted value moved in the INI, the step read back, the quadratic form in
+# the INI's std_errors and correlations by hand; "undetermined" where the
+# step depends on the fixture's undetermined LL overhead (one node); a
+# hint without the option; refused without errors or with NCCL's model
+cal="$SP_SRCDIR/tests/fixtures/topo/valid-calibrated.ini"
+sed 's/ll_overhead_us undetermined/ll_overhead_us 1.5/' "$cal" >"$tmp/cal-finite.ini"
+"$SHARDPLAN" plan -m gpt-1b -t "$cal" -o "$tmp/cal.json" >/dev/null || fail "plan on the calibrated fixture"
+"$SHARDPLAN" sim --plan "$tmp/cal.json" -t "$tmp/cal-finite.ini" --std-error -q >"$tmp/t" 2>"$tmp/e" \
+  || fail "sim --std-error exited $?: $(cat "$tmp/e")"
+grep -Eq '^± \(calibration\): +±[0-9.e-]+% \(±[0-9.]+ (s|ms|µs|us|ns)\)$' "$tmp/t" \
+  || fail "sim --std-error: no ± line: $(cat "$tmp/t")"
+grep -q 'scattered by ±2.1% around the model' "$tmp/t" || fail "sim --std-error: no residual_sd: $(cat "$tmp/t")"
+grep -q '^  not in the ±: the step depends on \[calibration\] ll128_overhead_us' "$tmp/t" \
+  || fail "sim --std-error: no not-fitted line: $(cat "$tmp/t")"
+if command -v python3 >/dev/null 2>&1; then
+  python3 - "$SHARDPLAN" "$tmp/cal-finite.ini" "$tmp/cal.json" "$tmp" <<'PY' || fail "sim --std-error against an independent computation"
+import json, math, re, subprocess, sys
+sp, path, plan, tmp = sys.argv[1:5]
+ini = open(path).read()
+def sim(text, extra=()):
+    p = tmp + "/moved.ini"
+    open(p, "w").write(text)
+    out = subprocess.run([sp, "sim", "--plan", plan, "-t", p, "-f", "json", "-q", *extra],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+d0 = sim(ini, ["--std-error"])
+t0 = d0["step_us"]
+se = {n: float(v) for n, v in (x.split() for x in re.search(r"^std_errors = (.*)$", ini, re.M).group(1).split(";"))}
+corr = {}
+for x in re.search(r"^correlations = (.*)$", ini, re.M).group(1).split(";"):
+    a, b, r = x.split()
+    corr[a, b] = corr[b, a] = float(r)
+keys = {"intra_latency_us": ("intra", "latency_us"), "inter_latency_us": ("inter", "latency_us")}
+def section(name):
+    sec, key = keys.get(name, ("calibration", name))
+    return key, re.search(r"^\[%s\](.*?)(?=^\[|\Z)" % sec, ini, re.M | re.S)
+def moved(name, x):
+    key, m = section(name)
+    body, n = re.subn(r"^%s = \S+" % key, "%s = %.17g" % (key, x), m.group(1), flags=re.M)
+    assert n == 1, name
+    return ini[:m.start(1)] + body + ini[m.end(1):]
+def value(name):
+    key, m = section(name)
+    return float(re.search(r"^%s = (\S+)" % key, m.group(1), re.M).group(1))
+d, s = {}, {}
+for name in se:
+    v, eff = value(name), name.endswith("efficiency")
+    # steps of our own (not the fit's): 1 % of a rate, 1 µs of a latency
+    h = 0.01 if eff else 1.0
+    t = sim(moved(name, v * math.exp(h) if eff else v + h))["step_us"]
+    d[name] = math.log(t / t0) / h
+    s[name] = se[name] / v if eff else se[name]
+var = sum(d[a] * d[b] * (1 if a == b else corr.get((a, b), 0)) * s[a] * s[b] for a in se for b in se)
+got = d0["calibration"]["std_error"]
+assert got > 0 and abs(got - math.sqrt(var)) <= 0.02 * math.sqrt(var), (got, math.sqrt(var))
+assert d0["calibration"]["residual_sd"] == 0.021, d0["calibration"]
+assert d0["calibration"]["undetermined"] == [], d0["calibration"]
+assert d0["calibration"]["not_fitted"] == ["[calibration] ll128_overhead_us"], d0["calibration"]
+PY
+fi
+"$SHARDPLAN" plan -m gpt-1b -t "$cal" -n 1 -o "$tmp/cal1.json" >/dev/null || fail "plan on one calibrated node"
+"$SHARDPLAN" sim --plan "$tmp/cal1.json" -t "$cal" -n 1 --std-error -f json -q >"$tmp/j" 2>"$tmp/e" \
+  || fail "sim --std-error, one node: $(cat "$tmp/e")"
+grep -q '"calibration":{"std_error":"undetermined","residual_sd":0.021,"undetermined":\["\[calibration\] ll_overhead_us"\]' "$tmp/j" \
+  || fail "sim --std-error, one node: $(head -c 300 "$tmp/j")"
+"$SHARDPLAN" sim --plan "$tmp/cal1.json" -t "$cal" -n 1 --std-error -q >"$tmp/t" 2>"$tmp/e" || fail "sim --std-error text, one node"
+grep -Eq '^± \(calibration\): +undetermined$' "$tmp/t" || fail "sim --std-error text, one node: $(cat "$tmp/t")"
+grep -q '^  undetermined: the step depends on \[calibration\] ll_overhead_us' "$tmp/t" \
+  || fail "sim --std-error text, one node: $(cat "$tmp/t")"
+"$SHARDPLAN" sim --plan "$tmp/cal.json" -t "$cal" -q >"$tmp/t" 2>"$tmp/e" || fail "sim on the calibrated fixture"
+grep -q '^note: the topology carries its calibration.s standard errors: --std-error gives' "$tmp/t" \
+  || fail "sim on a calibrated topology: no hint: $(cat "$tmp/t")"
+grep -q 'calibration' "$tmp/one-sim" && fail "sim without calibration mentions one: $(cat "$tmp/one-sim")"
+"$SHARDPLAN" sim --plan "$tmp/one.json" -t dgx-h100 -n 1 --std-error >"$tmp/t" 2>"$tmp/e"
+st=$?
+[ "$st" -eq 2 ] && grep -q "topology 'dgx-h100' carries no \[calibration\] std_errors" "$tmp/e" \
+  || fail "sim --std-error without errors: exit $st: $(cat "$tmp/e")"
+[ -s "$tmp/t" ] && fail "sim --std-error without errors wrote a summary"
+"$SHARDPLAN" sim --plan "$tmp/cal.json" -t "$cal" --sim-model nccl --std-error >"$tmp/t" 2>"$tmp/e"
+st=$?
+[ "$st" -eq 2 ] && grep -q "NCCL's own model (--sim-model nccl) reads no calibration" "$tmp/e" \
+  || fail "sim --std-error --sim-model nccl: exit $st: $(cat "$tmp/e")"
 [ "$failures" -eq 0 ]
