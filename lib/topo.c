@@ -113,7 +113,7 @@ sp_mnnvl_name (SpMnnvl mnnvl)
 
 /* The GPUs shardplan knows by name: case-insensitive substrings, tried in
  * order (GB200 / GB300 before B200 / B300, GH200 before H200, H200 before
- * H20), each with its compute capability (x 10: the generation the
+ * H20, A100 before A10), each with its compute capability (x 10: the generation the
  * simulator's constants follow), whether it is a Grace superchip (an Arm
  * host, NICs over C2C), and its HBM bandwidth from NVIDIA's datasheets,
  * with that of a variant named by a second substring (80 GB parts; GH200
@@ -135,6 +135,17 @@ static const struct {
   { "H200", 90, FALSE, 4800, NULL, 0 },  { "H20", 90, FALSE, 4000, NULL, 0 },
   { "A100", 80, FALSE, 1555, "80G", 2039 }, { "A800", 80, FALSE, 1555, "80G", 2039 },
   { "V100", 70, FALSE, 900, NULL, 0 },
+  /* the PCIe parts of clouds' smaller instances (and NVLink-bridged
+   * pairs), by NCCL's generation buckets: sm86 / sm89 take the A100's
+   * tables, sm75 and sm60 the V100's, sm120 Blackwell's; only sm70, sm80,
+   * sm90, sm100 and sm120 run LL128 (graph/tuning.cc).  Their memory
+   * bandwidth from NVIDIA's datasheets (GDDR6 but the A30's and P100's
+   * HBM2).  L40S and L40 before L4, A10G before A10, all after A100. */
+  { "L40S", 89, FALSE, 864, NULL, 0 },   { "L40", 89, FALSE, 864, NULL, 0 },
+  { "L4", 89, FALSE, 300, NULL, 0 },     { "A10G", 86, FALSE, 600, NULL, 0 },
+  { "A10", 86, FALSE, 600, NULL, 0 },    { "A40", 86, FALSE, 696, NULL, 0 },
+  { "A30", 80, FALSE, 933, NULL, 0 },    { "T4", 75, FALSE, 320, NULL, 0 },
+  { "P100", 60, FALSE, 732, NULL, 0 },   { "RTX PRO 6000", 120, FALSE, 1792, NULL, 0 },
 };
 
 /* Whether `hay` contains `needle`, ASCII case-insensitively (no copy: the

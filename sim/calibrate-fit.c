@@ -1526,8 +1526,9 @@ sp_calib_gradient (const SpTopo *topo, SpCalibTimeFunc time_of, gpointer user_da
           h = -h;
           if (!log_time_at (spec, p, x + h, time_of, user_data, &t, error))
             {
-              g_prefix_error (error, "the standard error of the estimate (%s moved by %g): ",
-                              sp_calib_param_name (p), fabs (h));
+              g_prefix_error (error, "the calibration's standard error of the time (%s moved "
+                              "by %g%s): ", sp_calib_param_name (p), fabs (h),
+                              is_efficiency (p) ? " in log" : " us");
               return FALSE;
             }
         }

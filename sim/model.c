@@ -126,7 +126,9 @@ model_channels (const SpTopoSpec *s, SpArch arch)
 {
   if (s->intra_kind != SP_INTRA_NVSWITCH && s->intra_kind != SP_INTRA_NVLINK)
     return 2;
-  double links = s->intra_bandwidth_gbs / sp_nccl_nvlink_datasheet_link_gbs (arch);
+  double links = s->intra_bandwidth_gbs
+                 / sp_nccl_nvlink_datasheet_link_gbs (sp_topo_gpu_compute_capability (s->gpu_model),
+                                                      arch);
   return (guint32) CLAMP (lround (links), 2, 32);
 }
 
@@ -314,17 +316,13 @@ sp_sim_arch_of (const char *m)
     return SP_ARCH_CPU;
   /* the generation of the GPU lib/topo.c knows by name (case-insensitive,
    * as the README says) */
-  switch (sp_topo_gpu_compute_capability (m))
-    {
-    case 70:
-      return SP_ARCH_VOLTA;
-    case 90:
-      return SP_ARCH_HOPPER;
-    case 100:
-      return SP_ARCH_BLACKWELL;
-    default:
-      return SP_ARCH_AMPERE; /* A100 and anything unknown: documented default */
-    }
+  /* NCCL's buckets (tuning.cc compCapIndex): below sm80 Volta's tables,
+   * sm80–89 Ampere's, sm90 Hopper's, sm100 and later Blackwell's */
+  guint cc = sp_topo_gpu_compute_capability (m);
+  if (cc == 0)
+    return SP_ARCH_AMPERE; /* anything unknown: the documented default */
+  return cc < 80 ? SP_ARCH_VOLTA : cc < 90 ? SP_ARCH_AMPERE : cc < 100 ? SP_ARCH_HOPPER
+                                                                      : SP_ARCH_BLACKWELL;
 }
 
 gboolean
@@ -574,7 +572,8 @@ sp_sim_link_rates (const SpTopoSpec *s, double *out_intra_gbs, double *out_nic_g
     {
     case SP_INTRA_NVSWITCH:
     case SP_INTRA_NVLINK:
-      eff = sp_nccl_nvlink_efficiency (sp_sim_arch_of (s->gpu_model));
+      eff = sp_nccl_nvlink_efficiency (sp_topo_gpu_compute_capability (s->gpu_model),
+                                       sp_sim_arch_of (s->gpu_model));
       break;
     case SP_INTRA_PCIE:
       eff = SP_PCIE_EFFICIENCY;
@@ -680,6 +679,15 @@ sp_cost_enabled (const SpShape *sh, SpColl coll, SpAlgo algo, SpProto proto, con
   if (proto == SP_PROTO_LL128 && !nvlink_class && !ll128_forced)
     {
       *why = "ll128 needs an NVLink-class intra-node fabric (NCCL enables it only there)";
+      return FALSE;
+    }
+  /* graph/tuning.cc: LL128 only on sm70, sm80, sm90, sm100 and sm120
+   * (a GPU shardplan does not know is taken as an A100) */
+  guint cc = sp_topo_gpu_compute_capability (sh->spec->gpu_model);
+  if (proto == SP_PROTO_LL128 && !ll128_forced && cc != 0 && cc != 70 && cc != 80 && cc != 90
+      && cc != 100 && cc != 120)
+    {
+      *why = "ll128: NCCL enables it on sm70, sm80, sm90, sm100 and sm120 GPUs only";
       return FALSE;
     }
   /* graph/tuning.cc: LL128 only while the GPU-NIC path is <= PXB (PXN and

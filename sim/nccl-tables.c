@@ -72,7 +72,7 @@ static const double tree_correction[3][24] = {
 };
 
 /* NCCL's NVLink per-link bandwidth (topo.h SM70 20.0, SM80 20.0, SM90 20.6,
- * SM100 40.1 GB/s) and the datasheet's per-link, per-direction rate
+ * SM100 40.1 GB/s; SM60 and SM86 below) and the datasheet's per-link, per-direction rate
  * (NVLink 2/3/4: 25 GB/s; NVLink 5: 50 GB/s). */
 static const double nccl_nvlink_link_gbs[4] = { 20.0, 20.0, 20.6, 40.1 };
 static const double datasheet_nvlink_link_gbs[4] = { 25.0, 25.0, 25.0, 50.0 };
@@ -177,15 +177,34 @@ sp_nccl_tree_correction (SpProto proto, guint64 bytes)
   return log_size < 23 ? tree_correction[proto_index (proto)][log_size] : 1.0;
 }
 
-double
-sp_nccl_nvlink_efficiency (SpArch arch)
+/* By generation, but for the two compute capabilities NCCL gives a rate of
+ * their own (topo.h SM60 18.0, SM86 12.0): NVLink 1 of the P100 at 20 GB/s
+ * per link and direction, NVLink 3 bridges of the A10 / A40 class at
+ * 112.5 GB/s both ways over 4 links, 14.0625 per link and direction. */
+static void
+nvlink_link_gbs (guint cc, SpArch arch, double *nccl, double *datasheet)
 {
-  int r = arch_row (arch);
-  return nccl_nvlink_link_gbs[r] / datasheet_nvlink_link_gbs[r];
+  if (cc == 60)
+    *nccl = 18.0, *datasheet = 20.0;
+  else if (cc == 86)
+    *nccl = 12.0, *datasheet = 14.0625;
+  else
+    *nccl = nccl_nvlink_link_gbs[arch_row (arch)],
+    *datasheet = datasheet_nvlink_link_gbs[arch_row (arch)];
 }
 
 double
-sp_nccl_nvlink_datasheet_link_gbs (SpArch arch)
+sp_nccl_nvlink_efficiency (guint cc, SpArch arch)
 {
-  return datasheet_nvlink_link_gbs[arch_row (arch)];
+  double nccl, datasheet;
+  nvlink_link_gbs (cc, arch, &nccl, &datasheet);
+  return nccl / datasheet;
+}
+
+double
+sp_nccl_nvlink_datasheet_link_gbs (guint cc, SpArch arch)
+{
+  double nccl, datasheet;
+  nvlink_link_gbs (cc, arch, &nccl, &datasheet);
+  return datasheet;
 }

@@ -62,10 +62,11 @@ double sp_nccl_tree_ll128_per_ch_bw (SpArch arch, guint32 nodes);
 double sp_nccl_nvls_efficiency (SpArch arch);
 double sp_nccl_nvls_tree_per_ch_bw (SpArch arch, guint32 nodes);
 double sp_nccl_tree_correction (SpProto proto, guint64 bytes);
-/* NCCL's NVLink per-link bandwidth for the arch over the datasheet's
- * per-link rate: how much of a datasheet NVLink number NCCL expects. */
-double sp_nccl_nvlink_efficiency (SpArch arch);
-double sp_nccl_nvlink_datasheet_link_gbs (SpArch arch);
+/* NCCL's NVLink per-link bandwidth for the GPU (compute capability x 10,
+ * 0 unknown, and its arch) over the datasheet's per-link rate: how much of
+ * a datasheet NVLink number NCCL expects; and that datasheet rate. */
+double sp_nccl_nvlink_efficiency (guint cc, SpArch arch);
+double sp_nccl_nvlink_datasheet_link_gbs (guint cc, SpArch arch);
 
 /* ---- the shape of one group on the topology --------------------------- */
 typedef struct {

@@ -37,8 +37,10 @@ static const char description[] =
   "--std-error, on a topology 'shardplan calibrate' wrote with standard errors\n"
   "([calibration] std_errors): the step time's standard error from the\n"
   "calibrated values' errors and correlations, as 'shardplan estimate' gives a\n"
-  "collective's (the step simulated once more per calibrated value, 7 times, 14\n"
-  "where a value has to move the other way; text: a '± (calibration)' line,\n"
+  "collective's (7 more simulations of the step, one per value a calibration\n"
+  "can move, the ones it kept included: that is how the step is found to depend\n"
+  "on them; up to 14 where a moved simulation fails and the value moves the\n"
+  "other way; text: a '± (calibration)' line,\n"
   "JSON: \"calibration\": {\"std_error\" (of log step time, or \"undetermined\"),\n"
   "\"residual_sd\", \"undetermined\", \"not_fitted\"}).  It covers the fitted\n"
   "values only, not the model's own error, and not compute, which the\n"
@@ -235,42 +237,60 @@ cmp_dur_desc (gconstpointer a, gconstpointer b, gpointer data)
   return dx > dy ? -1 : dx < dy ? 1 : (x < y ? -1 : x > y);
 }
 
-/* The text lines of --std-error after the step time, or the hint that
- * the topology would allow it. */
+/* The text lines of --std-error after the step time.  The relative error
+ * right-aligned where the times end (± is one character, two bytes), then
+ * what it is in time: ±t below 10 %; beyond, the range, its lower end no
+ * shorter than the compute-only path (the calibration moves the exposed
+ * communication only); none past ×÷10, where the calibration does not
+ * determine the step. */
 static void
-print_step_error (GString *out, const SpTopo *topo, SpSimModel model, const SpSimResult *res,
-                  const StepError *se)
+print_step_error (GString *out, const SpSimResult *res, const StepError *se)
 {
-  const SpTopoCalErrors *e = &sp_topo_spec (topo)->cal_errors;
-  if (!se->on)
-    {
-      if (e->given != 0 && model != SP_SIM_NCCL)
-        g_string_append (out, "note: the topology carries its calibration's standard errors: "
-                              "--std-error gives the step time's (7 more simulations)\n");
-      return;
-    }
-  char buf[32], sd[32];
+  char buf[32], sd[32], rel[32];
   double step = (double) sp_sim_result_step_ns (res), sigma = se->std_error;
-  g_autofree char *text = NULL;
-  if (isfinite (sigma) && sigma < 0.0995)
+  g_autofree char *tail = NULL;
+  if (step <= 0)
+    g_strlcpy (rel, "-", sizeof rel); /* nothing to err */
+  else if (!isfinite (sigma))
+    g_strlcpy (rel, "undetermined", sizeof rel);
+  else if (sigma < 0.0995)
     {
-      /* two digits: a step mostly compute moves by hundredths of a % */
+      /* no exponents, and digits enough for a step that is mostly compute */
+      double pct = 100 * sigma;
+      if (pct >= 1)
+        g_snprintf (rel, sizeof rel, "±%.1f%%", pct);
+      else if (pct >= 0.001)
+        g_snprintf (rel, sizeof rel, "±%.2g%%", pct);
+      else
+        g_snprintf (rel, sizeof rel, "<±0.001%%");
       g_autofree char *t = sp_cli_time (step * sigma);
-      text = g_strdup_printf ("±%.2g%% (±%s)", 100 * sigma, t);
-    }
-  else if (isfinite (sigma))
-    {
-      g_autofree char *lo = sp_cli_time (step / exp (sigma));
-      g_autofree char *hi = sp_cli_time (step * exp (sigma));
-      text = g_strdup_printf ("%s (%s to %s)", sp_cli_sigma_text (sigma, buf), lo, hi);
+      tail = g_strdup_printf (" (±%s)", t);
     }
   else
-    text = g_strdup ("undetermined");
-  g_string_append_printf (out, "%-25s%s\n", "± (calibration):", text); /* ± is 2 bytes */
-  g_string_append_printf (out, "  (the calibrated values' std_errors and correlations; not the "
-                               "model's own error, nor compute's; the fit's own ops scattered by "
-                               "%s around the model)\n",
-                          sp_cli_sigma_text (se->residual_sd, sd));
+    {
+      g_strlcpy (rel, sp_cli_sigma_text (sigma, buf), sizeof rel);
+      if (sigma <= log (10.0))
+        {
+          double floor_ns = (double) sp_sim_result_compute_only_ns (res);
+          double lo_ns = MAX (step / exp (sigma), floor_ns);
+          g_autofree char *lo = sp_cli_time (lo_ns);
+          g_autofree char *hi = sp_cli_time (step * exp (sigma));
+          tail = g_strdup_printf (" (%s to %s%s)", lo, hi,
+                                  lo_ns == floor_ns ? "; the lower end is the compute-only path" : "");
+        }
+    }
+  /* the label is 16 characters, the times' column 24 wide and 10 more */
+  int pad = 10 - (int) g_utf8_strlen (rel, -1);
+  g_string_append_printf (out, "± (calibration):%*s%s%s\n", 8 + MAX (pad, 0), "", rel,
+                          tail ? tail : "");
+  if (se->residual_sd > 0)
+    g_string_append_printf (out, "  (the calibrated values' std_errors and correlations; not the "
+                                 "model's own error, nor compute's; the fit's own ops scattered "
+                                 "by %s around the model)\n",
+                            sp_cli_sigma_text (se->residual_sd, sd));
+  else
+    g_string_append (out, "  (the calibrated values' std_errors and correlations; not the "
+                          "model's own error, nor compute's)\n");
   if (se->g.undetermined)
     {
       g_autofree char *list = sp_cli_calib_params (se->g.undetermined, FALSE);
@@ -308,8 +328,8 @@ print_text (GString *out, const SpPlan *plan, const SpTopo *topo, SpSimModel mod
     {
       g_autofree char *time = sp_cli_time_padded ((double) total_ns[i], 10);
       g_string_append_printf (out, "%-24s%s\n", totals[i], time);
-      if (i == 0)
-        print_step_error (out, topo, model, res, se);
+      if (i == 0 && se->on)
+        print_step_error (out, res, se);
     }
   g_string_append (out, "per family (sum of op durations):\n");
   for (guint f = 0; f < SP_FAMILY_N; f++)
@@ -357,6 +377,9 @@ print_text (GString *out, const SpPlan *plan, const SpTopo *topo, SpSimModel mod
                               op->family == SP_FAMILY_NONE ? "-" : sp_family_name (op->family),
                               time);
     }
+  if (!se->on && sp_topo_spec (topo)->cal_errors.given != 0 && model != SP_SIM_NCCL)
+    g_string_append (out, "note: the topology carries its calibration's standard errors: "
+                          "--std-error gives the step time's (7 more simulations)\n");
   if (sp_sim_result_contention_fallbacks (res) && sp_sim_result_contention (res) == SP_SIM_CONTENTION_STEP)
     g_string_append_printf (out, "note: %u ops had groups run for their alone duration (the flows "
                                  "in flight would have exceeded the des model's limit): no "
@@ -475,8 +498,8 @@ sp_cmd_sim (int argc, char **argv)
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format_s, "Summary as text (default) or json",
       "text|json" },
     { "std-error", 0, 0, G_OPTION_ARG_NONE, &std_error,
-      "On a calibrated topology: the step time's standard error from the calibration's (7 to "
-      "14 more simulations)", NULL },
+      "On a calibrated topology: the step time's standard error from the calibration's (7 "
+      "more simulations)", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, SP_PROGRESS_QUIET_HELP, NULL },
     { NULL },
   };

@@ -389,7 +389,9 @@ gboolean sp_topo_spec_nccl_allows (const SpTopoSpec *spec, SpColl coll, SpAlgo a
  * when given, else the NVIDIA datasheet figure of the model named in
  * [gpu] model (V100 900; A100 / A800 40GB 1555, 80GB 2039; H100 / H800
  * 3350; H20 4000; GH200 4000, 144GB 4900; H200 4800; B100 / B200 /
- * GB200 / B300 / GB300 8000), else SP_TOPO_MEMORY_BANDWIDTH_FALLBACK_GBS. */
+ * GB200 / B300 / GB300 8000; L40S / L40 864, L4 300, A10G / A10 600, A40
+ * 696, A30 933, T4 320, P100 732, RTX PRO 6000 1792), else
+ * SP_TOPO_MEMORY_BANDWIDTH_FALLBACK_GBS. */
 #define SP_TOPO_MEMORY_BANDWIDTH_FALLBACK_GBS 1000.0
 double sp_topo_spec_memory_bandwidth_gbs (const SpTopoSpec *spec);
 
@@ -400,9 +402,10 @@ double sp_topo_spec_memory_bandwidth_gbs (const SpTopoSpec *spec);
 gboolean sp_topo_gpu_model_known (const char *gpu_model);
 /* Those names, ", "-separated (a static string). */
 const char *sp_topo_gpu_model_names (void);
-/* The compute capability x 10 of the GPU `gpu_model` names (70 V100, 80
- * A100 / A800, 90 Hopper parts, 100 Blackwell parts), 0 when shardplan
- * does not know it. */
+/* The compute capability x 10 of the GPU `gpu_model` names (60 P100, 70
+ * V100, 75 T4, 80 A100 / A800 / A30, 86 A10G / A10 / A40, 89 L40S / L40 /
+ * L4, 90 Hopper parts, 100 Blackwell parts, 120 RTX PRO 6000), 0 when
+ * shardplan does not know it. */
 guint sp_topo_gpu_compute_capability (const char *gpu_model);
 /* Whether `gpu_model` names a Grace superchip (GH200, GB200, GB300). */
 gboolean sp_topo_gpu_grace (const char *gpu_model);

@@ -964,6 +964,11 @@ START_TEST (test_memory_bandwidth)
     { "H800-SXM5-80GB", 3350 }, { "h20", 4000 }, { "A800-SXM4-80GB", 2039 },
     { "A800-SXM4-40GB", 1555 }, { "B100", 8000 }, { "GH200", 4000 }, { "GH200 144GB", 4900 },
     { "H200-SXM-141GB", 4800 },
+    /* the PCIe parts: L40S and L40 are not an L4, A10G not an A10, and
+     * neither an A100 */
+    { "NVIDIA L40S", 864 }, { "L40", 864 }, { "nvidia l4", 300 }, { "A10G", 600 },
+    { "NVIDIA A10", 600 }, { "A40", 696 }, { "A30", 933 }, { "Tesla T4", 320 },
+    { "Tesla P100-SXM2-16GB", 732 }, { "NVIDIA RTX PRO 6000 Blackwell Server Edition", 1792 },
   };
   GError *error = NULL;
   g_autoptr (SpTopo) p = sp_topo_new_preset ("dgx-h100", 1, &error);

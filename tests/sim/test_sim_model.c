@@ -197,6 +197,71 @@ START_TEST (ll128_needs_nics_under_the_gpus_switches)
 }
 END_TEST
 
+/* LL128 by compute capability (graph/tuning.cc: sm70, sm80, sm90, sm100
+ * and sm120 only), and NCCL's own NVLink per-link rates of sm86 (12.0 of
+ * an A40 bridge's 14.0625 GB/s per link and direction) and sm60 (18.0 of
+ * NVLink 1's 20): one node of two bridged A40s and of four P100s. */
+START_TEST (ll128_and_nvlink_by_compute_capability)
+{
+  static const struct {
+    const char *model;
+    gboolean ll128;
+  } gpus[] = {
+    { "NVIDIA A40", FALSE }, { "Tesla T4", FALSE }, { "L40S", FALSE }, { "P100", FALSE },
+    { "V100", TRUE },        { "A100", TRUE },      { "A30", TRUE },    { "H100", TRUE },
+    { "B200", TRUE },        { "RTX PRO 6000", TRUE },
+    { "MI300X", TRUE }, /* unknown: an A100 */
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (gpus); i++)
+    {
+      SpTopoSpec s = spec_h100 (1);
+      g_strlcpy (s.gpu_model, gpus[i].model, sizeof s.gpu_model);
+      s.gpus_per_node = 2;
+      s.intra_kind = SP_INTRA_NVLINK;
+      s.intra_bandwidth_gbs = 56.25;
+      for (int nccl = 0; nccl < 2; nccl++)
+        {
+          SpShape sh = nccl ? shape_nccl (&s) : shape_all (&s);
+          const char *why = NULL;
+          ck_assert_msg (sp_cost_enabled (&sh, SP_COLL_ALL_REDUCE, SP_ALGO_RING, SP_PROTO_LL128,
+                                          &why) == gpus[i].ll128, "%s", gpus[i].model);
+          if (!gpus[i].ll128)
+            ck_assert_ptr_nonnull (strstr (why, "sm70, sm80, sm90, sm100 and sm120"));
+          ck_assert (sp_cost_enabled (&sh, SP_COLL_ALL_REDUCE, SP_ALGO_RING, SP_PROTO_LL, NULL));
+          SpCost c;
+          for (guint64 b = 1 << 10; b <= G_GUINT64_CONSTANT (1) << 32 && !gpus[i].ll128; b <<= 2)
+            {
+              ck_assert (sp_cost_choose (&sh, SP_COLL_ALL_REDUCE, b, SP_ALGO_AUTO, SP_PROTO_AUTO,
+                                         &c, NULL));
+              ck_assert_int_ne (c.proto, SP_PROTO_LL128);
+            }
+        }
+    }
+  double intra, nic;
+  SpTopoSpec a = spec_h100 (1);
+  g_strlcpy (a.gpu_model, "NVIDIA A40", sizeof a.gpu_model);
+  a.gpus_per_node = 2;
+  a.intra_kind = SP_INTRA_NVLINK;
+  a.intra_bandwidth_gbs = 56.25; /* 112.5 GB/s both ways */
+  sp_sim_link_rates (&a, &intra, &nic);
+  ASSERT_NEAR (intra, 48.0, 1e-9);
+  ck_assert_uint_eq (shape_all (&a).n_channels, 4); /* its 4 links */
+  SpTopoSpec p = a;
+  g_strlcpy (p.gpu_model, "Tesla P100-SXM2-16GB", sizeof p.gpu_model);
+  p.gpus_per_node = 4;
+  p.intra_bandwidth_gbs = 80; /* 4 NVLink 1 links, 20 GB/s each way */
+  sp_sim_link_rates (&p, &intra, &nic);
+  ASSERT_NEAR (intra, 72.0, 1e-9);
+  ck_assert_uint_eq (shape_all (&p).n_channels, 4);
+  SpTopoSpec v = p; /* V100 keeps NVLink 2's 20 of 25 */
+  g_strlcpy (v.gpu_model, "V100", sizeof v.gpu_model);
+  v.intra_bandwidth_gbs = 150;
+  sp_sim_link_rates (&v, &intra, &nic);
+  ASSERT_NEAR (intra, 120.0, 1e-9);
+  ck_assert_uint_eq (shape_all (&v).n_channels, 6);
+}
+END_TEST
+
 /* LL crosses the network in 64 KiB messages (its step), Simple in 512 KiB
  * ones, and each message pays the transport's δ: LL's network rate is
  * eff(64 KiB) / eff(512 KiB) of the NIC rate, eff(m) = m / (m + δ·line).
@@ -748,17 +813,42 @@ START_TEST (arch_detection)
   ck_assert_int_eq (sp_sim_arch_of ("gb200"), SP_ARCH_BLACKWELL);
   ck_assert_int_eq (sp_sim_arch_of ("Tesla v100-sxm2"), SP_ARCH_VOLTA);
   ck_assert_int_eq (sp_sim_arch_of ("gh200"), SP_ARCH_HOPPER);
-  /* every GPU lib/topo.c knows by name has its generation here: only the
-   * Ampere parts fall to the default */
+  /* every GPU lib/topo.c knows by name, with the generation of NCCL's
+   * tables (tuning.cc compCapIndex: sm75 and sm60 Volta's, sm86 / sm89
+   * Ampere's, sm120 Blackwell's) */
+  static const struct {
+    const char *name;
+    SpArch arch;
+    guint cc;
+  } gen[] = {
+    { "GB200", SP_ARCH_BLACKWELL, 100 }, { "GB300", SP_ARCH_BLACKWELL, 100 },
+    { "B100", SP_ARCH_BLACKWELL, 100 },  { "B200", SP_ARCH_BLACKWELL, 100 },
+    { "B300", SP_ARCH_BLACKWELL, 100 },  { "GH200", SP_ARCH_HOPPER, 90 },
+    { "H100", SP_ARCH_HOPPER, 90 },      { "H800", SP_ARCH_HOPPER, 90 },
+    { "H200", SP_ARCH_HOPPER, 90 },      { "H20", SP_ARCH_HOPPER, 90 },
+    { "A100", SP_ARCH_AMPERE, 80 },      { "A800", SP_ARCH_AMPERE, 80 },
+    { "V100", SP_ARCH_VOLTA, 70 },       { "L40S", SP_ARCH_AMPERE, 89 },
+    { "L40", SP_ARCH_AMPERE, 89 },       { "L4", SP_ARCH_AMPERE, 89 },
+    { "A10G", SP_ARCH_AMPERE, 86 },      { "A10", SP_ARCH_AMPERE, 86 },
+    { "A40", SP_ARCH_AMPERE, 86 },       { "A30", SP_ARCH_AMPERE, 80 },
+    { "T4", SP_ARCH_VOLTA, 75 },         { "P100", SP_ARCH_VOLTA, 60 },
+    { "RTX PRO 6000", SP_ARCH_BLACKWELL, 120 },
+  };
   g_auto (GStrv) names = g_strsplit (sp_topo_gpu_model_names (), ", ", -1);
-  ck_assert_uint_ge (g_strv_length (names), 11);
+  ck_assert_uint_eq (g_strv_length (names), G_N_ELEMENTS (gen));
   for (guint i = 0; names[i]; i++)
     {
       ck_assert_msg (sp_topo_gpu_model_known (names[i]), "%s", names[i]);
-      gboolean ampere = g_str_has_prefix (names[i], "A");
-      ck_assert_msg ((sp_sim_arch_of (names[i]) == SP_ARCH_AMPERE) == ampere, "%s: arch %d",
-                     names[i], sp_sim_arch_of (names[i]));
+      ck_assert_str_eq (names[i], gen[i].name);
+      ck_assert_msg (sp_sim_arch_of (names[i]) == gen[i].arch, "%s: arch %d", names[i],
+                     sp_sim_arch_of (names[i]));
+      ck_assert_uint_eq (sp_topo_gpu_compute_capability (names[i]), gen[i].cc);
     }
+  /* no new name catches an old one's strings */
+  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("A100-SXM4-80GB"), 80);
+  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("NVIDIA L4"), 89);
+  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("NVIDIA A10G"), 86);
+  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("MI300X"), 0);
   ck_assert (sp_topo_gpu_model_known ("cpu-core") && !sp_topo_gpu_model_known ("MI300X"));
   /* and what follows from the name: the host and the NIC path of Grace */
   SpTopoSpec g = spec_h100 (2);
@@ -1344,6 +1434,7 @@ main (void)
   tcase_add_test (tc, ring_bandwidth_from_topology);
   tcase_add_test (tc, protocols_and_caps);
   tcase_add_test (tc, ll128_needs_nics_under_the_gpus_switches);
+  tcase_add_test (tc, ll128_and_nvlink_by_compute_capability);
   tcase_add_test (tc, ll_pays_the_message_cost_per_step);
   tcase_add_test (tc, slingshot_simple_steps_have_a_floor);
   tcase_add_test (tc, broadcast_is_a_chain);
