@@ -176,9 +176,10 @@ head -n 1 "$tmp/nccl-sim" | grep -q ', contention step, NCCL_ALGO=.AllGather:^PA
 head -n 1 "$tmp/one-sim" | grep -q 'NCCL_' && fail "sim header without [nccl]: $(head -n 1 "$tmp/one-sim")"
 
 # --std-error on a calibrated topology: the step time's standard error
-# (JSON calibration.std_error), checked against an independent one: each
-# fitted value moved in the INI, the step read back, the quadratic form in
-# the INI's std_errors and correlations by hand; "undetermined" where the
+# (JSON calibration.std_error), checked against an independent one
+# (tests/tools/calib_delta.py: each fitted value moved in the INI, the step
+# read back, the quadratic form in the INI's std_errors and correlations by
+# hand); "undetermined" where the
 # step depends on the fixture's undetermined LL overhead (one node); a
 # hint without the option; refused without errors or with NCCL's model
 cal="$SP_SRCDIR/tests/fixtures/topo/valid-calibrated.ini"
@@ -192,9 +193,11 @@ grep -q 'scattered by ±2.1% around the model' "$tmp/t" || fail "sim --std-error
 grep -q '^  not in the ±: the step depends on \[calibration\] ll128_overhead_us' "$tmp/t" \
   || fail "sim --std-error: no not-fitted line: $(cat "$tmp/t")"
 if command -v python3 >/dev/null 2>&1; then
-  python3 - "$SHARDPLAN" "$tmp/cal-finite.ini" "$tmp/cal.json" "$tmp" <<'PY' || fail "sim --std-error against an independent computation"
-import json, math, re, subprocess, sys
+  python3 - "$SHARDPLAN" "$tmp/cal-finite.ini" "$tmp/cal.json" "$tmp" "$SP_SRCDIR/tests/tools" <<'PY' || fail "sim --std-error against an independent computation"
+import json, math, subprocess, sys
 sp, path, plan, tmp = sys.argv[1:5]
+sys.path.insert(0, sys.argv[5])
+from calib_delta import std_error
 ini = open(path).read()
 def sim(text, extra=()):
     p = tmp + "/moved.ini"
@@ -203,36 +206,9 @@ def sim(text, extra=()):
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 d0 = sim(ini, ["--std-error"])
-t0 = d0["step_us"]
-se = {n: float(v) for n, v in (x.split() for x in re.search(r"^std_errors = (.*)$", ini, re.M).group(1).split(";"))}
-corr = {}
-for x in re.search(r"^correlations = (.*)$", ini, re.M).group(1).split(";"):
-    a, b, r = x.split()
-    corr[a, b] = corr[b, a] = float(r)
-keys = {"intra_latency_us": ("intra", "latency_us"), "inter_latency_us": ("inter", "latency_us")}
-def section(name):
-    sec, key = keys.get(name, ("calibration", name))
-    return key, re.search(r"^\[%s\](.*?)(?=^\[|\Z)" % sec, ini, re.M | re.S)
-def moved(name, x):
-    key, m = section(name)
-    body, n = re.subn(r"^%s = \S+" % key, "%s = %.17g" % (key, x), m.group(1), flags=re.M)
-    assert n == 1, name
-    return ini[:m.start(1)] + body + ini[m.end(1):]
-def value(name):
-    key, m = section(name)
-    return float(re.search(r"^%s = (\S+)" % key, m.group(1), re.M).group(1))
-d, s = {}, {}
-for name in se:
-    v, eff = value(name), name.endswith("efficiency")
-    # steps as small as the fit's (a step of 1 µs crosses points where the
-    # step's slope changes on other plans, a review found)
-    h = 1e-3 if eff else 0.05
-    t = sim(moved(name, v * math.exp(h) if eff else v + h))["step_us"]
-    d[name] = math.log(t / t0) / h
-    s[name] = se[name] / v if eff else se[name]
-var = sum(d[a] * d[b] * (1 if a == b else corr.get((a, b), 0)) * s[a] * s[b] for a in se for b in se)
+want = std_error(ini, lambda text: math.log(sim(text)["step_us"]))
 got = d0["calibration"]["std_error"]
-assert got > 0 and abs(got - math.sqrt(var)) <= 0.02 * math.sqrt(var), (got, math.sqrt(var))
+assert got > 0 and abs(got - want) <= 1e-3 * want, (got, want)
 assert d0["calibration"]["residual_sd"] == 0.021, d0["calibration"]
 assert d0["calibration"]["undetermined"] == [], d0["calibration"]
 assert d0["calibration"]["not_fitted"] == ["[calibration] ll128_overhead_us"], d0["calibration"]

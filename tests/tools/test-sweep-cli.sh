@@ -273,9 +273,11 @@ done
 # the number against an independent one: each fitted value moved in the
 # INI, the two rows' steps read back, the quadratic form by hand
 if command -v python3 >/dev/null 2>&1; then
-  python3 - "$SHARDPLAN" "$tmp/cal-finite.ini" "$tmp" <<'PY' || fail "margin_std_error against an independent computation"
-import json, math, re, subprocess, sys
+  python3 - "$SHARDPLAN" "$tmp/cal-finite.ini" "$tmp" "$SP_SRCDIR/tests/tools" <<'PY' || fail "margin_std_error against an independent computation"
+import json, math, subprocess, sys
 sp, path, tmp = sys.argv[1:4]
+sys.path.insert(0, sys.argv[4])
+from calib_delta import std_error
 ini = open(path).read()
 def sweep(text):
     p = tmp + "/moved.ini"
@@ -285,35 +287,15 @@ def sweep(text):
                          check=True)
     d = json.loads(out.stdout)
     return d, {r["config"]: r["step_us"] for r in d["rows"]}
-d0, t0 = sweep(ini)
+d0, _ = sweep(ini)
 rec = d0["recommendation"]
 best, runner = rec["config"], rec["runner_up"]
-se = {n: float(v) for n, v in (x.split() for x in re.search(r"^std_errors = (.*)$", ini, re.M).group(1).split(";"))}
-corr = {}
-for x in re.search(r"^correlations = (.*)$", ini, re.M).group(1).split(";"):
-    a, b, r = x.split()
-    corr[a, b] = corr[b, a] = float(r)
-keys = {"intra_latency_us": ("intra", "latency_us"), "inter_latency_us": ("inter", "latency_us")}
-def moved(name, x):
-    sec, key = keys.get(name, ("calibration", name))
-    m = re.search(r"^\[%s\](.*?)(?=^\[|\Z)" % sec, ini, re.M | re.S)
-    body, n = re.subn(r"^%s = \S+" % key, "%s = %.17g" % (key, x), m.group(1), flags=re.M)
-    assert n == 1, name
-    return ini[:m.start(1)] + body + ini[m.end(1):]
-def value(name):
-    sec, key = keys.get(name, ("calibration", name))
-    m = re.search(r"^\[%s\](.*?)(?=^\[|\Z)" % sec, ini, re.M | re.S)
-    return float(re.search(r"^%s = (\S+)" % key, m.group(1), re.M).group(1))
-d, s = {}, {}
-for name in se:
-    v, eff = value(name), name.endswith("efficiency")
-    h = 1e-3 if eff else max(0.05, 1e-3 * v)
-    _, t = sweep(moved(name, v * math.exp(h) if eff else v + h))
-    d[name] = (math.log(t[runner] / t0[runner]) - math.log(t[best] / t0[best])) / h
-    s[name] = se[name] / v if eff else se[name]
-var = sum(d[a] * d[b] * (1 if a == b else corr.get((a, b), 0)) * s[a] * s[b] for a in se for b in se)
+def log_margin(text):
+    t = sweep(text)[1]
+    return math.log(t[runner] / t[best])
+want = std_error(ini, log_margin)
 got = rec["margin_std_error"]
-assert abs(got - math.sqrt(var)) <= 1e-3 * math.sqrt(var), (got, math.sqrt(var))
+assert abs(got - want) <= 1e-3 * want, (got, want)
 PY
 fi
 "$SHARDPLAN" sweep -m gpt-1b -t "$tmp/cal-finite.ini" --nodes 2 --zeropp none --sim-model analytic \
