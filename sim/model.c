@@ -487,6 +487,7 @@ sp_shape_init_model (SpShape *sh, const SpTopoSpec *s, const guint32 *ranks, gui
 
   sh->spec = s;
   sh->arch = sp_sim_arch_of (s->gpu_model);
+  sh->cc = sp_topo_gpu_compute_capability (s->gpu_model);
   sh->n = n;
   sh->nodes = nodes;
   sh->ppn = ppn;
@@ -683,7 +684,7 @@ sp_cost_enabled (const SpShape *sh, SpColl coll, SpAlgo algo, SpProto proto, con
     }
   /* graph/tuning.cc: LL128 only on sm70, sm80, sm90, sm100 and sm120
    * (a GPU shardplan does not know is taken as an A100) */
-  guint cc = sp_topo_gpu_compute_capability (sh->spec->gpu_model);
+  guint cc = sh->cc;
   if (proto == SP_PROTO_LL128 && !ll128_forced && cc != 0 && cc != 70 && cc != 80 && cc != 90
       && cc != 100 && cc != 120)
     {

@@ -72,6 +72,7 @@ double sp_nccl_nvlink_datasheet_link_gbs (guint cc, SpArch arch);
 typedef struct {
   const SpTopoSpec *spec;
   SpArch arch;
+  guint cc;            /* the GPU's compute capability x 10, 0 unknown (LL128's rule) */
   gboolean nccl;       /* NCCL's own model (SP_SIM_NCCL) rather than ours */
   gboolean amd_host;   /* NCCL's CPU-vendor rules: netOverhead, llMaxBw row */
   gboolean arm_host;   /* a Grace (Arm) host: SP_ARM_HOST_US per collective */
