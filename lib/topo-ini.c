@@ -122,7 +122,8 @@ bad_line (guint line, const char *text, const char *prefix, GError **error)
 {
   g_autofree char *shown = sp_topo_excerpt (text, 64);
   g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
-               "%sline %u: '%s' is not a key = value pair, a [section] or a # comment", prefix,
+               "%sline %u: '%s' is not a key = value pair, a [section] or a comment (# or ;)",
+               prefix,
                line, shown);
   return FALSE;
 }
@@ -142,7 +143,7 @@ check_lines (const char *data, gsize length, const char *prefix, GError **error)
       line++;
       g_autofree char *text = g_strndup (start, n);
       g_strstrip (text);
-      if (*text == '\0' || *text == '#')
+      if (*text == '\0' || *text == '#' || *text == ';')
         continue;
       if (*text == '[')
         {
@@ -290,9 +291,26 @@ sp_topo_load_data (const char *data, gssize length, const char *source_name, GEr
   if (!check_text (data ? data : "", len, prefix, error)
       || !check_lines (data ? data : "", len, prefix, error))
     return NULL;
+  /* a line that starts with ';' is a comment, as in most INI dialects
+   * (Python's configparser); GKeyFile knows only '#': hand it a copy with
+   * those lines turned into '#' comments, where there are any */
+  g_autofree char *semi = NULL;
+  for (gsize i = 0; i < len; i++)
+    {
+      while (i < len && (data[i] == ' ' || data[i] == '\t'))
+        i++;
+      if (i < len && data[i] == ';')
+        {
+          if (semi == NULL)
+            semi = g_memdup2 (data, len);
+          semi[i] = '#';
+        }
+      while (i < len && data[i] != '\n')
+        i++;
+    }
   g_autoptr (GKeyFile) kf = g_key_file_new ();
   GError *local = NULL;
-  if (!g_key_file_load_from_data (kf, data, len, G_KEY_FILE_NONE, &local))
+  if (!g_key_file_load_from_data (kf, semi ? semi : data, len, G_KEY_FILE_NONE, &local))
     {
       g_autofree char *msg = sp_topo_excerpt (local->message, 200);
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY, "%snot a valid INI file: %s",

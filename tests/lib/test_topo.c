@@ -394,7 +394,7 @@ START_TEST (test_truncated)
   SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
   /* cut inside a section header: the line and what it is not */
   g_autofree char *want = g_strdup_printf ("%s: line 14: '[int' is not a key = value pair, a "
-                                           "[section] or a # comment", path);
+                                           "[section] or a comment (# or ;)", path);
   ck_assert_str_eq (error->message, want);
   g_clear_error (&error);
 
@@ -408,7 +408,7 @@ START_TEST (test_truncated)
   SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
   ck_assert_msg (g_str_has_prefix (error->message, "cut.ini: line ")
                  && g_str_has_suffix (error->message, ": 'gpus' is not a key = value pair, a "
-                                      "[section] or a # comment"), "%s", error->message);
+                                      "[section] or a comment (# or ;)"), "%s", error->message);
   g_clear_error (&error);
   ck_assert_ptr_null (sp_topo_load_data (text, cut - text, "cut.ini", &error));
   SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
@@ -428,7 +428,7 @@ START_TEST (test_duplicates_and_bare_lines)
   const char *cases[][2] = {
     { "\n[inter]\nnic_gbps = 400\n", "[inter] nic_gbps is given twice (first on line " },
     { "\nnic_gbps = 200\n", "] nic_gbps is given twice (first on line " },
-    { "\nnic_gbps\n", "'nic_gbps' is not a key = value pair, a [section] or a # comment" },
+    { "\nnic_gbps\n", "'nic_gbps' is not a key = value pair, a [section] or a comment (# or ;)" },
     { "\n[inter\n", "'[inter' is not a key = value pair" },
     { "\n[]\n", "'[]' is not a key = value pair" },
     { "\n= 1\n", "'= 1' is not a key = value pair" },
@@ -472,6 +472,17 @@ START_TEST (test_duplicates_and_bare_lines)
   ck_assert (plain != NULL);
   ck_assert_int_eq (sp_topo_spec (with_bom)->nodes, sp_topo_spec (plain)->nodes);
   ck_assert_str_eq (sp_topo_spec (with_bom)->name, sp_topo_spec (plain)->name);
+  /* ';' comments as most INI dialects write them (Python's configparser),
+   * indented too, and one that hides a key: the same topology as without
+   * them, the hidden key not read; not a comment after a value */
+  g_autofree char *semi = g_strconcat ("; a comment\n", text, "\n  ; indented\n\t;tab\n"
+                                       "[inter]\n;transport = tcp\n", NULL);
+  g_autoptr (SpTopo) with_semi = sp_topo_load_data (semi, -1, "t.ini", &error);
+  ck_assert_msg (with_semi != NULL, "%s", error ? error->message : "");
+  ck_assert (sp_topo_spec_equal (sp_topo_spec (with_semi), sp_topo_spec (plain)));
+  g_autofree char *trailing = g_strconcat (text, "\n[inter]\ntransport = roce ; comment\n", NULL);
+  ck_assert_ptr_null (sp_topo_load_data (trailing, -1, "t.ini", &error));
+  ck_assert_msg (strstr (error->message, "roce ; comment") != NULL, "%s", error->message);
 }
 END_TEST
 
