@@ -278,6 +278,76 @@ load_keyfile (GKeyFile *kf, const char *prefix, GError **error)
   return sp_topo_make (&spec, has_inter);
 }
 
+/* Comments GKeyFile does not know, as most INI dialects write them
+ * (Python's configparser): a line whose first character after blanks is
+ * ';', and, in the datasheet sections ([cluster], [gpu], [intra],
+ * [inter]: names, choices and numbers), the rest of a value's line from a
+ * '#' or ';' after a blank ("nic_gbps = 400  # NDR"), with the blanks
+ * before it.  [calibration] and [nccl] values are lists that use ';'
+ * themselves: nothing is cut there.  A copy with those lines turned into
+ * '#' comments and those tails cut, line for line (line numbers stay
+ * right), or NULL where there is nothing to change.  Run on text
+ * check_text has accepted. */
+static char *
+uncomment (const char *data, gsize len)
+{
+  static const char *const datasheet[] = { "cluster", "gpu", "intra", "inter" };
+  GString *out = NULL;
+  gsize copied = 0; /* data[0, copied) is in out */
+  gboolean cut = FALSE; /* in a datasheet section */
+  for (gsize i = 0; i < len;)
+    {
+      gsize end = i;
+      while (end < len && data[end] != '\n')
+        end++;
+      gsize j = i;
+      while (j < end && g_ascii_isspace (data[j]))
+        j++;
+      gsize drop_from = end, drop_to = end; /* data[drop_from, drop_to) goes */
+      gboolean semi = j < end && data[j] == ';';
+      if (j < end && data[j] == '[')
+        {
+          const char *close = memchr (data + j, ']', end - j);
+          gsize n = close ? (gsize) (close - data - j - 1) : 0;
+          cut = FALSE;
+          for (guint k = 0; k < G_N_ELEMENTS (datasheet) && close; k++)
+            cut = cut || (strlen (datasheet[k]) == n && memcmp (data + j + 1, datasheet[k], n) == 0);
+        }
+      else if (cut && !semi && j < end && data[j] != '#')
+        {
+          const char *eq = memchr (data + j, '=', end - j);
+          for (gsize k = eq ? (gsize) (eq - data) + 1 : end; k < end; k++)
+            if ((data[k] == '#' || data[k] == ';') && (data[k - 1] == ' ' || data[k - 1] == '\t'))
+              {
+                drop_from = k;
+                while (drop_from > (gsize) (eq - data) + 1
+                       && (data[drop_from - 1] == ' ' || data[drop_from - 1] == '\t'))
+                  drop_from--;
+                drop_to = end > k && data[end - 1] == '\r' ? end - 1 : end; /* keep a CR */
+                break;
+              }
+        }
+      if (semi || drop_from < drop_to)
+        {
+          if (out == NULL)
+            out = g_string_sized_new (len);
+          g_string_append_len (out, data + copied, (gssize) ((semi ? j : drop_from) - copied));
+          if (semi)
+            {
+              g_string_append_c (out, '#');
+              copied = j + 1;
+            }
+          else
+            copied = drop_to;
+        }
+      i = end + 1;
+    }
+  if (out == NULL)
+    return NULL;
+  g_string_append_len (out, data + copied, (gssize) (len - copied));
+  return g_string_free (out, FALSE);
+}
+
 SpTopo *
 sp_topo_load_data (const char *data, gssize length, const char *source_name, GError **error)
 {
@@ -288,29 +358,16 @@ sp_topo_load_data (const char *data, gssize length, const char *source_name, GEr
   if (data != NULL && len >= 3 && memcmp (data, "\xEF\xBB\xBF", 3) == 0)
     data += 3, len -= 3;
   g_autofree char *prefix = g_strdup_printf ("%s: ", source_name ? source_name : "topology");
-  if (!check_text (data ? data : "", len, prefix, error)
-      || !check_lines (data ? data : "", len, prefix, error))
+  if (!check_text (data ? data : "", len, prefix, error))
     return NULL;
-  /* a line that starts with ';' is a comment, as in most INI dialects
-   * (Python's configparser); GKeyFile knows only '#': hand it a copy with
-   * those lines turned into '#' comments, where there are any */
-  g_autofree char *semi = NULL;
-  for (gsize i = 0; i < len; i++)
-    {
-      while (i < len && (data[i] == ' ' || data[i] == '\t'))
-        i++;
-      if (i < len && data[i] == ';')
-        {
-          if (semi == NULL)
-            semi = g_memdup2 (data, len);
-          semi[i] = '#';
-        }
-      while (i < len && data[i] != '\n')
-        i++;
-    }
+  g_autofree char *plain = uncomment (data, len);
+  if (plain != NULL)
+    data = plain, len = strlen (plain);
+  if (!check_lines (data, len, prefix, error))
+    return NULL;
   g_autoptr (GKeyFile) kf = g_key_file_new ();
   GError *local = NULL;
-  if (!g_key_file_load_from_data (kf, semi ? semi : data, len, G_KEY_FILE_NONE, &local))
+  if (!g_key_file_load_from_data (kf, data, len, G_KEY_FILE_NONE, &local))
     {
       g_autofree char *msg = sp_topo_excerpt (local->message, 200);
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY, "%snot a valid INI file: %s",

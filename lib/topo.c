@@ -112,8 +112,9 @@ sp_mnnvl_name (SpMnnvl mnnvl)
 }
 
 /* The GPUs shardplan knows by name: case-insensitive substrings, tried in
- * order (GB200 / GB300 before B200 / B300, GH200 before H200, H200 before
- * H20, A100 before A10), each with its compute capability (x 10: the generation the
+ * order (GB200 / GB300 before B200 / B300, GH200 before H200, L40S / L40
+ * before L4, A10G before A10) and not followed by a digit (names_gpu), each
+ * with its compute capability (x 10: the generation the
  * simulator's constants follow), whether it is a Grace superchip (an Arm
  * host, NICs over C2C), and its HBM bandwidth from NVIDIA's datasheets,
  * with that of a variant named by a second substring (80 GB parts; GH200
@@ -160,6 +161,19 @@ contains_ci (const char *hay, const char *needle)
   return FALSE;
 }
 
+/* Whether `hay` contains the GPU name `needle`, ASCII case-insensitively,
+ * not followed by a digit: "A40" is not in "RTX A4000", "T4" not in
+ * "T400", "A100" not in "RTX A1000" (other parts, other generations). */
+static gboolean
+names_gpu (const char *hay, const char *needle)
+{
+  gsize n = strlen (needle);
+  for (const char *p = hay; *p != '\0'; p++)
+    if (g_ascii_strncasecmp (p, needle, n) == 0 && !g_ascii_isdigit (p[n]))
+      return TRUE;
+  return FALSE;
+}
+
 /* The entry of known_gpus `model` names, or -1. */
 static int
 known_gpu (const char *model)
@@ -167,7 +181,7 @@ known_gpu (const char *model)
   if (model == NULL)
     return -1;
   for (guint i = 0; i < G_N_ELEMENTS (known_gpus); i++)
-    if (contains_ci (model, known_gpus[i].name))
+    if (names_gpu (model, known_gpus[i].name))
       return (int) i;
   return -1;
 }

@@ -682,13 +682,12 @@ sp_cost_enabled (const SpShape *sh, SpColl coll, SpAlgo algo, SpProto proto, con
       *why = "ll128 needs an NVLink-class intra-node fabric (NCCL enables it only there)";
       return FALSE;
     }
-  /* graph/tuning.cc: LL128 only on sm70, sm80, sm90, sm100 and sm120
-   * (a GPU shardplan does not know is taken as an A100) */
-  guint cc = sh->cc;
-  if (proto == SP_PROTO_LL128 && !ll128_forced && cc != 0 && cc != 70 && cc != 80 && cc != 90
-      && cc != 100 && cc != 120)
+  /* graph/tuning.cc: LL128 not below sm70 (reference/nccl-transports.md
+   * §5, "LL128 default enablement"; a GPU shardplan does not know is taken
+   * as an A100) */
+  if (proto == SP_PROTO_LL128 && !ll128_forced && sh->cc != 0 && sh->cc < 70)
     {
-      *why = "ll128: NCCL enables it on sm70, sm80, sm90, sm100 and sm120 GPUs only";
+      *why = "ll128: NCCL enables it on sm70 and later GPUs only";
       return FALSE;
     }
   /* graph/tuning.cc: LL128 only while the GPU-NIC path is <= PXB (PXN and

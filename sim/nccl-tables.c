@@ -179,7 +179,7 @@ sp_nccl_tree_correction (SpProto proto, guint64 bytes)
 
 /* By generation, but for the two compute capabilities NCCL gives a rate of
  * their own (topo.h SM60 18.0, SM86 12.0): NVLink 1 of the P100 at 20 GB/s
- * per link and direction, NVLink 3 bridges of the A10 / A40 class at
+ * per link and direction, NVLink 3 bridges of the A40 / RTX A-series class at
  * 112.5 GB/s both ways over 4 links, 14.0625 per link and direction. */
 static void
 nvlink_link_gbs (guint cc, SpArch arch, double *nccl, double *datasheet)

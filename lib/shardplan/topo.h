@@ -270,8 +270,8 @@ typedef struct {
  *
  * A value of NCCL_PROTO also turns LL128 on outright for the collectives it
  * names (unless it names LL128 off): NCCL's platform rule (LL128 only over
- * NVLink, and across nodes only with NICs under the GPUs' PCIe switches)
- * applies only while LL128 is left at its default.  The protocol mask holds
+ * NVLink, not below sm70, and across nodes only with NICs under the GPUs'
+ * PCIe switches) applies only while LL128 is left at its default.  The protocol mask holds
  * that as SP_TOPO_NCCL_PROTO_SET. */
 
 /* The index of `coll` among those five (reduce_scatter_block counts as

@@ -197,19 +197,21 @@ START_TEST (ll128_needs_nics_under_the_gpus_switches)
 }
 END_TEST
 
-/* LL128 by compute capability (graph/tuning.cc: sm70, sm80, sm90, sm100
- * and sm120 only), and NCCL's own NVLink per-link rates of sm86 (12.0 of
- * an A40 bridge's 14.0625 GB/s per link and direction) and sm60 (18.0 of
- * NVLink 1's 20): one node of two bridged A40s and of four P100s. */
+/* LL128 by compute capability (graph/tuning.cc: not below sm70,
+ * reference/nccl-transports.md §5), and NCCL's own NVLink per-link rates
+ * of sm86 (12.0 of an A40 bridge's 14.0625 GB/s per link and direction)
+ * and sm60 (18.0 of NVLink 1's 20): one node of two bridged A40s and of
+ * four P100s. */
 START_TEST (ll128_and_nvlink_by_compute_capability)
 {
   static const struct {
     const char *model;
     gboolean ll128;
   } gpus[] = {
-    { "NVIDIA A40", FALSE }, { "Tesla T4", FALSE }, { "L40S", FALSE }, { "P100", FALSE },
-    { "V100", TRUE },        { "A100", TRUE },      { "A30", TRUE },    { "H100", TRUE },
-    { "B200", TRUE },        { "RTX PRO 6000", TRUE },
+    { "P100", FALSE },       { "Tesla P100-SXM2-16GB", FALSE },
+    { "NVIDIA A40", TRUE },  { "Tesla T4", TRUE },  { "L40S", TRUE },   { "V100", TRUE },
+    { "A100", TRUE },        { "A30", TRUE },       { "H100", TRUE },   { "B200", TRUE },
+    { "RTX PRO 6000", TRUE },
     { "MI300X", TRUE }, /* unknown: an A100 */
   };
   for (guint i = 0; i < G_N_ELEMENTS (gpus); i++)
@@ -226,7 +228,7 @@ START_TEST (ll128_and_nvlink_by_compute_capability)
           ck_assert_msg (sp_cost_enabled (&sh, SP_COLL_ALL_REDUCE, SP_ALGO_RING, SP_PROTO_LL128,
                                           &why) == gpus[i].ll128, "%s", gpus[i].model);
           if (!gpus[i].ll128)
-            ck_assert_ptr_nonnull (strstr (why, "sm70, sm80, sm90, sm100 and sm120"));
+            ck_assert_ptr_nonnull (strstr (why, "sm70 and later"));
           ck_assert (sp_cost_enabled (&sh, SP_COLL_ALL_REDUCE, SP_ALGO_RING, SP_PROTO_LL, NULL));
           SpCost c;
           for (guint64 b = 1 << 10; b <= G_GUINT64_CONSTANT (1) << 32 && !gpus[i].ll128; b <<= 2)
@@ -849,6 +851,16 @@ START_TEST (arch_detection)
   ck_assert_uint_eq (sp_topo_gpu_compute_capability ("NVIDIA L4"), 89);
   ck_assert_uint_eq (sp_topo_gpu_compute_capability ("NVIDIA A10G"), 86);
   ck_assert_uint_eq (sp_topo_gpu_compute_capability ("MI300X"), 0);
+  /* nor a longer product number (a review found RTX A4000 taken for an
+   * A40, RTX A3000 for an A30, T400 for a T4): not followed by a digit */
+  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("NVIDIA RTX A4000"), 0);
+  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("NVIDIA RTX A3000 Laptop GPU"), 0);
+  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("NVIDIA T400"), 0);
+  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("NVIDIA RTX A1000"), 0);
+  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("Tesla V100S-PCIE-32GB"), 70);
+  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("NVIDIA H200 NVL"), 90);
+  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("H20-3e"), 90);
+  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("NVIDIA L40S"), 89);
   ck_assert (sp_topo_gpu_model_known ("cpu-core") && !sp_topo_gpu_model_known ("MI300X"));
   /* and what follows from the name: the host and the NIC path of Grace */
   SpTopoSpec g = spec_h100 (2);
