@@ -1583,6 +1583,18 @@ sp_calib_gradient_std_error (const SpTopo *topo, const SpCalibGradient *a, const
   return sqrt (MAX (var, 0.0));
 }
 
+gboolean
+sp_calib_plan_step_ns (const SpTopo *topo, gpointer plan_step, double *out_ns, GError **error)
+{
+  const SpCalibPlanStep *ps = plan_step;
+  SpSimResult *res = sp_sim_run_plan_full (topo, ps->model, ps->plan, ps->groups, ps->opts, error);
+  if (res == NULL)
+    return FALSE;
+  *out_ns = (double) sp_sim_result_step_ns (res);
+  sp_sim_result_free (res);
+  return TRUE;
+}
+
 /* sp_calib_predict's time: one collective (the request) */
 typedef struct {
   SpSimModel model;

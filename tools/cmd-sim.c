@@ -84,13 +84,9 @@ set_cluster (SpTraceWriter *w, const SpTopo *topo, GError **error)
   return ok;
 }
 
-/* The step of the plan on one of the calibration's moved topologies
- * (sp_calib_gradient), counted into a progress line. */
+/* sp_calib_plan_step_ns, counted into a progress line. */
 typedef struct {
-  SpSimModel model;
-  const SpPlan *plan;
-  const SpGroups *groups;
-  const SpSimPlanOptions *opts;
+  SpCalibPlanStep step;
   SpProgress *progress;
   guint64 runs;
 } StepOn;
@@ -99,11 +95,8 @@ static gboolean
 step_ns_on (const SpTopo *topo, gpointer user_data, double *out_ns, GError **error)
 {
   StepOn *so = user_data;
-  g_autoptr (SpSimResult) res = sp_sim_run_plan_full (topo, so->model, so->plan, so->groups,
-                                                      so->opts, error);
-  if (res == NULL)
+  if (!sp_calib_plan_step_ns (topo, &so->step, out_ns, error))
     return FALSE;
-  *out_ns = (double) sp_sim_result_step_ns (res);
   if (++so->runs > SP_CALIB_N_PARAMS)
     sp_progress_set_total (so->progress, 2 * SP_CALIB_N_PARAMS);
   sp_progress_set (so->progress, so->runs);
@@ -567,7 +560,7 @@ sp_cmd_sim (int argc, char **argv)
       SpSimPlanOptions quiet_opts = sim_opts;
       quiet_opts.progress = NULL;
       quiet_opts.progress_data = NULL;
-      StepOn so = { model, plan, groups, &quiet_opts, NULL, 0 };
+      StepOn so = { { model, plan, groups, &quiet_opts }, NULL, 0 };
       so.progress = sp_progress_new (CMD, SP_CALIB_N_PARAMS, "simulations for --std-error", quiet);
       gboolean ok = sp_calib_gradient (topo, step_ns_on, &so, (double) sp_sim_result_step_ns (res),
                                        &se.g, &error);

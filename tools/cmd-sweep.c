@@ -216,40 +216,12 @@ simulate_row (gpointer data, gpointer user_data)
   sp_progress_add (sw->progress, 1);
 }
 
-/* The step of `row`'s plan on `topo` (ns): one of the calibration's moved
- * topologies (sp_calib_gradient). */
-typedef struct {
-  const Sweep *sw;
-  const SpSweepRow *row;
-} RowOn;
-
-static gboolean
-row_step_ns (const SpTopo *topo, gpointer user_data, double *out_ns, GError **error)
-{
-  const RowOn *ro = user_data;
-  SpShardingOptions sh;
-  SpModel m;
-  SpPlan *plan = NULL;
-  SpGroups *groups = NULL;
-  SpSimResult *res = NULL;
-  row_options (ro->row, ro->sw->knobs, ro->sw->model, &sh, &m);
-  gboolean ok = row_plan (ro->sw, ro->row, &m, &sh, &plan, &groups, error)
-                && (res = sp_sim_run_plan_full (topo, ro->sw->sim_model, plan, groups,
-                                                &ro->sw->sim_opts, error)) != NULL;
-  if (ok)
-    *out_ns = (double) sp_sim_result_step_ns (res);
-  sp_sim_result_free (res);
-  sp_groups_free (groups);
-  sp_plan_free (plan);
-  return ok;
-}
-
 /* On a topology with [calibration] std_errors (not NCCL's own model, which
  * reads none): the standard error of log(runner-up / best) into
  * p->margin_se, from both steps' gradients in the calibrated values; the
  * difference is better determined than either step where both depend on
- * the same values alike.  7 more plan simulations per row (14 where a
- * step has to go the other way).  It is a note: where one of them fails,
+ * the same values alike.  Each row's plan built once, then simulated 7
+ * more times (14 where a step has to go the other way).  It is a note: where one of them fails,
  * a warning says so and the sweep goes on without it. */
 static void
 margin_std_error (const Sweep *sw, const SpSweepRow *rows, SpSweepPick *p)
@@ -258,18 +230,31 @@ margin_std_error (const Sweep *sw, const SpSweepRow *rows, SpSweepPick *p)
   if (p->best < 0 || p->runner < 0 || sw->sim_model == SP_SIM_NCCL
       || sp_topo_spec (rows[p->best].topo)->cal_errors.given == 0)
     return;
-  RowOn on[2] = { { sw, &rows[p->best] }, { sw, &rows[p->runner] } };
+  const SpSweepRow *on[2] = { &rows[p->best], &rows[p->runner] };
   SpCalibGradient g[2];
   for (guint i = 0; i < 2; i++)
     {
       GError *error = NULL;
-      if (!sp_calib_gradient (on[i].row->topo, row_step_ns, &on[i], (double) on[i].row->step_ns,
-                              &g[i], &error))
+      SpShardingOptions sh;
+      SpModel m;
+      SpPlan *plan = NULL;
+      SpGroups *groups = NULL;
+      row_options (on[i], sw->knobs, sw->model, &sh, &m);
+      gboolean ok = row_plan (sw, on[i], &m, &sh, &plan, &groups, &error);
+      if (ok)
+        {
+          SpCalibPlanStep ps = { sw->sim_model, plan, groups, &sw->sim_opts };
+          ok = sp_calib_gradient (on[i]->topo, sp_calib_plan_step_ns, &ps,
+                                  (double) on[i]->step_ns, &g[i], &error);
+        }
+      sp_groups_free (groups);
+      sp_plan_free (plan);
+      if (!ok)
         {
           char label[64];
           g_printerr ("shardplan %s: warning: no standard error of the margin (%s on %u %s): %s\n",
-                      CMD, sp_sweep_label (on[i].row, label, sizeof label), on[i].row->nodes,
-                      sp_cli_plural (on[i].row->nodes, "node", "nodes"), error->message);
+                      CMD, sp_sweep_label (on[i], label, sizeof label), on[i]->nodes,
+                      sp_cli_plural (on[i]->nodes, "node", "nodes"), error->message);
           g_error_free (error);
           return;
         }

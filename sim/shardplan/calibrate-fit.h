@@ -259,4 +259,18 @@ gboolean sp_calib_gradient (const SpTopo *topo, SpCalibTimeFunc time_of, gpointe
 double sp_calib_gradient_std_error (const SpTopo *topo, const SpCalibGradient *a,
                                     const SpCalibGradient *b);
 
+/* A `time_of` for a whole plan (`shardplan sim --std-error`, `sweep`'s
+ * margin): its step (sp_sim_run_plan_full with `model` and `opts`) on the
+ * moved topology.  The plan and its groups do not depend on the
+ * calibrated values: built once, simulated on each moved topology. */
+typedef struct {
+  SpSimModel model;
+  const SpPlan *plan;
+  const SpGroups *groups;
+  const SpSimPlanOptions *opts;
+} SpCalibPlanStep;
+
+gboolean sp_calib_plan_step_ns (const SpTopo *topo, gpointer plan_step, double *out_ns,
+                                GError **error);
+
 G_END_DECLS

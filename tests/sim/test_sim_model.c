@@ -239,28 +239,30 @@ START_TEST (ll128_and_nvlink_by_compute_capability)
             }
         }
     }
-  double intra, nic;
-  SpTopoSpec a = spec_h100 (1);
-  g_strlcpy (a.gpu_model, "NVIDIA A40", sizeof a.gpu_model);
-  a.gpus_per_node = 2;
-  a.intra_kind = SP_INTRA_NVLINK;
-  a.intra_bandwidth_gbs = 56.25; /* 112.5 GB/s both ways */
-  sp_sim_link_rates (&a, &intra, &nic);
-  ASSERT_NEAR (intra, 48.0, 1e-9);
-  ck_assert_uint_eq (shape_all (&a).n_channels, 4); /* its 4 links */
-  SpTopoSpec p = a;
-  g_strlcpy (p.gpu_model, "Tesla P100-SXM2-16GB", sizeof p.gpu_model);
-  p.gpus_per_node = 4;
-  p.intra_bandwidth_gbs = 80; /* 4 NVLink 1 links, 20 GB/s each way */
-  sp_sim_link_rates (&p, &intra, &nic);
-  ASSERT_NEAR (intra, 72.0, 1e-9);
-  ck_assert_uint_eq (shape_all (&p).n_channels, 4);
-  SpTopoSpec v = p; /* V100 keeps NVLink 2's 20 of 25 */
-  g_strlcpy (v.gpu_model, "V100", sizeof v.gpu_model);
-  v.intra_bandwidth_gbs = 150;
-  sp_sim_link_rates (&v, &intra, &nic);
-  ASSERT_NEAR (intra, 120.0, 1e-9);
-  ck_assert_uint_eq (shape_all (&v).n_channels, 6);
+  /* NVLink rate = datasheet × NCCL's per-link / the datasheet's per-link;
+   * channels = the links (bandwidth / datasheet per-link) */
+  static const struct {
+    const char *model;
+    guint32 gpus;
+    double datasheet, intra;
+    guint32 channels;
+  } links[] = {
+    { "NVIDIA A40", 2, 56.25, 48.0, 4 },         /* a bridge: 112.5 GB/s both ways */
+    { "Tesla P100-SXM2-16GB", 4, 80, 72.0, 4 }, /* 4 NVLink 1 links, 20 GB/s each way */
+    { "V100", 4, 150, 120.0, 6 },                /* NVLink 2's 20 of 25, as before */
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (links); i++)
+    {
+      SpTopoSpec l = spec_h100 (1);
+      g_strlcpy (l.gpu_model, links[i].model, sizeof l.gpu_model);
+      l.gpus_per_node = links[i].gpus;
+      l.intra_kind = SP_INTRA_NVLINK;
+      l.intra_bandwidth_gbs = links[i].datasheet;
+      double intra, nic;
+      sp_sim_link_rates (&l, &intra, &nic);
+      ASSERT_NEAR (intra, links[i].intra, 1e-9);
+      ck_assert_uint_eq (shape_all (&l).n_channels, links[i].channels);
+    }
 }
 END_TEST
 
@@ -846,21 +848,21 @@ START_TEST (arch_detection)
                      sp_sim_arch_of (names[i]));
       ck_assert_uint_eq (sp_topo_gpu_compute_capability (names[i]), gen[i].cc);
     }
-  /* no new name catches an old one's strings */
-  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("A100-SXM4-80GB"), 80);
-  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("NVIDIA L4"), 89);
-  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("NVIDIA A10G"), 86);
-  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("MI300X"), 0);
-  /* nor a longer product number (a review found RTX A4000 taken for an
-   * A40, RTX A3000 for an A30, T400 for a T4): not followed by a digit */
-  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("NVIDIA RTX A4000"), 0);
-  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("NVIDIA RTX A3000 Laptop GPU"), 0);
-  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("NVIDIA T400"), 0);
-  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("NVIDIA RTX A1000"), 0);
-  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("Tesla V100S-PCIE-32GB"), 70);
-  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("NVIDIA H200 NVL"), 90);
-  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("H20-3e"), 90);
-  ck_assert_uint_eq (sp_topo_gpu_compute_capability ("NVIDIA L40S"), 89);
+  /* no name catches another's strings, nor a longer product number (a
+   * review found RTX A4000 taken for an A40, RTX A3000 for an A30, T400
+   * for a T4): not followed by a digit; and real strings keep matching */
+  static const struct {
+    const char *model;
+    guint cc;
+  } strings[] = {
+    { "A100-SXM4-80GB", 80 },  { "NVIDIA L4", 89 },          { "NVIDIA A10G", 86 },
+    { "MI300X", 0 },           { "NVIDIA RTX A4000", 0 },     { "NVIDIA RTX A3000 Laptop GPU", 0 },
+    { "NVIDIA T400", 0 },      { "NVIDIA RTX A1000", 0 },     { "Tesla V100S-PCIE-32GB", 70 },
+    { "NVIDIA H200 NVL", 90 }, { "H20-3e", 90 },              { "NVIDIA L40S", 89 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (strings); i++)
+    ck_assert_msg (sp_topo_gpu_compute_capability (strings[i].model) == strings[i].cc, "%s: %u",
+                   strings[i].model, sp_topo_gpu_compute_capability (strings[i].model));
   ck_assert (sp_topo_gpu_model_known ("cpu-core") && !sp_topo_gpu_model_known ("MI300X"));
   /* and what follows from the name: the host and the NIC path of Grace */
   SpTopoSpec g = spec_h100 (2);
