@@ -300,6 +300,16 @@ for cmd in "trace show" "trace export --format csv"; do
   # shellcheck disable=SC2086
   refused "T13 chunk dimension of 0 ($cmd)" "trace-fuzz-chunk-dim-zero.h5: the object header of /ops/ops has a chunked layout with a chunk dimension of 0 (at byte 12104)" \
     $cmd "$fx/trace-fuzz-chunk-dim-zero.h5"
+  # T15: a chunk whose filters do not give back a chunk: libhdf5 1.10.8
+  # copied a whole chunk out of the shorter buffer (heap over-read in
+  # H5VM_memcpyvv under H5Dread) -- the fuzzer's, whose chunk index marks
+  # its deflate as skipped, and one whose deflate stream is valid but short
+  # shellcheck disable=SC2086
+  refused "T15 chunk with its deflate marked skipped ($cmd)" "trace-fuzz-chunk-filter-skipped.h5: chunk 0 of /ops/ops does not give back its 950272 bytes once its filters are undone (damaged storage or filters)" \
+    $cmd "$fx/trace-fuzz-chunk-filter-skipped.h5"
+  # shellcheck disable=SC2086
+  refused "T15 chunk deflating to fewer bytes ($cmd)" "trace-deflate-short-chunk.h5: chunk 0 of /ops/ops does not give back its 950272 bytes once its filters are undone" \
+    $cmd "$fx/trace-deflate-short-chunk.h5"
 done
 # the same through a 5-byte version-4 dimension of 2^32, which libhdf5 cuts
 # to its low 32 bits (helper review), and a committed datatype whose
@@ -324,6 +334,9 @@ accepted "version 2 headers, dense attributes" trace show "$SP_SRCDIR/tests/fixt
 refused "T13 chunk dimension of 0 (calibrate)" "trace-fuzz-chunk-dim-zero.h5: the object header of /ops/ops has a chunked layout with a chunk dimension of 0" \
   calibrate "$fx/trace-fuzz-chunk-dim-zero.h5" --topology dgx-h100 -o "$tmp/t13.ini"
 [ -e "$tmp/t13.ini" ] && fail "T13: calibrate wrote its output"
+refused "T15 chunk deflating to fewer bytes (calibrate)" "trace-deflate-short-chunk.h5: chunk 0 of /ops/ops does not give back its 950272 bytes" \
+  calibrate "$fx/trace-deflate-short-chunk.h5" --topology dgx-h100 -o "$tmp/t15.ini"
+[ -e "$tmp/t15.ini" ] && fail "T15: calibrate wrote its output"
 
 ## traces: the third long run's inputs (tests/fuzz/README, run 3), one of
 ## each kind of the 212 it saved.  All stopped inside libhdf5 1.10.8, not in
