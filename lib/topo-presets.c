@@ -72,6 +72,47 @@ static const Preset presets[] = {
       .inter_inject_copy_us = LAT_DEFAULT,
       .fabric = SP_FABRIC_RAIL, .oversubscription = 1, .transport = SP_TRANSPORT_IB } },
 
+  /* NVIDIA DGX H200.
+   * - DGX H200 datasheet (NVIDIA, 2024): 8× H200 Tensor Core GPUs, 1,128 GB
+   *   total GPU memory (141 GB each); 4× NVSwitch, 7.2 TB/s bidirectional
+   *   GPU-to-GPU bandwidth (= 8 × 900 GB/s → 450 GB/s per direction, as
+   *   DGX H100); 4× OSFP ports serving 8× single-port ConnectX-7 VPI at up
+   *   to 400 Gb/s InfiniBand; 2× Intel Xeon Platinum 8480C.
+   * - H200 SXM datasheet: BF16 Tensor Core 1,979 TFLOPS "with sparsity",
+   *   989 dense (the H100's chip, with 4.8 TB/s HBM3e).
+   * - Fabric, latencies, transport: as dgx-h100 (DGX SuperPOD reference
+   *   architecture: rail-optimised, non-blocking NDR InfiniBand). */
+  { "dgx-h200", "NVIDIA DGX H200: 8x H200-SXM-141GB, NVSwitch 450 GB/s, 8x 400 Gb/s NDR IB, rail",
+    { .name = "dgx-h200", .nodes = 1, .gpus_per_node = 8, .gpu_model = "H200-SXM-141GB",
+      .gpu_memory_gib = 141, .gpu_tflops = 989, .intra_kind = SP_INTRA_NVSWITCH,
+      .intra_bandwidth_gbs = 450, .intra_latency_us = LAT_DEFAULT,
+      .nics_per_node = 8, .nic_gbps = 400, .inter_latency_us = LAT_DEFAULT,
+      .inter_step_floor_us = LAT_DEFAULT,
+      .inter_inject_copy_us = LAT_DEFAULT,
+      .fabric = SP_FABRIC_RAIL, .oversubscription = 1, .transport = SP_TRANSPORT_IB } },
+
+  /* NVIDIA DGX B200.
+   * - DGX B200 datasheet (NVIDIA, 2024): 8× Blackwell GPUs, 1,440 GB total
+   *   GPU memory (180 GB each); 2× NVSwitch, 14.4 TB/s aggregate NVLink
+   *   bandwidth (= 8 × 1.8 TB/s bidirectional → 900 GB/s per direction,
+   *   NVLink 5); 4× OSFP ports serving 8× single-port ConnectX-7 VPI at up
+   *   to 400 Gb/s InfiniBand; 2× Intel Xeon Platinum 8570 (x86: host_cpu
+   *   intel, the default for B200).
+   * - HGX B200 datasheet: FP16/BF16 Tensor Core 36 PFLOPS for 8 GPUs "with
+   *   sparsity" → 4.5 per GPU, 2,250 TFLOPS dense.  (GB200's 2,500 is the
+   *   higher-power Grace-paired part.)
+   * - DGX SuperPOD (DGX B200) reference architecture: rail-optimised,
+   *   non-blocking compute fabric → rail, 1:1.  Latencies: the
+   *   simulator's defaults; transport ib. */
+  { "dgx-b200", "NVIDIA DGX B200: 8x B200-180GB, NVSwitch 900 GB/s, 8x 400 Gb/s NDR IB, rail",
+    { .name = "dgx-b200", .nodes = 1, .gpus_per_node = 8, .gpu_model = "B200-180GB",
+      .gpu_memory_gib = 180, .gpu_tflops = 2250, .intra_kind = SP_INTRA_NVSWITCH,
+      .intra_bandwidth_gbs = 900, .intra_latency_us = LAT_DEFAULT,
+      .nics_per_node = 8, .nic_gbps = 400, .inter_latency_us = LAT_DEFAULT,
+      .inter_step_floor_us = LAT_DEFAULT,
+      .inter_inject_copy_us = LAT_DEFAULT,
+      .fabric = SP_FABRIC_RAIL, .oversubscription = 1, .transport = SP_TRANSPORT_IB } },
+
   /* AWS p4d.24xlarge.
    * - Amazon EC2 P4 instances page: 8× NVIDIA A100 Tensor Core GPUs, 320 GB
    *   HBM2 (40 GB each), "600 GB/s NVSwitch" GPU peer-to-peer
@@ -81,6 +122,9 @@ static const Preset presets[] = {
    * - EC2 User Guide, network cards table: p4d.24xlarge has 4 network
    *   cards → 4 × 100 Gb/s.
    * - A100 datasheet: 312 TFLOPS BF16 dense (same chip as dgx-a100).
+   * - Host: the P4 instances page's "2nd Generation Intel Xeon Scalable
+   *   processors (Cascade Lake P-8275CL)" → host_cpu intel (the A100
+   *   default is AMD, sim/README-model.md §2.2).
    * - Latencies: the simulator's defaults (above); transport efa. */
   { "p4d", "AWS p4d.24xlarge: 8x A100-SXM4-40GB, NVSwitch 300 GB/s, 4x 100 Gb/s EFA, fat-tree",
     { .name = "p4d", .nodes = 1, .gpus_per_node = 8, .gpu_model = "A100-SXM4-40GB",
@@ -89,7 +133,8 @@ static const Preset presets[] = {
       .nics_per_node = 4, .nic_gbps = 100, .inter_latency_us = LAT_DEFAULT,
       .inter_step_floor_us = LAT_DEFAULT,
       .inter_inject_copy_us = LAT_DEFAULT,
-      .fabric = SP_FABRIC_FAT_TREE, .oversubscription = 1, .transport = SP_TRANSPORT_EFA } },
+      .fabric = SP_FABRIC_FAT_TREE, .oversubscription = 1, .transport = SP_TRANSPORT_EFA,
+      .host_cpu = SP_HOST_CPU_INTEL } },
 
   /* AWS p5.48xlarge.
    * - Amazon EC2 P5 instances page: 8× NVIDIA H100 80 GB, 640 GB HBM3,
@@ -99,12 +144,41 @@ static const Preset presets[] = {
    * - EC2 User Guide, network cards table: p5.48xlarge has 32 network
    *   cards → 32 × 100 Gb/s = 3200 Gb/s.
    * - H100 SXM datasheet: 989 TFLOPS BF16 dense (as dgx-h100).
+   * - Host: the P5 instances page's "3rd Gen AMD EPYC processors (AMD
+   *   EPYC 7R13)" → host_cpu amd (the Hopper default is Intel).
    * - Latencies: the simulator's defaults (above); transport efa. */
   { "p5", "AWS p5.48xlarge: 8x H100-SXM5-80GB, NVSwitch 450 GB/s, 32x 100 Gb/s EFAv2, fat-tree",
     { .name = "p5", .nodes = 1, .gpus_per_node = 8, .gpu_model = "H100-SXM5-80GB",
       .gpu_memory_gib = 80, .gpu_tflops = 989, .intra_kind = SP_INTRA_NVSWITCH,
       .intra_bandwidth_gbs = 450, .intra_latency_us = LAT_DEFAULT,
       .nics_per_node = 32, .nic_gbps = 100, .inter_latency_us = LAT_DEFAULT,
+      .inter_step_floor_us = LAT_DEFAULT,
+      .inter_inject_copy_us = LAT_DEFAULT,
+      .fabric = SP_FABRIC_FAT_TREE, .oversubscription = 1, .transport = SP_TRANSPORT_EFA,
+      .host_cpu = SP_HOST_CPU_AMD } },
+
+  /* AWS p5en.48xlarge.
+   * - Amazon EC2 P5en instances: 8× NVIDIA H200 141 GB (1,128 GB HBM3e),
+   *   "900 GB/s NVSwitch" GPU peer-to-peer (→ 450 GB/s per direction),
+   *   3200 Gbps of EFAv3 networking in EC2 UltraClusters (non-blocking →
+   *   fat-tree, 1:1), Intel Xeon Scalable (Sapphire Rapids) hosts →
+   *   host_cpu intel (the Hopper default).
+   * - 16 × 200 Gb/s: aws-ofi-nccl's tuner models P5en at 25 GiB/s per rail
+   *   (reference/nccl-transports.md §2.8, src/tuner/nccl_ofi_model.cpp),
+   *   i.e. 200 Gb/s rails; 3200 / 200 = 16 network cards.
+   * - H200 SXM datasheet: BF16 Tensor Core 1,979 TFLOPS "with sparsity",
+   *   989 dense (the H100's chip); 141 GB HBM3e.
+   * - Latencies: the simulator's defaults (above); transport efa (the
+   *   plugin's RDMA protocol, the platform default on p5en, follows from
+   *   the Hopper generation, sim/README-model.md §2.1).  aws-ofi-nccl
+   *   reports 35 µs to NCCL on p5en, 75 on p5 (sim/model.c); NCCL's view
+   *   takes a Hopper's 75 here, which moves only where NCCL's formula
+   *   switches algorithm, not the cost of a hop (20 µs on both). */
+  { "p5en", "AWS p5en.48xlarge: 8x H200-SXM-141GB, NVSwitch 450 GB/s, 16x 200 Gb/s EFAv3, fat-tree",
+    { .name = "p5en", .nodes = 1, .gpus_per_node = 8, .gpu_model = "H200-SXM-141GB",
+      .gpu_memory_gib = 141, .gpu_tflops = 989, .intra_kind = SP_INTRA_NVSWITCH,
+      .intra_bandwidth_gbs = 450, .intra_latency_us = LAT_DEFAULT,
+      .nics_per_node = 16, .nic_gbps = 200, .inter_latency_us = LAT_DEFAULT,
       .inter_step_floor_us = LAT_DEFAULT,
       .inter_inject_copy_us = LAT_DEFAULT,
       .fabric = SP_FABRIC_FAT_TREE, .oversubscription = 1, .transport = SP_TRANSPORT_EFA } },
@@ -211,8 +285,8 @@ static const Preset presets[] = {
 };
 
 static const char *const preset_names[] = {
-  "dgx-a100", "dgx-h100", "p4d", "p5", "p3dn", "gb200-nvl72", "gb200-nvl36", "gb300-nvl72",
-  "cpu-shm", NULL,
+  "dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "p4d", "p5", "p5en", "p3dn", "gb200-nvl72",
+  "gb200-nvl36", "gb300-nvl72", "cpu-shm", NULL,
 };
 G_STATIC_ASSERT (G_N_ELEMENTS (preset_names) == G_N_ELEMENTS (presets) + 1);
 

@@ -91,8 +91,8 @@ while read -r preset; do
   "$SHARDPLAN" estimate -t "$preset" -c all_reduce -b 1M >/dev/null 2>"$tmp/err" ||
     fail "completed preset $preset: shardplan estimate -t $preset fails: $(cat "$tmp/err")"
 done <"$tmp/presets"
-expect "dgx-a100 dgx-h100" plan --topology dgx
-expect "dgx-a100 dgx-h100" plan --topology = dgx
+expect "dgx-a100 dgx-b200 dgx-h100 dgx-h200" plan --topology dgx
+expect "dgx-a100 dgx-b200 dgx-h100 dgx-h200" plan --topology = dgx
 
 # Model presets: each one shardplan plan accepts.
 complete plan --model "" >"$tmp/models"

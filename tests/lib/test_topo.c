@@ -57,30 +57,42 @@ typedef struct {
   SpFabric fabric;
   guint32 nodes, domain; /* default hosts; GPUs per NVLink domain (0: the host) */
   SpTransport transport;
+  SpHostCpu host; /* [cluster] host_cpu where the instance's CPU is not its GPU's default */
 } PresetExpect;
 
 /* From the datasheets quoted in lib/topo-presets.c: NVLink bandwidth halved
  * from the vendors' bidirectional figure, bf16 dense peak. */
 static const PresetExpect preset_expect[] = {
-  { "dgx-a100", 8, 80, 312, SP_INTRA_NVSWITCH, 600.0 / 2, 8, 200, SP_FABRIC_RAIL, 1, 0, SP_TRANSPORT_IB },
+  { "dgx-a100", 8, 80, 312, SP_INTRA_NVSWITCH, 600.0 / 2, 8, 200, SP_FABRIC_RAIL, 1, 0, SP_TRANSPORT_IB,
+    SP_HOST_CPU_DEFAULT },
   { "dgx-h100", 8, 80, 1979.0 / 2 - 0.5, SP_INTRA_NVSWITCH, 900.0 / 2, 8, 400, SP_FABRIC_RAIL, 1, 0,
-    SP_TRANSPORT_IB },
+    SP_TRANSPORT_IB, SP_HOST_CPU_DEFAULT },
+  /* DGX H200: 1,128 GB over 8 GPUs, H100's bf16 peak and NVLink */
+  { "dgx-h200", 8, 1128.0 / 8, 1979.0 / 2 - 0.5, SP_INTRA_NVSWITCH, 900.0 / 2, 8, 400, SP_FABRIC_RAIL,
+    1, 0, SP_TRANSPORT_IB, SP_HOST_CPU_DEFAULT },
+  /* DGX B200: 1,440 GB over 8 GPUs, HGX B200's 36 PFLOPS sparse bf16 for 8,
+   * 14.4 TB/s aggregate NVLink bidirectional */
+  { "dgx-b200", 8, 1440.0 / 8, 36000.0 / 8 / 2, SP_INTRA_NVSWITCH, 14400.0 / 8 / 2, 8, 400,
+    SP_FABRIC_RAIL, 1, 0, SP_TRANSPORT_IB, SP_HOST_CPU_DEFAULT },
   { "p4d", 8, 320.0 / 8, 312, SP_INTRA_NVSWITCH, 600.0 / 2, 4, 400.0 / 4, SP_FABRIC_FAT_TREE, 1, 0,
-    SP_TRANSPORT_EFA },
+    SP_TRANSPORT_EFA, SP_HOST_CPU_INTEL },
   { "p5", 8, 640.0 / 8, 989, SP_INTRA_NVSWITCH, 900.0 / 2, 32, 3200.0 / 32, SP_FABRIC_FAT_TREE, 1,
-    0, SP_TRANSPORT_EFA },
+    0, SP_TRANSPORT_EFA, SP_HOST_CPU_AMD },
+  /* p5en: 1,128 GB, 3200 Gbps over 16 cards of 200 */
+  { "p5en", 8, 1128.0 / 8, 989, SP_INTRA_NVSWITCH, 900.0 / 2, 16, 3200.0 / 16, SP_FABRIC_FAT_TREE, 1,
+    0, SP_TRANSPORT_EFA, SP_HOST_CPU_DEFAULT },
   { "p3dn", 8, 256.0 / 8, 125, SP_INTRA_NVLINK, 6 * 25, 1, 100, SP_FABRIC_FAT_TREE, 1, 0,
-    SP_TRANSPORT_EFA },
+    SP_TRANSPORT_EFA, SP_HOST_CPU_DEFAULT },
   /* GB200 NVL72: 1.8 TB/s bidirectional per GPU, 186 GB, 2.5 PFLOP/s dense
    * bf16, 18 trays of 4 in one 72-GPU domain, one 400 Gb/s NIC per GPU */
   { "gb200-nvl72", 4, 186, 2500, SP_INTRA_NVSWITCH, 1800.0 / 2, 4, 400, SP_FABRIC_RAIL, 18, 72,
-    SP_TRANSPORT_IB },
+    SP_TRANSPORT_IB, SP_HOST_CPU_DEFAULT },
   { "gb200-nvl36", 4, 186, 2500, SP_INTRA_NVSWITCH, 1800.0 / 2, 4, 400, SP_FABRIC_RAIL, 9, 36,
-    SP_TRANSPORT_IB },
+    SP_TRANSPORT_IB, SP_HOST_CPU_DEFAULT },
   { "gb300-nvl72", 4, 288, 2500, SP_INTRA_NVSWITCH, 1800.0 / 2, 4, 800, SP_FABRIC_RAIL, 18, 72,
-    SP_TRANSPORT_IB },
+    SP_TRANSPORT_IB, SP_HOST_CPU_DEFAULT },
   { "cpu-shm", 4, 4, 0.096, SP_INTRA_SHM, 10, 1, 10, SP_FABRIC_SINGLE_SWITCH, 1, 0,
-    SP_TRANSPORT_TCP },
+    SP_TRANSPORT_TCP, SP_HOST_CPU_DEFAULT },
 };
 
 START_TEST (test_preset_values)
@@ -103,6 +115,7 @@ START_TEST (test_preset_values)
   ck_assert_uint_eq (s->nics_per_node, e->nics);
   ck_assert_double_eq (s->nic_gbps, e->nic_gbps);
   ck_assert_int_eq (s->fabric, e->fabric);
+  ck_assert_int_eq (s->host_cpu, e->host);
   ck_assert_double_eq (s->oversubscription, 1);
   ck_assert (sp_topo_has_inter (topo));
   ck_assert_ptr_nonnull (sp_topo_preset_description (e->name));
@@ -122,7 +135,8 @@ START_TEST (test_preset_list)
   SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
   ck_assert_str_eq (error->message, "unknown topology preset 'dgx-z100' (did you mean dgx-a100?): "
                                     "expected one of "
-                                    "dgx-a100, dgx-h100, p4d, p5, p3dn, gb200-nvl72, gb200-nvl36, gb300-nvl72, cpu-shm");
+                                    "dgx-a100, dgx-h100, dgx-h200, dgx-b200, p4d, p5, p5en, p3dn, gb200-nvl72, "
+                                    "gb200-nvl36, gb300-nvl72, cpu-shm");
   g_error_free (error);
 }
 END_TEST
@@ -779,7 +793,8 @@ START_TEST (test_open)
   ck_assert_ptr_null (sp_topo_open ("foo", 0, &error));
   SP_ASSERT_ERROR (error, SP_ERROR_INVALID_TOPOLOGY);
   ck_assert_str_eq (error->message, "topology 'foo' is neither a file nor a preset (presets: "
-                                    "dgx-a100, dgx-h100, p4d, p5, p3dn, gb200-nvl72, gb200-nvl36, gb300-nvl72, cpu-shm)");
+                                    "dgx-a100, dgx-h100, dgx-h200, dgx-b200, p4d, p5, p5en, p3dn, gb200-nvl72, "
+                                    "gb200-nvl36, gb300-nvl72, cpu-shm)");
   g_clear_error (&error);
 
   g_autofree char *bad = fixture ("nodes-zero.ini");
