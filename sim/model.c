@@ -48,6 +48,24 @@
  *     tcp        20    NCCL's socket transport through the kernel stack: an
  *                      ENGINEERING ESTIMATE (no TCP set in the development
  *                      set), about 0.7 of a 100 Gb/s line with 512 KiB steps
+ *     efa, RDMA  3     aws-ofi-nccl's RDMA protocol, the plugin's default
+ *                      on the P5 and P6 instances (Hopper and Blackwell
+ *                      GPUs; p4d, p4de and the g-series keep SENDRECV,
+ *                      whose 16.6 is above): the receiver's control write
+ *                      lets the sender post without a handshake, so what
+ *                      is left between two messages is the completion,
+ *                      "~2 µs in the device and ~1 µs to write that
+ *                      completion up to the host stack", the overhead the
+ *                      plugin's own tuner charges per message
+ *                      (OFI_NCCL_TUNER_NET_COMP_OVERHEAD, 3 µs,
+ *                      include/nccl_ofi_param.h; reference/nccl-
+ *                      transports.md §2.8).  A vendor figure, NOT fitted:
+ *                      the development set has no P5 or P6 run.  A
+ *                      message above 128 KiB is striped over the GPU's
+ *                      rails (OFI_NCCL_MIN_STRIPE_SIZE,
+ *                      src/nccl_ofi_scheduler.cpp): 4 x 100 Gb/s on p5, 2
+ *                      x 200 on p5en, so it pays δ once at the rails'
+ *                      summed rate (message_line).
  *
  *   step floor (µs): the shortest step a multi-node Simple pipeline
  *   (ring or tree) keeps on the transport, whatever it carries.  A Simple
@@ -202,12 +220,50 @@ small_send_copy_us (const SpShape *sh, SpProto proto, double m)
   return sh->spec->transport == SP_TRANSPORT_SLINGSHOT ? SP_SLINGSHOT_INJECT_COPY_US : 0;
 }
 
+/* EFA through aws-ofi-nccl's RDMA protocol: the plugin's platform default
+ * on p5 / p5e / p5en / p6 and later P instances, whose GPUs are Hopper and
+ * Blackwell; the A100 and V100 instances (p4d, p4de, p3dn) and the
+ * g-series keep SENDRECV (src/platform-aws.cpp; reference/nccl-
+ * transports.md §2.8).  The GPU generation stands for the instance, as it
+ * does for the plugin's reported latency (transport_latency_us). */
+static gboolean
+efa_rdma_protocol (const SpTopoSpec *s)
+{
+  if (s->transport != SP_TRANSPORT_EFA)
+    return FALSE;
+  SpArch arch = sp_sim_arch_of (s->gpu_model);
+  return arch == SP_ARCH_HOPPER || arch == SP_ARCH_BLACKWELL;
+}
+#define SP_EFA_RDMA_MSG_OVERHEAD_US 3.0
+#define SP_EFA_STRIPE_MIN_BYTES (128.0 * 1024)
+
+/* δ, the fixed cost of one network message (µs, the table above). */
+static double
+msg_overhead_us (const SpTopoSpec *s)
+{
+  return efa_rdma_protocol (s) ? SP_EFA_RDMA_MSG_OVERHEAD_US : transport_model (s)->msg_overhead_us;
+}
+
+/* The rate an m-byte network message runs at while it moves, bytes per
+ * µs: one NIC's line; with EFA's RDMA protocol a message above 128 KiB is
+ * striped over the GPU's rails (its NICs, nics_per_node / gpus_per_node
+ * of them when that is 2 or more: the plugin's multi-rail device), so it
+ * moves at their summed line and pays δ once for all of them. */
+static double
+message_line (const SpTopoSpec *s, double m)
+{
+  double line = s->nic_gbps / 8.0 * 1000.0;
+  if (efa_rdma_protocol (s) && m > SP_EFA_STRIPE_MIN_BYTES && s->gpus_per_node > 0
+      && s->nics_per_node >= 2 * s->gpus_per_node)
+    line *= (double) (s->nics_per_node / s->gpus_per_node);
+  return line;
+}
+
 /* Fraction of the line rate a stream of m-byte messages gets. */
 static double
 message_efficiency (const SpTopoSpec *s, double m)
 {
-  double line = s->nic_gbps / 8.0 * 1000.0; /* bytes per µs */
-  return m / (m + transport_model (s)->msg_overhead_us * line);
+  return m / (m + msg_overhead_us (s) * message_line (s, m));
 }
 
 /* The rate of m-byte network messages over that of the ring step the NIC
@@ -221,7 +277,10 @@ message_factor (const SpTopoSpec *s, double m)
   double e = s->cal_nic_efficiency;
   if (e <= 0)
     return MIN (1.0, message_efficiency (s, m) / message_efficiency (s, t->step_bytes));
-  double delta_line = MAX (0.0, t->step_bytes * (1.0 / e - 1.0)); /* δ × line, bytes */
+  /* δ × line at the step, bytes; an m-byte message's line may differ
+   * (striping, message_line) */
+  double delta_line = MAX (0.0, t->step_bytes * (1.0 / e - 1.0))
+                      * (message_line (s, m) / message_line (s, t->step_bytes));
   return MIN (1.0, m / (m + delta_line) / e);
 }
 
@@ -1170,7 +1229,7 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
              * remote peers (on the node with the fewest of the group's
              * ranks) ends last, whichever rank the group lists first. */
             double serve = sh->remote_max
-                           * (transport_model (sh->spec)->msg_overhead_us / 2
+                           * (msg_overhead_us (sh->spec) / 2
                               + small_send_copy_us (sh, proto, S / n));
             lat += MAX (0.0, serve - t);
           }

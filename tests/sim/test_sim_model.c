@@ -307,12 +307,27 @@ START_TEST (ll_pays_the_message_cost_per_step)
   SpTopoSpec ib = spec_h100 (2);
   SpShape shi = shape_all (&ib);
   ASSERT_NEAR (sp_cost_net_factor (&shi, SP_ALGO_RING, SP_PROTO_LL), 0.837029, 1e-6);
-  /* EFA 100 Gb/s, its 1 MiB step: δ·line = 16.6 × 12500 = 207,500 B,
-   * 65536 / 273036 over 1048576 / 1256076 = 0.287525 */
+  /* EFA 100 Gb/s on an A100 instance (aws-ofi-nccl's SENDRECV protocol),
+   * its 1 MiB step: δ·line = 16.6 × 12500 = 207,500 B, 65536 / 273036 over
+   * 1048576 / 1256076 = 0.287525 */
   ib.transport = SP_TRANSPORT_EFA;
   ib.nic_gbps = 100;
+  g_strlcpy (ib.gpu_model, "A100-SXM4-80GB", sizeof ib.gpu_model);
   SpShape she = shape_all (&ib);
   ASSERT_NEAR (sp_cost_net_factor (&she, SP_ALGO_RING, SP_PROTO_LL), 0.287525, 1e-6);
+  /* on a Hopper instance, the RDMA protocol: δ = 3 µs, δ·line = 37,500 B,
+   * 65536 / 103036 over 1048576 / 1086076 = 0.658796 (one NIC per GPU) */
+  g_strlcpy (ib.gpu_model, "H100-SXM5-80GB", sizeof ib.gpu_model);
+  SpShape shr = shape_all (&ib);
+  ASSERT_NEAR (sp_cost_net_factor (&shr, SP_ALGO_RING, SP_PROTO_LL), 0.658796, 1e-6);
+  /* p5's 4 NICs per GPU: the 1 MiB step is striped over the 4 rails
+   * (50,000 B/µs, δ·line = 150,000 B: 1048576 / 1198576 = 0.874851),
+   * LL's 64 KiB message is not (under 128 KiB): 0.636050 / 0.874851 =
+   * 0.727037 */
+  ib.nics_per_node = 32;
+  SpShape sh5 = shape_all (&ib);
+  ASSERT_NEAR (sp_cost_net_factor (&sh5, SP_ALGO_RING, SP_PROTO_LL), 0.727037, 1e-6);
+  ASSERT_NEAR (sh5.nic_gbs, 12.5 * 1048576.0 / 1198576.0, 1e-9);
 }
 END_TEST
 
@@ -421,6 +436,39 @@ small_less_big (const SpTopoSpec *s, SpSimModel model, SpColl coll, guint64 smal
   sp_cost_compute (&sh, coll, big, SP_ALGO_DIRECT, proto, &b);
   return a.time_us - b.time_us;
 }
+
+/* EFA's two protocols (model.c, README-model §2.1): a small all-to-all
+ * ends when the proxy has served every remote peer, δ/2 each, so between 8
+ * and 16 nodes of 8 (56 and 120 remote peers) its time grows by 64 × δ/2
+ * whatever else it costs: 64 × 8.3 µs on an A100 instance (SENDRECV, δ =
+ * 16.6), 64 × 1.5 µs on a Hopper one (RDMA protocol, δ = 3). */
+START_TEST (efa_all_to_all_serving_floor_by_protocol)
+{
+  static const struct {
+    const char *gpu;
+    double half_delta;
+  } cases[] = { { "A100-SXM4-80GB", 8.3 }, { "H100-SXM5-80GB", 1.5 }, { "B200", 1.5 } };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      double t[2];
+      static const guint32 nodes[] = { 8, 16 };
+      for (guint k = 0; k < 2; k++)
+        {
+          SpTopoSpec s = spec_h100 (nodes[k]);
+          s.transport = SP_TRANSPORT_EFA;
+          s.nics_per_node = 32;
+          s.nic_gbps = 100;
+          g_strlcpy (s.gpu_model, cases[i].gpu, sizeof s.gpu_model);
+          SpShape sh = shape_all (&s);
+          SpCost c;
+          guint32 n = nodes[k] * 8;
+          sp_cost_compute (&sh, SP_COLL_ALL_TO_ALL, 1024.0 * n, SP_ALGO_DIRECT, SP_PROTO_SIMPLE, &c);
+          t[k] = c.time_us;
+        }
+      ASSERT_NEAR (t[1] - t[0], 64 * cases[i].half_delta, 1e-6);
+    }
+}
+END_TEST
 
 /* Slingshot's inject path (README-model §2.1b): a network p2p message of at
  * most 192 B sent with Simple costs its sender 12.4 µs more; an all-to-all
@@ -1121,10 +1169,16 @@ START_TEST (transport_costs_by_hand)
   ASSERT_NEAR (c.latency_us, 6.6 + 14 * 1.0 + 10 + 20, 1e-9);
 
   /* Bandwidth: an EFA NIC of 400 Gb/s (50,000 B/µs) with 1 MiB steps and
-   * δ = 16.6 µs runs at 1048576 / (1048576 + 830000) of its line rate;
-   * p2p (all-to-all) messages of 512 KiB at 524288 / (524288 + 830000). */
+   * δ = 16.6 µs (SENDRECV, an A100 instance) runs at 1048576 / (1048576 +
+   * 830000) of its line rate; p2p (all-to-all) messages of 512 KiB at
+   * 524288 / (524288 + 830000).  With the RDMA protocol (Hopper), δ = 3:
+   * 1048576 / (1048576 + 150000), 524288 / (524288 + 150000). */
   double ring = 1048576.0 / (1048576.0 + 16.6 * 50000.0);
   double p2p = 524288.0 / (524288.0 + 16.6 * 50000.0);
+  ASSERT_NEAR (sha.nic_gbs, 50.0 * ring, 1e-9);
+  ASSERT_NEAR (sha.p2p_net_factor, p2p / ring, 1e-12);
+  ring = 1048576.0 / (1048576.0 + 3.0 * 50000.0);
+  p2p = 524288.0 / (524288.0 + 3.0 * 50000.0);
   ASSERT_NEAR (sh.nic_gbs, 50.0 * ring, 1e-9);
   ASSERT_NEAR (sh.p2p_net_factor, p2p / ring, 1e-12);
   /* the host: A100 defaults to AMD (DGX A100: EPYC 7742), H100 Intel */
@@ -1460,6 +1514,7 @@ main (void)
   tcase_add_test (tc, datasheet_only_transports);
   tcase_add_test (tc, transport_costs_by_hand);
   tcase_add_test (tc, small_sends_copy_on_slingshot);
+  tcase_add_test (tc, efa_all_to_all_serving_floor_by_protocol);
   tcase_add_loop_test (tc, nccl_env_narrows_the_choice, 0, 3);
   tcase_add_loop_test (tc, nccl_proto_forces_ll128, 0, 3);
   tcase_add_loop_test (tc, nccl_version_narrows_the_choice, 0, 3);
