@@ -49,23 +49,24 @@
  *                      ENGINEERING ESTIMATE (no TCP set in the development
  *                      set), about 0.7 of a 100 Gb/s line with 512 KiB steps
  *     efa, RDMA  3     aws-ofi-nccl's RDMA protocol, the plugin's default
- *                      on the P5 and P6 instances (Hopper and Blackwell
- *                      GPUs; p4d, p4de and the g-series keep SENDRECV,
- *                      whose 16.6 is above): the receiver's control write
- *                      lets the sender post without a handshake, so what
- *                      is left between two messages is the completion,
- *                      "~2 µs in the device and ~1 µs to write that
- *                      completion up to the host stack", the overhead the
- *                      plugin's own tuner charges per message
+ *                      on p5.48xlarge / p5e / p5en / p6 (efa_rdma_protocol:
+ *                      Hopper and Blackwell data-centre GPUs, more than one
+ *                      a node; p5.4xlarge, p4d, p4de and the g-series keep
+ *                      SENDRECV, whose 16.6 is above): the receiver's
+ *                      control write lets the sender post without a
+ *                      handshake, so what is left between two messages is
+ *                      the completion, "~2 µs in the device and ~1 µs to
+ *                      write that completion up to the host stack"
  *                      (OFI_NCCL_TUNER_NET_COMP_OVERHEAD, 3 µs,
  *                      include/nccl_ofi_param.h; reference/nccl-
- *                      transports.md §2.8).  A vendor figure, NOT fitted:
- *                      the development set has no P5 or P6 run.  A
- *                      message above 128 KiB is striped over the GPU's
- *                      rails (OFI_NCCL_MIN_STRIPE_SIZE,
- *                      src/nccl_ofi_scheduler.cpp): 4 x 100 Gb/s on p5, 2
- *                      x 200 on p5en, so it pays δ once at the rails'
- *                      summed rate (message_line).
+ *                      transports.md §2.8).  The plugin's tuner adds it to
+ *                      Simple's latency; taking it as δ, the dead time
+ *                      between a connection's messages, is OUR reading, and
+ *                      a vendor figure, NOT fitted: the development set has
+ *                      no P5 or P6 run.  A message above 128 KiB is striped
+ *                      over the GPU's rails (message_stripes): 4 x 100 Gb/s
+ *                      on p5, 2 x 200 on p5en, so it pays δ once at their
+ *                      summed rate; LL's 64 KiB messages use one rail.
  *
  *   step floor (µs): the shortest step a multi-node Simple pipeline
  *   (ring or tree) keeps on the transport, whatever it carries.  A Simple
@@ -100,8 +101,10 @@
  *   reduce chains per network hop of their first slice and per further
  *   slice (no run of the development set has one); not to PAT.
  *
- *   latency (µs) added to every network hop, twice for Simple (tuning.cc
- *   adds the net plugin's reported `latency` that way): aws-ofi-nccl
+ *   latency (µs) added to every network hop, twice for Simple where the
+ *   GPU flushes a Simple receive (simple_receive_flushes; NCCL's view
+ *   always: tuning.cc adds the net plugin's reported `latency` that way,
+ *   for the flush): aws-ofi-nccl
  *   reports 75 µs on p4d/p4de/p5/p5e and 35 µs on the later instances
  *   (p5en, p6-b200: we take 35 for Blackwell GPUs) and 150 µs on p3dn (V100);
  *   the built-in IB and
@@ -157,6 +160,38 @@ transport_model (const SpTopoSpec *s)
   return &transport_models[t];
 }
 
+/* EFA through aws-ofi-nccl's RDMA protocol: the plugin's platform default
+ * on p5.48xlarge / p5e / p5en / p6 and later P instances, which hold 4 or 8
+ * Hopper or Blackwell data-centre GPUs; p5.4xlarge (one H100), the A100
+ * and V100 instances (p4d, p4de, p3dn) and the g-series (Ada, Ampere,
+ * Turing, and the sm120 RTX PRO 6000) keep SENDRECV (src/platform-aws.cpp;
+ * reference/nccl-transports.md §2.8).  The GPU's compute capability (sm90
+ * to sm10x) and more than one GPU per node stand for the instance; an
+ * unknown GPU is costed as an A100, on SENDRECV. */
+static gboolean
+efa_rdma_protocol (const SpTopoSpec *s)
+{
+  if (s->transport != SP_TRANSPORT_EFA || s->gpus_per_node < 2)
+    return FALSE;
+  guint cc = sp_topo_gpu_compute_capability (s->gpu_model);
+  return cc >= 90 && cc < 120;
+}
+
+/* NCCL flushes each Simple receive over GPUDirect RDMA (a loopback RDMA
+ * read) on GPUs below sm90, and on sm90+ only where the NIC hangs off the
+ * GPU's C2C link to a Grace host (reference/nccl-transports.md §2.4,
+ * ncclTopoNeedFlush); the socket transport (tcp) stages through host
+ * memory, no GPUDirect, no flush.  NCCL's formula adds the net plugin's
+ * latency a second time for Simple for that flush (reference/nccl-cost-
+ * model.md §1.4); our cost does so only where the flush happens. */
+static gboolean
+simple_receive_flushes (const SpTopoSpec *s)
+{
+  if (s->transport == SP_TRANSPORT_TCP)
+    return FALSE;
+  return sp_topo_gpu_compute_capability (s->gpu_model) < 90 || sp_sim_host_cpu (s) == SP_HOST_CPU_ARM;
+}
+
 /* The plugin-reported network latency NCCL adds per network hop. */
 static double
 transport_latency_us (const SpTopoSpec *s, gboolean nccl)
@@ -165,7 +200,7 @@ transport_latency_us (const SpTopoSpec *s, gboolean nccl)
     return SP_EFA_LATENCY_BLACKWELL_US;
   if (s->transport == SP_TRANSPORT_EFA && sp_sim_arch_of (s->gpu_model) == SP_ARCH_VOLTA)
     return SP_EFA_LATENCY_VOLTA_US;
-  if (!nccl && s->transport == SP_TRANSPORT_EFA && sp_sim_arch_of (s->gpu_model) == SP_ARCH_HOPPER)
+  if (!nccl && efa_rdma_protocol (s) && sp_sim_arch_of (s->gpu_model) == SP_ARCH_HOPPER)
     return SP_EFA_LATENCY_HOPPER_REAL_US;
   if (nccl && s->transport == SP_TRANSPORT_TCP)
     return 0.0; /* the socket plugin reports 0: NCCL does not know */
@@ -220,20 +255,6 @@ small_send_copy_us (const SpShape *sh, SpProto proto, double m)
   return sh->spec->transport == SP_TRANSPORT_SLINGSHOT ? SP_SLINGSHOT_INJECT_COPY_US : 0;
 }
 
-/* EFA through aws-ofi-nccl's RDMA protocol: the plugin's platform default
- * on p5 / p5e / p5en / p6 and later P instances, whose GPUs are Hopper and
- * Blackwell; the A100 and V100 instances (p4d, p4de, p3dn) and the
- * g-series keep SENDRECV (src/platform-aws.cpp; reference/nccl-
- * transports.md §2.8).  The GPU generation stands for the instance, as it
- * does for the plugin's reported latency (transport_latency_us). */
-static gboolean
-efa_rdma_protocol (const SpTopoSpec *s)
-{
-  if (s->transport != SP_TRANSPORT_EFA)
-    return FALSE;
-  SpArch arch = sp_sim_arch_of (s->gpu_model);
-  return arch == SP_ARCH_HOPPER || arch == SP_ARCH_BLACKWELL;
-}
 #define SP_EFA_RDMA_MSG_OVERHEAD_US 3.0
 #define SP_EFA_STRIPE_MIN_BYTES (128.0 * 1024)
 
@@ -244,19 +265,33 @@ msg_overhead_us (const SpTopoSpec *s)
   return efa_rdma_protocol (s) ? SP_EFA_RDMA_MSG_OVERHEAD_US : transport_model (s)->msg_overhead_us;
 }
 
+/* The NICs an m-byte network message crosses at once: with EFA's RDMA
+ * protocol a message above 128 KiB is striped over a divisor of the GPU's
+ * rails (its NICs, nics_per_node / gpus_per_node of them: the plugin's
+ * multi-rail device; OFI_NCCL_MIN_STRIPE_SIZE, src/nccl_ofi_scheduler.cpp).
+ * Which divisor is our reading, not the scheduler's code: the largest that
+ * gives no more stripes than the message has 128 KiB pieces, so 1 MiB and
+ * 512 KiB take all 4 of p5's rails, 256 KiB two. */
+static double
+message_stripes (const SpTopoSpec *s, double m)
+{
+  if (!efa_rdma_protocol (s) || m <= SP_EFA_STRIPE_MIN_BYTES)
+    return 1;
+  guint32 rails = s->nics_per_node / s->gpus_per_node;
+  double pieces = ceil (m / SP_EFA_STRIPE_MIN_BYTES);
+  for (guint32 d = rails; d > 1; d--)
+    if (rails % d == 0 && d <= pieces)
+      return d;
+  return 1;
+}
+
 /* The rate an m-byte network message runs at while it moves, bytes per
- * µs: one NIC's line; with EFA's RDMA protocol a message above 128 KiB is
- * striped over the GPU's rails (its NICs, nics_per_node / gpus_per_node
- * of them when that is 2 or more: the plugin's multi-rail device), so it
- * moves at their summed line and pays δ once for all of them. */
+ * µs: the line of the NICs it is striped over (one, but for EFA's RDMA
+ * protocol, message_stripes), which it pays δ once for. */
 static double
 message_line (const SpTopoSpec *s, double m)
 {
-  double line = s->nic_gbps / 8.0 * 1000.0;
-  if (efa_rdma_protocol (s) && m > SP_EFA_STRIPE_MIN_BYTES && s->gpus_per_node > 0
-      && s->nics_per_node >= 2 * s->gpus_per_node)
-    line *= (double) (s->nics_per_node / s->gpus_per_node);
-  return line;
+  return s->nic_gbps / 8.0 * 1000.0 * message_stripes (s, m);
 }
 
 /* Fraction of the line rate a stream of m-byte messages gets. */
@@ -693,9 +728,9 @@ static double
 hop_net (const SpShape *sh, SpAlgo algo, SpProto proto)
 {
   double t = transport_latency_us (sh->spec, sh->nccl);
+  gboolean twice = proto == SP_PROTO_SIMPLE && (sh->nccl || simple_receive_flushes (sh->spec));
   return sp_sim_inter_hop_us (sh->spec) + sp_nccl_hw_latency_us (SP_HW_NET, algo, proto)
-         - sp_nccl_hw_latency_us (SP_HW_NET, SP_ALGO_RING, SP_PROTO_LL)
-         + t * (proto == SP_PROTO_SIMPLE ? 2 : 1);
+         - sp_nccl_hw_latency_us (SP_HW_NET, SP_ALGO_RING, SP_PROTO_LL) + t * (twice ? 2 : 1);
 }
 
 static double
@@ -951,7 +986,8 @@ chain_fill_us (const SpShape *sh, SpProto proto, double S, double eff, double ca
   double t_net = 0, t_intra = 0;
   if (hops_net > 0 && sh->node_net_gbs > 0)
     {
-      double nics = MAX (1.0, (double) sh->nics_used);
+      /* a slice striped over k rails (EFA's RDMA protocol) holds k NICs */
+      double nics = MAX (1.0, (double) sh->nics_used / message_stripes (sh->spec, slice));
       t_net = slice / MIN (eff * sh->node_net_gbs / MAX (nc, nics), cap / nc);
     }
   if (proto == SP_PROTO_SIMPLE && hops_intra > 0 && sh->intra_gbs > 0)

@@ -328,6 +328,29 @@ START_TEST (ll_pays_the_message_cost_per_step)
   SpShape sh5 = shape_all (&ib);
   ASSERT_NEAR (sp_cost_net_factor (&sh5, SP_ALGO_RING, SP_PROTO_LL), 0.727037, 1e-6);
   ASSERT_NEAR (sh5.nic_gbs, 12.5 * 1048576.0 / 1198576.0, 1e-9);
+  /* calibrated (e = 0.9 at the striped 1 MiB step: δ·line = 1048576 ×
+   * (1/0.9 − 1) = 116,508 B over 4 rails): LL's unstriped 64 KiB message
+   * pays δ at one rail's line, a quarter of that, 65536 / (65536 +
+   * 29127) / 0.9 = 0.769231; the p2p chunk, 512 KiB, striped over all 4:
+   * 524288 / (524288 + 116508) / 0.9 = 0.909091 */
+  SpTopoSpec p5c = ib;
+  p5c.cal_nic_efficiency = 0.9;
+  SpShape sh5c = shape_all (&p5c);
+  ASSERT_NEAR (sp_cost_net_factor (&sh5c, SP_ALGO_RING, SP_PROTO_LL), 0.769231, 1e-6);
+  ASSERT_NEAR (sh5c.p2p_net_factor, 0.909091, 1e-6);
+  /* SENDRECV where the plugin keeps it on Hopper and Blackwell GPUs: one
+   * GPU a node (p5.4xlarge), and the g-series' sm120 RTX PRO 6000 — δ =
+   * 16.6 at one NIC's line, 1048576 / (1048576 + 207500) = 0.834803 */
+  SpTopoSpec single = ib;
+  single.gpus_per_node = 1;
+  single.nics_per_node = 1;
+  SpShape shs = shape_all (&single);
+  ASSERT_NEAR (shs.nic_gbs, 12.5 * 0.834803, 1e-5);
+  SpTopoSpec rtx = ib;
+  g_strlcpy (rtx.gpu_model, "NVIDIA RTX PRO 6000", sizeof rtx.gpu_model);
+  rtx.nics_per_node = 8;
+  SpShape shx = shape_all (&rtx);
+  ASSERT_NEAR (shx.nic_gbs, 12.5 * 0.834803, 1e-5);
 }
 END_TEST
 
@@ -467,6 +490,22 @@ START_TEST (efa_all_to_all_serving_floor_by_protocol)
         }
       ASSERT_NEAR (t[1] - t[0], 64 * cases[i].half_delta, 1e-6);
     }
+  /* p5 (4 x 100 Gb/s a GPU) and p5en (2 x 200) stripe a Simple step over
+   * their rails alike: a large broadcast chain costs the same on both */
+  double b[2];
+  static const guint32 nics[] = { 32, 16 };
+  for (guint k = 0; k < 2; k++)
+    {
+      SpTopoSpec s = spec_h100 (16);
+      s.transport = SP_TRANSPORT_EFA;
+      s.nics_per_node = nics[k];
+      s.nic_gbps = 3200.0 / nics[k];
+      SpShape sh = shape_all (&s);
+      SpCost c;
+      sp_cost_compute (&sh, SP_COLL_BROADCAST, 4.0 * (1 << 30), SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+      b[k] = c.time_us;
+    }
+  ASSERT_NEAR (b[0], b[1], 1e-6 * b[1]);
 }
 END_TEST
 
@@ -1153,16 +1192,49 @@ START_TEST (transport_costs_by_hand)
   SpShape shn = shape_nccl (&s);
   sp_cost_compute (&shn, SP_COLL_ALL_GATHER, 1024, SP_ALGO_RING, SP_PROTO_LL, &c);
   ASSERT_NEAR (c.latency_us, 6.6 + 14 * 1.0 + 2.7 + 75, 1e-9);
-  /* Simple pays the plugin latency twice (tuning.cc) on top of NET Ring
-   * Simple 14 µs, and 3 x netOverhead per intra step */
+  /* Simple on NET Ring Simple's 14 µs and 3 x netOverhead per intra step:
+   * NCCL's formula adds the plugin latency twice (tuning.cc, its flush);
+   * our cost once on an H100, which does not flush (sm90+) */
   sp_cost_compute (&sh, SP_COLL_ALL_GATHER, 1024, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
-  ASSERT_NEAR (c.latency_us, 8.4 + 14 * 3.4 + 14.0 + 2 * 20, 1e-9);
-  /* an A100 instance (p4d, p4de): 75 µs in both */
+  ASSERT_NEAR (c.latency_us, 8.4 + 14 * 3.4 + 14.0 + 20, 1e-9);
+  sp_cost_compute (&shn, SP_COLL_ALL_GATHER, 1024, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.latency_us, 8.4 + 14 * 3.4 + 14.0 + 2 * 75, 1e-9);
+  /* an A100 instance (p4d, p4de): 75 µs in both, twice for Simple (A100
+   * flushes) */
   SpTopoSpec a = s;
   g_strlcpy (a.gpu_model, "A100-SXM4-80GB", sizeof a.gpu_model);
   SpShape sha = shape_all (&a);
   sp_cost_compute (&sha, SP_COLL_ALL_GATHER, 1024, SP_ALGO_RING, SP_PROTO_LL, &c);
   ASSERT_NEAR (c.latency_us, 6.6 + 14 * 2.0 + 2.7 + 75, 1e-9); /* AMD host: netOverhead 2 */
+  sp_cost_compute (&sha, SP_COLL_ALL_GATHER, 1024, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.latency_us, 8.4 + 14 * 3 * 2.0 + 14.0 + 2 * 75, 1e-9);
+  /* tcp's 12 µs kernel stack: once with Simple, even on an A100 (the
+   * socket transport stages through host memory: no flush); an A100 on
+   * efa pays its 75 twice (the flush); one network hop each */
+  SpTopoSpec tcp = a, ibs = a;
+  tcp.transport = SP_TRANSPORT_TCP;
+  ibs.transport = SP_TRANSPORT_IB;
+  SpShape sht = shape_all (&tcp), shi = shape_all (&ibs);
+  SpCost ci;
+  sp_cost_compute (&sht, SP_COLL_ALL_GATHER, 1024, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+  sp_cost_compute (&shi, SP_COLL_ALL_GATHER, 1024, SP_ALGO_RING, SP_PROTO_SIMPLE, &ci);
+  ASSERT_NEAR (c.latency_us - ci.latency_us, 12, 1e-9);
+  sp_cost_compute (&sha, SP_COLL_ALL_GATHER, 1024, SP_ALGO_RING, SP_PROTO_SIMPLE, &c);
+  ASSERT_NEAR (c.latency_us - ci.latency_us, 2 * 75, 1e-9);
+  /* one H100 a node (p5.4xlarge) keeps SENDRECV: the 75 µs it reports;
+   * so does an sm120 RTX PRO 6000 (g-series): Blackwell's 35 */
+  SpTopoSpec one = s;
+  one.gpus_per_node = 1;
+  one.nics_per_node = 1;
+  one.inter_latency_us = SP_TOPO_LATENCY_UNSET;
+  SpShape sh1 = shape_all (&one);
+  sp_cost_compute (&sh1, SP_COLL_ALL_GATHER, 1024, SP_ALGO_RING, SP_PROTO_LL, &c);
+  ck_assert (c.latency_us > 75);
+  SpTopoSpec rtx = s;
+  g_strlcpy (rtx.gpu_model, "NVIDIA RTX PRO 6000", sizeof rtx.gpu_model);
+  SpShape shx = shape_all (&rtx);
+  sp_cost_compute (&shx, SP_COLL_ALL_GATHER, 1024, SP_ALGO_RING, SP_PROTO_LL, &c);
+  ASSERT_NEAR (c.latency_us, 6.6 + 14 * 1.0 + 2.7 + 35, 1e-9);
   s.inter_latency_us = 10;
   sh = shape_all (&s);
   sp_cost_compute (&sh, SP_COLL_ALL_GATHER, 1024, SP_ALGO_RING, SP_PROTO_LL, &c);
