@@ -279,8 +279,8 @@ message_stripes (const SpTopoSpec *s, double m)
     return 1;
   guint32 rails = s->nics_per_node / s->gpus_per_node;
   double pieces = ceil (m / SP_EFA_STRIPE_MIN_BYTES);
-  for (guint32 d = rails; d > 1; d--)
-    if (rails % d == 0 && d <= pieces)
+  for (guint32 d = pieces < rails ? (guint32) pieces : rails; d > 1; d--)
+    if (rails % d == 0)
       return d;
   return 1;
 }
