@@ -102,7 +102,7 @@
  *   slice (no run of the development set has one); not to PAT.
  *
  *   latency (µs) added to every network hop, twice for Simple where the
- *   GPU flushes a Simple receive (simple_receive_flushes; NCCL's view
+ *   GPU flushes a Simple receive (hop_net; NCCL's view
  *   always: tuning.cc adds the net plugin's reported `latency` that way,
  *   for the flush): aws-ofi-nccl
  *   reports 75 µs on p4d/p4de/p5/p5e and 35 µs on the later instances
@@ -177,20 +177,6 @@ efa_rdma_protocol (const SpTopoSpec *s)
   return cc >= 90 && cc < 120;
 }
 
-/* NCCL flushes each Simple receive over GPUDirect RDMA (a loopback RDMA
- * read) on GPUs below sm90, and on sm90+ only where the NIC hangs off the
- * GPU's C2C link to a Grace host (reference/nccl-transports.md §2.4,
- * ncclTopoNeedFlush); the socket transport (tcp) stages through host
- * memory, no GPUDirect, no flush.  NCCL's formula adds the net plugin's
- * latency a second time for Simple for that flush (reference/nccl-cost-
- * model.md §1.4); our cost does so only where the flush happens. */
-static gboolean
-simple_receive_flushes (const SpTopoSpec *s)
-{
-  if (s->transport == SP_TRANSPORT_TCP)
-    return FALSE;
-  return sp_topo_gpu_compute_capability (s->gpu_model) < 90 || sp_sim_host_cpu (s) == SP_HOST_CPU_ARM;
-}
 
 /* The plugin-reported network latency NCCL adds per network hop. */
 static double
@@ -724,11 +710,21 @@ hop_intra (const SpShape *sh, SpAlgo algo, SpProto proto)
          - sp_nccl_hw_latency_us (hw, SP_ALGO_RING, SP_PROTO_LL);
 }
 
+/* One network hop.  NCCL flushes each Simple receive over GPUDirect RDMA
+ * (a loopback RDMA read) on GPUs below sm90, and on sm90+ only where the
+ * NIC hangs off the GPU's C2C link to a Grace host (reference/nccl-
+ * transports.md §2.4, ncclTopoNeedFlush); the socket transport (tcp)
+ * stages through host memory, no GPUDirect, no flush.  NCCL's formula adds
+ * the net plugin's latency a second time for Simple for that flush
+ * (reference/nccl-cost-model.md §1.4); our cost does so only where the
+ * flush happens. */
 static double
 hop_net (const SpShape *sh, SpAlgo algo, SpProto proto)
 {
   double t = transport_latency_us (sh->spec, sh->nccl);
-  gboolean twice = proto == SP_PROTO_SIMPLE && (sh->nccl || simple_receive_flushes (sh->spec));
+  /* the shape's capability and host, not a name search per hop */
+  gboolean twice = proto == SP_PROTO_SIMPLE && t > 0
+                   && (sh->nccl || (sh->spec->transport != SP_TRANSPORT_TCP && (sh->cc < 90 || sh->arm_host)));
   return sp_sim_inter_hop_us (sh->spec) + sp_nccl_hw_latency_us (SP_HW_NET, algo, proto)
          - sp_nccl_hw_latency_us (SP_HW_NET, SP_ALGO_RING, SP_PROTO_LL) + t * (twice ? 2 : 1);
 }
