@@ -167,8 +167,7 @@ model_channels (const SpTopoSpec *s, SpArch arch)
  * 8 H100 with one 400 Gb/s NIC each: 8 at 48, 16 at 24 (the reference's
  * own example); 4, 2 or 1 H100 and their NICs: 16, 8 or 4 channels at 12.
  * The model's other costs keep model_channels; this count serves only
- * the Hopper cap below (SP_HOPPER_SIMPLE_CHANNEL_GBS), so sm100's own
- * ladder (96, 86, 80, 48, …) is not needed: cc ≥ 90 reads sm90's. */
+ * the per-channel cap below (sp_ring_channel_cap_gbs). */
 static double
 search_ring_channel_gbs (const SpShape *sh, double *channels)
 {
