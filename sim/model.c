@@ -153,67 +153,6 @@ model_channels (const SpTopoSpec *s, SpArch arch)
   return (guint32) CLAMP (lround (links), 2, 32);
 }
 
-/* The channels NCCL's topology search gives a ring that crosses nodes,
- * and the bandwidth each carries, from the NICs a GPU reaches
- * (reference/nccl-transports.md §3.1, src/graph/search.cc, connect.cc):
- * 1. the inter-node search takes the first speed of its ladder at or below
- *    a NIC's rate (sm90: 48, 45, 42, 40, 30, 24, 20, … GB/s; older: 48,
- *    30, 28, 24, 20, …), one channel per NIC the group's GPUs use;
- * 2. ncclTopoDupChannels doubles them (halving each one's share) when
- *    that speed is 25 or more, except on sm90+ below 50 with more than 4;
- * 3. ncclTopoPostset doubles them again;
- * 4. sm90+: doubled once more while fewer than 16 and a channel's share
- *    is above 45.
- * 8 H100 with one 400 Gb/s NIC each: 8 at 48, 16 at 24 (the reference's
- * own example); 4, 2 or 1 H100 and their NICs: 16, 8 or 4 channels at 12.
- * The model's other costs keep model_channels; this count serves only
- * the per-channel cap below (sp_ring_channel_cap_gbs). */
-static double
-search_ring_channel_gbs (const SpShape *sh, double *channels)
-{
-  static const double sm90_ladder[] = { 48, 45, 42, 40, 30, 24, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3 };
-  static const double older_ladder[] = { 48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3 };
-  gboolean sm90 = sh->cc >= 90;
-  const double *ladder = sm90 ? sm90_ladder : older_ladder;
-  guint n = sm90 ? G_N_ELEMENTS (sm90_ladder) : G_N_ELEMENTS (older_ladder);
-  double nic = sh->spec->nic_gbps / 8.0, bw = ladder[n - 1];
-  for (guint i = 0; i < n; i++)
-    if (ladder[i] <= nic)
-      {
-        bw = ladder[i];
-        break;
-      }
-  double ch = MAX (1.0, (double) sh->nics_used);
-  if (bw >= 25 && !(sm90 && bw < 50 && ch > 4))
-    {
-      ch *= 2;
-      bw /= 2;
-    }
-  ch *= 2;
-  bw /= 2;
-  if (sm90 && bw > 45 && ch < 16)
-    {
-      ch *= 2;
-      bw /= 2;
-    }
-  *channels = ch;
-  return bw;
-}
-
-/* What one channel (one CTA) of a Simple ring moves at most, GB/s, on
- * Hopper: 19.8, the median bus bandwidth per channel of the seven runs of
- * the development set where NCCL's search gives a channel more than that
- * (the H100 cluster's 10 x 8 all-gather and reduce-scatter of 4 to 16 GiB,
- * 313-324 GB/s over 16 channels of 24, and its 16 GiB ring all-reduce,
- * 320.5).  Fitted, on one cluster: every other Hopper run of the set asks
- * 15 GB/s or less of a channel (1 x 8: 24 channels of 15 reach 362 GB/s;
- * 10 x 4, 10 x 2, 10 x 1: channels of 12) and is untouched.  A mechanism
- * that fits, not confirmed: a CTA's copy is bound by the bytes its threads
- * keep in flight over the NVLink round trip (512 threads × 16 B × NCCL's
- * unroll of 4, 32 KiB, over ~1.6 µs).  Other generations: none known, no
- * cap. */
-#define SP_HOPPER_SIMPLE_CHANNEL_GBS 19.8
-
 static const SpTransportModel *
 transport_model (const SpTopoSpec *s)
 {
@@ -1083,14 +1022,6 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
           {
             c->eff = SP_EFF_LL128;
             c->cap_busbw = nch * sp_nccl_ring_ll128_per_ch_bw (sh->arch, sh->nodes);
-          }
-        if (proto == SP_PROTO_SIMPLE && !sh->nccl && sh->nodes > 1 && sh->arch == SP_ARCH_HOPPER
-            && sh->spec->transport != SP_TRANSPORT_TCP)
-          {
-            /* NCCL's search may ask more of a channel than a CTA moves */
-            double ch, per = search_ring_channel_gbs (sh, &ch);
-            if (per > SP_HOPPER_SIMPLE_CHANNEL_GBS)
-              c->cap_busbw = MIN (c->cap_busbw, ch * SP_HOPPER_SIMPLE_CHANNEL_GBS);
           }
         double b0 = sp_nccl_base_latency_us (algo, proto);
         if ((coll == SP_COLL_BROADCAST || coll == SP_COLL_REDUCE) && sh->nccl)

@@ -306,9 +306,8 @@ grep -q "^note: the calibration's standard error of that margin: [0-9.]* % (the 
   >"$tmp/t" 2>"$tmp/e" || fail "undetermined text sweep exited $?"
 grep -q "^note: the calibration does not determine that margin" "$tmp/t" \
   || fail "undetermined text sweep: $(cat "$tmp/t")"
-# two steps that move alike (ZeRO++ qwZ and qwZ+hpZ=8 on 2 nodes: equal;
-# --shard-sizes 16 keeps MiCS, whose S = 1 is as fast, out of the way)
-"$SHARDPLAN" sweep -m gpt-1b -t "$cal" --nodes 2 --shard-sizes 16 --sim-model analytic --quiet \
+# two steps that move alike (ZeRO++ qwZ and qwZ+hpZ=8 on 2 nodes: equal)
+"$SHARDPLAN" sweep -m gpt-1b -t "$cal" --nodes 2 --sim-model analytic --quiet \
   >"$tmp/t" 2>"$tmp/e" || fail "alike text sweep exited $?"
 grep -q "^note: the calibration's values move both steps alike" "$tmp/t" \
   || fail "alike text sweep: $(cat "$tmp/t")"
