@@ -319,7 +319,7 @@ sp_cost_net_factor (const SpShape *sh, SpAlgo algo, SpProto proto)
   if (proto != SP_PROTO_LL || (algo != SP_ALGO_RING && algo != SP_ALGO_TREE) || sh->nodes <= 1
       || sh->nccl)
     return 1.0;
-  return message_factor (sh->spec, SP_LL_STEP_WIRE_BYTES);
+  return sh->ll_net_factor;
 }
 /* PCIe: NCCL's PCI_BW (12 GB/s, topo.h) for a Gen3 x16 link whose
  * datasheet rate is 15.75 GB/s per direction. */
@@ -636,10 +636,17 @@ sp_shape_init_model (SpShape *sh, const SpTopoSpec *s, const guint32 *ranks, gui
   /* p2p traffic (all-to-all, send) moves NCCL_P2P_NET_CHUNKSIZE messages:
    * its own rate, not the ring's larger steps' (calibrated or not) */
   sh->p2p_net_factor = 1.0;
+  sh->ll_net_factor = 1.0;
   if (sh->nccl)
     sh->nic_gbs = s->nic_gbps / 8.0 * SP_NET_EFFICIENCY;
   else
-    sh->p2p_net_factor = message_factor (s, transport_model (s)->p2p_chunk_bytes);
+    {
+      sh->p2p_net_factor = message_factor (s, transport_model (s)->p2p_chunk_bytes);
+      sh->ll_net_factor = message_factor (s, SP_LL_STEP_WIRE_BYTES);
+    }
+  /* read by every cost: once per shape, not a GPU-name search per call */
+  sh->msg_overhead_us = msg_overhead_us (s);
+  sh->net_latency_us = transport_latency_us (s, sh->nccl);
   shape_ring_rates (sh);
   sh->n_channels = model_channels (s, sh->arch);
   return TRUE;
@@ -721,8 +728,7 @@ hop_intra (const SpShape *sh, SpAlgo algo, SpProto proto)
 static double
 hop_net (const SpShape *sh, SpAlgo algo, SpProto proto)
 {
-  double t = transport_latency_us (sh->spec, sh->nccl);
-  /* the shape's capability and host, not a name search per hop */
+  double t = sh->net_latency_us;
   gboolean twice = proto == SP_PROTO_SIMPLE && t > 0
                    && (sh->nccl || (sh->spec->transport != SP_TRANSPORT_TCP && (sh->cc < 90 || sh->arm_host)));
   return sp_sim_inter_hop_us (sh->spec) + sp_nccl_hw_latency_us (SP_HW_NET, algo, proto)
@@ -1261,7 +1267,7 @@ cost_compute_model (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo, 
              * remote peers (on the node with the fewest of the group's
              * ranks) ends last, whichever rank the group lists first. */
             double serve = sh->remote_max
-                           * (msg_overhead_us (sh->spec) / 2
+                           * (sh->msg_overhead_us / 2
                               + small_send_copy_us (sh, proto, S / n));
             lat += MAX (0.0, serve - t);
           }
@@ -1338,6 +1344,8 @@ choose_in_nccl_view (const SpShape *sh, SpColl coll, guint64 bytes, SpAlgo algo,
   view.nic_gbs = nspec.nic_gbps / 8.0 * SP_NET_EFFICIENCY;
   shape_ring_rates (&view);
   view.p2p_net_factor = 1.0;
+  view.ll_net_factor = 1.0;
+  view.net_latency_us = transport_latency_us (&nspec, TRUE);
   return cost_choose_min (&view, coll, bytes, algo, proto, out, error);
 }
 

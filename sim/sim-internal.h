@@ -95,6 +95,9 @@ typedef struct {
   double leaf_active;  /* the group's NICs on that leaf */
   double p2p_net_factor; /* ≤ 1: NIC rate of p2p (all_to_all, send) traffic over that of
                           * ring / tree traffic (smaller messages, README-model §2) */
+  double ll_net_factor;  /* ≤ 1: the same for LL's 64 KiB ring / tree steps (1 in NCCL's view) */
+  double msg_overhead_us; /* δ, the transport's (protocol's) cost per network message */
+  double net_latency_us;  /* the net plugin's latency per network hop, in this view */
 } SpShape;
 
 /* Leaf switch size: NIC ports down per leaf (fat-tree) or nodes per rail
