@@ -546,3 +546,24 @@ sp_json_strict_problem (const char *text, gsize length)
     problem = g_strdup (at + strlen (" at "));
   return problem;
 }
+
+gboolean
+sp_json_check_for_parser (const char *text, gsize length, const char *src, int code,
+                          GError **error)
+{
+  guint line = 0, col = 0;
+  if (!sp_json_depth_within (text, length, SP_JSON_MAX_DEPTH, &line, &col))
+    {
+      g_set_error (error, SP_ERROR, code,
+                   "%s:%u:%u: objects and arrays nested deeper than %d levels (the limit)", src,
+                   line, col, SP_JSON_MAX_DEPTH);
+      return FALSE;
+    }
+  g_autofree char *problem = sp_json_strict_problem (text, length);
+  if (problem != NULL)
+    {
+      g_set_error (error, SP_ERROR, code, "%s:%s", src, problem);
+      return FALSE;
+    }
+  return TRUE;
+}

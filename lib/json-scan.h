@@ -92,4 +92,11 @@ gboolean sp_json_depth_within (const char *text, gsize length, guint max_depth, 
  * not JSON: the parser says so), else "LINE:COL: what" (g_free). */
 char *sp_json_strict_problem (const char *text, gsize length);
 
+/* Both checks, as a reader runs them before json-glib parses text from
+ * someone else: FALSE with an error in SP_ERROR of `code` (an SpError),
+ * "SRC:LINE:COL: objects and arrays nested deeper than 128 levels (the
+ * limit)" or "SRC:LINE:COL: what" (sp_json_strict_problem). */
+gboolean sp_json_check_for_parser (const char *text, gsize length, const char *src, int code,
+                                   GError **error);
+
 G_END_DECLS

@@ -278,20 +278,8 @@ parse_json (const char *json, gssize length, const char *src, JsonParser **out_p
 {
   /* json-glib's parser recurses once per level: bound the depth first */
   gsize n = length < 0 ? strlen (json) : (gsize) length;
-  guint line = 0, col = 0;
-  if (!sp_json_depth_within (json, n, SP_JSON_MAX_DEPTH, &line, &col))
-    {
-      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_WORKLOAD,
-                   "%s:%u:%u: objects and arrays nested deeper than %d levels (the limit)", src,
-                   line, col, SP_JSON_MAX_DEPTH);
-      return NULL;
-    }
-  g_autofree char *problem = sp_json_strict_problem (json, n);
-  if (problem != NULL)
-    {
-      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_WORKLOAD, "%s:%s", src, problem);
-      return NULL;
-    }
+  if (!sp_json_check_for_parser (json, n, src, SP_ERROR_INVALID_WORKLOAD, error))
+    return NULL;
   JsonParser *parser = json_parser_new ();
   GError *local = NULL;
   if (!json_parser_load_from_data (parser, json, length, &local))

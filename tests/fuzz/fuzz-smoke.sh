@@ -55,6 +55,8 @@ seeds () {
            done ;;
     deepspeed) put "$2" "$fx"/workload/ds-*.json "$fx"/workload/*-ds.json ;;
     nccltests) put "$2" "$fx"/nccltests/*.txt "$fx"/hostile/nccltests-*.txt ;;
+    fidelity) # the published form (datasheet blocks) and the project's (INIs)
+      put "$2" "$fx"/fidelity/*.json "$SP_SRCDIR"/bench/data/nccl-tests/nvl72.json ;;
     trace) put "$2" "$fx"/trace/*.h5 "$fx"/trace/not-a-trace.txt ;;
     spill) # spill files in this build's row layout, from the spill writer
       ms=$SP_BUILDDIR/tests/exec/make-spill

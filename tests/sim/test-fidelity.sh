@@ -25,3 +25,55 @@ done
 out=$("$FIDELITY" --data "$DATA" --models des,nccl)
 echo "$out" | awk '/^all core datasets/ {
   if (!($5 + 0 < $6 + 0) || !($8 + 0 < $9 + 0)) { print "des does not beat nccl: " $0; exit 1 } }'
+
+# Data files as others publish them.  nvl72.json as shared/data carries a
+# datasheet block and no topology_ini, core or ranks_per_node: the INI its
+# datasheet gives must score every row exactly as the INI the project
+# wrote by hand for it (bench/data/nccl-tests/nvl72.json).
+FIX="${SP_SRCDIR:-..}/tests/fixtures/fidelity"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$FIDELITY" --rows --data "$FIX/nvl72-datasheet.json" > "$tmp/sheet.csv"
+"$FIDELITY" --rows --data "${DATA%dev.json}nvl72.json" > "$tmp/ini.csv"
+[ "$(wc -l < "$tmp/ini.csv")" -gt 30 ] || { echo "nvl72.json scored $(wc -l < "$tmp/ini.csv") lines"; exit 1; }
+cmp "$tmp/sheet.csv" "$tmp/ini.csv" || { echo "the datasheet's INI scores differently"; exit 1; }
+
+# refused: exit 2 and a message naming what is wrong; nothing scored is
+# never a target met
+refused () { # DATA-TEXT PATTERN
+  printf '%s' "$1" > "$tmp/bad.json"
+  rc=0
+  "$FIDELITY" --data "$tmp/bad.json" > "$tmp/out" 2> "$tmp/err" || rc=$?
+  [ "$rc" -eq 2 ] || { echo "exit status $rc for: $1"; exit 1; }
+  grep -q -- "$2" "$tmp/err" || { echo "no '$2' in: $(cat "$tmp/err")"; exit 1; }
+}
+part='"gpu": "H100", "transport": "ib", "gpus_per_host": 8, "memory_gib": 80,
+  "tflops_bf16_dense": 989, "nvlink_gbs_per_gpu_one_direction": 450, "nics_per_host": 8,
+  "nic_gbps": 400'
+sheet="$part, \"hosts\": 2"
+refused '[]' 'no timed row to score'
+refused '[{"id": "a", "collective": "allreduce", "rows": [{"bytes": 8, "time_us": 20}]}]' \
+  '1 dataset without a topology_ini or a datasheet block'
+refused "[{\"id\": \"a\", \"collective\": \"allreduce\", \"rows\": [],
+  \"datasheet\": {$sheet, \"intra_kind\": \"nvswitch\n[inter]\"}}]" "datasheet key 'intra_kind'"
+refused "[{\"id\": \"a\", \"collective\": \"allreduce\", \"rows\": [], \"datasheet\": {$sheet}}]" \
+  'does not say how a host'"'"'s GPUs connect'
+refused "[{\"id\": \"a\", \"collective\": \"allreduce\", \"rows\": [{\"bytes\": 0, \"time_us\": 1}],
+  \"datasheet\": {$sheet, \"intra_kind\": \"nvswitch\"}}]" "row 1: 'bytes'"
+refused "[{\"id\": \"a\", \"collective\": \"allreduce\", \"rows\": [{\"bytes\": 8, \"time_us\": \"9\"}],
+  \"datasheet\": {$sheet, \"intra_kind\": \"nvswitch\"}}]" "row 1: 'time_us'"
+refused "[{\"id\": \"a\", \"collective\": \"allreduce\", \"rows\": [],
+  \"datasheet\": {$part, \"hosts\": 2.5, \"intra_kind\": \"nvswitch\"}}]" "datasheet key 'hosts' must be a whole"
+refused "[{\"id\": \"a\", \"collective\": \"allreduce\", \"rows\": [], \"datasheet\": {$sheet, \"hosts\": 3}}]" \
+  'the key "hosts" a second time'
+refused "[{\"id\": \"a\", \"collective\": \"allreduce\", \"rows\": [],
+  \"datasheet\": {\"gpu\": \"H100\", \"transport\": \"ib\", \"intra_kind\": \"nvswitch\"}}]" \
+  "datasheet key 'hosts' is missing"
+# a bound is held to rows: a class with no core row fails it
+printf '%s' "[{\"id\": \"a\", \"collective\": \"allreduce\", \"rows\": [{\"bytes\": 8, \"time_us\": 30}],
+  \"datasheet\": {$sheet, \"intra_kind\": \"nvswitch\"}}]" > "$tmp/small.json"
+"$FIDELITY" --data "$tmp/small.json" --max-lt 1000 > /dev/null
+if "$FIDELITY" --data "$tmp/small.json" --max-ge 1000 > /dev/null 2> "$tmp/err"; then
+  echo "--max-ge passed with no row of 1 MiB or more"; exit 1
+fi
+grep -q 'no core row >= 1 MiB' "$tmp/err"
