@@ -73,6 +73,19 @@ member_number (JsonObject *o, const char *name, double *out)
   return isfinite (*out);
 }
 
+/* A whole number in [lo, hi], written as an integer or as a number with
+ * no fraction (2.0, 2e0): TRUE with *out; FALSE when absent, of another
+ * type, fractional or out of range. */
+static gboolean
+member_whole (JsonObject *o, const char *name, double lo, double hi, double *out)
+{
+  double v;
+  if (!member_number (o, name, &v) || v != floor (v) || v < lo || v > hi)
+    return FALSE;
+  *out = v;
+  return TRUE;
+}
+
 /* A string that can stand as one INI value (and a name in messages):
  * 1-200 printable ASCII characters, none of the INI's own ('#', ';', '[',
  * ']', '=', '\\'), no space at either end. */
@@ -118,11 +131,9 @@ sheet_number (JsonObject *sheet, const char *id, const char *key, gboolean requi
   *present = json_object_get_member (sheet, key) != NULL;
   if (!*present && !required)
     return TRUE;
-  gboolean ok = integer ? member_of_type (sheet, key, G_TYPE_INT64) != NULL
+  gboolean ok = integer ? member_whole (sheet, key, 1, G_MAXUINT32, out)
                         : member_number (sheet, key, out);
-  if (ok && integer)
-    *out = (double) json_node_get_int (json_object_get_member (sheet, key));
-  if (!ok || !(*out > 0) || (integer && *out > G_MAXUINT32))
+  if (!ok || !(*out > 0))
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
                    "dataset %s: datasheet key '%s' %s %s", id, key,
@@ -145,29 +156,28 @@ sp_fid_datasheet_ini (JsonObject *sheet, const char *id, GError **error)
 {
   const char *gpu, *transport, *fabric, *kind;
   double hosts, gph, nvlink, nics, nic_gbps, mem, tflops, domain = 0;
-  gboolean p, has_domain;
-  if (!ini_value_ok (id))
-    {
-      g_autofree char *shown = g_strescape (id, NULL);
-      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
-                   "dataset '%s': its id cannot name a topology (1-200 printable characters, "
-                   "none of # ; [ ] = \\)", shown);
-      return NULL;
-    }
+  gboolean p, has_domain, has_nics;
   if (!sheet_string (sheet, id, "gpu", TRUE, &gpu, error)
-      || !sheet_string (sheet, id, "transport", TRUE, &transport, error)
+      || !sheet_string (sheet, id, "transport", FALSE, &transport, error)
       || !sheet_string (sheet, id, "fabric", FALSE, &fabric, error)
       || !sheet_string (sheet, id, "intra_kind", FALSE, &kind, error)
       || !sheet_number (sheet, id, "hosts", TRUE, TRUE, &hosts, &p, error)
       || !sheet_number (sheet, id, "gpus_per_host", TRUE, TRUE, &gph, &p, error)
       || !sheet_number (sheet, id, "nvlink_gbs_per_gpu_one_direction", TRUE, FALSE, &nvlink, &p,
                         error)
-      || !sheet_number (sheet, id, "nics_per_host", TRUE, TRUE, &nics, &p, error)
-      || !sheet_number (sheet, id, "nic_gbps", TRUE, FALSE, &nic_gbps, &p, error)
+      || !sheet_number (sheet, id, "nics_per_host", hosts > 1, TRUE, &nics, &has_nics, error)
+      || !sheet_number (sheet, id, "nic_gbps", has_nics, FALSE, &nic_gbps, &p, error)
       || !sheet_number (sheet, id, "memory_gib", TRUE, FALSE, &mem, &p, error)
       || !sheet_number (sheet, id, "tflops_bf16_dense", TRUE, FALSE, &tflops, &p, error)
       || !sheet_number (sheet, id, "nvlink_domain_gpus", FALSE, TRUE, &domain, &has_domain, error))
     return NULL;
+  if (has_nics && transport == NULL)
+    {
+      g_set_error (error, SP_ERROR, SP_ERROR_INVALID_TOPOLOGY,
+                   "dataset %s: datasheet key 'transport' is missing: expected ib, roce, efa, "
+                   "slingshot or tcp with its NICs", id);
+      return NULL;
+    }
   gboolean spans_hosts = has_domain && domain > gph;
   if (kind == NULL && !spans_hosts)
     {
@@ -177,7 +187,9 @@ sp_fid_datasheet_ini (JsonObject *sheet, const char *id, GError **error)
       return NULL;
     }
   GString *s = g_string_new ("[cluster]\n");
-  g_string_append_printf (s, "name = %s\n", id);
+  /* the id names the topology where it can (the name is for messages) */
+  if (ini_value_ok (id) && strlen (id) < SP_TOPO_NAME_MAX)
+    g_string_append_printf (s, "name = %s\n", id);
   append_number (s, "nodes", hosts);
   append_number (s, "gpus_per_node", gph);
   if (has_domain)
@@ -187,13 +199,29 @@ sp_fid_datasheet_ini (JsonObject *sheet, const char *id, GError **error)
   append_number (s, "tflops", tflops);
   g_string_append_printf (s, "\n[intra]\nkind = %s\n", kind ? kind : "nvswitch");
   append_number (s, "bandwidth_gbs", nvlink);
-  g_string_append (s, "\n[inter]\n");
-  append_number (s, "nics_per_node", nics);
-  append_number (s, "nic_gbps", nic_gbps);
-  if (fabric != NULL || spans_hosts)
-    g_string_append_printf (s, "fabric = %s\n", fabric ? fabric : "rail");
-  g_string_append_printf (s, "transport = %s\n", transport);
+  if (has_nics) /* one host may leave its NICs out, as its INI may [inter] */
+    {
+      g_string_append (s, "\n[inter]\n");
+      append_number (s, "nics_per_node", nics);
+      append_number (s, "nic_gbps", nic_gbps);
+      if (fabric != NULL || spans_hosts)
+        g_string_append_printf (s, "fabric = %s\n", fabric ? fabric : "rail");
+      g_string_append_printf (s, "transport = %s\n", transport);
+    }
   return g_string_free (s, FALSE);
+}
+
+/* A dataset's id: 1-200 bytes of UTF-8 (JSON's), no control character. */
+static gboolean
+id_ok (const char *id)
+{
+  gsize n = strlen (id);
+  if (n == 0 || n > 200)
+    return FALSE;
+  for (gsize i = 0; i < n; i++)
+    if ((guchar) id[i] < 0x20 || id[i] == 0x7f)
+      return FALSE;
+  return TRUE;
 }
 
 /* Dataset `i` of `set`, for messages: its id when it has a usable one. */
@@ -201,23 +229,23 @@ static char *
 dataset_name (JsonObject *ds, const char *set, guint i)
 {
   const char *id = ds ? member_string (ds, "id") : NULL;
-  if (id != NULL && ini_value_ok (id))
+  if (id != NULL && id_ok (id))
     return g_strdup_printf ("%s: dataset %s", set, id);
   return g_strdup_printf ("%s: dataset %u", set, i + 1);
 }
 
 static gboolean
 load_dataset (const char *set, JsonObject *ds, const char *where, const SpSimModel *models,
-              guint n_models, GPtrArray *rows, guint *n_skipped, GError **error)
+              guint n_models, GPtrArray *rows, GPtrArray *skipped, GString *inis, GError **error)
 {
   const char *id = member_string (ds, "id");
   const char *coll_name = member_string (ds, "collective");
   SpColl coll;
-  if (id == NULL || !ini_value_ok (id))
+  if (id == NULL || !id_ok (id))
     {
       g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
-                   "%s: 'id' is missing or not 1-200 printable characters without # ; [ ] = \\",
-                   where);
+                   "%s: 'id' is missing, empty, longer than 200 bytes or holds a control "
+                   "character", where);
       return FALSE;
     }
   if (coll_name == NULL || !coll_of (coll_name, &coll))
@@ -244,9 +272,8 @@ load_dataset (const char *set, JsonObject *ds, const char *where, const SpSimMod
   guint32 k = 0;
   if (json_object_get_member (ds, "ranks_per_node") != NULL)
     {
-      JsonNode *n = member_of_type (ds, "ranks_per_node", G_TYPE_INT64);
-      gint64 v = n ? json_node_get_int (n) : 0;
-      if (v < 1 || v > G_MAXUINT32)
+      double v;
+      if (!member_whole (ds, "ranks_per_node", 1, G_MAXUINT32, &v))
         {
           g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
                        "%s: 'ranks_per_node' is not a whole number from 1 to 4294967295", where);
@@ -274,7 +301,7 @@ load_dataset (const char *set, JsonObject *ds, const char *where, const SpSimMod
       JsonNode *sheet = json_object_get_member (ds, "datasheet");
       if (sheet == NULL)
         {
-          (*n_skipped)++;
+          g_ptr_array_add (skipped, g_strdup (id));
           return TRUE;
         }
       if (!JSON_NODE_HOLDS_OBJECT (sheet))
@@ -298,6 +325,8 @@ load_dataset (const char *set, JsonObject *ds, const char *where, const SpSimMod
       g_prefix_error (error, "%s: ", where);
       return FALSE;
     }
+  if (inis != NULL)
+    g_string_append_printf (inis, "# %s: %s\n%s\n", id, made ? "datasheet" : "topology_ini", ini);
   const SpTopoSpec *spec = sp_topo_spec (topo);
   JsonArray *jr = json_node_get_array (jrows);
   for (guint j = 0; j < json_array_get_length (jr); j++)
@@ -325,18 +354,18 @@ load_dataset (const char *set, JsonObject *ds, const char *where, const SpSimMod
             continue; /* computed from other columns, not timed */
         }
       double t;
-      JsonNode *bn = member_of_type (o, "bytes", G_TYPE_INT64);
-      gint64 bytes = bn ? json_node_get_int (bn) : 0;
-      if (bytes < 1)
+      double bytes;
+      if (!member_whole (o, "bytes", 1, SP_FID_MAX_ROW_BYTES, &bytes))
         {
           g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
-                       "%s: row %u: 'bytes' is not a whole number of at least 1", where, j + 1);
+                       "%s: row %u: 'bytes' is not a whole number from 1 to 2^53", where, j + 1);
           return FALSE;
         }
-      if (!member_number (o, "time_us", &t) || !(t > 0))
+      if (!member_number (o, "time_us", &t) || !(t >= SP_FID_MIN_TIME_US))
         {
           g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT,
-                       "%s: row %u: 'time_us' is not a positive number", where, j + 1);
+                       "%s: row %u: 'time_us' is not a time of at least %g µs", where, j + 1,
+                       SP_FID_MIN_TIME_US);
           return FALSE;
         }
       SpFidRow *r = g_new0 (SpFidRow, 1);
@@ -374,7 +403,7 @@ load_dataset (const char *set, JsonObject *ds, const char *where, const SpSimMod
 
 gboolean
 sp_fid_load (const char *set, const char *text, gsize length, const SpSimModel *models,
-             guint n_models, GPtrArray *rows, guint *n_skipped, GError **error)
+             guint n_models, GPtrArray *rows, GPtrArray *skipped, GString *inis, GError **error)
 {
   if (!sp_json_check_for_parser (text, length, set, SP_ERROR_INVALID_ARGUMENT, error))
     return FALSE;
@@ -405,7 +434,7 @@ sp_fid_load (const char *set, const char *text, gsize length, const SpSimModel *
           g_set_error (error, SP_ERROR, SP_ERROR_INVALID_ARGUMENT, "%s is not an object", where);
           return FALSE;
         }
-      if (!load_dataset (set, ds, where, models, n_models, rows, n_skipped, error))
+      if (!load_dataset (set, ds, where, models, n_models, rows, skipped, inis, error))
         return FALSE;
     }
   return TRUE;

@@ -26,6 +26,10 @@ G_BEGIN_DECLS
 /* The largest data file read (the development set is 165 kB; json-glib's
  * tree costs ~20× the text). */
 #define SP_FID_MAX_FILE ((gsize) 64 << 20)
+/* A row's size: a whole number of bytes up to 2^53 (a double holds it
+ * exactly); its time: at least a nanosecond (nccl-tests prints 0.1 µs). */
+#define SP_FID_MAX_ROW_BYTES 9007199254740992.0
+#define SP_FID_MIN_TIME_US 1e-3
 
 typedef struct {
   char *set;       /* the data file's base name */
@@ -43,25 +47,33 @@ typedef struct {
 void sp_fid_row_free (gpointer row);
 
 /* The topology INI of dataset `id` from its datasheet block: [cluster]
- * nodes = hosts, gpus_per_node = gpus_per_host, nvlink_domain =
- * nvlink_domain_gpus (when given); [gpu] model = gpu, memory_gib,
- * tflops = tflops_bf16_dense; [intra] kind = intra_kind, else
- * nvswitch where the NVLink domain spans hosts (rack-scale NVLink runs
- * through NVLink switch trays), bandwidth_gbs =
- * nvlink_gbs_per_gpu_one_direction; [inter] nics_per_node = nics_per_host,
- * nic_gbps, fabric (given, else rail where the domain spans hosts: the
- * GB200 SuperPOD layout, as bench/data/nccl-tests/nvl72.json assumes; it
- * carries no traffic inside one domain), transport.  Datasheet numbers
- * only, as the data set's README scores; NULL with an error naming the
- * key when one is missing, of the wrong type, not positive, or a string
- * that cannot stand in an INI value. */
+ * name = id (where it can stand in an INI), nodes = hosts, gpus_per_node =
+ * gpus_per_host, nvlink_domain = nvlink_domain_gpus (when given); [gpu]
+ * model = gpu, memory_gib, tflops = tflops_bf16_dense; [intra] kind =
+ * intra_kind, else nvswitch where the NVLink domain spans hosts
+ * (rack-scale NVLink runs through NVLink switch trays; with neither the
+ * block is refused), bandwidth_gbs = nvlink_gbs_per_gpu_one_direction;
+ * [inter] (required with more than one host) nics_per_node =
+ * nics_per_host, nic_gbps, fabric (given, else rail where the domain
+ * spans hosts: the GB200 SuperPOD layout, as bench/data/nccl-tests/
+ * nvl72.json assumes; it carries no traffic inside one domain), transport.
+ * Counts are whole numbers (2 or 2.0), rates positive numbers.  Datasheet
+ * numbers only, as the data set's README scores.  NULL with an error
+ * naming the datasheet key when one is missing, of the wrong type, not
+ * positive, or a string that cannot stand as one INI value (1-200
+ * printable characters, none of # ; [ ] = \); a value the topology reader
+ * then refuses (out of its range) is named by sp_fid_load with the INI key
+ * it went to. */
 char *sp_fid_datasheet_ini (JsonObject *sheet, const char *id, GError **error);
 
 /* Read the data file `text` (`length` bytes) named `set`, appending one
  * SpFidRow per timed row to `rows`, estimated with each of `models`
- * (none when n_models is 0: the fuzz target reads without simulating);
- * *n_skipped += the datasets without a topology or a datasheet. */
+ * (none when n_models is 0: the fuzz target reads without simulating).
+ * `skipped` (g_free'd strings) gets the id of each dataset without a
+ * topology or a datasheet; `inis`, when not NULL, each scored dataset's
+ * topology as "# ID: topology_ini | datasheet" and the INI text. */
 gboolean sp_fid_load (const char *set, const char *text, gsize length, const SpSimModel *models,
-                      guint n_models, GPtrArray *rows, guint *n_skipped, GError **error);
+                      guint n_models, GPtrArray *rows, GPtrArray *skipped, GString *inis,
+                      GError **error);
 
 G_END_DECLS

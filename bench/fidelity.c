@@ -1,6 +1,6 @@
 /* fidelity: the simulator against published nccl-tests runs.
  *
- *   fidelity [--data FILE]... [--all] [--rows] [--models des,analytic,nccl]
+ *   fidelity [--data FILE]... [--all] [--rows | --ini] [--models des,analytic,nccl]
  *            [--max-ge PCT] [--max-lt PCT]
  *
  * For every timed row of every dataset (default: bench/data/nccl-tests/
@@ -19,16 +19,18 @@
  * --all includes the datasets marked "core": false (in-network reduction,
  * weak provenance) in the per-dataset lines; the headline figures stay on
  * the core datasets, as the data set's README scores them.  --rows prints
- * one CSV line per row instead.  --max-ge / --max-lt make the run fail
- * (exit 1) when the core median of the first model exceeds the bound, for
- * the regression test in `make check`.
+ * one CSV line per row instead, --ini each dataset's topology as scored.
+ * --max-ge / --max-lt make the run fail (exit 1) when the core median of
+ * the first model exceeds the bound, or when no core row of that size
+ * class was read, for the regression test in `make check`.
  *
  * Rows without `time_us`, or with `time_derived`, are not timings and are
  * skipped (the data set's README).  A dataset without `topology_ini` but
  * with a `datasheet` block (shared/data/nccl-tests/nvl72.json as
  * published) is scored from the INI its datasheet gives
- * (fidelity-data.h); one with neither is skipped, and said so on stderr.
- * Nothing scored is an error, never a target met. */
+ * (fidelity-data.h); one with neither is skipped, and named on stderr.
+ * Reading no timed row at all is an error (exit 2); with no core row the
+ * targets are reported as not scored, never as met. */
 #include "config.h"
 #include "fidelity-data.h"
 #include "file-read.h" /* lib/: whole-file reads with a size limit */
@@ -47,14 +49,14 @@ static guint n_models;
 
 /* One data file, read whole within SP_FID_MAX_FILE. */
 static gboolean
-load_file (const char *path, GPtrArray *rows, guint *n_skipped, GError **error)
+load_file (const char *path, GPtrArray *rows, GPtrArray *skipped, GString *inis, GError **error)
 {
   g_autofree char *text = NULL;
   gsize len = 0;
   if (!sp_file_read_bounded (path, SP_FID_MAX_FILE, "fidelity data file", &text, &len, error))
     return FALSE;
   g_autofree char *set = g_path_get_basename (path);
-  return sp_fid_load (set, text, len, models, n_models, rows, n_skipped, error);
+  return sp_fid_load (set, text, len, models, n_models, rows, skipped, inis, error);
 }
 
 static int
@@ -300,13 +302,15 @@ int
 main (int argc, char **argv)
 {
   g_auto (GStrv) data = NULL;
-  gboolean all = FALSE, show_rows = FALSE;
+  gboolean all = FALSE, show_rows = FALSE, show_ini = FALSE;
   g_autofree char *model_list = NULL;
   double max_ge = -1, max_lt = -1;
   GOptionEntry entries[] = {
     { "data", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &data, "Dataset file (repeatable)", "FILE" },
     { "all", 0, 0, G_OPTION_ARG_NONE, &all, "Per-dataset lines for non-core datasets too", NULL },
     { "rows", 0, 0, G_OPTION_ARG_NONE, &show_rows, "One CSV line per row", NULL },
+    { "ini", 0, 0, G_OPTION_ARG_NONE, &show_ini, "Print each dataset's topology INI as scored "
+      "(its topology_ini, or the one its datasheet gives) and stop", NULL },
     { "models", 0, 0, G_OPTION_ARG_STRING, &model_list, "Models (default des,analytic,nccl)",
       "LIST" },
     { "max-ge", 0, 0, G_OPTION_ARG_DOUBLE, &max_ge, "Fail when the first model's core median "
@@ -331,17 +335,24 @@ main (int argc, char **argv)
       data[1] = g_build_filename (SP_SRCDIR, "bench", "data", "nccl-tests", "nvl72.json", NULL);
     }
   g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func (sp_fid_row_free);
+  g_autoptr (GString) inis = show_ini ? g_string_new (NULL) : NULL;
   for (guint i = 0; data[i]; i++)
     {
-      guint skipped = 0;
-      if (!load_file (data[i], rows, &skipped, &error))
+      g_autoptr (GPtrArray) skipped = g_ptr_array_new_with_free_func (g_free);
+      if (!load_file (data[i], rows, skipped, inis, &error))
         {
           fprintf (stderr, "fidelity: %s\n", error->message);
           return 2;
         }
-      if (skipped > 0)
-        fprintf (stderr, "fidelity: %s: %u dataset%s without a topology_ini or a datasheet "
-                 "block, not scored\n", data[i], skipped, skipped == 1 ? "" : "s");
+      g_autofree char *set = g_path_get_basename (data[i]);
+      for (guint j = 0; j < skipped->len; j++)
+        fprintf (stderr, "fidelity: %s: dataset %s has no topology_ini and no datasheet block: "
+                 "not scored\n", set, (const char *) skipped->pdata[j]);
+    }
+  if (show_ini)
+    {
+      fputs (inis->str, stdout);
+      return 0;
     }
   if (rows->len == 0)
     {

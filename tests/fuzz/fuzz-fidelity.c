@@ -18,14 +18,16 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   GError *e = NULL;
   GPtrArray *rows = g_ptr_array_new_with_free_func (sp_fid_row_free);
-  guint skipped = 0;
-  if (!sp_fid_load ("fuzz.json", (const char *) data, size, NULL, 0, rows, &skipped, &e))
+  GPtrArray *skipped = g_ptr_array_new_with_free_func (g_free);
+  GString *inis = g_string_new (NULL);
+  if (!sp_fid_load ("fuzz.json", (const char *) data, size, NULL, 0, rows, skipped, inis, &e))
     fuzz_refused (e);
   else
     for (guint i = 0; i < rows->len; i++)
       {
         const SpFidRow *r = rows->pdata[i];
         if (r->bytes < 1 || !isfinite (r->measured_us) || !(r->measured_us > 0) || r->nodes < 1
+            || r->bytes > SP_FID_MAX_ROW_BYTES || r->measured_us < SP_FID_MIN_TIME_US
             || r->dataset == NULL || r->coll == NULL || r->transport == NULL)
           {
             fprintf (stderr, "fidelity: row %u of dataset %s accepted with bytes %" G_GUINT64_FORMAT
@@ -35,5 +37,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
           }
       }
   g_ptr_array_unref (rows);
+  g_ptr_array_unref (skipped);
+  g_string_free (inis, TRUE);
   return 0;
 }

@@ -37,6 +37,11 @@ trap 'rm -rf "$tmp"' EXIT
 "$FIDELITY" --rows --data "${DATA%dev.json}nvl72.json" > "$tmp/ini.csv"
 [ "$(wc -l < "$tmp/ini.csv")" -gt 30 ] || { echo "nvl72.json scored $(wc -l < "$tmp/ini.csv") lines"; exit 1; }
 cmp "$tmp/sheet.csv" "$tmp/ini.csv" || { echo "the datasheet's INI scores differently"; exit 1; }
+# and is the same INI, keys the one NVLink domain never uses (fabric, NICs) too
+"$FIDELITY" --ini --data "$FIX/nvl72-datasheet.json" | grep -v '^# ' > "$tmp/sheet.ini"
+"$FIDELITY" --ini --data "${DATA%dev.json}nvl72.json" | grep -v '^# ' > "$tmp/hand.ini"
+grep -q '^fabric = rail$' "$tmp/hand.ini"
+cmp "$tmp/sheet.ini" "$tmp/hand.ini" || { echo "the datasheet's INI differs"; exit 1; }
 
 # refused: exit 2 and a message naming what is wrong; nothing scored is
 # never a target met
@@ -53,11 +58,20 @@ part='"gpu": "H100", "transport": "ib", "gpus_per_host": 8, "memory_gib": 80,
 sheet="$part, \"hosts\": 2"
 refused '[]' 'no timed row to score'
 refused '[{"id": "a", "collective": "allreduce", "rows": [{"bytes": 8, "time_us": 20}]}]' \
-  '1 dataset without a topology_ini or a datasheet block'
+  'dataset a has no topology_ini and no datasheet block'
 refused "[{\"id\": \"a\", \"collective\": \"allreduce\", \"rows\": [],
   \"datasheet\": {$sheet, \"intra_kind\": \"nvswitch\n[inter]\"}}]" "datasheet key 'intra_kind'"
+for v in 'H100 ;x' 'H100 #x' 'H1[00' 'H100=x'; do # each would change what the INI says
+  refused "[{\"id\": \"a\", \"collective\": \"allreduce\", \"rows\": [],
+    \"datasheet\": {$sheet, \"intra_kind\": \"nvswitch\", \"fabric\": \"$v\"}}]" "datasheet key 'fabric'"
+done
 refused "[{\"id\": \"a\", \"collective\": \"allreduce\", \"rows\": [], \"datasheet\": {$sheet}}]" \
   'does not say how a host'"'"'s GPUs connect'
+# an NVLink domain of one host is no domain across hosts: the kind must be given
+refused "[{\"id\": \"a\", \"collective\": \"allreduce\", \"rows\": [],
+  \"datasheet\": {$sheet, \"nvlink_domain_gpus\": 8}}]" 'does not say how a host'"'"'s GPUs connect'
+refused "[{\"id\": \"a\", \"collective\": \"allreduce\", \"rows\": [{\"bytes\": 8, \"time_us\": 5e-324}],
+  \"datasheet\": {$sheet, \"intra_kind\": \"nvswitch\"}}]" "row 1: 'time_us'"
 refused "[{\"id\": \"a\", \"collective\": \"allreduce\", \"rows\": [{\"bytes\": 0, \"time_us\": 1}],
   \"datasheet\": {$sheet, \"intra_kind\": \"nvswitch\"}}]" "row 1: 'bytes'"
 refused "[{\"id\": \"a\", \"collective\": \"allreduce\", \"rows\": [{\"bytes\": 8, \"time_us\": \"9\"}],
@@ -69,6 +83,21 @@ refused "[{\"id\": \"a\", \"collective\": \"allreduce\", \"rows\": [], \"datashe
 refused "[{\"id\": \"a\", \"collective\": \"allreduce\", \"rows\": [],
   \"datasheet\": {\"gpu\": \"H100\", \"transport\": \"ib\", \"intra_kind\": \"nvswitch\"}}]" \
   "datasheet key 'hosts' is missing"
+# what the datasheet says goes into the INI as it says it: a given kind and
+# fabric; whole numbers written as 2.0; one host may leave out its NICs
+printf '%s' "[{\"id\": \"a\", \"collective\": \"allreduce\", \"rows\": [{\"bytes\": 8, \"time_us\": 30}],
+  \"datasheet\": {$part, \"hosts\": 2.0, \"intra_kind\": \"nvlink\", \"fabric\": \"fat-tree\"}},
+ {\"id\": \"b\", \"collective\": \"allgather\", \"rows\": [{\"bytes\": 1048576, \"time_us\": 30}],
+  \"datasheet\": {\"gpu\": \"H100\", \"hosts\": 1, \"gpus_per_host\": 8, \"memory_gib\": 80,
+   \"tflops_bf16_dense\": 989, \"nvlink_gbs_per_gpu_one_direction\": 450, \"intra_kind\": \"nvswitch\"}}]" \
+  > "$tmp/given.json"
+"$FIDELITY" --ini --data "$tmp/given.json" > "$tmp/given.ini"
+for line in 'nodes = 2' 'kind = nvlink' 'fabric = fat-tree' 'transport = ib' 'nic_gbps = 400'; do
+  grep -qx "$line" "$tmp/given.ini" || { echo "no '$line' in: $(cat "$tmp/given.ini")"; exit 1; }
+done
+[ "$(grep -c '^\[inter\]' "$tmp/given.ini")" -eq 1 ] || { echo "one host got an [inter]"; exit 1; }
+[ "$("$FIDELITY" --rows --data "$tmp/given.json" | wc -l)" -eq 3 ]
+
 # a bound is held to rows: a class with no core row fails it
 printf '%s' "[{\"id\": \"a\", \"collective\": \"allreduce\", \"rows\": [{\"bytes\": 8, \"time_us\": 30}],
   \"datasheet\": {$sheet, \"intra_kind\": \"nvswitch\"}}]" > "$tmp/small.json"
