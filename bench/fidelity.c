@@ -280,6 +280,24 @@ print_targets (GPtrArray *rows, double med[2][N_MODELS_MAX], const guint counts[
           above == 0 ? "met" : "MISSED");
 }
 
+/* A dataset id as one CSV field (RFC 4180: quoted, its quotes doubled,
+ * where it holds a comma, a quote or a line break). */
+static char *
+csv_field (const char *s)
+{
+  if (strpbrk (s, ",\"\r\n") == NULL)
+    return g_strdup (s);
+  GString *q = g_string_new ("\"");
+  for (const char *p = s; *p; p++)
+    {
+      if (*p == '"')
+        g_string_append_c (q, '"');
+      g_string_append_c (q, *p);
+    }
+  g_string_append_c (q, '"');
+  return g_string_free (q, FALSE);
+}
+
 static gboolean
 parse_models (const char *list, GError **error)
 {
@@ -368,7 +386,8 @@ main (int argc, char **argv)
       for (guint i = 0; i < rows->len; i++)
         {
           const Row *r = rows->pdata[i];
-          printf ("%s,%s,%s,%u,%d,%" G_GUINT64_FORMAT ",%.1f", r->dataset, r->coll, r->transport,
+          g_autofree char *id = csv_field (r->dataset);
+          printf ("%s,%s,%s,%u,%d,%" G_GUINT64_FORMAT ",%.1f", id, r->coll, r->transport,
                   r->nodes, r->core, r->bytes, r->measured_us);
           for (guint m = 0; m < n_models; m++)
             printf (",%.1f,%s", r->sim_us[m], r->choice[m]);

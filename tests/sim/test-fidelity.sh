@@ -106,3 +106,8 @@ if "$FIDELITY" --data "$tmp/small.json" --max-ge 1000 > /dev/null 2> "$tmp/err";
   echo "--max-ge passed with no row of 1 MiB or more"; exit 1
 fi
 grep -q 'no core row >= 1 MiB' "$tmp/err"
+
+# an id with a comma or a quote stays one CSV field in --rows (RFC 4180)
+printf '%s' "[{\"id\": \"a,\\\"b\", \"collective\": \"allreduce\", \"rows\": [{\"bytes\": 8, \"time_us\": 30}],
+  \"datasheet\": {$sheet, \"intra_kind\": \"nvswitch\"}}]" > "$tmp/csv.json"
+"$FIDELITY" --rows --data "$tmp/csv.json" | grep -q '^"a,""b",all_reduce,'
