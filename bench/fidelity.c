@@ -39,12 +39,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define N_MODELS_MAX SP_FID_MODELS_MAX
 #define MIB (1024.0 * 1024.0)
 
-typedef SpFidRow Row;
-
-static SpSimModel models[N_MODELS_MAX];
+static SpSimModel models[SP_FID_MODELS_MAX];
 static guint n_models;
 
 /* One data file, read whole within SP_FID_MAX_FILE. */
@@ -76,43 +73,43 @@ median (GArray *v)
   return v->len % 2 ? d[v->len / 2] : 0.5 * (d[v->len / 2 - 1] + d[v->len / 2]);
 }
 
-typedef gboolean (*RowFilter) (const Row *r, const char *key);
+typedef gboolean (*RowFilter) (const SpFidRow *r, const char *key);
 
 static gboolean
-by_all (const Row *r, const char *key)
+by_all (const SpFidRow *r, const char *key)
 {
   (void) key;
   return r->core;
 }
 static gboolean
-by_set (const Row *r, const char *key)
+by_set (const SpFidRow *r, const char *key)
 {
   return r->core && strcmp (r->set, key) == 0;
 }
 static gboolean
-by_dataset (const Row *r, const char *key)
+by_dataset (const SpFidRow *r, const char *key)
 {
   return strcmp (r->dataset, key) == 0;
 }
 static gboolean
-by_coll (const Row *r, const char *key)
+by_coll (const SpFidRow *r, const char *key)
 {
   return r->core && strcmp (r->coll, key) == 0;
 }
 static gboolean
-by_transport (const Row *r, const char *key)
+by_transport (const SpFidRow *r, const char *key)
 {
   return r->core && strcmp (r->transport, key) == 0;
 }
 static gboolean
-by_nodes (const Row *r, const char *key)
+by_nodes (const SpFidRow *r, const char *key)
 {
   return r->core && r->nodes == (guint32) atoi (key);
 }
 
 /* Medians of one group: out[size class][model]; counts per size class. */
 static void
-group_medians (GPtrArray *rows, RowFilter keep, const char *key, double out[2][N_MODELS_MAX],
+group_medians (GPtrArray *rows, RowFilter keep, const char *key, double out[2][SP_FID_MODELS_MAX],
                guint counts[2])
 {
   for (guint c = 0; c < 2; c++)
@@ -123,7 +120,7 @@ group_medians (GPtrArray *rows, RowFilter keep, const char *key, double out[2][N
           g_autoptr (GArray) v = g_array_new (FALSE, FALSE, sizeof (double));
           for (guint i = 0; i < rows->len; i++)
             {
-              const Row *r = rows->pdata[i];
+              const SpFidRow *r = rows->pdata[i];
               gboolean big = r->bytes >= MIB;
               if ((c == 0) != big || !keep (r, key))
                 continue;
@@ -139,7 +136,7 @@ group_medians (GPtrArray *rows, RowFilter keep, const char *key, double out[2][N
 static void
 print_group (GPtrArray *rows, RowFilter keep, const char *key, const char *label)
 {
-  double med[2][N_MODELS_MAX];
+  double med[2][SP_FID_MODELS_MAX];
   guint counts[2];
   group_medians (rows, keep, key, med, counts);
   if (counts[0] + counts[1] == 0)
@@ -159,7 +156,7 @@ print_group (GPtrArray *rows, RowFilter keep, const char *key, const char *label
   printf ("\n");
 }
 
-typedef const char *(*RowKey) (const Row *r, char *buf);
+typedef const char *(*RowKey) (const SpFidRow *r, char *buf);
 
 /* The distinct keys of `rows`, in the order they first appear. */
 static GPtrArray *
@@ -184,8 +181,8 @@ static gboolean
 dataset_is_core (GPtrArray *rows, const char *name)
 {
   for (guint i = 0; i < rows->len; i++)
-    if (strcmp (((Row *) rows->pdata[i])->dataset, name) == 0)
-      return ((Row *) rows->pdata[i])->core;
+    if (strcmp (((SpFidRow *) rows->pdata[i])->dataset, name) == 0)
+      return ((SpFidRow *) rows->pdata[i])->core;
   return FALSE;
 }
 
@@ -204,31 +201,31 @@ print_keys (GPtrArray *rows, RowFilter keep, const char *title, RowKey key_of)
 }
 
 static const char *
-key_dataset (const Row *r, char *buf)
+key_dataset (const SpFidRow *r, char *buf)
 {
   (void) buf;
   return r->dataset;
 }
 static const char *
-key_set (const Row *r, char *buf)
+key_set (const SpFidRow *r, char *buf)
 {
   (void) buf;
   return r->set;
 }
 static const char *
-key_coll (const Row *r, char *buf)
+key_coll (const SpFidRow *r, char *buf)
 {
   (void) buf;
   return r->coll;
 }
 static const char *
-key_transport (const Row *r, char *buf)
+key_transport (const SpFidRow *r, char *buf)
 {
   (void) buf;
   return r->transport;
 }
 static const char *
-key_nodes (const Row *r, char *buf)
+key_nodes (const SpFidRow *r, char *buf)
 {
   g_snprintf (buf, 32, "%u", r->nodes);
   return buf;
@@ -243,7 +240,7 @@ key_nodes (const Row *r, char *buf)
 
 /* `med` and `counts`: the medians over all core rows (group_medians by_all). */
 static void
-print_targets (GPtrArray *rows, double med[2][N_MODELS_MAX], const guint counts[2])
+print_targets (GPtrArray *rows, double med[2][SP_FID_MODELS_MAX], const guint counts[2])
 {
   const char *model = sp_sim_model_name (models[0]);
   printf ("\nissue 10's targets (%s, the core datasets read)\n", model);
@@ -265,7 +262,7 @@ print_targets (GPtrArray *rows, double med[2][N_MODELS_MAX], const guint counts[
       const char *name = datasets->pdata[j];
       if (!dataset_is_core (rows, name))
         continue;
-      double dm[2][N_MODELS_MAX];
+      double dm[2][SP_FID_MODELS_MAX];
       guint dc[2];
       group_medians (rows, by_dataset, name, dm, dc);
       for (guint c = 0; c < 2; c++)
@@ -305,7 +302,7 @@ parse_models (const char *list, GError **error)
   n_models = 0;
   for (guint i = 0; names[i]; i++)
     {
-      if (n_models == N_MODELS_MAX || !sp_sim_model_from_name (names[i], &models[n_models]))
+      if (n_models == SP_FID_MODELS_MAX || !sp_sim_model_from_name (names[i], &models[n_models]))
         {
           g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                        "--models: '%s' is not des, analytic or nccl (at most 3)", names[i]);
@@ -385,7 +382,7 @@ main (int argc, char **argv)
       printf ("\n");
       for (guint i = 0; i < rows->len; i++)
         {
-          const Row *r = rows->pdata[i];
+          const SpFidRow *r = rows->pdata[i];
           g_autofree char *id = csv_field (r->dataset);
           printf ("%s,%s,%s,%u,%d,%" G_GUINT64_FORMAT ",%.1f", id, r->coll, r->transport,
                   r->nodes, r->core, r->bytes, r->measured_us);
@@ -410,7 +407,7 @@ main (int argc, char **argv)
     {
       g_autoptr (GPtrArray) core = g_ptr_array_new ();
       for (guint i = 0; i < rows->len; i++)
-        if (((Row *) rows->pdata[i])->core)
+        if (((SpFidRow *) rows->pdata[i])->core)
           g_ptr_array_add (core, rows->pdata[i]);
       print_keys (core, by_dataset, "per dataset", key_dataset);
     }
@@ -419,7 +416,7 @@ main (int argc, char **argv)
   print_keys (rows, by_coll, "per collective (core)", key_coll);
   print_keys (rows, by_transport, "per transport (core)", key_transport);
   print_keys (rows, by_nodes, "per node count (core)", key_nodes);
-  double med[2][N_MODELS_MAX];
+  double med[2][SP_FID_MODELS_MAX];
   guint counts[2];
   group_medians (rows, by_all, NULL, med, counts);
   print_targets (rows, med, counts);

@@ -177,7 +177,6 @@ efa_rdma_protocol (const SpTopoSpec *s)
   return cc >= 90 && cc < 120;
 }
 
-
 /* The plugin-reported network latency NCCL adds per network hop. */
 static double
 transport_latency_us (const SpTopoSpec *s, gboolean nccl)
@@ -729,8 +728,8 @@ static double
 hop_net (const SpShape *sh, SpAlgo algo, SpProto proto)
 {
   double t = sh->net_latency_us;
-  gboolean twice = proto == SP_PROTO_SIMPLE && t > 0
-                   && (sh->nccl || (sh->spec->transport != SP_TRANSPORT_TCP && (sh->cc < 90 || sh->arm_host)));
+  gboolean flushes = sh->spec->transport != SP_TRANSPORT_TCP && (sh->cc < 90 || sh->arm_host);
+  gboolean twice = proto == SP_PROTO_SIMPLE && t > 0 && (sh->nccl || flushes);
   return sp_sim_inter_hop_us (sh->spec) + sp_nccl_hw_latency_us (SP_HW_NET, algo, proto)
          - sp_nccl_hw_latency_us (SP_HW_NET, SP_ALGO_RING, SP_PROTO_LL) + t * (twice ? 2 : 1);
 }
